@@ -1,0 +1,44 @@
+# Two commands: `make run` and `make test`. Everything else is a helper.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+PORT   ?= 8501
+
+.PHONY: run test lint bench doctor download-data clean-venv
+
+$(VENV)/bin/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# Re-install only when a requirements file changed.
+$(VENV)/.runtime-installed: requirements.txt | $(VENV)/bin/activate
+	$(PIP) install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(VENV)/bin/activate
+	$(PIP) install --quiet -r requirements-dev.txt
+	touch $(VENV)/.runtime-installed $@
+
+run: $(VENV)/.runtime-installed
+	$(PY) -m ragcore migrate
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
+
+doctor: $(VENV)/.runtime-installed
+	$(PY) -m ragcore doctor
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check .
+
+test: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest
+
+bench: $(VENV)/.dev-installed
+	$(PY) -m bench.run_all
+
+download-data: $(VENV)/.runtime-installed
+	$(PY) scripts/download_data.py
+
+clean-venv:
+	rm -rf $(VENV)

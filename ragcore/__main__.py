@@ -1,0 +1,5 @@
+import sys
+
+from ragcore.cli import main
+
+sys.exit(main())

@@ -1,0 +1,65 @@
+"""`python -m ragcore …`: one subcommand module per concern, each registering its parsers.
+
+Every command prints a human-readable result, or JSON with `--json`, and exits non-zero with
+the message on stderr when it fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from ragcore.config import Settings, SettingsError
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+class CommandError(Exception):
+    """A failure the user can act on; printed without a traceback."""
+
+
+def emit(payload: object, as_json: bool, human: Callable[[], str] | None = None) -> None:
+    if as_json or human is None:
+        print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+    else:
+        print(human())
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ragcore.cli import core, documents, questions
+
+    parser = argparse.ArgumentParser(prog="python -m ragcore", description="Dayanak command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module in (core, documents, questions):
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=getattr(logging, settings.log_level, logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        return args.func(args, settings)
+    except CommandError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,102 @@
+"""Health checks shared by `python -m ragcore doctor` and the app's health panel."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from ragcore import db as dbmod
+from ragcore import ollama
+from ragcore.config import Settings
+
+
+@dataclass
+class HealthReport:
+    database_ok: bool = False
+    database: str = ""
+    database_error: str | None = None
+    postgres_version: str | None = None
+    pgvector_version: str | None = None
+    migrations_applied: list[int] = field(default_factory=list)
+    migrations_pending: list[int] = field(default_factory=list)
+    embedding_index: str | None = None
+    embedding_backend: str | None = None
+    embedding_model: str | None = None
+    embedding_reason: str | None = None
+    generator_backend: str | None = None
+    generator_model: str | None = None
+    generator_reason: str | None = None
+    ollama_url: str = ""
+    ollama_reachable: bool = False
+    ollama_models: list[str] = field(default_factory=list)
+    documents: int | None = None
+    chunks: int | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def as_text(self) -> str:
+        ok = "ok" if self.database_ok else "FAILED"
+        lines = [
+            f"database:    {ok} ({self.database})",
+        ]
+        if self.database_error:
+            lines.append(f"  error:     {self.database_error}")
+        if self.database_ok:
+            lines += [
+                f"postgresql:  {self.postgres_version}",
+                f"pgvector:    {self.pgvector_version}",
+                f"migrations:  applied {self.migrations_applied}, pending {self.migrations_pending or 'none'}",
+                f"index:       {self.embedding_index or 'not created yet (first ingest creates it)'}",
+                f"content:     {self.documents} documents, {self.chunks} chunks",
+            ]
+        lines += [
+            f"embeddings:  {self.embedding_backend} / {self.embedding_model} ({self.embedding_reason})",
+            f"generator:   {self.generator_backend} / {self.generator_model} ({self.generator_reason})",
+            f"ollama:      {'reachable' if self.ollama_reachable else 'not reachable'} at {self.ollama_url}"
+            + (f", models: {', '.join(self.ollama_models)}" if self.ollama_models else ""),
+        ]
+        return "\n".join(lines)
+
+
+def run_checks(settings: Settings, database: dbmod.Database | None = None) -> HealthReport:
+    """Never raises: every failure becomes a field of the report."""
+    from ragcore.embeddings import choose_embedding_backend
+    from ragcore.generation import choose_generator_backend
+
+    report = HealthReport(database="external (DATABASE_URL)" if settings.database_url else "embedded")
+    report.ollama_url = settings.ollama_base_url
+    status = ollama.probe(settings.ollama_base_url)
+    report.ollama_reachable = status.reachable
+    report.ollama_models = list(status.models)
+
+    embed = choose_embedding_backend(settings, status)
+    report.embedding_backend, report.embedding_model, report.embedding_reason = embed.kind, embed.model, embed.reason
+    gen = choose_generator_backend(settings, status)
+    report.generator_backend, report.generator_model, report.generator_reason = gen.kind, gen.model, gen.reason
+
+    owned = database is None
+    try:
+        db = database or dbmod.Database(dbmod.database_url(settings), max_size=1)
+    except dbmod.DatabaseError as exc:
+        report.database_error = str(exc)
+        return report
+    try:
+        report.postgres_version = db.info.postgres_version
+        report.pgvector_version = ".".join(map(str, db.info.pgvector_version))
+        report.migrations_applied, report.migrations_pending = dbmod.migration_status(db)
+        if not report.migrations_pending:
+            space = dbmod.current_embedding_space(db)
+            report.embedding_index = f"{space.model} ({space.dim}-d)" if space else None
+            with db.connection() as conn:
+                report.documents = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+                report.chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        report.database_ok = not report.migrations_pending
+        if report.migrations_pending:
+            report.database_error = "migrations pending: run `python -m ragcore migrate`"
+    except Exception as exc:  # noqa: BLE001 - a health check reports, it does not crash
+        report.database_error = f"{type(exc).__name__}: {exc}"
+        report.database_ok = False
+    finally:
+        if owned:
+            db.close()
+    return report

@@ -1,0 +1,128 @@
+"""Records that cross module boundaries. Frozen, so nobody edits a source after it was cited."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+STATUS_ANSWERED = "answered"
+STATUS_FALLBACK = "fallback"
+STATUS_NEEDS_REVIEW = "needs_review"
+STATUS_ERROR = "error"
+
+FALLBACK_ANSWER = "Bu sorunun cevabı erişebildiğiniz dokümanlarda bulunmuyor."
+
+
+@dataclass(frozen=True)
+class Page:
+    """Text of one PDF page; `number` is 1-based as printed in citations."""
+
+    number: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a document as produced by the chunker, before it is stored.
+
+    `char_start`/`char_end` index into the text the chunker was given (the pages joined, or a
+    TQuAD article), so the evaluation lab can test whether a chunk contains an answer span.
+    """
+
+    ordinal: int
+    text: str
+    page_start: int
+    page_end: int
+    article: str | None
+    char_start: int
+    char_end: int
+
+
+@dataclass(frozen=True)
+class Document:
+    id: int
+    title: str
+    filename: str
+    sha256: str
+    page_count: int
+    allowed_roles: tuple[str, ...]
+    uploaded_by: str | None
+    created_at: datetime
+    chunk_count: int = 0
+    size_bytes: int = 0
+    skipped_pages: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Source:
+    """A retrieved chunk as shown to a user and cited as [rank]."""
+
+    rank: int
+    chunk_id: int
+    document_id: int
+    title: str
+    filename: str
+    page_start: int
+    page_end: int
+    article: str | None
+    score: float
+    text: str
+
+    @property
+    def page_label(self) -> str:
+        if self.page_start == self.page_end:
+            return f"s. {self.page_start}"
+        return f"s. {self.page_start}–{self.page_end}"
+
+    def as_dict(self) -> dict:
+        return {
+            "rank": self.rank,
+            "document_id": self.document_id,
+            "title": self.title,
+            "filename": self.filename,
+            "page_start": self.page_start,
+            "page_end": self.page_end,
+            "article": self.article,
+            "score": self.score,
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    username: str
+    display_name: str
+    role: str
+    active: bool
+    email: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: str
+    text: str
+    status: str
+    generator: str
+    llm_called: bool
+    sources: tuple[Source, ...] = ()
+    cited: tuple[int, ...] = ()
+    question_id: int | None = None
+    retrieval_ms: float | None = None
+    first_token_ms: float | None = None
+    total_ms: float | None = None
+    notice: str | None = None
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def is_fallback(self) -> bool:
+        return self.status in (STATUS_FALLBACK, STATUS_NEEDS_REVIEW)
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    """Which backend `auto` (or the configuration) picked, and why — shown by doctor and the log."""
+
+    kind: str  # embeddings: "ollama" | "use"; generation: "ollama" | "openai" | "extractive"
+    model: str
+    reason: str

@@ -1,0 +1,159 @@
+"""Users: bcrypt hashes, roles, activation, and the first admin.
+
+Passwords are validated before hashing because bcrypt silently ignores (or, in bcrypt 5,
+rejects) bytes beyond 72; usernames are lowercase because streamlit-authenticator lowercases.
+"""
+
+from __future__ import annotations
+
+import re
+
+import bcrypt
+import psycopg
+
+from ragcore.config import ROLES, Settings
+from ragcore.db import Database
+from ragcore.models import User
+from ragcore.secrets import initial_admin_password
+
+MIN_PASSWORD_CHARS = 8
+MAX_PASSWORD_BYTES = 72
+USERNAME_RE = re.compile(r"^[a-z0-9._-]{2,64}$")
+_COLUMNS = "id, username, display_name, role, active, email"
+
+
+class UserError(ValueError):
+    """A user operation was refused; the message is Turkish and safe to show in the UI."""
+
+
+def validate_username(username: str) -> str:
+    name = username.strip().lower()
+    if not USERNAME_RE.match(name):
+        raise UserError("Kullanıcı adı 2–64 karakter olmalı; yalnızca a–z, 0–9, nokta, tire ve alt çizgi.")
+    return name
+
+
+def validate_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise UserError(f"Parola en az {MIN_PASSWORD_CHARS} karakter olmalı.")
+    if len(password.encode("utf-8")) > MAX_PASSWORD_BYTES:
+        raise UserError(f"Parola en fazla {MAX_PASSWORD_BYTES} bayt olabilir (bcrypt sınırı).")
+
+
+def validate_role(role: str) -> str:
+    if role not in ROLES:
+        raise UserError(f"Bilinmeyen rol: {role!r}. Geçerli roller: {', '.join(ROLES)}.")
+    return role
+
+
+def hash_password(password: str) -> str:
+    validate_password(password)
+    return bcrypt.hashpw(password.encode("utf-8"), bcrypt.gensalt()).decode("ascii")
+
+
+def check_password(password: str, password_hash: str) -> bool:
+    encoded = password.encode("utf-8")
+    if len(encoded) > MAX_PASSWORD_BYTES:
+        return False
+    return bcrypt.checkpw(encoded, password_hash.encode("ascii"))
+
+
+def _row_to_user(row: tuple) -> User:
+    return User(id=row[0], username=row[1], display_name=row[2], role=row[3], active=row[4], email=row[5])
+
+
+def create_user(
+    db: Database, username: str, role: str, password: str, display_name: str | None = None, email: str | None = None
+) -> User:
+    name = validate_username(username)
+    validate_role(role)
+    password_hash = hash_password(password)
+    try:
+        with db.connection() as conn:
+            row = conn.execute(
+                f"INSERT INTO users (username, display_name, email, password_hash, role) "
+                f"VALUES (%s, %s, %s, %s, %s) RETURNING {_COLUMNS}",
+                (name, (display_name or name).strip() or name, email, password_hash, role),
+            ).fetchone()
+    except psycopg.errors.UniqueViolation:
+        raise UserError(f"'{name}' kullanıcı adı zaten kayıtlı.") from None
+    return _row_to_user(row)
+
+
+def get_user(db: Database, username: str) -> User | None:
+    with db.connection() as conn:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM users WHERE username = %s", (username.strip().lower(),)).fetchone()
+    return _row_to_user(row) if row else None
+
+
+def list_users(db: Database) -> list[User]:
+    with db.connection() as conn:
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM users ORDER BY username").fetchall()
+    return [_row_to_user(r) for r in rows]
+
+
+def credentials(db: Database) -> list[tuple[User, str]]:
+    """Active users with their hashes, for building the login form's credentials each run."""
+    with db.connection() as conn:
+        rows = conn.execute(f"SELECT {_COLUMNS}, password_hash FROM users WHERE active ORDER BY username").fetchall()
+    return [(_row_to_user(r[:6]), r[6]) for r in rows]
+
+
+def authenticate(db: Database, username: str, password: str) -> User | None:
+    """The active user with this password, or None."""
+    with db.connection() as conn:
+        row = conn.execute(
+            f"SELECT {_COLUMNS}, password_hash FROM users WHERE username = %s AND active",
+            (username.strip().lower(),),
+        ).fetchone()
+    if row is None or not check_password(password, row[6]):
+        return None
+    return _row_to_user(row[:6])
+
+
+def _update(db: Database, username: str, assignment: str, value: object) -> User:
+    with db.connection() as conn:
+        row = conn.execute(
+            f"UPDATE users SET {assignment} = %s, updated_at = now() WHERE username = %s RETURNING {_COLUMNS}",
+            (value, username),
+        ).fetchone()
+    if row is None:
+        raise UserError(f"'{username}' adında bir kullanıcı yok.")
+    return _row_to_user(row)
+
+
+def set_role(db: Database, username: str, role: str) -> User:
+    return _update(db, username, "role", validate_role(role))
+
+
+def set_active(db: Database, username: str, active: bool) -> User:
+    return _update(db, username, "active", active)
+
+
+def set_password(db: Database, username: str, password: str) -> User:
+    return _update(db, username, "password_hash", hash_password(password))
+
+
+def set_display_name(db: Database, username: str, display_name: str) -> User:
+    if not display_name.strip():
+        raise UserError("Görünen ad boş olamaz.")
+    return _update(db, username, "display_name", display_name.strip())
+
+
+def ensure_initial_admin(db: Database, settings: Settings) -> str | None:
+    """Create `admin` when the database has no admin yet.
+
+    Returns the generated password when one was generated now (the caller prints it once);
+    None when an admin exists or ADMIN_PASSWORD was given.
+    """
+    with db.connection() as conn:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('dayanak-initial-admin'))")
+        if conn.execute("SELECT 1 FROM users WHERE role = 'admin' LIMIT 1").fetchone():
+            return None
+        password, generated = initial_admin_password(settings)
+        conn.execute(
+            "INSERT INTO users (username, display_name, password_hash, role) VALUES ('admin', 'Yönetici', %s, 'admin') "
+            "ON CONFLICT (username) DO NOTHING",
+            (hash_password(password),),
+        )
+    return password if generated else None

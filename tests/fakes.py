@@ -1,0 +1,184 @@
+"""A small local HTTP server that speaks the Ollama and OpenAI-compatible APIs.
+
+These machines cannot download model weights, so the HTTP clients are tested against this
+server: real sockets, real streaming, real timeouts. Behaviour is set per test through
+attributes (reply text, delays, failures) and every request body is recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+
+
+def fake_vector(text: str, dim: int) -> list[float]:
+    """Deterministic unit vector per text (seeded by its hash)."""
+    seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
+    vec = np.random.default_rng(seed).standard_normal(dim)
+    return (vec / np.linalg.norm(vec)).tolist()
+
+
+@dataclass
+class FakeBehaviour:
+    models: list[str] = field(default_factory=lambda: ["bge-m3:latest", "qwen2.5:7b-instruct"])
+    embed_dim: int = 1024
+    reply: str = "Evet, işveren risk değerlendirmesi yapmakla yükümlüdür [1]."
+    reply_chunks: int = 4  # the reply is streamed in this many pieces
+    delay_before_first: float = 0.0  # seconds before the first streamed piece
+    delay_between: float = 0.0  # seconds between pieces
+    fail_status: int | None = None  # answer every model call with this HTTP status
+    fail_after_chunks: int | None = None  # drop the connection after this many pieces
+    fail_first_n: int = 0  # the first n model calls answer 503, then normal (retry tests)
+
+
+class FakeLLMServer:
+    def __init__(self) -> None:
+        self.behaviour = FakeBehaviour()
+        self.requests: list[tuple[str, dict]] = []
+        self._calls = 0
+        handler = _make_handler(self)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeLLMServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def bodies(self, path: str) -> list[dict]:
+        return [body for p, body in self.requests if p == path]
+
+    def next_call_fails(self) -> bool:
+        self._calls += 1
+        return self._calls <= self.behaviour.fail_first_n
+
+    def pieces(self) -> list[str]:
+        text, n = self.behaviour.reply, max(1, self.behaviour.reply_chunks)
+        size = max(1, -(-len(text) // n))
+        return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # keep test output quiet
+            pass
+
+        # ---------------------------------------------------------------- helpers
+        def _json(self, status: int, payload: object) -> None:
+            body = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _body(self) -> dict:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b"{}"
+            data = json.loads(raw or b"{}")
+            server.requests.append((self.path, data))
+            return data
+
+        def _model_known(self, model: str) -> bool:
+            names = server.behaviour.models
+            return model in names or f"{model}:latest" in names
+
+        def _refuse(self, model: str, openai: bool) -> bool:
+            b = server.behaviour
+            if server.next_call_fails():
+                self._json(503, {"error": "temporarily unavailable"})
+                return True
+            if b.fail_status is not None:
+                self._json(b.fail_status, {"error": "internal error"})
+                return True
+            if not self._model_known(model):
+                message = f"model '{model}' not found, try pulling it first"
+                self._json(404, {"error": {"message": message}} if openai else {"error": message})
+                return True
+            return False
+
+        def _stream(self, frames: list[bytes], content_type: str) -> None:
+            b = server.behaviour
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            time.sleep(b.delay_before_first)
+            for index, frame in enumerate(frames):
+                if b.fail_after_chunks is not None and index >= b.fail_after_chunks:
+                    self.wfile.flush()
+                    self.connection.close()
+                    return
+                if index:
+                    time.sleep(b.delay_between)
+                self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+
+        # ---------------------------------------------------------------- routes
+        def do_GET(self) -> None:
+            if self.path == "/api/tags":
+                self._json(200, {"models": [{"name": m} for m in server.behaviour.models]})
+            elif self.path == "/v1/models":
+                self._json(200, {"data": [{"id": m} for m in server.behaviour.models]})
+            else:
+                self._json(404, {"error": "not found"})
+
+        def do_POST(self) -> None:
+            body = self._body()
+            model = body.get("model", "")
+            if self.path == "/api/embed":
+                if self._refuse(model, openai=False):
+                    return
+                inputs = body.get("input", [])
+                inputs = [inputs] if isinstance(inputs, str) else inputs
+                time.sleep(server.behaviour.delay_before_first)
+                vectors = [fake_vector(t, server.behaviour.embed_dim) for t in inputs]
+                self._json(200, {"model": model, "embeddings": vectors})
+            elif self.path == "/api/chat":
+                if self._refuse(model, openai=False):
+                    return
+                pieces = server.pieces()
+                frames = [
+                    json.dumps({"model": model, "message": {"role": "assistant", "content": p}, "done": False}).encode()
+                    + b"\n"
+                    for p in pieces
+                ]
+                frames.append(json.dumps({"model": model, "message": {"role": "assistant", "content": ""},
+                                          "done": True}).encode() + b"\n")
+                if body.get("stream", True):
+                    self._stream(frames, "application/x-ndjson")
+                else:
+                    self._json(200, {"model": model, "message": {"role": "assistant",
+                                                                 "content": server.behaviour.reply}, "done": True})
+            elif self.path == "/v1/chat/completions":
+                if self._refuse(model, openai=True):
+                    return
+                frames = []
+                for p in server.pieces():
+                    chunk = {"object": "chat.completion.chunk", "model": model,
+                             "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
+                    frames.append(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                frames.append(b"data: [DONE]\n\n")
+                self._stream(frames, "text/event-stream")
+            else:
+                self._json(404, {"error": "not found"})
+
+    return Handler

@@ -1,0 +1,56 @@
+import re
+from pathlib import Path
+
+import pytest
+
+from ragcore.config import SETTINGS_DOC, Settings, SettingsError
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_defaults_without_environment(tmp_path):
+    s = Settings.from_env({}, dotenv=None)
+    assert s.database_url is None
+    assert s.data_dir == Path("data").absolute()
+    assert (s.chunk_size, s.chunk_overlap, s.top_k) == (1000, 150, 5)
+    assert s.embed_backend == "auto" and s.llm_backend == "auto"
+    assert s.cookie_key is None and s.admin_password is None
+
+
+def test_environment_overrides_dotenv(tmp_path):
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("CHUNK_SIZE=800\nTOP_K=7\nEMBED_BACKEND=use\n")
+    s = Settings.from_env({"TOP_K": "3"}, dotenv=dotenv)
+    assert (s.chunk_size, s.top_k, s.embed_backend) == (800, 3, "use")
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"CHUNK_SIZE": "abc"}, "CHUNK_SIZE must be an integer"),
+        ({"CHUNK_SIZE": "500", "CHUNK_OVERLAP": "500"}, "CHUNK_OVERLAP (500) must be smaller"),
+        ({"EMBED_BACKEND": "openai"}, "EMBED_BACKEND must be one of"),
+        ({"LLM_BACKEND": "gpt"}, "LLM_BACKEND must be one of"),
+        ({"TOP_K": "0"}, "TOP_K must be at least 1"),
+        ({"REFUSAL_THRESHOLD": "high"}, "REFUSAL_THRESHOLD must be a number"),
+    ],
+)
+def test_bad_values_name_the_variable(env, message):
+    with pytest.raises(SettingsError, match=re.escape(message)):
+        Settings.from_env(env, dotenv=None)
+
+
+def test_secrets_are_not_in_repr():
+    s = Settings(cookie_key="k" * 20, admin_password="p" * 12, openai_api_key="sk-x")
+    assert "kkkk" not in repr(s) and "pppp" not in repr(s) and "sk-x" not in repr(s)
+
+
+def test_every_setting_is_documented_in_readme():
+    text = README.read_text(encoding="utf-8")
+    missing = [name for name in SETTINGS_DOC if f"`{name}`" not in text]
+    assert missing == []
+
+
+def test_every_settings_field_has_a_documented_variable():
+    fields = {name.upper() for name in Settings.__dataclass_fields__}
+    assert fields == set(SETTINGS_DOC)

@@ -1,0 +1,39 @@
+import pytest
+
+from ragcore.text import get_tokenizer, lexical_tokens, normalize, turkish_lower, words
+
+
+def test_turkish_lowercasing_of_dotted_and_dotless_i():
+    assert turkish_lower("IĞDIR İSTANBUL") == "ığdır istanbul"
+    assert turkish_lower("İŞVEREN") == "işveren"
+
+
+def test_decomposed_capital_i_with_dot_folds_to_i():
+    assert turkish_lower("I\u0307zmir") == "izmir"
+
+
+def test_nfkc_folds_ligatures():
+    assert normalize("ﬁrma") == "firma"
+
+
+def test_words_split_apostrophes_and_punctuation():
+    assert words("Türkiye'nin (1) fıkrası, 6331 sayılı") == ["türkiye", "nin", "1", "fıkrası", "6331", "sayılı"]
+
+
+def test_lexical_tokens_are_prefix_five():
+    assert lexical_tokens("Değerlendirmesi İşverenin risk") == ["değer", "işver", "risk"]
+
+
+def test_stopword_variant_drops_function_words_and_keeps_alignment():
+    tokenize = get_tokenizer("prefix5-stop")
+    assert tokenize("Bu işveren ve çalışanlar için") == ["işver", "çalış"]
+
+
+def test_snowball_variant_stems():
+    stems = get_tokenizer("snowball")("kitaplarımızdan")
+    assert len(stems) == 1 and stems[0].startswith("kitap")
+
+
+def test_unknown_tokenizer_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown tokenizer 'x'"):
+        get_tokenizer("x")
