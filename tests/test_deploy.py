@@ -1,0 +1,41 @@
+"""The set-up files keep their promises: pinned requirements, loopback-only ports."""
+
+import re
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _requirement_lines(name: str) -> list[str]:
+    lines = (REPO / name).read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith(("#", "-r"))]
+
+
+def test_every_requirement_is_pinned():
+    for name in ("requirements.txt", "requirements-dev.txt"):
+        unpinned = [line for line in _requirement_lines(name) if not re.match(r"^[A-Za-z0-9_.\[\]-]+==[\w.]+$", line)]
+        assert unpinned == [], name
+
+
+def test_compose_binds_every_port_to_loopback():
+    compose = yaml.safe_load((REPO / "compose.yaml").read_text())
+    ports = [port for service in compose["services"].values() for port in service.get("ports", [])]
+    assert ports and all(port.startswith("127.0.0.1:") for port in ports)
+
+
+def test_compose_database_is_pgvector_and_ollama_is_optional():
+    services = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]
+    assert services["db"]["image"].startswith("pgvector/pgvector:")
+    assert services["ollama"]["profiles"] == ["ollama"]
+
+
+def test_ragcore_and_eval_never_import_streamlit():
+    offenders = [
+        str(path.relative_to(REPO))
+        for folder in ("ragcore", "eval")
+        for path in (REPO / folder).rglob("*.py")
+        if re.search(r"^\s*(import streamlit|from streamlit)", path.read_text(encoding="utf-8"), re.M)
+    ]
+    assert offenders == []
