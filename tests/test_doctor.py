@@ -1,0 +1,62 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ragcore.doctor import run_checks
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _cli(args, **env):
+    full = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | env
+    return subprocess.run([sys.executable, "-m", "ragcore", *args], cwd=REPO, env=full, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_doctor_reports_versions_and_backends(db, settings):
+    report = run_checks(settings, db)
+    assert report.database_ok
+    assert report.postgres_version.startswith("18")
+    assert tuple(int(x) for x in report.pgvector_version.split(".")[:2]) >= (0, 8)
+    assert report.migrations_pending == []
+    assert report.embedding_backend == "use"
+    assert report.generator_backend == "extractive"
+    assert report.ollama_reachable is False
+    assert "not reachable" in report.as_text()
+
+
+def test_doctor_cli_json_and_exit_codes(pg_url, tmp_path):
+    ok = _cli(["doctor", "--json"], DATABASE_URL=pg_url, DATA_DIR=str(tmp_path), OLLAMA_BASE_URL="http://127.0.0.1:9")
+    assert ok.returncode == 0, ok.stderr
+    payload = json.loads(ok.stdout)
+    assert payload["database_ok"] and payload["postgres_version"].startswith("18")
+
+    bad = _cli(["doctor"], DATABASE_URL=f"postgresql://postgres@/postgres?host={tmp_path}&connect_timeout=2",
+               DATA_DIR=str(tmp_path), OLLAMA_BASE_URL="http://127.0.0.1:9")
+    assert bad.returncode == 1
+    assert "FAILED" in bad.stdout and "unreachable" in bad.stdout
+
+
+def test_doctor_sees_ollama_through_the_fake_server(db, settings, fake_llm):
+    report = run_checks(settings.with_(ollama_base_url=fake_llm.url, embed_backend="auto", llm_backend="auto"), db)
+    assert report.ollama_reachable and "bge-m3:latest" in report.ollama_models
+    assert report.embedding_backend == "ollama"
+    assert report.generator_backend == "ollama"
+
+
+def test_add_user_cli_reads_password_from_stdin_and_validates(pg_url, db, tmp_path):
+    env = {"DATABASE_URL": pg_url, "DATA_DIR": str(tmp_path)}
+    made = subprocess.run([sys.executable, "-m", "ragcore", "add-user", "mehmet", "isg", "--password-stdin", "--json"],
+                          cwd=REPO, env=os.environ | env, input="guvenli-parola\n", capture_output=True, text=True,
+                          timeout=120)
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["role"] == "isg"
+    short = subprocess.run([sys.executable, "-m", "ragcore", "add-user", "ayse", "ik", "--password-stdin"],
+                           cwd=REPO, env=os.environ | env, input="kisa\n", capture_output=True, text=True, timeout=120)
+    assert short.returncode == 1 and "en az 8" in short.stderr
+    again = subprocess.run([sys.executable, "-m", "ragcore", "add-user", "mehmet", "ik", "--password-stdin"],
+                           cwd=REPO, env=os.environ | env, input="guvenli-parola\n", capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 1 and "zaten kayıtlı" in again.stderr
