@@ -53,6 +53,7 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "ADMIN_PASSWORD": ("(generated)", "first admin password; generated and printed once if unset"),
     "TQUAD_DIR": ("../shared/data/tquad", "TQuAD v0.1 train/dev JSON files"),
     "DOCUMENTS_DIR": ("../shared/data/documents", "sample law PDFs"),
+    "LOGIN_SLEEP_TIME": ("0.7", "seconds the login form waits on each signed-out run (slows guessing)"),
     "LOG_LEVEL": ("INFO", "Python log level"),
 }
 
@@ -78,6 +79,15 @@ def _float_or_none(env: Mapping[str, str], name: str) -> float | None:
         return float(raw)
     except ValueError as exc:
         raise SettingsError(f"{name} must be a number, got {raw!r}") from exc
+
+
+def _nonnegative_float(env: Mapping[str, str], name: str, default: float) -> float:
+    value = _float_or_none(env, name)
+    if value is None:
+        return default
+    if value < 0:
+        raise SettingsError(f"{name} must not be negative, got {value}")
+    return value
 
 
 def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
@@ -114,6 +124,7 @@ class Settings:
     admin_password: str | None = field(default=None, repr=False)
     tquad_dir: Path = Path("../shared/data/tquad")
     documents_dir: Path = Path("../shared/data/documents")
+    login_sleep_time: float = 0.7
     log_level: str = "INFO"
 
     @classmethod
@@ -148,6 +159,7 @@ class Settings:
             admin_password=_opt(merged, "ADMIN_PASSWORD"),
             tquad_dir=Path(merged.get("TQUAD_DIR", "").strip() or "../shared/data/tquad").expanduser(),
             documents_dir=Path(merged.get("DOCUMENTS_DIR", "").strip() or "../shared/data/documents").expanduser(),
+            login_sleep_time=_nonnegative_float(merged, "LOGIN_SLEEP_TIME", 0.7),
             log_level=(_opt(merged, "LOG_LEVEL") or "INFO").upper(),
         )
 

@@ -34,6 +34,9 @@ def validate_username(username: str) -> str:
 
 
 def validate_password(password: str) -> None:
+    if password != password.strip():
+        # streamlit-authenticator strips the typed password, so such a password could never log in
+        raise UserError("Parola boşlukla başlayamaz veya bitemez.")
     if len(password) < MIN_PASSWORD_CHARS:
         raise UserError(f"Parola en az {MIN_PASSWORD_CHARS} karakter olmalı.")
     if len(password.encode("utf-8")) > MAX_PASSWORD_BYTES:

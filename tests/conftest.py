@@ -21,7 +21,7 @@ LAW_4857 = DOCUMENTS_DIR / "4857-is-kanunu.pdf"
 LAW_5510 = DOCUMENTS_DIR / "5510-sosyal-sigortalar-ve-genel-saglik-sigortasi-kanunu.pdf"
 
 # Tables emptied between tests. TRUNCATE skips the statement triggers, so lex_stats is reset too.
-_TABLES = "users, documents, chunks, postings, lexicon, questions"
+_TABLES = "users, documents, chunks, postings, lexicon, questions, login_attempts"
 
 
 @pytest.fixture(scope="session")

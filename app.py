@@ -1,0 +1,23 @@
+"""Dayanak: the Streamlit entry point. Thin on purpose; the logic lives in `ui/` and `ragcore/`.
+
+Every run: open (or reuse) the cached context, build the authenticator from the users table,
+resolve the signed-in user with the role from the database, write/delete the remember-me
+cookie once if needed, and build the navigation for that role.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import auth, navigation
+from ui.context import get_context
+from ui.login import render_login_page
+
+st.set_page_config(page_title="Dayanak", page_icon=":material/menu_book:", layout="centered")
+
+ctx = get_context()
+authenticator = auth.make_authenticator(ctx)
+user = auth.resolve_user(ctx, authenticator)
+auth.sync_cookie(ctx, authenticator, user)
+page = navigation.build(ctx, user, authenticator, lambda: render_login_page(ctx, authenticator))
+page.run()

@@ -1,0 +1,341 @@
+"""The Streamlit app through `streamlit.testing.v1.AppTest` on the real embedded database.
+
+No browser: AppTest runs app.py in-process. The app context is cached with
+`st.cache_resource` across AppTest instances in one process, so every test resets it (the
+embedded models are kept: loading them is slow and nothing here changes them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ragcore import users
+from ragcore.db import Database
+from tests.conftest import LAW_6331
+from ui import context
+from ui.markdown import escape_markdown, highlight, question_terms
+
+REPO = Path(__file__).resolve().parent.parent
+APP = str(REPO / "app.py")
+ADMIN_PASSWORD = "yonetici-parola-1"
+TIMEOUT = 120
+QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
+
+
+@pytest.fixture()
+def app_env(db: Database, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    data_dir = tmp_path / "data"
+    for name, value in {
+        "DATABASE_URL": pg_url,
+        "DATA_DIR": str(data_dir),
+        "EMBED_BACKEND": "use",
+        "LLM_BACKEND": "extractive",
+        "OLLAMA_BASE_URL": "http://127.0.0.1:9",
+        "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef",
+        "ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "LOGIN_SLEEP_TIME": "0",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(REPO)
+    with db.connection() as conn:
+        conn.execute("DELETE FROM login_attempts")
+    context.reset(keep_models=True)
+    yield data_dir
+    context.reset(keep_models=True)
+
+
+def new_app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def button(at: AppTest, label: str) -> Any:
+    matches = [b for b in at.button if b.label == label]
+    assert matches, f"no button {label!r}; have {[b.label for b in at.button]}"
+    return matches[0]
+
+
+def login(at: AppTest, username: str, password: str) -> AppTest:
+    at.text_input(key="login_username").input(username)
+    at.text_input(key="login_password").input(password)
+    button(at, "Giriş yap").click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [e.value for e in at.error] + [w.value for w in at.warning]
+    parts += [i.value for i in at.info] + [s.value for s in at.success] + [c.value for c in at.caption]
+    parts += [e.label for e in at.expander] + [t.value for t in at.title]
+    # Document text is markdown-escaped ("s\\. 7"); compare against what the reader sees.
+    return re.sub(r"\\(.)", r"\1", "\n".join(str(p) for p in parts))
+
+
+def signed_in(at: AppTest) -> bool:
+    return bool(at.session_state["authentication_status"]) if "authentication_status" in at.session_state else False
+
+
+# ----------------------------------------------------------------------------- pure helpers
+
+
+def test_markdown_escaping_keeps_document_text_inert() -> None:
+    raw = "**kalın** <b>x</b> [bağlantı](http://kötü) $x$ :red[renk] # başlık\n1. madde"
+    out = escape_markdown(raw)
+    for dangerous in ("**kalın**", "<b>", "](http", "$x$", ":red[", "\n1. "):
+        assert dangerous not in out
+    assert "  \n" in out  # line breaks survive as hard breaks
+
+
+def test_highlight_bolds_question_terms_by_prefix() -> None:
+    text = "Madde 10 – (1) İşveren, risk değerlendirmesi yapmak veya yaptırmakla yükümlüdür."
+    out = highlight(text, QUESTION)
+    assert "**İşveren**" in out and "**risk**" in out and "**değerlendirmesi**" in out
+    assert "**yükümlüdür**" in out and "**veya**" not in out
+    assert "müdür" not in question_terms(QUESTION)
+
+
+# ----------------------------------------------------------------------------- login
+
+
+def test_first_run_screen_and_login_success(app_env: Path) -> None:
+    at = new_app()
+    assert "İlk kurulum" in texts(at)
+    assert not signed_in(at)
+    login(at, "admin", ADMIN_PASSWORD)
+    assert signed_in(at)
+    assert at.title[0].value == "Sohbet"
+    assert [b.label for b in at.sidebar.button if b.label == "Çıkış yap"]
+
+
+def test_login_failure_and_throttling(app_env: Path, db: Database) -> None:
+    users.create_user(db, "mehmet", "isg", "dogru-parola-1")
+    at = new_app()
+    login(at, "mehmet", "yanlis-parola")
+    assert not signed_in(at)
+    assert "Kullanıcı adı veya parola hatalı." in [e.value for e in at.error]
+    login(at, "kimse", "yanlis-parola")
+    assert not signed_in(at)
+    for _ in range(4):
+        login(at, "Mehmet", "yanlis-parola")
+    assert any("çok fazla hatalı giriş" in e.value for e in at.error)
+    # Locked: even the right password is refused until the lock expires.
+    login(at, "mehmet", "dogru-parola-1")
+    assert not signed_in(at)
+    assert any("çok fazla hatalı giriş" in e.value for e in at.error)
+
+
+def test_too_long_password_is_refused_cleanly(app_env: Path) -> None:
+    at = new_app()
+    login(at, "admin", "ş" * 40)  # 80 bytes: bcrypt would raise
+    assert not signed_in(at)
+    assert "Kullanıcı adı veya parola hatalı." in [e.value for e in at.error]
+
+
+def test_logout(app_env: Path) -> None:
+    at = login(new_app(), "admin", ADMIN_PASSWORD)
+    [b for b in at.sidebar.button if b.label == "Çıkış yap"][0].click()
+    at.run()
+    assert not signed_in(at)
+    assert at.text_input(key="login_username") is not None
+
+
+# ----------------------------------------------------------------------------- navigation
+
+
+def test_non_admin_cannot_reach_admin_pages(app_env: Path, db: Database) -> None:
+    users.create_user(db, "ayse", "ik", "ayse-parola-1")
+    at = login(new_app(), "ayse", "ayse-parola-1")
+    assert signed_in(at)
+    for page in ("pages/users.py", "pages/review.py", "pages/search.py"):
+        with pytest.raises(ValueError):
+            at.switch_page(page)
+    at.switch_page("pages/documents.py").run()
+    assert not at.exception
+    assert at.title[0].value == "Dokümanlar"
+    assert not [f for f in at.get("file_uploader")]
+
+
+def test_isg_gets_search_but_not_users(app_env: Path, db: Database) -> None:
+    users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    at = login(new_app(), "mehmet", "mehmet-parola-1")
+    at.switch_page("pages/search.py").run()
+    assert at.title[0].value == "Kaynak arama"
+    with pytest.raises(ValueError):
+        at.switch_page("pages/users.py")
+
+
+def test_signed_out_user_reaches_no_page(app_env: Path) -> None:
+    at = new_app()
+    with pytest.raises(ValueError):
+        at.switch_page("pages/chat.py")
+
+
+# ----------------------------------------------------------------------------- users
+
+
+def test_admin_creates_user_and_deactivation_logs_them_out(app_env: Path, db: Database) -> None:
+    admin = login(new_app(), "admin", ADMIN_PASSWORD)
+    admin.switch_page("pages/users.py").run()
+    assert admin.title[0].value == "Kullanıcılar"
+    admin.text_input(key="users_new_name").input("mehmet")
+    admin.text_input(key="users_new_display").input("Mehmet Yılmaz")
+    admin.selectbox(key="users_new_role").set_value("isg")
+    admin.text_input(key="users_new_password").input("mehmet-parola-1")
+    admin.text_input(key="users_new_repeat").input("mehmet-parola-1")
+    button(admin, "Kullanıcı oluştur").click()
+    admin.run()
+    assert not admin.exception
+    assert any("'mehmet' oluşturuldu" in s.value for s in admin.success)
+    created = users.get_user(db, "mehmet")
+    assert created and created.role == "isg" and created.display_name == "Mehmet Yılmaz"
+
+    mehmet = login(new_app(), "mehmet", "mehmet-parola-1")
+    assert signed_in(mehmet)
+
+    admin.selectbox(key="users_selected").set_value("mehmet")
+    admin.run()
+    button(admin, "Devre dışı bırak").click()
+    admin.run()
+    assert not users.get_user(db, "mehmet").active
+
+    mehmet.run()  # the next rerun of mehmet's session
+    assert not signed_in(mehmet)
+    assert any("devre dışı" in i.value for i in mehmet.info)
+
+
+def test_role_change_takes_effect_on_next_run(app_env: Path, db: Database) -> None:
+    users.create_user(db, "ayse", "ik", "ayse-parola-1")
+    at = login(new_app(), "ayse", "ayse-parola-1")
+    with pytest.raises(ValueError):
+        at.switch_page("pages/search.py")
+    users.set_role(db, "ayse", "isg")
+    at.run()
+    at.switch_page("pages/search.py").run()
+    assert at.title[0].value == "Kaynak arama"
+
+
+def test_password_mismatch_and_short_password_messages(app_env: Path) -> None:
+    at = login(new_app(), "admin", ADMIN_PASSWORD)
+    at.switch_page("pages/users.py").run()
+    at.text_input(key="users_new_name").input("ali")
+    at.text_input(key="users_new_password").input("kisa")
+    at.text_input(key="users_new_repeat").input("kisa")
+    button(at, "Kullanıcı oluştur").click()
+    at.run()
+    assert any("en az 8" in e.value for e in at.error)
+
+
+# ----------------------------------------------------------------------------- documents and chat
+
+
+def _upload_law(at: AppTest, roles: list[str]) -> AppTest:
+    at.switch_page("pages/documents.py").run()
+    uploader = at.get("file_uploader")[0]
+    uploader.set_value((LAW_6331.name, LAW_6331.read_bytes(), "application/pdf"))
+    at.multiselect(key="doc_upload_roles").set_value(roles)
+    button(at, "Yükle").click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.skipif(not LAW_6331.is_file(), reason="Law 6331 PDF not downloaded (scripts/download_data.py)")
+def test_upload_through_file_uploader_then_chat_cites_page_7(app_env: Path, db: Database) -> None:
+    admin = login(new_app(), "admin", ADMIN_PASSWORD)
+    _upload_law(admin, ["isg", "personel"])
+    with db.connection() as conn:
+        row = conn.execute("SELECT title, allowed_roles, uploaded_by FROM documents").fetchone()
+    assert row is not None, texts(admin)
+    assert sorted(row[1]) == ["isg", "personel"] and row[2] == "admin"
+    assert "yüklendi" in texts(admin)
+
+    users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    users.create_user(db, "ayse", "ik", "ayse-parola-1")
+
+    mehmet = login(new_app(), "mehmet", "mehmet-parola-1")
+    mehmet.chat_input(key="chat_input").set_value(QUESTION).run()
+    assert not mehmet.exception, mehmet.exception
+    shown = texts(mehmet)
+    assert "s. 7" in shown, shown
+    assert any("alıntı modu" in b.proto.label for b in mehmet.get("badge")) or "alıntı modu" in shown
+    assert "chat_pending" not in mehmet.session_state
+    with db.connection() as conn:
+        qid, status = conn.execute("SELECT id, status FROM questions WHERE username = 'mehmet'").fetchone()
+    assert status == "answered"
+
+    # 👎 with a comment lands on the question and in the review queue.
+    mehmet.get("feedback")[0].set_value(0).run()
+    mehmet.text_input(key=f"fb_comment_{qid}").input("Madde numarası eksik")
+    button(mehmet, "Yorumu gönder").click()
+    mehmet.run()
+    with db.connection() as conn:
+        feedback, comment = conn.execute("SELECT feedback, feedback_comment FROM questions WHERE id = %s",
+                                         (qid,)).fetchone()
+    assert (feedback, comment) == (-1, "Madde numarası eksik")
+
+    ayse = login(new_app(), "ayse", "ayse-parola-1")
+    ayse.chat_input(key="chat_input").set_value(QUESTION).run()
+    assert not ayse.exception
+    assert "cevabı erişebildiğiniz dokümanlarda bulunmuyor" in texts(ayse)
+    assert "s. 7" not in texts(ayse)
+
+    admin.switch_page("pages/review.py").run()
+    queue = texts(admin)
+    assert "Olumsuz geri bildirim" in queue and "Cevap bulunamadı" in queue
+
+
+def test_upload_failure_shows_ingest_message(app_env: Path, db: Database) -> None:
+    admin = login(new_app(), "admin", ADMIN_PASSWORD)
+    admin.switch_page("pages/documents.py").run()
+    admin.get("file_uploader")[0].set_value(("bozuk.pdf", b"%PDF-1.4 bu bir pdf degil", "application/pdf"))
+    button(admin, "Yükle").click()
+    admin.run()
+    assert not admin.exception
+    assert admin.error, texts(admin)
+    with db.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+
+
+def test_empty_question_is_refused_with_message(app_env: Path) -> None:
+    at = login(new_app(), "admin", ADMIN_PASSWORD)
+    at.chat_input(key="chat_input").set_value("   ").run()
+    assert not at.exception
+    assert any("boş soru" in e.value for e in at.error)
+
+
+def test_upload_handler_directly(app_env: Path, db: Database) -> None:
+    """The handler behind the widget, for the refusals the widget cannot produce."""
+    from ragcore.models import User
+    from ui.upload import upload_document
+
+    at = new_app()  # builds the context
+    ctx = context._app_context()
+    admin = users.get_user(db, "admin")
+    assert upload_document(ctx, admin, "x.txt", b"abc", ["isg"]).message == "Yalnızca PDF dosyaları yüklenebilir."
+    assert not upload_document(ctx, admin, "x.pdf", b"", ["isg"]).ok
+    nobody = User(id=0, username="x", display_name="x", role="isg", active=True)
+    assert "yalnızca yöneticiye" in upload_document(ctx, nobody, "x.pdf", b"%PDF", ["isg"]).message
+    outcome = upload_document(ctx, admin, "x.pdf", b"%PDF-1.4", [])
+    assert not outcome.ok and "rol" in outcome.message
+    assert not at.exception
+
+
+def test_admin_opens_every_page(app_env: Path) -> None:
+    from ui.navigation import allowed_pages
+
+    at = login(new_app(), "admin", ADMIN_PASSWORD)
+    pages = allowed_pages("admin")
+    assert {"pages/users.py", "pages/review.py", "pages/search.py", "pages/documents.py"} <= set(pages)
+    for page in pages:
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+    assert any("Sistem durumu" in e.label for e in at.sidebar.expander)

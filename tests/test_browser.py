@@ -1,0 +1,248 @@
+"""One real-browser smoke test: Debian's chromium driven by Playwright against `streamlit run`.
+
+Never `playwright install` (it downloads a browser): `.ci/run` installs the `chromium`
+package and we point Playwright at it. Waits are on content (`expect`), never on fixed
+sleeps. Screenshots and the server log go to artifacts/ (gitignored); the chat and upload
+screenshots are also copied to docs/screenshots/ for the README.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ragcore import users
+from ragcore.config import Settings
+from ragcore.db import Database
+from tests.conftest import LAW_6331
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parent.parent
+ARTIFACTS = REPO / "artifacts" / "browser"
+SCREENSHOTS = REPO / "docs" / "screenshots"
+ADMIN_PASSWORD = "yonetici-parola-1"
+QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
+COOKIE_NAME = "dayanak_oturum"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+TIMINGS: dict[str, float] = {}
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium")
+    if not path:
+        pytest.fail("chromium is not installed: run `apt-get install -y chromium` (.ci/run does this in CI). "
+                    "Do not use `playwright install`.")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`streamlit run app.py` on a free localhost port, DATABASE_URL at the test server."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": pg_url,
+        "DATA_DIR": str(tmp_path_factory.mktemp("browser-data")),
+        "EMBED_BACKEND": "use",
+        "LLM_BACKEND": "extractive",
+        "OLLAMA_BASE_URL": "http://127.0.0.1:9",
+        "COOKIE_KEY": "browser-test-cookie-key-0123456789abcdef",
+        "ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "PYTHONUNBUFFERED": "1",
+    }
+    log = (ARTIFACTS / "server.log").open("w")
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.address", "127.0.0.1",
+         "--server.port", str(port), "--server.headless", "true"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with {proc.returncode}; see {ARTIFACTS / 'server.log'}")
+            try:
+                if httpx.get(f"{url}/_stcore/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("streamlit did not become healthy within 90 s")
+            time.sleep(0.2)
+        TIMINGS["server_healthy_s"] = round(time.perf_counter() - started, 2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        (ARTIFACTS / "timings.json").write_text(json.dumps(TIMINGS, indent=2))
+
+
+@pytest.fixture()
+def browser_page(app_url: str) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    executable = _chromium()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="tr-TR")
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        try:
+            yield page
+        finally:
+            context.close()
+            browser.close()
+
+
+def _shot(page: object, name: str, publish: bool = False) -> None:
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)  # type: ignore[attr-defined]
+    if publish:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+
+
+def _login(page: object, url: str, username: str, password: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(url)  # type: ignore[attr-defined]
+    expect(page.get_by_role("button", name="Giriş yap")).to_be_visible()  # type: ignore[attr-defined]
+    page.get_by_label("Kullanıcı adı").fill(username)  # type: ignore[attr-defined]
+    page.get_by_label("Parola").fill(password)  # type: ignore[attr-defined]
+    started = time.perf_counter()
+    page.get_by_role("button", name="Giriş yap").click()  # type: ignore[attr-defined]
+    expect(page.get_by_role("button", name="Çıkış yap")).to_be_visible()  # type: ignore[attr-defined]
+    TIMINGS[f"login_{username}_s"] = round(time.perf_counter() - started, 2)
+
+
+def _logout(page: object) -> None:
+    from playwright.sync_api import expect
+
+    page.get_by_role("button", name="Çıkış yap").click()  # type: ignore[attr-defined]
+    expect(page.get_by_role("button", name="Giriş yap")).to_be_visible()  # type: ignore[attr-defined]
+
+
+def _cookie_present(page: object, deadline_s: float = 10) -> bool:
+    """Whether the remember-me cookie reached the browser (polled: cookies are not DOM content)."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if any(c["name"] == COOKIE_NAME for c in page.context.cookies()):  # type: ignore[attr-defined]
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _cookie_gone(page: object, deadline_s: float = 10) -> bool:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if not any(c["name"] == COOKIE_NAME for c in page.context.cookies()):  # type: ignore[attr-defined]
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _ensure_user(db: Database, username: str, role: str, password: str) -> None:
+    if users.get_user(db, username) is None:
+        users.create_user(db, username, role, password)
+
+
+@pytest.mark.skipif(not LAW_6331.is_file(), reason="Law 6331 PDF not downloaded (scripts/download_data.py)")
+def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: Settings) -> None:
+    """Log in, ask the risk-assessment question, see the answer citing page 7, log out."""
+    from playwright.sync_api import expect
+
+    from ragcore.embeddings import make_embedder
+    from ragcore.ingest import ingest_pdf
+
+    page = browser_page
+    started = time.perf_counter()
+    ingest_pdf(db, settings, make_embedder(settings), LAW_6331.read_bytes(), filename=LAW_6331.name,
+               roles=["isg", "personel"], title="6331 sayılı İş Sağlığı ve Güvenliği Kanunu", uploaded_by="admin")
+    TIMINGS["pre_ingest_s"] = round(time.perf_counter() - started, 2)
+    _ensure_user(db, "mehmet", "isg", "mehmet-parola-1")
+
+    _login(page, app_url, "mehmet", "mehmet-parola-1")
+    expect(page.get_by_role("heading", name="Sohbet")).to_be_visible()
+    TIMINGS["cookie_set_after_login"] = float(_cookie_present(page))
+
+    box = page.get_by_placeholder("Sorunuzu yazın…")
+    box.fill(QUESTION)
+    started = time.perf_counter()
+    box.press("Enter")
+    expect(page.get_by_text("s. 7").first).to_be_visible(timeout=90_000)
+    TIMINGS["answer_visible_s"] = round(time.perf_counter() - started, 2)
+    expect(page.get_by_text("alıntı modu").first).to_be_visible()
+    expect(page.get_by_text("risk değerlendirmesi", exact=False).first).to_be_visible()
+    page.get_by_text("s. 7").first.click()  # open the first source
+    _shot(page, "chat", publish=True)
+
+    # The remember-me cookie signs the user back in after a reload (new websocket session).
+    if TIMINGS["cookie_set_after_login"]:
+        started = time.perf_counter()
+        page.reload()
+        expect(page.get_by_role("button", name="Çıkış yap")).to_be_visible()
+        TIMINGS["reload_signed_in_by_cookie_s"] = round(time.perf_counter() - started, 2)
+
+    _logout(page)
+    TIMINGS["cookie_deleted_after_logout"] = float(_cookie_gone(page))
+    page.reload()
+    expect(page.get_by_role("button", name="Giriş yap")).to_be_visible()
+    _shot(page, "login")
+    assert TIMINGS["cookie_set_after_login"] == 1.0, "the remember-me cookie never reached the browser"
+    assert TIMINGS["cookie_deleted_after_logout"] == 1.0, "logout left the remember-me cookie in the browser"
+
+
+@pytest.mark.skipif(not LAW_6331.is_file(), reason="Law 6331 PDF not downloaded (scripts/download_data.py)")
+def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database) -> None:
+    """The upload widget for real: file chooser, allowed-roles multiselect, progress, result."""
+    from playwright.sync_api import expect
+
+    page = browser_page
+    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    _login(page, app_url, "admin", ADMIN_PASSWORD)
+    page.get_by_role("link", name="Dokümanlar").click()
+    expect(page.get_by_role("heading", name="PDF yükle")).to_be_visible()
+    page.locator("input[type='file']").set_input_files(str(LAW_6331))
+    expect(page.get_by_role("button", name=f"Remove {LAW_6331.name}")).to_be_visible()
+    page.get_by_label("Başlık (isteğe bağlı)").fill("6331 sayılı İş Sağlığı ve Güvenliği Kanunu")
+    page.get_by_role("combobox", name="Kimler okuyabilir?").click()
+    page.get_by_role("option", name="İş sağlığı ve güvenliği").click()
+    page.keyboard.press("Escape")
+    _shot(page, "upload_form")
+    started = time.perf_counter()
+    page.get_by_role("button", name="Yükle", exact=True).click()
+    expect(page.get_by_text("yüklendi").first).to_be_visible(timeout=180_000)
+    TIMINGS["browser_upload_s"] = round(time.perf_counter() - started, 2)
+    expect(page.get_by_text("Okuyabilen roller: İş sağlığı ve güvenliği, Tüm personel").first).to_be_visible()
+    _shot(page, "upload", publish=True)
+    with db.connection() as conn:
+        row = conn.execute("SELECT allowed_roles, uploaded_by FROM documents").fetchone()
+    assert sorted(row[0]) == ["isg", "personel"] and row[1] == "admin"
+    _logout(page)

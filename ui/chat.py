@@ -1,0 +1,227 @@
+"""The chat: history per session, streamed answers, sources, generator badge and feedback.
+
+A submitted prompt is stored as "pending" in session state before anything else happens and
+removed only once its answer is in the history: right after login the cookie component
+triggers extra reruns, and a rerun that interrupts the run holding a fresh `st.chat_input`
+value used to swallow the message (1 time in 6 in the previous prototype). With the pending
+slot the next run simply answers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from ragcore.models import STATUS_ERROR, STATUS_NEEDS_REVIEW, Answer, Source, User
+from ui.context import AppContext, Services, generator_label
+from ui.markdown import escape_answer, escape_markdown, highlight
+
+HISTORY = "chat_history"
+PENDING = "chat_pending"
+
+
+@dataclass
+class Turn:
+    question: str
+    text: str = ""
+    status: str = ""
+    badge: str = ""
+    sources: tuple[Source, ...] = ()
+    cited: tuple[int, ...] = ()
+    question_id: int | None = None
+    notice: str | None = None
+    error: str | None = None
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def is_fallback(self) -> bool:
+        return self.status in ("fallback", STATUS_NEEDS_REVIEW)
+
+
+def badge_for_label(label: str | None, fallback: str = "") -> str:
+    """Answer.generator ("ollama:qwen…", "openai:…", "extractive", "none") as a Turkish badge."""
+    if not label or label == "none":
+        return fallback
+    kind, _, model = label.partition(":")
+    if kind == "extractive":
+        return "alıntı modu"
+    if kind == "ollama":
+        return f"Ollama · {model}"
+    if kind == "openai":
+        return f"OpenAI uyumlu · {model}"
+    return label
+
+
+def turn_from_answer(answer: Answer, services: Services) -> Turn:
+    return Turn(
+        question=answer.question,
+        text=answer.text,
+        status=answer.status,
+        badge=badge_for_label(answer.generator, generator_label(services.generator)),
+        sources=tuple(answer.sources),
+        cited=tuple(answer.cited),
+        question_id=answer.question_id,
+        notice=answer.notice,
+        timings={"retrieval_ms": answer.retrieval_ms, "first_token_ms": answer.first_token_ms,
+                 "total_ms": answer.total_ms},
+    )
+
+
+def history() -> list[Turn]:
+    return st.session_state.setdefault(HISTORY, [])
+
+
+def take_prompt(settings_max_chars: int) -> None:
+    """Read the chat input first thing and park it in the pending slot."""
+    prompt = st.chat_input("Sorunuzu yazın…", max_chars=settings_max_chars, key="chat_input")
+    if prompt is not None:
+        st.session_state[PENDING] = prompt
+
+
+def render_sources(turn: Turn) -> None:
+    if not turn.sources:
+        return
+    st.caption("Kaynaklar")
+    for source in turn.sources:
+        parts = [f"[{source.rank}] {source.title}", source.page_label]
+        if source.article:
+            parts.append(source.article)
+        parts.append(f"skor {source.score:.3f}")
+        label = escape_markdown(" · ".join(parts))
+        with st.expander(label, expanded=False):
+            st.caption(escape_markdown(f"{source.filename} — {source.page_label}"))
+            st.markdown(highlight(source.text, turn.question))
+
+
+def _save_feedback(ctx: AppContext, user: User, question_id: int) -> None:
+    from ragcore.questions import QuestionLogError, set_feedback
+
+    choice = st.session_state.get(f"fb_{question_id}")
+    comment = st.session_state.get(f"fb_comment_{question_id}") or None
+    if choice is None:
+        return
+    try:
+        set_feedback(ctx.db, question_id, user.username, 1 if choice == 1 else -1, comment)
+        st.session_state[f"fb_saved_{question_id}"] = "Geri bildiriminiz kaydedildi. Teşekkürler!"
+    except QuestionLogError as exc:
+        st.session_state[f"fb_saved_{question_id}"] = f"⚠️ {exc}"
+
+
+def render_feedback(ctx: AppContext, user: User, turn: Turn) -> None:
+    if turn.question_id is None:
+        return
+    qid = turn.question_id
+    st.feedback("thumbs", key=f"fb_{qid}", on_change=_save_feedback, args=(ctx, user, qid))
+    if st.session_state.get(f"fb_{qid}") is not None:
+        with st.form(f"fb_form_{qid}", border=False):
+            st.text_input("Yorum (isteğe bağlı)", key=f"fb_comment_{qid}", max_chars=2000,
+                          placeholder="Cevapta eksik ya da yanlış olan neydi?")
+            st.form_submit_button("Yorumu gönder", on_click=_save_feedback, args=(ctx, user, qid))
+    if st.session_state.get(f"fb_saved_{qid}"):
+        st.caption(st.session_state[f"fb_saved_{qid}"])
+
+
+def render_footer(ctx: AppContext, user: User, turn: Turn) -> None:
+    """Everything under the answer text: status, badge, notice, sources, feedback."""
+    if turn.status == STATUS_NEEDS_REVIEW:
+        st.warning("Erişebildiğiniz dokümanlarda bu sorunun cevabı bulunamadı. Soru, yöneticinin "
+                   "inceleme kuyruğuna eklendi.", icon=":material/help:")
+    elif turn.is_fallback:
+        st.warning("Model, kaynaklarda bu sorunun cevabını bulamadı.", icon=":material/help:")
+    if turn.notice and turn.status != STATUS_ERROR:
+        st.info(turn.notice, icon=":material/info:")
+    if turn.status == STATUS_ERROR and turn.notice:
+        st.error(f"Model sunucusu cevap veremedi: {turn.notice} En ilgili bölümler alıntılandı.",
+                 icon=":material/cloud_off:")
+    if turn.badge:
+        st.badge(f"Üreten: {turn.badge}", icon=":material/smart_toy:", color="gray" if turn.is_fallback else "blue")
+    render_sources(turn)
+    render_feedback(ctx, user, turn)
+
+
+def render_turn(ctx: AppContext, user: User, turn: Turn) -> None:
+    with st.chat_message("user"):
+        st.markdown(escape_markdown(turn.question))
+    with st.chat_message("assistant"):
+        if turn.error:
+            st.error(turn.error)
+            return
+        st.markdown(escape_answer(turn.text))
+        render_footer(ctx, user, turn)
+
+
+def _escaped(pieces: Iterable[str]) -> Iterator[str]:
+    at_line_start = True
+    for piece in pieces:
+        if piece:
+            yield escape_answer(piece, at_line_start)
+            at_line_start = piece.endswith("\n")
+
+
+def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
+    """Answer the pending prompt (streaming), append it to the history, then clear the slot."""
+    prompt = st.session_state.get(PENDING)
+    if prompt is None:
+        return
+    from ragcore.answer import QuestionError
+
+    with st.chat_message("user"):
+        st.markdown(escape_markdown(prompt.strip() or " "))
+    with st.chat_message("assistant"):
+        turn = Turn(question=prompt.strip())
+        if services.answers is None:
+            turn.error = unavailable_message(services)
+        else:
+            try:
+                stream = services.answers.stream(user, prompt)
+                placeholder = st.empty()
+                with placeholder.container():
+                    st.write_stream(_escaped(stream))
+                answer = stream.answer
+                if answer is None:
+                    raise RuntimeError("cevap tamamlanamadı")
+                turn = turn_from_answer(answer, services)
+                if stream.replaced:
+                    placeholder.markdown(escape_answer(answer.text))
+                render_footer(ctx, user, turn)
+            except QuestionError as exc:
+                turn.error = str(exc)
+            except Exception as exc:  # the UI must say what went wrong, in Turkish
+                turn.error = f"Cevap oluşturulurken bir hata oluştu: {exc}"
+        if turn.error:
+            st.error(turn.error)
+    history().append(turn)
+    st.session_state.pop(PENDING, None)
+
+
+def unavailable_message(services: Services) -> str:
+    if "embedder" in services.errors:
+        return f"Arama modeli kullanılamıyor, soru cevaplanamadı. Ayrıntı: {services.errors['embedder']}"
+    detail = services.errors.get("generator", "bilinmeyen hata")
+    return f"Cevap modeli (Ollama / OpenAI uyumlu sunucu) kullanılamıyor. Ayrıntı: {detail}"
+
+
+def render_chat(ctx: AppContext, user: User) -> None:
+    take_prompt(ctx.settings.max_question_chars)
+    turns = history()
+    if not turns and st.session_state.get(PENDING) is None:
+        st.info("Dokümanlarınız hakkında Türkçe bir soru sorun; cevap, kaynak sayfalarıyla birlikte gelir. "
+                "Örnek: *İşveren risk değerlendirmesi yapmakla yükümlü müdür?*", icon=":material/chat:")
+    for turn in turns:
+        render_turn(ctx, user, turn)
+    if st.session_state.get(PENDING) is not None:
+        answer_pending(ctx, get_services_safely(), user)
+
+
+def get_services_safely() -> Services:
+    from ui.context import get_services
+
+    with st.spinner("Modeller hazırlanıyor…"):
+        return get_services()
+
+
+def clear_history() -> None:
+    st.session_state[HISTORY] = []
+    st.session_state.pop(PENDING, None)

@@ -1,0 +1,130 @@
+"""Dokümanlar: the documents the role may read; for the admin also upload, roles and delete.
+
+The list comes from `ragcore.documents.list_documents(db, role)`, which applies the same role
+predicate as retrieval, so this page never shows a title the chat could not cite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ragcore.config import ROLE_LABELS, ROLES
+from ragcore.models import Document, User
+from ui.context import AppContext
+from ui.markdown import escape_markdown
+from ui.upload import role_picker, upload_with_status
+
+CONFIRM = "doc_confirm_delete"
+
+
+def _flash(message: str, kind: str = "success") -> None:
+    st.session_state["doc_flash"] = (kind, message)
+
+
+def render_upload(ctx: AppContext, admin: User) -> None:
+    with st.form("doc_upload", clear_on_submit=True):
+        st.subheader("PDF yükle")
+        file = st.file_uploader("PDF dosyası", type=["pdf"], key="doc_upload_file",
+                                max_upload_size=ctx.settings.max_upload_mb,
+                                help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar okunamaz.")
+        title = st.text_input("Başlık (isteğe bağlı)", key="doc_upload_title",
+                              placeholder="Boş bırakılırsa dosya adından üretilir")
+        roles = role_picker("doc_upload_roles")
+        submitted = st.form_submit_button("Yükle", type="primary", icon=":material/upload:")
+    if submitted:
+        if file is None:
+            st.error("Lütfen bir PDF dosyası seçin.")
+            return
+        outcome = upload_with_status(ctx, admin, file.name, file.getvalue(), roles, title)
+        if outcome.ok:
+            _flash(outcome.message)
+            st.rerun()
+
+
+def _roles_text(roles: tuple[str, ...] | list[str]) -> str:
+    ordered = sorted(roles, key=lambda r: ROLES.index(r) if r in ROLES else len(ROLES))
+    return ", ".join(ROLE_LABELS.get(r, r) for r in ordered)
+
+
+def _download(ctx: AppContext, user: User, doc: Document) -> None:
+    from ragcore.documents import document_file
+
+    try:
+        path = document_file(ctx.settings, doc, user.role)
+    except Exception:
+        path = None
+    if path is None or not Path(path).is_file():
+        st.caption("Dosya sunucuda bulunamadı.")
+        return
+    st.download_button("İndir", data=Path(path).read_bytes(), file_name=doc.filename, mime="application/pdf",
+                       key=f"doc_download_{doc.id}", icon=":material/download:")
+
+
+def _admin_actions(ctx: AppContext, doc: Document) -> None:
+    from ragcore.documents import delete_document, set_document_roles
+
+    with st.popover("Erişim rollerini değiştir", icon=":material/lock_person:"):
+        roles = role_picker(f"doc_roles_{doc.id}", default=doc.allowed_roles)
+        if st.button("Kaydet", key=f"doc_roles_save_{doc.id}"):
+            if not roles:
+                st.error("En az bir rol seçilmeli.")
+            else:
+                try:
+                    set_document_roles(ctx.db, doc.id, roles)
+                    _flash(f"“{doc.title}” artık şu rollere açık: {_roles_text(roles)}.")
+                    st.rerun()
+                except ValueError as exc:
+                    st.error(str(exc))
+    if st.session_state.get(CONFIRM) == doc.id:
+        st.warning(f"“{doc.title}” ve tüm bölümleri kalıcı olarak silinecek. Emin misiniz?")
+        cols = st.columns(2)
+        if cols[0].button("Evet, sil", key=f"doc_delete_yes_{doc.id}", type="primary"):
+            st.session_state.pop(CONFIRM, None)
+            try:
+                delete_document(ctx.db, ctx.settings, doc.id)
+                _flash(f"“{doc.title}” silindi.")
+            except LookupError:
+                _flash("Doküman zaten silinmiş.", "warning")
+            st.rerun()
+        if cols[1].button("Vazgeç", key=f"doc_delete_no_{doc.id}"):
+            st.session_state.pop(CONFIRM, None)
+            st.rerun()
+    elif st.button("Sil", key=f"doc_delete_{doc.id}", icon=":material/delete:"):
+        st.session_state[CONFIRM] = doc.id
+        st.rerun()
+
+
+def render_documents_page(ctx: AppContext, user: User) -> None:
+    from ragcore.documents import list_documents
+
+    st.title("Dokümanlar")
+    flash = st.session_state.pop("doc_flash", None)
+    if flash:
+        getattr(st, flash[0])(flash[1])
+    if user.role == "admin":
+        render_upload(ctx, user)
+    documents = list_documents(ctx.db, user.role)
+    if not documents:
+        st.info("Erişebildiğiniz doküman yok." if user.role != "admin" else "Henüz doküman yüklenmedi.")
+        return
+    st.subheader(f"Erişebildiğiniz dokümanlar ({len(documents)})" if user.role != "admin"
+                 else f"Tüm dokümanlar ({len(documents)})")
+    for doc in documents:
+        with st.container(border=True):
+            st.markdown(f"**{escape_markdown(doc.title)}**")
+            when = doc.created_at.astimezone().strftime("%d.%m.%Y")
+            meta = f"{doc.filename} · {doc.page_count} sayfa · {doc.chunk_count} bölüm · {when}"
+            if doc.uploaded_by:
+                meta += f" · yükleyen: {doc.uploaded_by}"
+            st.caption(escape_markdown(meta))
+            st.caption(escape_markdown(f"Okuyabilen roller: {_roles_text(doc.allowed_roles)}"))
+            if doc.skipped_pages:
+                st.caption(escape_markdown(f"Metni okunamayan sayfalar: {', '.join(map(str, doc.skipped_pages))}"))
+            cols = st.columns([1, 1, 1])
+            with cols[0]:
+                _download(ctx, user, doc)
+            if user.role == "admin":
+                with cols[1]:
+                    _admin_actions(ctx, doc)

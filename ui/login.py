@@ -1,0 +1,44 @@
+"""The signed-out page: product title, the first-run notice, and the login form."""
+
+from __future__ import annotations
+
+import streamlit as st
+import streamlit_authenticator as stauth
+
+from ragcore.secrets import initial_admin_password_path
+from ui import auth
+from ui.context import AppContext
+
+
+def first_run_pending(ctx: AppContext) -> bool:
+    """Only the generated `admin` exists: nobody has set Dayanak up yet."""
+    with ctx.db.connection() as conn:
+        names = [row[0] for row in conn.execute("SELECT username FROM users LIMIT 2")]
+    return names == ["admin"]
+
+
+def render_first_run(ctx: AppContext) -> None:
+    path = initial_admin_password_path(ctx.settings)
+    if ctx.settings.admin_password:
+        where = "ADMIN_PASSWORD ortam değişkeniyle verdiğiniz parola."
+    elif path.is_file():
+        where = (
+            "Oluşturulan parola, uygulamayı başlattığınız **konsola** (terminal / `docker compose logs`) bir kez "
+            f"yazdırıldı; ayrıca yalnızca sunucu kullanıcısının okuyabildiği `{path}` dosyasında duruyor."
+        )
+    else:
+        where = "Parola, uygulamayı ilk başlattığınız konsola yazdırıldı."
+    st.info(
+        "**İlk kurulum.** Yönetici hesabı oluşturuldu: kullanıcı adı **admin**. "
+        f"{where} Giriş yaptıktan sonra *Kullanıcılar* sayfasından parolanızı değiştirin, "
+        "dokümanları yükleyin ve kullanıcıları ekleyin.",
+        icon=":material/key:",
+    )
+
+
+def render_login_page(ctx: AppContext, authenticator: stauth.Authenticate) -> None:
+    st.title("Dayanak")
+    st.caption("Şirket dokümanlarınızdan, sayfa numarasıyla kaynak gösteren cevaplar.")
+    if first_run_pending(ctx):
+        render_first_run(ctx)
+    auth.render_login_form(ctx, authenticator)

@@ -1,0 +1,70 @@
+"""Rendering document and user text as plain text inside Streamlit markdown.
+
+Document text must never be interpreted: no HTML (we never pass `unsafe_allow_html`), and
+no markdown either — a law's "(1) ... * ..." or a "$" in a price would otherwise turn into
+lists, emphasis or LaTeX, and a `[x](http://…)` in an uploaded PDF into a live link. Every
+ASCII punctuation character that Streamlit's markdown treats specially is backslash-escaped
+(CommonMark allows escaping any ASCII punctuation, so the text renders unchanged), and our
+own `**bold**` markers are added only around the question's terms after escaping.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragcore.text import PREFIX_LENGTH, STOPWORDS, turkish_lower, words
+
+# CommonMark escapable punctuation, plus ":" (Streamlit emoji/icon/colour shortcodes) and "$" (LaTeX).
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:=\"'&^%@])")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+MIN_TERM_CHARS = 3
+# Question particles and copulas that carry no content ("yükümlü müdür?", "nedir?").
+_PARTICLES = frozenset("midir mıdır mudur müdür nedir neler hangi hangisi kaç nasıldır var yok".split())
+
+
+def escape_markdown(text: str) -> str:
+    """Text that Streamlit's st.markdown shows literally; line breaks are kept as hard breaks."""
+    escaped = _SPECIAL.sub(r"\\\1", text)
+    return escaped.replace("\r\n", "\n").replace("\n", "  \n")
+
+
+def question_terms(question: str) -> set[str]:
+    """Prefixes of the question's content words (the same prefix-5 idea the lexical index uses)."""
+    return {
+        word[:PREFIX_LENGTH]
+        for word in words(question)
+        if len(word) >= MIN_TERM_CHARS and word not in STOPWORDS and word not in _PARTICLES and not word.isdigit()
+    }
+
+
+def highlight(text: str, question: str) -> str:
+    """Escaped `text` with the words that share a prefix with a question term in **bold**."""
+    terms = question_terms(question)
+    out: list[str] = []
+    position = 0
+    for match in _WORD.finditer(text):
+        out.append(escape_markdown(text[position : match.start()]))
+        word = match.group(0)
+        lowered = turkish_lower(word)
+        if terms and len(lowered) >= MIN_TERM_CHARS and lowered[:PREFIX_LENGTH] in terms:
+            out.append(f"**{escape_markdown(word)}**")
+        else:
+            out.append(escape_markdown(word))
+        position = match.end()
+    out.append(escape_markdown(text[position:]))
+    return "".join(out)
+
+
+def escape_answer(text: str, at_line_start: bool = True) -> str:
+    """Like `escape_markdown`, but a ">" opening a line stays a blockquote.
+
+    The extractive generator (and many models) quote passages as "> “…”"; a blockquote cannot
+    link, embed or format anything, so allowing just that marker keeps answers readable while
+    the quoted text itself stays escaped. `at_line_start` tells a streamed piece whether the
+    previous piece ended a line.
+    """
+    escaped = escape_markdown(text)
+    escaped = re.sub(r"(\n)\\>", r"\1>", escaped)
+    if at_line_start and escaped.startswith("\\>"):
+        escaped = escaped[1:]
+    return escaped

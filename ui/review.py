@@ -1,0 +1,76 @@
+"""İnceleme kuyruğu: unanswered questions and rated-down answers, newest first.
+
+Each item is closed either by marking it resolved (e.g. the answer was right after all) or by
+uploading the document that answers it, which also marks it resolved — the queue is the
+admin's to-do list for missing documents.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ragcore.models import STATUS_NEEDS_REVIEW, User
+from ui.context import AppContext
+from ui.markdown import escape_markdown
+from ui.upload import role_picker, upload_with_status
+
+
+def _flash(message: str) -> None:
+    st.session_state["review_flash"] = message
+
+
+def render_review_page(ctx: AppContext, admin: User) -> None:
+    from ragcore.questions import QuestionLogError, mark_resolved, review_queue
+
+    st.title("İnceleme kuyruğu")
+    flash = st.session_state.pop("review_flash", None)
+    if flash:
+        st.success(flash)
+    queue = review_queue(ctx.db)
+    if not queue:
+        st.info("Kuyruk boş: cevapsız kalan ya da olumsuz oylanan soru yok.", icon=":material/task_alt:")
+        return
+    st.caption(f"{len(queue)} açık kayıt · en yenisi üstte")
+    for item in queue:
+        reason = "Cevap bulunamadı" if item.status == STATUS_NEEDS_REVIEW else "Olumsuz geri bildirim"
+        when = item.created_at.astimezone().strftime("%d.%m.%Y %H:%M")
+        header = f"{reason} · {item.username} ({item.role}) · {when}"
+        with st.container(border=True):
+            st.caption(escape_markdown(header))
+            st.markdown(f"**Soru:** {escape_markdown(item.question)}")
+            if item.status != STATUS_NEEDS_REVIEW and item.answer:
+                with st.expander("Verilen cevap"):
+                    st.markdown(escape_markdown(item.answer))
+                    for src in item.sources:
+                        pages = (f"s. {src.get('page_start')}" if src.get("page_start") == src.get("page_end")
+                                 else f"s. {src.get('page_start')}–{src.get('page_end')}")
+                        st.caption(escape_markdown(f"[{src.get('rank')}] {src.get('title')} · {pages}"))
+            if item.feedback_comment:
+                st.markdown(f"**Yorum:** {escape_markdown(item.feedback_comment)}")
+            cols = st.columns([1, 2])
+            if cols[0].button("Çözüldü", key=f"review_done_{item.id}", icon=":material/done:"):
+                try:
+                    mark_resolved(ctx.db, item.id, admin.username)
+                    _flash("Kayıt çözüldü olarak işaretlendi.")
+                except QuestionLogError as exc:
+                    st.session_state["review_flash"] = str(exc)
+                st.rerun()
+            with cols[1].popover("Doküman yükleyerek çöz", icon=":material/upload_file:"):
+                with st.form(f"review_upload_{item.id}", clear_on_submit=True):
+                    file = st.file_uploader("PDF", type=["pdf"], key=f"review_file_{item.id}",
+                                            max_upload_size=ctx.settings.max_upload_mb)
+                    roles = role_picker(f"review_roles_{item.id}", default=(item.role,))
+                    title = st.text_input("Başlık (isteğe bağlı)", key=f"review_title_{item.id}")
+                    submitted = st.form_submit_button("Yükle ve çöz", type="primary")
+                if submitted:
+                    if file is None:
+                        st.error("Lütfen bir PDF seçin.")
+                    else:
+                        outcome = upload_with_status(ctx, admin, file.name, file.getvalue(), roles, title)
+                        if outcome.ok:
+                            try:
+                                mark_resolved(ctx.db, item.id, admin.username)
+                            except QuestionLogError:
+                                pass
+                            _flash(outcome.message + " Kayıt çözüldü.")
+                            st.rerun()

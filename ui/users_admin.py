@@ -1,0 +1,158 @@
+"""The admin's user management: create, change role, (de)activate, reset password, unlock.
+
+Guards that the library and the SQL do not know about live here: an admin cannot lock
+themselves out (deactivate or demote their own account), so there is always an admin left.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import pandas as pd
+import streamlit as st
+
+from ragcore import auth as throttle
+from ragcore import users as usersmod
+from ragcore.config import ROLE_LABELS, ROLES
+from ragcore.models import User
+from ui.context import AppContext
+
+
+def _role_label(role: str) -> str:
+    return f"{ROLE_LABELS.get(role, role)} ({role})"
+
+
+def check_new_password(password: str, repeat: str) -> str | None:
+    """UI-side checks before ragcore.users validates length and the 72-byte bcrypt limit."""
+    if password != repeat:
+        return "Parolalar aynı değil."
+    if password != password.strip():
+        # streamlit-authenticator strips the typed password before checking it.
+        return "Parola boşlukla başlayamaz ya da bitemez."
+    return None
+
+
+def generate_password() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def _flash(message: str, kind: str = "success") -> None:
+    st.session_state["users_flash"] = (kind, message)
+
+
+def _show_flash() -> None:
+    flash = st.session_state.pop("users_flash", None)
+    if flash:
+        kind, message = flash
+        getattr(st, kind)(message)
+
+
+def render_table(ctx: AppContext) -> list[User]:
+    users = usersmod.list_users(ctx.db)
+    frame = pd.DataFrame(
+        [{"Kullanıcı adı": u.username, "Ad": u.display_name, "Rol": ROLE_LABELS.get(u.role, u.role),
+          "Durum": "etkin" if u.active else "devre dışı"} for u in users]
+    )
+    st.dataframe(frame, hide_index=True, width="stretch")
+    return users
+
+
+def render_create(ctx: AppContext) -> None:
+    with st.form("users_create", clear_on_submit=True):
+        st.subheader("Yeni kullanıcı")
+        cols = st.columns(2)
+        username = cols[0].text_input("Kullanıcı adı", key="users_new_name", placeholder="ör. mehmet")
+        display = cols[1].text_input("Görünen ad", key="users_new_display", placeholder="ör. Mehmet Yılmaz")
+        role = st.selectbox("Rol", ROLES, index=ROLES.index("personel"), format_func=_role_label, key="users_new_role")
+        cols = st.columns(2)
+        password = cols[0].text_input("Parola", type="password", key="users_new_password",
+                                      help="En az 8 karakter, en fazla 72 bayt.", autocomplete="new-password")
+        repeat = cols[1].text_input("Parola (tekrar)", type="password", key="users_new_repeat",
+                                    autocomplete="new-password")
+        if st.form_submit_button("Kullanıcı oluştur", type="primary"):
+            error = check_new_password(password, repeat)
+            if error:
+                st.error(error)
+                return
+            try:
+                created = usersmod.create_user(ctx.db, username, role, password, display_name=display or None)
+            except usersmod.UserError as exc:
+                st.error(str(exc))
+                return
+            _flash(f"'{created.username}' oluşturuldu ({ROLE_LABELS[created.role]}).")
+            st.rerun()
+
+
+def render_manage(ctx: AppContext, me: User, users: list[User]) -> None:
+    st.subheader("Kullanıcıyı düzenle")
+    if not users:
+        return
+    names = [u.username for u in users]
+    selected = st.selectbox("Kullanıcı", names, key="users_selected")
+    target = next(u for u in users if u.username == selected)
+    is_me = target.username == me.username
+
+    cols = st.columns([2, 1], vertical_alignment="bottom")
+    new_role = cols[0].selectbox("Rol", ROLES, index=ROLES.index(target.role), format_func=_role_label,
+                                 key=f"users_role_{target.username}", disabled=is_me)
+    if cols[1].button("Rolü kaydet", key=f"users_role_save_{target.username}", disabled=is_me or new_role == target.role):
+        usersmod.set_role(ctx.db, target.username, new_role)
+        _flash(f"'{target.username}' rolü: {ROLE_LABELS[new_role]}. Kullanıcının bir sonraki işleminde geçerli olur.")
+        st.rerun()
+    if is_me:
+        st.caption("Kendi rolünüzü ya da hesabınızın durumunu değiştiremezsiniz (yönetici kalmaması önlenir).")
+
+    if target.active:
+        if st.button("Devre dışı bırak", key=f"users_deactivate_{target.username}", disabled=is_me,
+                     icon=":material/person_off:"):
+            usersmod.set_active(ctx.db, target.username, False)
+            _flash(f"'{target.username}' devre dışı bırakıldı; açık oturumu bir sonraki işlemde kapanır.")
+            st.rerun()
+    elif st.button("Yeniden etkinleştir", key=f"users_activate_{target.username}", icon=":material/person_check:"):
+        usersmod.set_active(ctx.db, target.username, True)
+        _flash(f"'{target.username}' yeniden etkin.")
+        st.rerun()
+
+    with st.form(f"users_reset_{target.username}", clear_on_submit=True):
+        st.markdown("**Parola sıfırla**")
+        cols = st.columns(2)
+        password = cols[0].text_input("Yeni parola", type="password", key=f"users_reset_pw_{target.username}",
+                                      autocomplete="new-password", help="Boş bırakırsanız rastgele bir parola üretilir.")
+        repeat = cols[1].text_input("Yeni parola (tekrar)", type="password", key=f"users_reset_rep_{target.username}",
+                                    autocomplete="new-password")
+        if st.form_submit_button("Parolayı değiştir"):
+            shown = None
+            if not password and not repeat:
+                password = repeat = shown = generate_password()
+            error = check_new_password(password, repeat)
+            if error:
+                st.error(error)
+                return
+            try:
+                usersmod.set_password(ctx.db, target.username, password)
+            except usersmod.UserError as exc:
+                st.error(str(exc))
+                return
+            throttle.unlock(ctx.db, target.username)
+            if shown:
+                _flash(f"'{target.username}' için yeni parola: `{shown}` — yalnızca şimdi gösteriliyor, kullanıcıya "
+                       "güvenli bir yoldan iletin.", "warning")
+            else:
+                _flash(f"'{target.username}' parolası değiştirildi.")
+            st.rerun()
+
+    gate = throttle.check(ctx.db, target.username)
+    if not gate.allowed:
+        st.warning(f"Hatalı denemeler nedeniyle giriş kilitli (yaklaşık {gate.retry_minutes} dakika).")
+        if st.button("Kilidi kaldır", key=f"users_unlock_{target.username}"):
+            throttle.unlock(ctx.db, target.username)
+            _flash(f"'{target.username}' giriş kilidi kaldırıldı.")
+            st.rerun()
+
+
+def render_users_page(ctx: AppContext, me: User) -> None:
+    st.title("Kullanıcılar")
+    _show_flash()
+    users = render_table(ctx)
+    render_create(ctx)
+    render_manage(ctx, me, users)
