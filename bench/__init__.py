@@ -1,0 +1,1 @@
+"""Benchmarks: scripts run by `make bench`, not timed tests."""

@@ -1,0 +1,180 @@
+"""End-to-end ingest benchmark: `python -m bench.ingest [--runs 3] [--laws 6331 4857 5510]`.
+
+Ingests the sample laws with the embedded USE embedder into a throw-away embedded PostgreSQL
+(each run into an emptied database), and reports the median of the runs: seconds, pages/s,
+chunks/s, seconds per stage, and peak RSS of the process. The model is loaded (and warmed)
+before timing, as in the app where one embedder serves the whole process. Prints a markdown
+section and writes it to bench/results/ingest.md. Also prints the Law 6331 chunking report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from ragcore import db as dbmod
+from ragcore.chunking import ARTICLE_RE, chunk_pages, joined_text
+from ragcore.config import Settings
+from ragcore.embeddings import USEEmbedder
+from ragcore.ingest import ingest_pdf
+from ragcore.pdf import extract_pages
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent / "results"
+LAWS = {
+    "6331": "6331-is-sagligi-ve-guvenligi-kanunu.pdf",
+    "4857": "4857-is-kanunu.pdf",
+    "5510": "5510-sosyal-sigortalar-ve-genel-saglik-sigortasi-kanunu.pdf",
+}
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def _empty(db: dbmod.Database) -> None:
+    with db.connection() as conn:
+        conn.execute("DELETE FROM documents")
+
+
+def run_once(db: dbmod.Database, settings: Settings, embedder: USEEmbedder, path: Path) -> dict:
+    _empty(db)
+    shutil.rmtree(settings.uploads_dir, ignore_errors=True)
+    marks: dict[str, list[float]] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        marks.setdefault(stage, []).append(time.perf_counter())
+
+    cpu_started = time.process_time()
+    started = time.perf_counter()
+    result = ingest_pdf(db, settings, embedder, path.read_bytes(), filename=path.name, roles=["personel"],
+                        progress=progress)
+    stages, previous = {}, started
+    for stage, times in marks.items():
+        stages[stage] = times[-1] - previous
+        previous = times[-1]
+    return {"seconds": time.perf_counter() - started, "cpu_seconds": time.process_time() - cpu_started,
+            "pages": result.pages, "chunks": result.chunks, **stages}
+
+
+def bench(paths: dict[str, Path], runs: int) -> list[dict]:
+    root = Path(tempfile.mkdtemp(prefix="dayanak-bench-"))
+    settings = Settings(data_dir=root / "data", embed_backend="use", llm_backend="extractive")
+    db = dbmod.Database(dbmod.embedded_url(root / "server"))
+    try:
+        dbmod.migrate(db)
+        embedder = USEEmbedder()
+        embedder.embed(["ısınma turu"])  # load the weights once, as the app does at start
+        rows = []
+        for law, path in paths.items():
+            results = [run_once(db, settings, embedder, path) for _ in range(runs)]
+            row = {key: statistics.median(r[key] for r in results) for key in results[0]}
+            row["law"] = law
+            row["peak_rss_mb"] = peak_rss_mb()
+            rows.append(row)
+            print(f"{law}: {row['seconds']:.2f}s", file=sys.stderr, flush=True)
+        return rows
+    finally:
+        db.close()
+        dbmod.stop_embedded(root / "server")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def table(rows: list[dict], runs: int) -> str:
+    lines = [
+        f"## Ingest (embedded USE embedder, median of {runs})",
+        "",
+        "| law | pages | chunks | seconds | CPU s | pages/s | chunks/s | extract s | chunk s | embed s | store s "
+        "| peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['law']} | {r['pages']:.0f} | {r['chunks']:.0f} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} "
+            f"| {r['pages'] / r['seconds']:.1f} "
+            f"| {r['chunks'] / r['seconds']:.1f} | {r.get('extract', 0):.2f} | {r.get('chunk', 0):.2f} "
+            f"| {r.get('embed', 0):.2f} | {r.get('store', 0):.2f} | {r['peak_rss_mb']:.0f} |"
+        )
+    lines += [
+        "",
+        f"Load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores. CPU s is this "
+        "process's CPU time (user+sys, all threads; the PostgreSQL server's work is not included), a "
+        "better guide than wall time on a shared machine. Peak RSS is the process maximum so far "
+        "(model loaded; cumulative over the rows above).",
+    ]
+    return "\n".join(lines)
+
+
+def chunking_report(path: Path, size: int = 1000, overlap: int = 150) -> str:
+    """Law 6331 quality figures for docs/ingestion.md (no database, no embedding)."""
+    pages = extract_pages(path.read_bytes()).pages
+    chunks = chunk_pages(pages, size, overlap)
+    text, starts = joined_text(pages)
+    numbers = [p.number for p in pages]
+    sizes = sorted(len(c.text) for c in chunks)
+    per_article = Counter(c.article for c in chunks if c.article)
+    two_starts = sum(1 for c in chunks if len(ARTICLE_RE.findall(c.text)) > 1)
+    wrong_pages = sum(1 for c in chunks if not _pages_right(c, text, starts, numbers))
+    quartiles = statistics.quantiles(sizes, n=4)
+    return "\n".join([
+        f"## Chunking of {path.name} (CHUNK_SIZE={size}, CHUNK_OVERLAP={overlap})",
+        "",
+        "| figure | value |",
+        "|---|---:|",
+        f"| pages with text | {len(pages)} |",
+        f"| chunks | {len(chunks)} |",
+        f"| chunk size min / p25 / median / p75 / max (chars) | {sizes[0]} / {quartiles[0]:.0f} / "
+        f"{quartiles[1]:.0f} / {quartiles[2]:.0f} / {sizes[-1]} |",
+        f"| chunks without article label (title page, amendment table) | {sum(1 for c in chunks if not c.article)} |",
+        f"| articles (incl. 25/A and provisional) | {len(per_article)} |",
+        f"| articles split across chunks | {sum(1 for n in per_article.values() if n > 1)} |",
+        f"| articles kept in one chunk | {sum(1 for n in per_article.values() if n == 1)} |",
+        f"| chunks holding two article starts | {two_starts} |",
+        f"| chunks whose page range is wrong | {wrong_pages} |",
+        f"| chunks crossing a page break | {sum(1 for c in chunks if c.page_end != c.page_start)} |",
+    ])
+
+
+def _pages_right(chunk, text: str, starts: list[int], numbers: list[int]) -> bool:
+    """The chunk's text lies within its page range, and starts and ends on those very pages."""
+    first = numbers.index(chunk.page_start)
+    last = numbers.index(chunk.page_end)
+    lo = starts[first]
+    hi = starts[last + 1] if last + 1 < len(starts) else len(text)
+    inside = text.find(chunk.text, lo, hi) != -1
+    touches_first = chunk.char_start < (starts[first + 1] if first + 1 < len(starts) else len(text))
+    touches_last = chunk.char_end > starts[last]
+    return inside and touches_first and touches_last
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--laws", nargs="*", default=list(LAWS), choices=list(LAWS))
+    parser.add_argument("--documents-dir", type=Path, default=Settings.from_env().documents_dir)
+    args = parser.parse_args(argv)
+    folder = args.documents_dir if args.documents_dir.is_absolute() else (REPO / args.documents_dir)
+    paths = {law: folder / LAWS[law] for law in args.laws}
+    missing = [str(p) for p in paths.values() if not p.is_file()]
+    if missing:
+        print(f"missing PDFs: {', '.join(missing)} (run `make download-data`)", file=sys.stderr)
+        return 1
+    section = table(bench(paths, args.runs), args.runs)
+    if "6331" in paths:
+        section += "\n\n" + chunking_report(paths["6331"])
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "ingest.md").write_text(section + "\n", encoding="utf-8")
+    print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Stored documents as each role may see them: listing, chunks, download, roles, deletion.
+
+The role predicate sits in every query (admin reads everything, everyone else only documents
+whose `allowed_roles` contain their role), so a caller cannot forget it. Deleting a document
+cascades to its chunks and postings; the statement triggers keep lexicon and lex_stats exact.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+from ragcore import db as dbmod
+from ragcore.config import Settings
+from ragcore.ingest import stored_path, validate_roles
+from ragcore.models import Chunk, Document
+
+log = logging.getLogger(__name__)
+
+_VISIBLE = "(%(role)s = 'admin' OR %(role)s = ANY(d.allowed_roles))"
+_COLUMNS = """d.id, d.title, d.filename, d.sha256, d.page_count, d.allowed_roles, d.uploaded_by,
+              d.created_at, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id),
+              d.size_bytes, d.skipped_pages"""
+
+
+class DocumentNotFound(LookupError):
+    """No such document, or the role may not read it (the two are deliberately not told apart)."""
+
+    def __init__(self, document_id: int) -> None:
+        super().__init__(f"Belge #{document_id} bulunamadı ya da bu rolün erişimi yok.")
+        self.document_id = document_id
+
+
+def can_read(doc: Document, role: str) -> bool:
+    return role == "admin" or role in doc.allowed_roles
+
+
+def _document(row: tuple) -> Document:
+    return Document(
+        id=row[0], title=row[1], filename=row[2], sha256=row[3], page_count=row[4],
+        allowed_roles=tuple(row[5]), uploaded_by=row[6], created_at=row[7], chunk_count=row[8],
+        size_bytes=row[9], skipped_pages=tuple(row[10] or ()),
+    )
+
+
+def list_documents(db: dbmod.Database, role: str) -> list[Document]:
+    """Documents the role may read, newest first, with their chunk counts."""
+    with db.connection() as conn:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM documents d WHERE {_VISIBLE} ORDER BY d.created_at DESC, d.id DESC",
+            {"role": role},
+        ).fetchall()
+    return [_document(row) for row in rows]
+
+
+def get_document(db: dbmod.Database, document_id: int, role: str) -> Document | None:
+    """The document if it exists and the role may read it, else None."""
+    with db.connection() as conn:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM documents d WHERE d.id = %(id)s AND {_VISIBLE}",
+            {"id": document_id, "role": role},
+        ).fetchone()
+    return _document(row) if row else None
+
+
+def document_chunks(db: dbmod.Database, document_id: int, role: str) -> list[Chunk]:
+    """The document's chunks in order; DocumentNotFound if the role may not read it."""
+    if get_document(db, document_id, role) is None:
+        raise DocumentNotFound(document_id)
+    with db.connection() as conn:
+        rows = conn.execute(
+            """SELECT ordinal, text, page_start, page_end, article, char_start, char_end
+               FROM chunks WHERE document_id = %s ORDER BY ordinal""",
+            (document_id,),
+        ).fetchall()
+    return [Chunk(*row) for row in rows]
+
+
+def delete_document(db: dbmod.Database, settings: Settings, document_id: int) -> Document:
+    """Delete rows (chunks and postings cascade), then the stored file. Admin-only: check before."""
+    doc = get_document(db, document_id, "admin")
+    if doc is None:
+        raise DocumentNotFound(document_id)
+    with db.connection() as conn:
+        conn.execute("DELETE FROM documents WHERE id = %s", (document_id,))
+    stored_path(settings, doc.sha256).unlink(missing_ok=True)
+    log.info("deleted document %d (%s)", document_id, doc.title)
+    return doc
+
+
+def set_document_roles(db: dbmod.Database, document_id: int, roles: Iterable[str]) -> Document:
+    """Change who may read a document; a trigger copies the roles onto its chunks."""
+    allowed = validate_roles(roles)
+    with db.connection() as conn:
+        updated = conn.execute(
+            "UPDATE documents SET allowed_roles = %s WHERE id = %s RETURNING id", (allowed, document_id)
+        ).fetchone()
+    if updated is None:
+        raise DocumentNotFound(document_id)
+    return get_document(db, document_id, "admin")  # type: ignore[return-value]
+
+
+def document_file(settings: Settings, doc: Document, role: str) -> Path | None:
+    """Path of the stored PDF for download, only if the role may read it and the file exists."""
+    if not can_read(doc, role):
+        return None
+    path = stored_path(settings, doc.sha256)
+    return path if path.is_file() else None

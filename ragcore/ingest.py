@@ -1,0 +1,298 @@
+"""PDF upload → stored document: validate, extract, chunk, embed, then write everything at once.
+
+All checks and all slow work (extraction, embedding) happen before the database is touched;
+the document, its chunks with vectors and their postings are inserted in one transaction, and
+the file is moved to its final name (its sha256) only after that commit. Any failure leaves
+no rows, an unchanged lexicon and no stored file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import psycopg
+
+from ragcore import db as dbmod
+from ragcore.chunking import chunk_pages
+from ragcore.config import ROLES, Settings
+from ragcore.embeddings import Embedder, EmbeddingError
+from ragcore.models import Chunk
+from ragcore.pdf import PdfError, extract_pages
+from ragcore.text import lexical_tokens
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+EMBED_BATCH = 32
+STAGES = ("extract", "chunk", "embed", "store")
+
+
+class IngestError(ValueError):
+    """An upload that was refused or failed; `str(exc)` is a Turkish message for the user."""
+
+
+class DuplicateDocument(IngestError):
+    """The same file (same sha256) is already stored."""
+
+    def __init__(self, document_id: int, title: str) -> None:
+        super().__init__(f"Bu dosya zaten yüklü: “{title}” (belge #{document_id}). Aynı dosya ikinci kez eklenmez.")
+        self.document_id = document_id
+        self.title = title
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    document_id: int
+    title: str
+    pages: int
+    chunks: int
+    seconds: float
+    skipped_pages: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "document_id": self.document_id,
+            "title": self.title,
+            "pages": self.pages,
+            "chunks": self.chunks,
+            "seconds": round(self.seconds, 3),
+            "skipped_pages": self.skipped_pages,
+        }
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def validate_roles(roles: Iterable[str] | None) -> list[str]:
+    """Non-empty, known roles, duplicates removed (order kept)."""
+    cleaned = list(dict.fromkeys(role.strip().lower() for role in (roles or []) if role and role.strip()))
+    if not cleaned:
+        raise IngestError("En az bir rol seçilmeli: belgeyi kimlerin okuyabileceği boş bırakılamaz.")
+    unknown = [role for role in cleaned if role not in ROLES]
+    if unknown:
+        raise IngestError(f"Bilinmeyen rol: {', '.join(unknown)}. Geçerli roller: {', '.join(ROLES)}.")
+    return cleaned
+
+
+def check_size(data: bytes, settings: Settings) -> None:
+    if len(data) > settings.max_upload_bytes:
+        raise IngestError(
+            f"Dosya çok büyük: {len(data) / 1024 / 1024:.1f} MB; en fazla {settings.max_upload_mb} MB "
+            "yüklenebilir (MAX_UPLOAD_MB)."
+        )
+
+
+def default_title(filename: str) -> str:
+    stem = Path(filename).stem.replace("_", " ").replace("-", " ").strip()
+    return stem[:500] or "Adsız belge"
+
+
+def find_by_sha256(conn: psycopg.Connection, digest: str) -> tuple[int, str] | None:
+    row = conn.execute("SELECT id, title FROM documents WHERE sha256 = %s", (digest,)).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def stored_path(settings: Settings, digest: str) -> Path:
+    """Where an uploaded file lives: named by its hash, so the name never collides."""
+    return settings.uploads_dir / f"{digest}.pdf"
+
+
+# --------------------------------------------------------------------------- work before the DB
+
+
+def _embed(embedder: Embedder, chunks: Sequence[Chunk], report: Progress) -> np.ndarray:
+    total = len(chunks)
+    vectors = np.zeros((total, embedder.dim), dtype=np.float32)
+    report("embed", 0, total)
+    for start in range(0, total, EMBED_BATCH):
+        batch = chunks[start : start + EMBED_BATCH]
+        vectors[start : start + len(batch)] = embedder.embed([chunk.text for chunk in batch])
+        report("embed", start + len(batch), total)
+    return vectors
+
+
+def _write_temp(settings: Settings, digest: str, data: bytes) -> Path:
+    settings.uploads_dir.mkdir(parents=True, exist_ok=True)
+    tmp = settings.uploads_dir / f".{digest}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return tmp
+
+
+# --------------------------------------------------------------------------- the transaction
+
+
+def _insert_document(conn: psycopg.Connection, meta: dict) -> int:
+    return conn.execute(
+        """INSERT INTO documents (title, filename, sha256, size_bytes, page_count, skipped_pages,
+                                  allowed_roles, uploaded_by)
+           VALUES (%(title)s, %(filename)s, %(sha256)s, %(size_bytes)s, %(page_count)s,
+                   %(skipped_pages)s, %(allowed_roles)s, %(uploaded_by)s)
+           RETURNING id""",
+        meta,
+    ).fetchone()[0]
+
+
+def insert_chunks(
+    conn: psycopg.Connection, document_id: int, chunks: Sequence[Chunk], vectors: np.ndarray, roles: list[str]
+) -> list[int]:
+    """COPY the chunks with their vectors; return their ids in ordinal order."""
+    columns = "document_id, ordinal, page_start, page_end, article, text, char_start, char_end, lex_length, allowed_roles"
+    with conn.cursor().copy(f"COPY chunks ({columns}, embedding) FROM STDIN") as copy:
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            copy.write_row((
+                document_id, chunk.ordinal, chunk.page_start, chunk.page_end, chunk.article, chunk.text,
+                chunk.char_start, chunk.char_end, len(lexical_tokens(chunk.text)), roles, vector,
+            ))
+    rows = conn.execute("SELECT id FROM chunks WHERE document_id = %s ORDER BY ordinal", (document_id,))
+    return [row[0] for row in rows]
+
+
+def insert_postings(conn: psycopg.Connection, chunk_ids: Sequence[int], texts: Sequence[str]) -> int:
+    """COPY (term, chunk_id, tf) rows; the statement trigger updates lexicon document frequencies."""
+    count = 0
+    with conn.cursor().copy("COPY postings (term, chunk_id, tf) FROM STDIN") as copy:
+        for chunk_id, text in zip(chunk_ids, texts, strict=True):
+            for term, tf in Counter(lexical_tokens(text)).items():
+                copy.write_row((term, chunk_id, tf))
+                count += 1
+    return count
+
+
+def _store(db: dbmod.Database, meta: dict, chunks: Sequence[Chunk], vectors: np.ndarray, report: Progress) -> int:
+    report("store", 0, 3)
+    with db.connection() as conn:
+        existing = find_by_sha256(conn, meta["sha256"])
+        if existing:
+            raise DuplicateDocument(*existing)
+        document_id = _insert_document(conn, meta)
+        report("store", 1, 3)
+        chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"])
+        report("store", 2, 3)
+        insert_postings(conn, chunk_ids, [chunk.text for chunk in chunks])
+        report("store", 3, 3)
+    return document_id
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def ingest_pdf(
+    db: dbmod.Database,
+    settings: Settings,
+    embedder: Embedder,
+    data: bytes,
+    *,
+    filename: str,
+    roles: Iterable[str],
+    title: str | None = None,
+    uploaded_by: str | None = None,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Validate, extract, chunk, embed and store one PDF; all or nothing."""
+    started = time.perf_counter()
+    report: Progress = progress or (lambda stage, done, total: None)
+    allowed = validate_roles(roles)
+    check_size(data, settings)
+    digest = hashlib.sha256(data).hexdigest()
+    with db.connection() as conn:
+        existing = find_by_sha256(conn, digest)
+    if existing:
+        raise DuplicateDocument(*existing)
+
+    try:
+        extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total))
+    except PdfError as exc:
+        raise IngestError(str(exc)) from exc
+    chunks = chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap)
+    report("chunk", len(chunks), len(chunks))
+    try:
+        dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+        vectors = _embed(embedder, chunks, report)
+    except (EmbeddingError, dbmod.EmbeddingModelMismatch) as exc:
+        raise IngestError(str(exc)) from exc
+
+    name = Path(filename).name or "belge.pdf"
+    meta = {
+        "title": (title or "").strip()[:500] or default_title(name),
+        "filename": name,
+        "sha256": digest,
+        "size_bytes": len(data),
+        "page_count": extracted.page_count,
+        "skipped_pages": extracted.skipped_pages,
+        "allowed_roles": allowed,
+        "uploaded_by": uploaded_by,
+    }
+    document_id = _store_with_file(db, settings, meta, data, chunks, vectors, report)
+    seconds = time.perf_counter() - started
+    log.info("ingested %s as document %d: %d pages, %d chunks in %.2fs", name, document_id,
+             extracted.page_count, len(chunks), seconds)
+    return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages)
+
+
+def _store_with_file(
+    db: dbmod.Database, settings: Settings, meta: dict, data: bytes,
+    chunks: Sequence[Chunk], vectors: np.ndarray, report: Progress,
+) -> int:
+    """Temp file → transaction → rename; on any failure neither rows nor file remain."""
+    tmp = _write_temp(settings, meta["sha256"], data)
+    try:
+        try:
+            document_id = _store(db, meta, chunks, vectors, report)
+        except psycopg.errors.UniqueViolation as exc:  # a concurrent upload of the same file won
+            with db.connection() as conn:
+                existing = find_by_sha256(conn, meta["sha256"])
+            raise DuplicateDocument(*existing) if existing else IngestError(str(exc)) from exc
+        except psycopg.Error as exc:
+            raise IngestError(f"Belge veritabanına yazılamadı: {exc}") from exc
+        try:
+            os.replace(tmp, stored_path(settings, meta["sha256"]))
+        except OSError as exc:
+            with db.connection() as conn:
+                conn.execute("DELETE FROM documents WHERE id = %s", (document_id,))
+            raise IngestError(f"Dosya kaydedilemedi ({exc}); yükleme geri alındı.") from exc
+        return document_id
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- re-embedding
+
+
+def reembed_all(db: dbmod.Database, embedder: Embedder, progress: Progress | None = None) -> int:
+    """Re-embed every chunk with `embedder` and record its model, all in one transaction.
+
+    Writers are locked out while the vectors are computed (readers keep the old index), so no
+    chunk can be added with a vector of the old model in between. Returns the chunk count.
+    """
+    report: Progress = progress or (lambda stage, done, total: None)
+    with db.connection() as conn:
+        conn.execute("LOCK TABLE chunks IN EXCLUSIVE MODE")
+        rows = conn.execute("SELECT id, text FROM chunks ORDER BY id").fetchall()
+        total = len(rows)
+        vectors = np.zeros((total, embedder.dim), dtype=np.float32)
+        report("embed", 0, total)
+        for start in range(0, total, EMBED_BATCH):
+            batch = rows[start : start + EMBED_BATCH]
+            vectors[start : start + len(batch)] = embedder.embed([text for _, text in batch])
+            report("embed", start + len(batch), total)
+        dbmod.replace_embedding_space(conn, embedder.name, embedder.dim)
+        conn.execute(f"CREATE TEMP TABLE reembed (id bigint PRIMARY KEY, embedding vector({int(embedder.dim)})) "
+                     "ON COMMIT DROP")
+        with conn.cursor().copy("COPY reembed (id, embedding) FROM STDIN") as copy:
+            for (chunk_id, _), vector in zip(rows, vectors, strict=True):
+                copy.write_row((chunk_id, vector))
+        conn.execute("UPDATE chunks c SET embedding = r.embedding FROM reembed r WHERE c.id = r.id")
+        report("store", 1, 1)
+    log.info("re-embedded %d chunks with %s (%d-d)", total, embedder.name, embedder.dim)
+    return total

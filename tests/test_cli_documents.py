@@ -1,0 +1,85 @@
+"""`python -m ragcore ingest|documents|chunks|delete-document|reembed` with --json, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragcore.chunking import ARTICLE_RE
+from ragcore.cli import main
+from tests import pdfs
+from tests.conftest import LAW_6331
+
+
+@pytest.fixture()
+def cli(db, settings, monkeypatch, tmp_path, capsys):
+    """Run the CLI as a user would, configured through the environment only."""
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    for name, value in {
+        "DATABASE_URL": settings.database_url, "DATA_DIR": str(settings.data_dir), "EMBED_BACKEND": "use",
+        "OLLAMA_BASE_URL": "http://127.0.0.1:9", "LLM_BACKEND": "extractive", "LOG_LEVEL": "WARNING",
+    }.items():
+        monkeypatch.setenv(name, value)
+
+    def run(*argv: str) -> tuple[int, object, str]:
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        payload = json.loads(out) if "--json" in argv and code == 0 else out
+        return code, payload, err
+
+    return run
+
+
+def test_ingest_chunks_documents_delete_round_trip(cli, tmp_path):
+    code, result, _ = cli("ingest", str(LAW_6331), "--roles", "isg", "personel", "--json")
+    assert code == 0
+    assert set(result) == {"document_id", "title", "pages", "chunks", "seconds"}
+    assert result["pages"] == 24 and result["chunks"] > 40
+
+    code, chunks, _ = cli("chunks", str(result["document_id"]), "--json")
+    assert code == 0 and len(chunks) == result["chunks"]
+    assert set(chunks[0]) == {"ordinal", "page_start", "page_end", "article", "text"}
+    assert all(len(ARTICLE_RE.findall(c["text"])) <= 1 for c in chunks)
+    assert all(1 <= c["page_start"] <= c["page_end"] <= 24 for c in chunks)
+
+    code, listed, _ = cli("documents", "--json")
+    assert code == 0 and listed == [{
+        "document_id": result["document_id"], "title": result["title"], "filename": LAW_6331.name,
+        "pages": 24, "chunks": result["chunks"], "allowed_roles": ["isg", "personel"],
+    }]
+    assert cli("documents", "--role", "ik", "--json")[1] == []
+
+    code, _, err = cli("ingest", str(LAW_6331), "--roles", "isg", "--json")
+    assert code == 1 and "zaten yüklü" in err and f"#{result['document_id']}" in err
+
+    code, deleted, _ = cli("delete-document", str(result["document_id"]), "--json")
+    assert code == 0 and deleted["deleted"] == result["document_id"]
+    assert cli("documents", "--json")[1] == []
+    code, _, err = cli("delete-document", str(result["document_id"]))
+    assert code == 1 and "bulunamadı" in err
+
+
+def test_failures_exit_non_zero_with_the_message(cli, tmp_path):
+    fake = tmp_path / "rapor.pdf"
+    fake.write_bytes(pdfs.not_a_pdf())
+    code, _, err = cli("ingest", str(fake), "--roles", "isg", "--json")
+    assert code == 1 and "PDF değil" in err
+    code, _, err = cli("ingest", str(tmp_path / "yok.pdf"), "--roles", "isg")
+    assert code == 1 and "okunamadı" in err
+    code, _, err = cli("chunks", "12345")
+    assert code == 1 and "bulunamadı" in err
+    with pytest.raises(SystemExit) as info:  # argparse refuses an unknown role before anything runs
+        cli("ingest", str(fake), "--roles", "muhasebe")
+    assert info.value.code == 2
+
+
+def test_human_output_and_reembed(cli, tmp_path):
+    path = tmp_path / "yonetmelik.pdf"
+    path.write_bytes(pdfs.law_pdf())
+    code, out, _ = cli("ingest", str(path), "--roles", "isg", "--title", "Örnek")
+    assert code == 0 and "“Örnek”: 2 sayfa" in out
+    code, out, _ = cli("chunks", "1")
+    assert code == 0 and "s. 1 · Madde 1" in out
+    code, result, _ = cli("reembed", "--json")
+    assert code == 0 and result["model"] == "use-multilingual-v3" and result["chunks"] > 0

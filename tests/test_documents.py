@@ -1,0 +1,95 @@
+"""Role-scoped document access, role changes, deletion with exact lexical statistics."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragcore import documents as docs
+from ragcore.embeddings import USEEmbedder
+from ragcore.ingest import IngestError, ingest_pdf, reembed_all, stored_path
+from tests import pdfs
+from tests.test_ingest import check_lexical_index, state
+
+
+@pytest.fixture(scope="module")
+def embedder() -> USEEmbedder:
+    return USEEmbedder()
+
+
+@pytest.fixture()
+def two_docs(db, settings, embedder):
+    law = ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"],
+                     title="İSG yönetmeliği")
+    hr = ingest_pdf(db, settings, embedder, pdfs.text_pdf(["Izin proseduru. Yillik izin on dort gundur."]),
+                    filename="izin.pdf", roles=["ik", "personel"], title="İzin prosedürü")
+    return law.document_id, hr.document_id
+
+
+def test_listing_is_scoped_by_role(db, two_docs):
+    law, hr = two_docs
+    assert [d.id for d in docs.list_documents(db, "admin")] == [hr, law]
+    assert [d.id for d in docs.list_documents(db, "isg")] == [law]
+    assert [d.id for d in docs.list_documents(db, "personel")] == [hr]
+    assert docs.list_documents(db, "uretim") == []
+    listed = docs.list_documents(db, "isg")[0]
+    assert listed.chunk_count > 0 and listed.page_count == 2 and listed.allowed_roles == ("isg",)
+
+
+def test_get_chunks_and_file_respect_the_role(db, settings, two_docs):
+    law, _ = two_docs
+    assert docs.get_document(db, law, "personel") is None
+    doc = docs.get_document(db, law, "isg")
+    assert doc is not None and doc.title == "İSG yönetmeliği"
+    chunks = docs.document_chunks(db, law, "isg")
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    assert any(c.article == "Madde 1" for c in chunks)
+    with pytest.raises(docs.DocumentNotFound, match=f"#{law}"):
+        docs.document_chunks(db, law, "personel")
+    assert docs.document_file(settings, doc, "isg") == stored_path(settings, doc.sha256)
+    assert docs.document_file(settings, doc, "admin") is not None
+    assert docs.document_file(settings, doc, "personel") is None
+
+
+def test_changing_roles_reaches_the_chunks(db, two_docs):
+    law, _ = two_docs
+    doc = docs.set_document_roles(db, law, ["uretim", "personel"])
+    assert doc.allowed_roles == ("uretim", "personel")
+    with db.connection() as conn:
+        roles = conn.execute("SELECT DISTINCT allowed_roles FROM chunks WHERE document_id = %s", (law,)).fetchall()
+    assert roles == [(["uretim", "personel"],)]
+    assert docs.get_document(db, law, "isg") is None
+    with pytest.raises(IngestError, match="En az bir rol"):
+        docs.set_document_roles(db, law, [])
+    with pytest.raises(docs.DocumentNotFound):
+        docs.set_document_roles(db, 9999, ["isg"])
+
+
+def test_delete_removes_rows_file_and_keeps_lexicon_exact(db, settings, embedder, two_docs):
+    law, hr = two_docs
+    before_hr_only = None
+    doc = docs.get_document(db, law, "admin")
+    deleted = docs.delete_document(db, settings, law)
+    assert deleted.id == law
+    assert not stored_path(settings, doc.sha256).exists()
+    with db.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM chunks WHERE document_id = %s", (law,)).fetchone()[0] == 0
+    check_lexical_index(db)
+    before_hr_only = state(db, settings)
+    docs.delete_document(db, settings, hr)
+    after = state(db, settings)
+    assert after["counts"] == {"documents": 0, "chunks": 0, "postings": 0}
+    assert after["lexicon"] == {} and after["stats"] == (0, 0) and after["files"] == []
+    assert before_hr_only["counts"]["documents"] == 1
+    with pytest.raises(docs.DocumentNotFound):
+        docs.delete_document(db, settings, law)
+
+
+def test_reembed_replaces_every_vector_in_one_go(db, embedder, two_docs):
+    with db.connection() as conn:
+        total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        conn.execute("UPDATE chunks SET embedding = NULL")
+    assert reembed_all(db, embedder) == total
+    with db.connection() as conn:
+        missing = conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NULL").fetchone()[0]
+        model = conn.execute("SELECT model, dim FROM embedding_index").fetchone()
+    assert missing == 0 and model == ("use-multilingual-v3", 512)
