@@ -2,8 +2,9 @@
 
 All checks and all slow work (extraction, embedding) happen before the database is touched;
 the document, its chunks with vectors and their postings are inserted in one transaction, and
-the file is moved to its final name (its sha256) only after that commit. Any failure leaves
-no rows, an unchanged lexicon and no stored file.
+the file is put in place under its final name (its sha256) just before that transaction, so a
+committed document always has its file. Any failure leaves no rows, an unchanged lexicon and
+no stored file; a crash leaves at most an unreferenced file (see `remove_orphan_files`).
 """
 
 from __future__ import annotations
@@ -244,26 +245,63 @@ def _store_with_file(
     db: dbmod.Database, settings: Settings, meta: dict, data: bytes,
     chunks: Sequence[Chunk], vectors: np.ndarray, report: Progress,
 ) -> int:
-    """Temp file → transaction → rename; on any failure neither rows nor file remain."""
+    """File in place first, then the transaction: a committed document always has its file.
+
+    The file is named by its hash, so an identical concurrent upload writes identical bytes to
+    the same name. If the transaction fails the file is removed unless a committed document
+    (a concurrent winner) refers to it; a crash in between leaves only an unreferenced file,
+    which the repeated upload overwrites and `remove_orphan_files` collects.
+    """
+    final = stored_path(settings, meta["sha256"])
     tmp = _write_temp(settings, meta["sha256"], data)
     try:
-        try:
-            document_id = _store(db, meta, chunks, vectors, report)
-        except psycopg.errors.UniqueViolation as exc:  # a concurrent upload of the same file won
-            with db.connection() as conn:
-                existing = find_by_sha256(conn, meta["sha256"])
-            raise DuplicateDocument(*existing) if existing else IngestError(str(exc)) from exc
-        except psycopg.Error as exc:
-            raise IngestError(f"Belge veritabanına yazılamadı: {exc}") from exc
-        try:
-            os.replace(tmp, stored_path(settings, meta["sha256"]))
-        except OSError as exc:
-            with db.connection() as conn:
-                conn.execute("DELETE FROM documents WHERE id = %s", (document_id,))
-            raise IngestError(f"Dosya kaydedilemedi ({exc}); yükleme geri alındı.") from exc
-        return document_id
-    finally:
+        os.replace(tmp, final)
+    except OSError as exc:
         tmp.unlink(missing_ok=True)
+        raise IngestError(f"Dosya kaydedilemedi: {exc}") from exc
+    try:
+        return _store(db, meta, chunks, vectors, report)
+    except psycopg.errors.UniqueViolation as exc:  # a concurrent upload of the same file won
+        existing = _existing(db, meta["sha256"])
+        raise DuplicateDocument(*existing) if existing else IngestError(str(exc)) from exc
+    except psycopg.Error as exc:
+        _remove_unless_referenced(db, final, meta["sha256"])
+        raise IngestError(f"Belge veritabanına yazılamadı: {exc}") from exc
+    except BaseException:
+        _remove_unless_referenced(db, final, meta["sha256"])
+        raise
+
+
+def _existing(db: dbmod.Database, digest: str) -> tuple[int, str] | None:
+    with db.connection() as conn:
+        return find_by_sha256(conn, digest)
+
+
+def _remove_unless_referenced(db: dbmod.Database, path: Path, digest: str) -> None:
+    try:
+        referenced = _existing(db, digest) is not None
+    except psycopg.Error:
+        referenced = True  # cannot tell: keeping a stray file is safer than losing a document's file
+    if not referenced:
+        path.unlink(missing_ok=True)
+
+
+def remove_orphan_files(db: dbmod.Database, settings: Settings, min_age_s: float = 3600) -> list[Path]:
+    """Delete stored files (and temp files) that no document refers to and that are older than
+    `min_age_s` — leftovers of a process killed mid-upload. Younger ones may belong to an
+    upload still in progress."""
+    if not settings.uploads_dir.is_dir():
+        return []
+    with db.connection() as conn:
+        known = {row[0] for row in conn.execute("SELECT sha256 FROM documents")}
+    cutoff = time.time() - min_age_s
+    removed = []
+    for path in settings.uploads_dir.iterdir():
+        digest = path.name.lstrip(".").split(".")[0]
+        if path.is_file() and path.stat().st_mtime < cutoff and (path.suffix == ".tmp" or digest not in known):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 # --------------------------------------------------------------------------- re-embedding

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragcore.embeddings import make_embedder
-from ragcore.ingest import ingest_pdf
+from ragcore.ingest import ingest_pdf, remove_orphan_files, stored_path
 from tests.conftest import LAW_6331
 
 REPO = Path(__file__).resolve().parent.parent
@@ -79,11 +79,17 @@ def test_sigkill_during_ingest_leaves_no_partial_document(db, settings, stage, d
     assert proc.returncode == -signal.SIGKILL
 
     assert _counts(db) == {"documents": 0, "chunks": 0, "postings": 0, "lexicon": 0, "lex_stats": 0}
-    stored = [p for p in (settings.uploads_dir.glob("*.pdf") if settings.uploads_dir.exists() else [])]
-    assert stored == []
+    # At most an unreferenced file is left (the file goes in place just before the transaction);
+    # the orphan sweep collects it and anything else the killed process left in the uploads folder.
+    remove_orphan_files(db, settings, min_age_s=0)
+    assert not settings.uploads_dir.exists() or list(settings.uploads_dir.iterdir()) == []
 
     result = ingest_pdf(db, settings, make_embedder(settings), LAW_6331.read_bytes(), filename=LAW_6331.name,
                         roles=["isg"])
     assert result.pages == 24
     counts = _counts(db)
     assert counts["documents"] == 1 and counts["chunks"] == result.chunks
+    with db.connection() as conn:
+        digest = conn.execute("SELECT sha256 FROM documents").fetchone()[0]
+    assert stored_path(settings, digest).read_bytes() == LAW_6331.read_bytes()
+    assert remove_orphan_files(db, settings, min_age_s=0) == []  # a referenced file is never collected
