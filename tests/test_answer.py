@@ -1,0 +1,189 @@
+"""The answer service on the real Law 6331 (the seed's demo) and its failure paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragcore import users
+from ragcore.answer import AnswerService, QuestionError
+from ragcore.config import Settings
+from ragcore.generation import ExtractiveGenerator, GeneratorError, OllamaGenerator
+from ragcore.models import (
+    FALLBACK_ANSWER,
+    STATUS_ANSWERED,
+    STATUS_ERROR,
+    STATUS_FALLBACK,
+    STATUS_NEEDS_REVIEW,
+)
+from ragcore.questions import recent_questions
+from tests.conftest import LAW_6331
+from tests.retrieval_support import clean, ingest_law, make_test_embedder
+
+RISK_QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
+LEAVE_QUESTION = "Şirketimizin yıllık izin politikası nedir?"
+
+
+class RecordingGenerator:
+    """Records every call; answers with a fixed text (or raises after some pieces)."""
+
+    kind = "recording"
+    model = "recording"
+    label = "recording"
+
+    def __init__(self, reply: str = "Evet, işveren risk değerlendirmesi yapmakla yükümlüdür [1].",
+                 fail_after: int | None = None) -> None:
+        self.reply = reply
+        self.fail_after = fail_after
+        self.calls: list[tuple[list[dict], list]] = []
+
+    def stream(self, messages, sources, question):
+        self.calls.append((messages, list(sources)))
+        for index, word in enumerate(self.reply.split(" ")):
+            if self.fail_after is not None and index >= self.fail_after:
+                raise GeneratorError("Ollama ile bağlantı cevap sırasında kesildi.")
+            yield word if index == 0 else " " + word
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return make_test_embedder()
+
+
+@pytest.fixture(scope="module")
+def law_db(session_db, embedder, tmp_path_factory, pg_url):
+    clean(session_db)
+    settings = Settings(database_url=pg_url, data_dir=tmp_path_factory.mktemp("answer") / "data", embed_backend="use")
+    ingest_law(session_db, settings, embedder, Path(LAW_6331), ["isg", "personel"])
+    users.create_user(session_db, "mehmet", "isg", "parola-123", "Mehmet")
+    users.create_user(session_db, "ayse", "ik", "parola-123", "Ayşe")
+    users.create_user(session_db, "admin", "admin", "parola-123", "Yönetici")
+    return session_db
+
+
+@pytest.fixture()
+def settings(pg_url, tmp_path) -> Settings:
+    return Settings(database_url=pg_url, data_dir=tmp_path / "data", embed_backend="use", llm_backend="extractive",
+                    ollama_base_url="http://127.0.0.1:9")
+
+
+def _service(db, settings, embedder, generator=None) -> AnswerService:
+    return AnswerService(db, settings, embedder, generator or ExtractiveGenerator(embedder))
+
+
+def test_demo_mehmet_gets_article_10_page_7_cited(law_db, settings, embedder) -> None:
+    generator = RecordingGenerator()
+    answer = _service(law_db, settings, embedder, generator).ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    assert answer.status == STATUS_ANSWERED
+    first = answer.sources[0]
+    assert (first.article, first.page_start, first.page_label) == ("Madde 10", 7, "s. 7")
+    assert answer.cited == (1,) and "[1]" in answer.text
+    assert len(generator.calls) == 1
+    assert answer.question_id is not None and answer.retrieval_ms > 0 and answer.first_token_ms is not None
+
+
+def test_demo_mehmet_extractive_quotes_article_10(law_db, settings, embedder) -> None:
+    answer = _service(law_db, settings, embedder).ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    assert answer.status == STATUS_ANSWERED and answer.generator == "extractive" and not answer.llm_called
+    assert answer.cited and answer.sources[answer.cited[0] - 1].article == "Madde 10"
+    assert "yükümlüdür" in answer.text and "Alıntı modu" in answer.text
+
+
+def test_demo_ayse_gets_the_fallback_without_the_generator(law_db, settings, embedder) -> None:
+    generator = RecordingGenerator()
+    answer = _service(law_db, settings, embedder, generator).ask(users.get_user(law_db, "ayse"), RISK_QUESTION)
+    assert answer.text == FALLBACK_ANSWER and answer.sources == () and answer.status == STATUS_NEEDS_REVIEW
+    assert generator.calls == [] and not answer.llm_called
+    logged = recent_questions(law_db, "ayse")[0]
+    assert logged.status == STATUS_NEEDS_REVIEW and logged.sources == [] and not logged.llm_called
+
+
+def test_annual_leave_policy_is_not_in_law_6331(law_db, settings, embedder) -> None:
+    generator = RecordingGenerator()
+    answer = _service(law_db, settings, embedder, generator).ask(users.get_user(law_db, "mehmet"), LEAVE_QUESTION)
+    assert answer.text == FALLBACK_ANSWER and answer.sources == () and generator.calls == []
+
+
+def test_role_is_read_from_the_database_at_call_time(law_db, settings, embedder) -> None:
+    stale = users.get_user(law_db, "ayse")
+    users.set_role(law_db, "ayse", "isg")
+    try:
+        answer = _service(law_db, settings, embedder).ask(stale, RISK_QUESTION)
+        assert answer.status == STATUS_ANSWERED and answer.extra["role"] == "isg"
+    finally:
+        users.set_role(law_db, "ayse", "ik")
+    users.set_active(law_db, "ayse", False)
+    try:
+        with pytest.raises(QuestionError, match="devre dışı"):
+            _service(law_db, settings, embedder).ask(stale, RISK_QUESTION)
+    finally:
+        users.set_active(law_db, "ayse", True)
+
+
+@pytest.mark.parametrize("question", ["", "   \n\t "])
+def test_empty_question(law_db, settings, embedder, question: str) -> None:
+    with pytest.raises(QuestionError, match="boş"):
+        _service(law_db, settings, embedder).ask(users.get_user(law_db, "mehmet"), question)
+
+
+def test_too_long_question(law_db, settings, embedder) -> None:
+    with pytest.raises(QuestionError, match="en fazla 1000 karakter"):
+        _service(law_db, settings, embedder).ask(users.get_user(law_db, "mehmet"), "risk " * 300)
+
+
+def test_model_refusal_becomes_fallback(law_db, settings, embedder) -> None:
+    generator = RecordingGenerator(FALLBACK_ANSWER)
+    answer = _service(law_db, settings, embedder, generator).ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    assert answer.status == STATUS_FALLBACK and answer.text == FALLBACK_ANSWER and answer.sources == ()
+    assert len(generator.calls) == 1
+
+
+def test_instruction_echo_is_replaced_by_the_best_passage(law_db, settings, embedder) -> None:
+    echo = ("Yalnızca numaralandırılmış bağlam bölümlerindeki bilgilerle cevap veririm ve kaynağı köşeli "
+            f"parantez içinde yazarım; cevap yoksa şu cümleyi aynen yazarım: {FALLBACK_ANSWER}")
+    stream = _service(law_db, settings, embedder, RecordingGenerator(echo)).stream(
+        users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    streamed = "".join(stream)
+    answer = stream.answer
+    assert streamed == echo and stream.replaced
+    assert answer.status == STATUS_ANSWERED and answer.notice and "güvenilir" in answer.notice
+    assert answer.cited and answer.sources[answer.cited[0] - 1].article == "Madde 10"
+
+
+def test_markers_outside_the_context_are_dropped(law_db, settings, embedder) -> None:
+    generator = RecordingGenerator("Evet yükümlüdür [1][9].")
+    answer = _service(law_db, settings, embedder, generator).ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    assert answer.cited == (1,) and "[9]" not in answer.text
+
+
+def test_generator_failure_mid_answer_falls_back_to_quotes(law_db, settings, embedder) -> None:
+    generator = RecordingGenerator(fail_after=3)
+    stream = _service(law_db, settings, embedder, generator).stream(users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    text = "".join(stream)
+    answer = stream.answer
+    assert answer.status == STATUS_ERROR and "kesildi" in answer.notice
+    assert "Alıntı modu" in text and answer.cited
+    logged = recent_questions(law_db, "mehmet")[0]
+    assert logged.id == answer.question_id and logged.status == STATUS_ERROR and "kesildi" in logged.error
+
+
+def test_ollama_down_is_logged_as_error(law_db, settings, embedder) -> None:
+    generator = OllamaGenerator("http://127.0.0.1:9", "qwen2.5:7b-instruct")
+    answer = _service(law_db, settings, embedder, generator).ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    assert answer.status == STATUS_ERROR and "erişilemiyor" in answer.notice
+    assert answer.text.count("Alıntı modu") == 1
+
+
+def test_streamed_answer_with_the_fake_ollama(law_db, settings, embedder, fake_llm) -> None:
+    generator = OllamaGenerator(fake_llm.url, "qwen2.5:7b-instruct")
+    stream = _service(law_db, settings, embedder, generator).stream(users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    pieces = list(stream)
+    assert len(pieces) == fake_llm.behaviour.reply_chunks
+    answer = stream.answer
+    assert answer.llm_called and answer.generator == "ollama:qwen2.5:7b-instruct" and answer.cited == (1,)
+    sent = fake_llm.bodies("/api/chat")[-1]["messages"][1]["content"]
+    assert "(Madde 10)" in sent
+    logged = recent_questions(law_db, "mehmet")[0]
+    assert logged.first_token_ms is not None and logged.total_ms >= logged.first_token_ms
+    assert logged.sources[0]["article"] == "Madde 10"

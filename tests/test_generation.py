@@ -1,0 +1,216 @@
+"""Generators against the local fake Ollama/OpenAI server: streaming, errors, timeouts,
+missing models; the extractive quoter; and what happens to generated text afterwards."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ragcore.config import Settings
+from ragcore.generation import (
+    EXTRACTIVE_NOTICE,
+    KIND_ANSWER,
+    KIND_ECHO,
+    KIND_REFUSAL,
+    ExtractiveGenerator,
+    GeneratorError,
+    OllamaGenerator,
+    OpenAIGenerator,
+    choose_generator_backend,
+    finalize,
+    make_generator,
+    parse_citations,
+    split_sentences,
+)
+from ragcore.models import FALLBACK_ANSWER, Source
+from ragcore.ollama import OllamaStatus
+from ragcore.prompt import SYSTEM_PROMPT, build_messages
+from tests.retrieval_support import make_test_embedder
+
+RISK = (
+    "Risk değerlendirmesi, kontrol, ölçüm ve araştırma MADDE 10 – (1) İşveren, iş sağlığı ve güvenliği "
+    "yönünden risk değerlendirmesi yapmak veya yaptırmakla yükümlüdür. Risk değerlendirmesi yapılırken "
+    "çalışanların durumu dikkate alınır. (2) Yapılan çalışmalar kayıt altına alınır."
+)
+SOURCES = [
+    Source(1, 11, 1, "6331 İSG Kanunu", "6331.pdf", 7, 7, "Madde 10", 0.9, RISK),
+    Source(2, 12, 1, "6331 İSG Kanunu", "6331.pdf", 8, 8, "Madde 11",
+           0.5, "İşveren acil durum planlarını hazırlar ve gerekli tatbikatları yaptırır."),
+]
+QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
+
+
+def _messages() -> list[dict]:
+    return build_messages(QUESTION, SOURCES)
+
+
+def _ollama(fake, **kw) -> OllamaGenerator:
+    return OllamaGenerator(fake.url, "qwen2.5:7b-instruct", **kw)
+
+
+def _openai(fake, model: str = "qwen2.5:7b-instruct", **kw) -> OpenAIGenerator:
+    return OpenAIGenerator(f"{fake.url}/v1", model, **kw)
+
+
+# ----------------------------------------------------------------------------- streaming
+
+
+@pytest.mark.parametrize("make", [_ollama, _openai])
+def test_streams_in_pieces(fake_llm, make) -> None:
+    fake_llm.behaviour.reply_chunks = 5
+    pieces = list(make(fake_llm).stream(_messages(), SOURCES, QUESTION))
+    assert len(pieces) == 5
+    assert "".join(pieces) == fake_llm.behaviour.reply
+
+
+def test_ollama_request_carries_prompt_and_temperature(fake_llm) -> None:
+    list(_ollama(fake_llm).stream(_messages(), SOURCES, QUESTION))
+    body = fake_llm.bodies("/api/chat")[-1]
+    assert body["stream"] is True and body["options"]["temperature"] == 0.1
+    assert body["messages"][0]["content"] == SYSTEM_PROMPT
+
+
+def test_openai_request_and_base_url_without_v1(fake_llm) -> None:
+    generator = OpenAIGenerator(fake_llm.url, "qwen2.5:7b-instruct", api_key="k")
+    assert "".join(generator.stream(_messages(), SOURCES, QUESTION)) == fake_llm.behaviour.reply
+    body = fake_llm.bodies("/v1/chat/completions")[-1]
+    assert body["stream"] is True and body["temperature"] == 0.1
+
+
+def test_first_piece_arrives_before_the_stream_ends(fake_llm) -> None:
+    fake_llm.behaviour.reply_chunks = 3
+    fake_llm.behaviour.delay_between = 0.3
+    started = time.perf_counter()
+    stream = _ollama(fake_llm).stream(_messages(), SOURCES, QUESTION)
+    next(stream)
+    first = time.perf_counter() - started
+    list(stream)
+    assert first < 0.3 < time.perf_counter() - started
+
+
+# ----------------------------------------------------------------------------- failures
+
+
+@pytest.mark.parametrize("make", [_ollama, _openai])
+def test_server_down(make) -> None:
+    class Down:
+        url = "http://127.0.0.1:9"
+
+    with pytest.raises(GeneratorError, match="çalışmıyor ya da erişilemiyor"):
+        list(make(Down()).stream(_messages(), SOURCES, QUESTION))
+
+
+@pytest.mark.parametrize("make", [_ollama, _openai])
+def test_slow_server_times_out(fake_llm, make) -> None:
+    fake_llm.behaviour.delay_before_first = 1.5
+    with pytest.raises(GeneratorError, match="zaman aşımı"):
+        list(make(fake_llm, read_timeout=0.3).stream(_messages(), SOURCES, QUESTION))
+
+
+def test_ollama_missing_model_says_how_to_pull(fake_llm) -> None:
+    fake_llm.behaviour.models = ["bge-m3:latest"]
+    with pytest.raises(GeneratorError, match=r"ollama pull qwen2\.5:7b-instruct"):
+        list(_ollama(fake_llm).stream(_messages(), SOURCES, QUESTION))
+
+
+def test_openai_missing_model(fake_llm) -> None:
+    with pytest.raises(GeneratorError, match="'nope' modeli"):
+        list(_openai(fake_llm, "nope").stream(_messages(), SOURCES, QUESTION))
+
+
+@pytest.mark.parametrize("make", [_ollama, _openai])
+def test_server_error_status(fake_llm, make) -> None:
+    fake_llm.behaviour.fail_status = 500
+    with pytest.raises(GeneratorError, match="HTTP 500"):
+        list(make(fake_llm).stream(_messages(), SOURCES, QUESTION))
+
+
+@pytest.mark.parametrize("make", [_ollama, _openai])
+def test_connection_dropped_mid_stream(fake_llm, make) -> None:
+    fake_llm.behaviour.reply_chunks = 4
+    fake_llm.behaviour.fail_after_chunks = 2
+    received = []
+    # The fake closes its socket object but keeps the connection open (makefile references), so
+    # the client sees a stalled stream: a short read timeout keeps the test fast.
+    with pytest.raises(GeneratorError):
+        for piece in make(fake_llm, read_timeout=1.0).stream(_messages(), SOURCES, QUESTION):
+            received.append(piece)
+    assert len(received) == 2
+
+
+# ----------------------------------------------------------------------------- choice
+
+
+def test_choose_backend(fake_llm) -> None:
+    base = Settings(ollama_base_url=fake_llm.url, llm_backend="auto")
+    up = OllamaStatus(True, ("qwen2.5:7b-instruct",))
+    assert choose_generator_backend(base, up).kind == "ollama"
+    no_model = OllamaStatus(True, ("bge-m3:latest",))
+    choice = choose_generator_backend(base, no_model)
+    assert choice.kind == "extractive" and "ollama pull" in choice.reason
+    with_openai = base.with_(openai_base_url=f"{fake_llm.url}/v1")
+    assert choose_generator_backend(with_openai, OllamaStatus(False)).kind == "openai"
+    dead_openai = base.with_(openai_base_url="http://127.0.0.1:9/v1")
+    assert choose_generator_backend(dead_openai, OllamaStatus(False)).kind == "extractive"
+    assert choose_generator_backend(base.with_(llm_backend="extractive")).kind == "extractive"
+    assert choose_generator_backend(base.with_(llm_backend="openai")).kind == "openai"
+
+
+def test_make_generator(fake_llm) -> None:
+    settings = Settings(ollama_base_url=fake_llm.url, llm_backend="auto")
+    assert isinstance(make_generator(settings, None), OllamaGenerator)
+    assert isinstance(make_generator(settings.with_(llm_backend="extractive"), None), ExtractiveGenerator)
+    with pytest.raises(GeneratorError, match="OPENAI_BASE_URL"):
+        make_generator(settings.with_(llm_backend="openai"), None)
+
+
+# ----------------------------------------------------------------------------- extractive
+
+
+def test_extractive_quotes_the_answering_sentence_with_its_marker() -> None:
+    text = "".join(ExtractiveGenerator(make_test_embedder()).stream([], SOURCES, QUESTION))
+    assert text.startswith(EXTRACTIVE_NOTICE) and "alıntı" in text.lower()
+    quoted = [line for line in text.splitlines() if line.startswith("> ")]
+    assert 1 <= len(quoted) <= 3
+    assert "yaptırmakla yükümlüdür" in quoted[0] and quoted[0].endswith("[1]")
+    result = finalize(text, SOURCES)
+    assert result.kind == KIND_ANSWER and result.cited[0] == 1
+
+
+def test_extractive_without_embedder_and_without_sources() -> None:
+    text = "".join(ExtractiveGenerator(None).stream([], SOURCES, "acil durum planları"))
+    assert "acil durum planlarını" in text and "[2]" in text
+    assert "".join(ExtractiveGenerator(None).stream([], [], "x")) == FALLBACK_ANSWER
+
+
+def test_split_sentences_drops_fragments() -> None:
+    assert split_sentences("Kısa. Bu cümle yeterince uzun olduğu için kalır. (2)") == [
+        "Bu cümle yeterince uzun olduğu için kalır."
+    ]
+
+
+# ----------------------------------------------------------------------------- after generation
+
+
+def test_parse_citations_drops_markers_outside_the_context() -> None:
+    text, cited = parse_citations("Evet [2], yükümlüdür [1, 7] [9].", 2)
+    assert cited == (2, 1)
+    assert text == "Evet [2], yükümlüdür [1]."
+
+
+def test_refusal_becomes_the_fallback() -> None:
+    assert finalize(FALLBACK_ANSWER, SOURCES).kind == KIND_REFUSAL
+    assert finalize(f"Üzgünüm. {FALLBACK_ANSWER}", SOURCES).text == FALLBACK_ANSWER
+
+
+def test_instruction_echo_is_not_a_refusal() -> None:
+    echo = ("Yalnızca numaralandırılmış bağlam bölümlerindeki bilgilerle cevap vermeliyim, kaynağı köşeli "
+            f"parantez içinde yazmalıyım; cevap yoksa şu cümleyi aynen yazarım: {FALLBACK_ANSWER}")
+    assert finalize(echo, SOURCES).kind == KIND_ECHO
+    assert finalize(SYSTEM_PROMPT, SOURCES).kind == KIND_ECHO
+
+
+def test_real_answer_is_kept() -> None:
+    result = finalize("Evet, işveren risk değerlendirmesi yapmak veya yaptırmakla yükümlüdür [1].", SOURCES)
+    assert result.kind == KIND_ANSWER and result.cited == (1,)

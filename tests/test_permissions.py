@@ -1,0 +1,142 @@
+"""Randomized permission suite: no source, prompt context or log entry ever carries a chunk of a
+document the asking role may not read — across random role sets, every role and every mode."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from ragcore import users
+from ragcore.answer import AnswerService
+from ragcore.config import ROLES, Settings
+from ragcore.generation import ExtractiveGenerator
+from ragcore.retrieval import MODES, retrieve
+from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
+
+SEED = 20240607
+TOPICS = {
+    "risk": "İşveren risk değerlendirmesi yapar ve tedbirleri belirler. Risk analizi yılda bir yenilenir.",
+    "izin": "Yıllık ücretli izin süresi on dört günden az olamaz. İzin talepleri yazılı yapılır.",
+    "ucret": "Ücret en geç ayda bir ödenir. Fazla çalışma ücreti yüzde elli zamlı ödenir.",
+    "makine": "Pres makinesinde koruyucu eldiven takılır. Makine bakımı vardiya sonunda yapılır.",
+    "egitim": "Çalışanlara işe başlamadan önce iş güvenliği eğitimi verilir. Eğitim kayıtları saklanır.",
+    "yangin": "Acil durum planı hazırlanır. Yangın tatbikatı yılda bir kez yapılır.",
+}
+QUESTIONS = [
+    "Risk değerlendirmesi ne zaman yenilenir?", "Yıllık izin kaç gündür?", "Ücret ne zaman ödenir?",
+    "Pres makinesinde ne takılır?", "İş güvenliği eğitimi ne zaman verilir?", "Yangın tatbikatı ne sıklıkla yapılır?",
+    "Fazla çalışma ücreti nasıl hesaplanır?", "Makine bakımı ne zaman yapılır?", "Acil durum planı var mı?",
+    "Şirket pikniği ne zaman?",
+]
+READER_ROLES = [r for r in ROLES if r != "admin"]
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return make_test_embedder()
+
+
+@pytest.fixture(scope="module")
+def world(session_db, embedder):
+    """24 documents with random allowed_roles, chunks mixing topics; one user per role."""
+    clean(session_db)
+    rng = random.Random(SEED)
+    readable: dict[int, set[str]] = {}
+    for index in range(24):
+        roles = tuple(sorted(rng.sample(READER_ROLES, rng.randint(1, 3))))
+        chunks = []
+        for page in range(1, rng.randint(2, 5)):
+            topic = rng.choice(list(TOPICS))
+            chunks.append((f"Belge {index} bölüm {page}. {TOPICS[topic]}", page, f"Madde {page}"))
+        doc_id = insert_document(session_db, embedder, DocSpec(f"belge-{index}", roles, tuple(chunks)))
+        readable[doc_id] = set(roles)
+    with session_db.connection() as conn:
+        chunk_doc = dict(conn.execute("SELECT id, document_id FROM chunks").fetchall())
+    people = {role: users.create_user(session_db, f"user-{role}", role, "parola-123") for role in ROLES}
+    return session_db, readable, chunk_doc, people
+
+
+def _may_read(role: str, doc_id: int, readable: dict[int, set[str]]) -> bool:
+    return role == "admin" or role in readable[doc_id]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_search_never_returns_a_forbidden_chunk(world, embedder, mode: str) -> None:
+    database, readable, chunk_doc, _ = world
+    rng = random.Random(f"{SEED}-{mode}")
+    for _ in range(30):
+        role = rng.choice(ROLES)
+        question = rng.choice(QUESTIONS)
+        k = rng.choice([1, 3, 5, 10, 50])
+        for source in retrieve(database, embedder, question, role, k=k, mode=mode).sources:
+            assert _may_read(role, source.document_id, readable), (role, question, source.document_id)
+            assert chunk_doc[source.chunk_id] == source.document_id
+
+
+def test_every_permitted_document_is_reachable(world, embedder) -> None:
+    """The filter is not over-strict: with a large k each role sees exactly its documents' chunks."""
+    database, readable, chunk_doc, _ = world
+    for role in ROLES:
+        seen = {s.chunk_id for s in retrieve(database, embedder, "Belge bölüm", role, k=500, mode="dense").sources}
+        expected = {cid for cid, doc in chunk_doc.items() if _may_read(role, doc, readable)}
+        assert seen == expected
+
+
+class RecordingGenerator:
+    kind = "recording"
+    model = label = "recording"
+
+    def __init__(self) -> None:
+        self.contexts: list[tuple[list[dict], list]] = []
+
+    def stream(self, messages, sources, question):
+        self.contexts.append((messages, list(sources)))
+        yield "Cevap [1]."
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_answers_prompts_and_log_carry_only_permitted_chunks(world, embedder, mode: str, pg_url, tmp_path) -> None:
+    database, readable, chunk_doc, people = world
+    settings = Settings(database_url=pg_url, data_dir=tmp_path, retrieval_mode=mode, refusal_threshold=0.0)
+    generator = RecordingGenerator()
+    service = AnswerService(database, settings, embedder, generator)
+    extractive = AnswerService(database, settings, embedder, ExtractiveGenerator(embedder))
+    forbidden_text = {role: {f"Belge {i} " for i, doc in enumerate(sorted(readable)) if not
+                             _may_read(role, doc, readable)} for role in ROLES}
+    rng = random.Random(f"{SEED}-answers-{mode}")
+    for _ in range(12):
+        role = rng.choice(ROLES)
+        question = rng.choice(QUESTIONS)
+        before = len(generator.contexts)
+        answer = rng.choice([service, extractive]).ask(people[role], question)
+        for source in answer.sources:
+            assert _may_read(role, source.document_id, readable)
+        for messages, sources in generator.contexts[before:]:
+            assert all(_may_read(role, s.document_id, readable) for s in sources)
+            prompt = messages[1]["content"]
+            assert not any(marker in prompt for marker in forbidden_text[role]), (role, question)
+        for marker in forbidden_text[role]:
+            assert marker not in answer.text
+    with database.connection() as conn:
+        logged = conn.execute("SELECT role, sources FROM questions").fetchall()
+    assert logged
+    for role, sources in logged:
+        for source in sources if isinstance(sources, list) else json.loads(sources):
+            assert _may_read(role, source["document_id"], readable)
+            assert chunk_doc[source["chunk_id"]] == source["document_id"]
+
+
+def test_role_change_applies_to_the_next_question(world, embedder, pg_url, tmp_path) -> None:
+    database, readable, _, people = world
+    settings = Settings(database_url=pg_url, data_dir=tmp_path, refusal_threshold=0.0)
+    service = AnswerService(database, settings, embedder, RecordingGenerator())
+    stale = people["uretim"]
+    users.set_role(database, stale.username, "ik")
+    try:
+        answer = service.ask(stale, QUESTIONS[1])
+        assert answer.extra["role"] == "ik"
+        assert all(_may_read("ik", s.document_id, readable) for s in answer.sources)
+    finally:
+        users.set_role(database, stale.username, "uretim")
