@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -123,8 +124,10 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             time.sleep(b.delay_before_first)
             for index, frame in enumerate(frames):
                 if b.fail_after_chunks is not None and index >= b.fail_after_chunks:
+                    # Drop the TCP connection mid-stream (the client sees an incomplete body).
                     self.wfile.flush()
-                    self.connection.close()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
                     return
                 if index:
                     time.sleep(b.delay_between)
