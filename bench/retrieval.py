@@ -1,4 +1,4 @@
-"""Retrieval latency with the role filter: `python -m bench.retrieval [--chunks N]`.
+"""Retrieval latency with the role filter: `python -m bench.retrieval [--chunks 10000,100000]`.
 
 Builds a private namespace of N chunks (TQuAD text, re-mixed to reach N; documents of 50
 chunks with random allowed_roles; vectors = the real USE vector of the base chunk plus noise,
@@ -145,10 +145,16 @@ def run(n_chunks: int, n_queries: int, settings: Settings) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chunks", type=int, default=2000)
+    parser.add_argument("--chunks", default="10000,100000", help="comma-separated chunk counts")
     parser.add_argument("--queries", type=int, default=100)
     args = parser.parse_args(argv)
-    print(run(args.chunks, args.queries, Settings.from_env()))
+    settings = Settings.from_env()
+    sections = [run(int(n), args.queries, settings) for n in args.chunks.split(",")]
+    report = "\n\n".join(sections)
+    results = Path(__file__).resolve().parent / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "retrieval.md").write_text(report + "\n", encoding="utf-8")
+    print(report)
     return 0
 
 

@@ -39,3 +39,22 @@ def test_ragcore_and_eval_never_import_streamlit():
         if re.search(r"^\s*(import streamlit|from streamlit)", path.read_text(encoding="utf-8"), re.M)
     ]
     assert offenders == []
+
+
+def test_no_page_renders_raw_html():
+    """Document and user text is escaped markdown or plain text, never HTML."""
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in [REPO / "app.py", *(REPO / "ui").rglob("*.py"), *(REPO / "pages").rglob("*.py")]
+        if re.search(r"unsafe_allow_html\s*=\s*True|st\.html\(|components\.v1\.html", path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_streamlit_config_is_local_and_private():
+    import tomllib
+
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["address"] == "127.0.0.1"
+    assert config["server"]["maxUploadSize"] == 50
+    assert config["browser"]["gatherUsageStats"] is False
