@@ -170,19 +170,33 @@ def insert_postings(conn: psycopg.Connection, chunk_ids: Sequence[int], texts: S
     return count
 
 
+def store_document(
+    conn: psycopg.Connection, meta: dict, chunks: Sequence[Chunk], vectors: np.ndarray,
+    report: Progress | None = None,
+) -> int:
+    """Inside the caller's transaction: the documents row, its chunks with vectors and postings.
+
+    The one write path for document content: uploads use it, and so does the evaluation lab
+    for its pre-chunked corpus. `meta` has the documents columns (title, filename, sha256,
+    size_bytes, page_count, skipped_pages, allowed_roles, uploaded_by).
+    """
+    tick: Progress = report or (lambda stage, done, total: None)
+    document_id = _insert_document(conn, {"skipped_pages": [], "uploaded_by": None, **meta})
+    tick("store", 1, 3)
+    chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"])
+    tick("store", 2, 3)
+    insert_postings(conn, chunk_ids, [chunk.text for chunk in chunks])
+    tick("store", 3, 3)
+    return document_id
+
+
 def _store(db: dbmod.Database, meta: dict, chunks: Sequence[Chunk], vectors: np.ndarray, report: Progress) -> int:
     report("store", 0, 3)
     with db.connection() as conn:
         existing = find_by_sha256(conn, meta["sha256"])
         if existing:
             raise DuplicateDocument(*existing)
-        document_id = _insert_document(conn, meta)
-        report("store", 1, 3)
-        chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"])
-        report("store", 2, 3)
-        insert_postings(conn, chunk_ids, [chunk.text for chunk in chunks])
-        report("store", 3, 3)
-    return document_id
+        return store_document(conn, meta, chunks, vectors, report)
 
 
 # --------------------------------------------------------------------------- entry point

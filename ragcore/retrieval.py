@@ -29,7 +29,7 @@ BM25_K1 = 1.5
 BM25_B = 0.75
 BM25_EPSILON = 0.25
 MIN_CANDIDATES = 50  # per leg; fusion needs more than the k it returns
-DEFAULT_DENSE_WEIGHT = 0.2  # weighted mode: weight of the normalised dense score, tuned on TQuAD train
+DEFAULT_DENSE_WEIGHT = 0.1  # weighted mode: weight of the normalised dense score, tuned on 1,000 TQuAD train questions (docs/eval.md)
 
 
 class RetrievalError(ValueError):

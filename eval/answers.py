@@ -1,0 +1,374 @@
+"""Answer evaluation: the seed's protocol with the app's own prompt, generator and refusal gate.
+
+Two disjoint random samples of dev questions (seed 0): 300 *answerable* (context = top-5 from the
+whole corpus) and 150 *unanswerable* (top-5 after removing every chunk of the question's own
+article, so the answer cannot be in the context). Each question goes through the app's path:
+evidence gate (`ragcore.calibration`), `ragcore.prompt.build_messages`, the configured generator
+(`ragcore.generation`), `finalize` (citations, refusal, instruction echo → best passage).
+
+Scoring is deterministic (no judge model), see `score_answer`. Answers are cached line by line in
+the run folder, so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from eval import metrics
+from eval.relevance import relevance, unanswerable_mask
+from eval.retrievers import Workspace, make_retriever, tokenize_all
+from eval.tquad import Progress, Question
+from ragcore.models import FALLBACK_ANSWER, Source
+from ragcore.text import lexical_tokens, turkish_lower, words
+
+SAMPLE_SEED = 0
+ANSWERS_FILE = "answers.jsonl"
+OUTCOMES = ("correct", "correct_not_in_context", "fallback", "wrong")
+RECALL_THRESHOLD = 0.5
+# Phrases by which a model says the answer is not in its context (the fallback sentence is one).
+REFUSAL_PHRASES = (
+    "bulunmuyor", "bulunmamaktadır", "bulunmamakta", "yer almıyor", "yer almamaktadır", "bilgi yok",
+    "bilgi bulunm", "belirtilmemiş", "belirtilmemektedir", "cevap veremiyorum", "yanıt veremiyorum",
+    "bilmiyorum", "erişebildiğiniz dokümanlarda",
+)
+REFUSAL_MAX_WORDS = 25  # a long quote that merely contains "bulunmuyor" is not a refusal
+_MARKERS = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]")
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def strip_markers(text: str) -> str:
+    return _MARKERS.sub(" ", text)
+
+
+def without_notice(answer: str) -> str:
+    """Drop the extractive generator's fixed "quoting, not generating" notice: it is not answer text."""
+    try:
+        from ragcore.generation import EXTRACTIVE_NOTICE
+    except ImportError:  # a generation module without the notice
+        return answer
+    return answer.replace(EXTRACTIVE_NOTICE, "").strip()
+
+
+def exact_match(gold: str, answer: str) -> bool:
+    """The gold answer as a phrase starting on a word boundary, in the Turkish-lowercased answer.
+
+    Words may be separated by any punctuation/space; after the last word a Turkish suffix may follow
+    ("Buzgan kasabası" matches "Buzgan kasabasında") unless it ends in a digit, after which no
+    letter, digit or decimal part may follow ("12" does not match "1200" or "12,5").
+    """
+    gold_words = words(gold)
+    if not gold_words:
+        return False
+    body = r"[\W_]+".join(re.escape(w) for w in gold_words)
+    if gold_words[-1][-1].isdigit():
+        tail = r"(?![^\W_])(?![.,]\d)"
+    else:
+        tail = r"[^\W\d_]*(?![^\W_])"
+    return re.search(r"(?<![^\W_])" + body + tail, turkish_lower(strip_markers(answer))) is not None
+
+
+def token_recall(gold: str, answer: str) -> float:
+    """Share of the gold answer's distinct 5-character prefixes that occur in the answer."""
+    wanted = set(lexical_tokens(gold))
+    if not wanted:
+        return 0.0
+    return len(wanted & set(lexical_tokens(strip_markers(answer)))) / len(wanted)
+
+
+def is_refused(answer: str, kind: str | None = None) -> bool:
+    """The fallback (or finalize's refusal), or a short answer saying the information is absent."""
+    if kind == "refusal" or FALLBACK_ANSWER in answer:
+        return True
+    text = turkish_lower(strip_markers(answer))
+    return len(words(text)) <= REFUSAL_MAX_WORDS and any(p in text for p in REFUSAL_PHRASES)
+
+
+@dataclass(frozen=True)
+class Score:
+    exact: bool
+    token_recall: float
+    correct: bool
+    refused: bool
+    gold_in_context: bool
+    cited: bool
+    cited_gold: bool
+    outcome: str
+
+
+def score_answer(gold: str, answer: str, context: Sequence[str], cited_relevant: Sequence[bool],
+                 kind: str | None = None) -> Score:
+    """correct = exact or token recall ≥ 0.5; outcome ∈ correct, correct_not_in_context, fallback, wrong."""
+    refused = is_refused(answer, kind)
+    exact = not refused and exact_match(gold, answer)
+    recall = 0.0 if refused else token_recall(gold, answer)
+    correct = exact or recall >= RECALL_THRESHOLD
+    in_context = any(exact_match(gold, text) for text in context)
+    if refused:
+        outcome = "fallback"
+    elif correct:
+        outcome = "correct" if in_context else "correct_not_in_context"
+    else:
+        outcome = "wrong"
+    return Score(exact, round(recall, 4), correct, refused, in_context, bool(cited_relevant),
+                 any(cited_relevant), outcome)
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+@dataclass
+class AnswerConfig:
+    retriever: str = "hybrid-weighted"
+    chunk_size: int = 1000
+    answerable: int = 300
+    unanswerable: int = 150
+    k: int = 5
+    gate: bool = True  # the app's evidence threshold before generation
+
+    def fingerprint(self, generator_label: str) -> str:
+        return f"{self.retriever}|{self.chunk_size}|{self.k}|{self.gate}|{generator_label}"
+
+
+def sample_groups(questions: Sequence[Question], answerable: int, unanswerable: int,
+                  seed: int = SAMPLE_SEED) -> dict[str, list[int]]:
+    """Two disjoint random samples of question indices (one draw, split in two)."""
+    picked = random.Random(seed).sample(range(len(questions)), answerable + unanswerable)
+    return {"answerable": picked[:answerable], "unanswerable": picked[answerable:]}
+
+
+def load_cache(path: Path, fingerprint: str) -> dict[str, dict]:
+    done: dict[str, dict] = {}
+    if not path.is_file():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:  # a line cut by an interrupt
+            continue
+        if row.get("fingerprint") == fingerprint:
+            done[row["key"]] = row
+    return done
+
+
+def _sources(ws: Workspace, size: int, ranking: Sequence[int], scores: Sequence[float]) -> list[Source]:
+    chunks = ws.chunks(size)
+    out = []
+    for rank, (i, s) in enumerate(zip(ranking, scores, strict=True), start=1):
+        c = chunks.chunks[i]
+        art = ws.corpus.articles[c.article]
+        out.append(Source(rank=rank, chunk_id=i, document_id=c.article, title=art.title, filename=art.key,
+                          page_start=1, page_end=1, article=None, score=float(s), text=c.text))
+    return out
+
+
+def evidence_for(ws: Workspace, size: int, questions: Sequence[Question], exclude) -> list:
+    """The refusal evidence of ragcore.retrieval (EVIDENCE_CTE), computed exactly over the permitted chunks.
+
+    best cosine and best BM25 over the permitted chunks; coverage = share of the question's content
+    terms (`ragcore.retrieval.evidence_terms`) present in the best BM25 chunk, each weighted by
+    qtf × ln(1 + (N − df + 0.5)/(df + 0.5)) — the same formula as the SQL.
+    """
+    from ragcore.retrieval import Evidence, evidence_terms
+
+    chunks = ws.chunks(size)
+    index = ws.bm25(size, "prefix5")
+    vectors = ws.vectors("default", chunks.texts, f"chunks {size}")
+    qvec = ws.vectors("default", [q.question for q in questions], f"answer questions ({len(questions)})")
+    postings = _chunk_terms(ws, size)
+    n = len(chunks)
+    out = []
+    for qi, q in enumerate(questions):
+        allowed = np.ones(n, dtype=bool)
+        allowed[list(exclude[qi])] = False
+        terms = lexical_tokens(q.question)
+        lex = index.scores(terms)
+        lex[~allowed] = -np.inf
+        best = int(np.argmax(lex))
+        content = set(evidence_terms(q.question))
+        weights = {}
+        for t in set(terms) & content:
+            df = index.df[index.vocab[t]] if t in index.vocab else 0.0
+            weights[t] = terms.count(t) * np.log(1 + (n - df + 0.5) / (df + 0.5))
+        total = sum(weights.values())
+        covered = sum(w for t, w in weights.items() if t in postings[best])
+        cos = vectors @ qvec[qi]
+        out.append(Evidence(best_cosine=float(cos[allowed].max()), best_bm25=float(lex[best]),
+                            coverage=float(covered / total) if total else 0.0, permitted_hits=int(allowed.sum())))
+    return out
+
+
+def _chunk_terms(ws: Workspace, size: int) -> list[set[str]]:
+    return [set(t) for t in tokenize_all(ws.chunks(size).texts, "prefix5")]
+
+
+def _generate(generator, embedder, question: str, sources: list[Source]) -> tuple[str, str, tuple[int, ...], float]:
+    """The answer service's generation step: prompt → stream → finalize (echo → best passage)."""
+    from ragcore.generation import best_passage_answer, finalize
+    from ragcore.prompt import build_messages
+
+    started = time.perf_counter()
+    raw = "".join(generator.stream(build_messages(question, sources), sources, question))
+    result = finalize(raw, sources)
+    if result.kind not in ("answer", "refusal"):
+        result = best_passage_answer(question, sources, embedder)
+    return result.text, result.kind, tuple(result.cited), time.perf_counter() - started
+
+
+def run_answers(settings, config: AnswerConfig, out_dir: Path, progress: Progress | None = None, *,
+                cache_dir: Path | None = None, workspace: Workspace | None = None, generator=None,
+                questions: Sequence[Question] | None = None) -> dict:
+    """Run (or resume) the answer evaluation into `out_dir`; return the summary."""
+    from eval.report import run_card, write_csv, write_json
+    from eval.sweep import make_workspace
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ws = workspace or make_workspace(settings, progress, cache_dir)
+    ws.progress = progress
+    pool = list(questions) if questions is not None else ws.corpus.dev_questions
+    groups = sample_groups(pool, config.answerable, config.unanswerable)
+    embedder = ws.embedder("default")
+    if generator is None:
+        from ragcore.generation import make_generator
+
+        generator = make_generator(settings, embedder)
+    fingerprint = config.fingerprint(getattr(generator, "label", "?"))
+    cache_path = out_dir / ANSWERS_FILE
+    done = load_cache(cache_path, fingerprint)
+    threshold = _threshold(settings, embedder, config)
+
+    rows: list[dict] = []
+    retriever = make_retriever(config.retriever)
+    chunks = ws.chunks(config.chunk_size)
+    for group, picked in groups.items():
+        qs = [pool[i] for i in picked]
+        exclude = [unanswerable_mask(chunks, q) if group == "unanswerable" else [] for q in qs]
+        top = retriever.rank(ws, config.chunk_size, qs, "dev", config.k, exclude)
+        rel = relevance(chunks, qs)
+        evidence = evidence_for(ws, config.chunk_size, qs, exclude) if config.gate else [None] * len(qs)
+        with cache_path.open("a", encoding="utf-8") as cache:
+            for n, (q, ranking, ev, relevant) in enumerate(zip(qs, top, evidence, rel, strict=True)):
+                if progress:
+                    progress(f"answering {group}", n, len(qs))
+                key = f"{group}:{q.qid}"
+                if key not in done:
+                    done[key] = _answer_one(ws, config, generator, embedder, q, ranking, ev, threshold)
+                    done[key].update({"key": key, "fingerprint": fingerprint})
+                    cache.write(json.dumps(done[key], ensure_ascii=False) + "\n")
+                    cache.flush()
+                rows.append(_row(ws, config, group, q, done[key], set(relevant)))
+        if progress:
+            progress(f"answering {group}", len(qs), len(qs))
+
+    summary = {
+        "run": run_card("answers", ws.corpus, {**asdict(config), "sample_seed": SAMPLE_SEED,
+                                               "threshold": threshold, "scoring": scoring_rules()},
+                        embedders={"default": embedder}, generator=generator, settings=settings),
+        "groups": summarise_groups(rows),
+    }
+    write_json(out_dir / "summary.json", summary)
+    write_csv(out_dir / "per_question.csv", rows)
+    return summary
+
+
+def _threshold(settings, embedder, config: AnswerConfig) -> dict | None:
+    if not config.gate:
+        return None
+    from ragcore import calibration
+    from ragcore.retrieval import resolve_mode
+
+    mode = resolve_mode(settings, embedder)
+    t = calibration.threshold_for(getattr(embedder, "name", ""), mode, settings)
+    return {"value": t.value, "signal": t.signal, "measured": t.measured, "mode": mode}
+
+
+def _answer_one(ws, config, generator, embedder, q: Question, ranking, evidence, threshold) -> dict:
+    ranking = [int(i) for i in ranking if i >= 0]
+    if evidence is not None and threshold is not None:
+        from ragcore import calibration
+
+        if calibration.should_refuse(evidence, calibration.Threshold(threshold["value"], threshold["signal"],
+                                                                     threshold["measured"])):
+            return {"answer": FALLBACK_ANSWER, "kind": "gate", "cited": [], "ranking": ranking, "seconds": 0.0,
+                    "evidence": evidence.as_dict()}
+    sources = _sources(ws, config.chunk_size, ranking, [0.0] * len(ranking))
+    text, kind, cited, seconds = _generate(generator, embedder, q.question, sources)
+    return {"answer": text, "kind": kind, "cited": list(cited), "ranking": ranking, "seconds": round(seconds, 3),
+            "evidence": evidence.as_dict() if evidence is not None else None}
+
+
+def _row(ws, config, group: str, q: Question, cached: dict, relevant: set[int]) -> dict:
+    chunks = ws.chunks(config.chunk_size)
+    ranking = cached["ranking"]
+    context = [chunks.chunks[i].text for i in ranking]
+    cited_relevant = [ranking[n - 1] in relevant for n in cached["cited"] if 0 < n <= len(ranking)]
+    kind = "refusal" if cached["kind"] == "gate" else cached["kind"]
+    s = score_answer(q.answer, without_notice(cached["answer"]), context, cited_relevant, kind)
+    return {
+        "qid": q.qid, "group": group, "question": q.question, "gold_answer": q.answer, "answer": cached["answer"],
+        "outcome": s.outcome, "exact": s.exact, "token_recall": s.token_recall, "correct": s.correct,
+        "refused": s.refused, "gated": cached["kind"] == "gate", "gold_in_context": s.gold_in_context,
+        "cited": s.cited, "cited_gold": s.cited_gold,
+        "top5": " ".join(chunks.chunks[i].chunk_id for i in ranking[:5]), "seconds": cached["seconds"],
+    }
+
+
+def summarise_groups(rows: list[dict]) -> dict:
+    """Per group: n and the rate of each outcome and flag, each as {"mean", "ci"} (bootstrap)."""
+    out = {}
+    for group in ("answerable", "unanswerable"):
+        sub = [r for r in rows if r["group"] == group]
+        if not sub:
+            continue
+        idx = metrics.bootstrap_indices(len(sub))
+        rates = {}
+        flags = {"exact": "exact", "correct_any": "correct", "refused": "refused", "gated": "gated",
+                 "gold_in_context": "gold_in_context", "cited": "cited", "cited_gold": "cited_gold"}
+        for name in (*OUTCOMES, *flags):
+            values = np.array([(r["outcome"] == name) if name in OUTCOMES else _truthy(r[flags[name]]) for r in sub],
+                              dtype=float)
+            lo, hi = metrics.bootstrap_ci(values, idx)
+            rates[name] = {"mean": float(values.mean()), "ci": [lo, hi], "count": int(values.sum())}
+        out[group] = {"n": len(sub), "rates": rates,
+                      "mean_seconds": float(np.mean([r["seconds"] for r in sub]))}
+    return out
+
+
+def _truthy(value: object) -> bool:
+    """Flags are bools in memory and "True"/"False" when read back from per_question.csv."""
+    return value is True or value == "True" or value == 1
+
+
+def scoring_rules() -> dict:
+    return {
+        "exact": "gold phrase on a word boundary; Turkish suffix allowed after a final letter, nothing after a final digit",
+        "token_recall": "share of gold 5-char prefixes present in the answer",
+        "correct": f"exact or token_recall >= {RECALL_THRESHOLD}",
+        "refused": f"fallback / finalize refusal / gate, or <= {REFUSAL_MAX_WORDS} words with {list(REFUSAL_PHRASES)}",
+        "outcomes": list(OUTCOMES),
+    }
+
+
+def answers_markdown(summary: dict) -> str:
+    lines = ["| group | n | correct | correct, not in context | fallback | wrong | cited gold |",
+             "|---|---|---|---|---|---|---|"]
+    for group, data in summary["groups"].items():
+        r = data["rates"]
+
+        def cell(name: str, rates: dict = r) -> str:
+            lo, hi = rates[name]["ci"]
+            return f"{rates[name]['mean']:.3f} [{lo:.3f}–{hi:.3f}]"
+
+        lines.append(f"| {group} | {data['n']} | {cell('correct')} | {cell('correct_not_in_context')} | "
+                     f"{cell('fallback')} | {cell('wrong')} | {cell('cited_gold')} |")
+    return "\n".join(lines)

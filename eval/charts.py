@@ -1,0 +1,116 @@
+"""Altair chart builders for the lab (no streamlit here; the page only displays them).
+
+All builders take the plain data of summary.json / per_question.csv, so a chart of an earlier run
+is drawn from disk exactly like a fresh one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+MISSING_RANK_LABEL = "yok"
+
+
+def metric_frame(results: Sequence[dict], metrics: Sequence[str] = ("recall@1", "recall@5", "recall@10")) -> pd.DataFrame:
+    """Long table: one row per system × metric with mean and CI bounds."""
+    rows = []
+    for row in results:
+        for metric in metrics:
+            if metric in row:
+                lo, hi = row[metric]["ci"]
+                rows.append({"retriever": row["retriever"], "chunk_size": str(row["chunk_size"]), "metric": metric,
+                             "mean": row[metric]["mean"], "lo": lo, "hi": hi})
+    return pd.DataFrame(rows, columns=["retriever", "chunk_size", "metric", "mean", "lo", "hi"])
+
+
+def recall_bars(results: Sequence[dict], metric: str = "recall@5") -> alt.Chart:
+    """Bars per retriever, grouped by chunk size, with 95 % CI error bars."""
+    data = metric_frame(results, [metric])
+    base = alt.Chart(data).encode(
+        x=alt.X("chunk_size:N", title="parça boyutu (karakter)"),
+        xOffset=alt.XOffset("retriever:N"),
+        color=alt.Color("retriever:N", title="arama yöntemi"),
+    )
+    bars = base.mark_bar().encode(
+        y=alt.Y("mean:Q", title=metric, scale=alt.Scale(domain=[0, 1])),
+        tooltip=["retriever", "chunk_size", alt.Tooltip("mean:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
+                 alt.Tooltip("hi:Q", format=".3f")],
+    )
+    errors = base.mark_errorbar(ticks=True, color="black").encode(y=alt.Y("lo:Q", title=metric), y2="hi:Q")
+    return (bars + errors).properties(title=f"{metric} (95 % GA)", height=320)
+
+
+def curve_frame(results: Sequence[dict]) -> pd.DataFrame:
+    rows = []
+    for row in results:
+        for k, value in enumerate(row.get("recall_curve", []), start=1):
+            rows.append({"system": f"{row['retriever']}@{row['chunk_size']}", "k": k, "recall": value})
+    return pd.DataFrame(rows, columns=["system", "k", "recall"])
+
+
+def recall_curve(results: Sequence[dict]) -> alt.Chart:
+    """Recall@k for k = 1..depth, one line per retriever × chunk size."""
+    return (
+        alt.Chart(curve_frame(results))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("k:O", title="k"),
+            y=alt.Y("recall:Q", title="Recall@k", scale=alt.Scale(zero=False)),
+            color=alt.Color("system:N", title="sistem"),
+            tooltip=["system", "k", alt.Tooltip("recall:Q", format=".3f")],
+        )
+        .properties(title="Recall@k eğrisi", height=320)
+    )
+
+
+def _rank(value: object, missing: int) -> int:
+    """A per_question.csv rank cell ('' = not in the top depth) as an int, missing → depth + 1."""
+    text = str(value).strip()
+    return int(float(text)) if text not in ("", "nan", "None") else missing
+
+
+def rank_differences(rows: Sequence[dict], system_a: str, system_b: str, depth: int = 10) -> pd.DataFrame:
+    """Per question: rank of A minus rank of B (a miss counts as depth + 1); negative = A better."""
+    missing = depth + 1
+    diffs = [_rank(r[f"rank:{system_a}"], missing) - _rank(r[f"rank:{system_b}"], missing) for r in rows]
+    return pd.DataFrame({"difference": diffs})
+
+
+def rank_difference_histogram(rows: Sequence[dict], system_a: str, system_b: str, depth: int = 10) -> alt.Chart:
+    data = rank_differences(rows, system_a, system_b, depth)
+    return (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            x=alt.X("difference:O", title=f"sıra({system_a}) − sıra({system_b}); bulunamayan = {depth + 1}"),
+            y=alt.Y("count():Q", title="soru sayısı"),
+            tooltip=["difference", "count()"],
+        )
+        .properties(title="Soru başına sıra farkı (negatif: ilk sistem daha iyi)", height=280)
+    )
+
+
+def answer_outcomes(groups: dict) -> alt.Chart:
+    """Stacked outcome shares per question group (answer evaluation)."""
+    rows = []
+    for group, data in groups.items():
+        for outcome in ("correct", "correct_not_in_context", "fallback", "wrong"):
+            rate = data["rates"][outcome]
+            rows.append({"group": group, "outcome": outcome, "share": rate["mean"], "lo": rate["ci"][0],
+                         "hi": rate["ci"][1]})
+    frame = pd.DataFrame(rows, columns=["group", "outcome", "share", "lo", "hi"])
+    return (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            y=alt.Y("group:N", title="grup"),
+            x=alt.X("share:Q", title="oran", stack="normalize"),
+            color=alt.Color("outcome:N", title="sonuç"),
+            tooltip=["group", "outcome", alt.Tooltip("share:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
+                     alt.Tooltip("hi:Q", format=".3f")],
+        )
+        .properties(title="Cevap sonuçları", height=160)
+    )

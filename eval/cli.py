@@ -1,0 +1,163 @@
+"""`python -m eval retrieval …` and `python -m eval answers …`: the lab from the command line.
+
+Progress goes to stderr as tqdm bars (one per stage); the result folder gets summary.json and
+per_question.csv, and a short table is printed on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ragcore.config import Settings, SettingsError
+
+
+class TqdmProgress:
+    """A progress callback (stage, done, total) drawing one tqdm bar per stage on stderr."""
+
+    def __init__(self, disable: bool = False):
+        self.stage: str | None = None
+        self.bar: tqdm | None = None
+        self.disable = disable
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage != self.stage:
+            self.close()
+            self.stage = stage
+            self.bar = tqdm(total=total, desc=stage, file=sys.stderr, leave=False, disable=self.disable,
+                            dynamic_ncols=True)
+        if self.bar is not None:
+            if total != self.bar.total:
+                self.bar.total = total
+            self.bar.n = done
+            self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _csv_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        return [int(x) for x in _csv_list(text)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"chunk sizes must be integers: {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m eval", description="Dayanak evaluation lab (TQuAD)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("retrieval", help="retrieval sweep: retrievers × chunk sizes on the 892 dev questions")
+    p.add_argument("--retrievers", type=_csv_list, default=["bm25"],
+                   help="comma-separated: bm25, bm25-prefix5, bm25-snowball, …, dense[:ollama-model], hybrid, "
+                        "hybrid-weighted, production[-lexical|-dense|-rrf|-weighted]")
+    p.add_argument("--chunk-sizes", type=_sizes, default=[1000], help="comma-separated, e.g. 500,1000,1500")
+    p.add_argument("--baseline", help="system compared against, RETRIEVER or RETRIEVER@SIZE (default: the first)")
+    p.add_argument("--depth", type=int, default=10)
+    p.add_argument("--train-questions", type=int, default=1000, help="train sample for tuning fusion weights")
+    p.add_argument("--limit", type=int, help="only the first N dev questions (quick looks; not comparable)")
+    p.add_argument("--cache-dir", type=Path, help="embedding cache (default DATA_DIR/cache/eval)")
+    p.add_argument("--keep-namespaces", action="store_true", help="keep the production namespaces for reuse")
+    p.add_argument("--out", type=Path, help="output folder (default DATA_DIR/eval_runs/<time>-retrieval)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_retrieval)
+
+    p = sub.add_parser("answers", help="answer evaluation: 300 answerable + 150 unanswerable dev questions")
+    p.add_argument("--retriever", default="hybrid-weighted",
+                   help="exact retriever for the top-5 context (default: the measured best mode for USE)")
+    p.add_argument("--chunk-size", type=int, default=1000)
+    p.add_argument("--answerable", type=int, default=300)
+    p.add_argument("--unanswerable", type=int, default=150)
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--no-gate", action="store_true", help="skip the app's evidence threshold before generation")
+    p.add_argument("--cache-dir", type=Path)
+    p.add_argument("--out", type=Path, help="output folder (default DATA_DIR/eval_runs/<time>-answers); "
+                                            "an existing folder resumes from its answer cache")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_answers)
+    return parser
+
+
+def cmd_retrieval(args: argparse.Namespace, settings: Settings) -> int:
+    from eval.report import (
+        comparisons_markdown,
+        new_run_dir,
+        results_markdown,
+        runs_root,
+        write_retrieval_run,
+    )
+    from eval.sweep import SweepConfig, make_workspace, run_sweep
+
+    config = SweepConfig(retrievers=args.retrievers, chunk_sizes=args.chunk_sizes, depth=args.depth,
+                         baseline=args.baseline, train_questions=args.train_questions, limit=args.limit,
+                         keep_namespaces=args.keep_namespaces)
+    out = args.out or new_run_dir(runs_root(settings), "retrieval")
+    progress = TqdmProgress(disable=args.quiet)
+    ws = make_workspace(settings, progress, args.cache_dir)
+    try:
+        result = run_sweep(settings, config, progress, workspace=ws)
+    finally:
+        progress.close()
+    summary = write_retrieval_run(result, out, settings, embedders=ws.loaded_embedders())
+    print(_corpus_line(summary))
+    print(results_markdown(summary))
+    if summary["comparisons"]:
+        print()
+        print(comparisons_markdown(summary))
+    print(f"\nwritten: {out}/summary.json, {out}/per_question.csv")
+    return 0
+
+
+def _corpus_line(summary: dict) -> str:
+    c = summary["corpus"]
+    chunks = ", ".join(f"{k}: {v}" for k, v in c["chunks"].items())
+    return (f"corpus: {c['articles']} articles ({c['excluded_train']} train articles excluded), "
+            f"{c['characters']:,} characters, {c['questions']} questions; chunks {chunks}")
+
+
+def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
+    from eval.answers import AnswerConfig, answers_markdown, run_answers
+    from eval.report import new_run_dir, runs_root
+
+    config = AnswerConfig(retriever=args.retriever, chunk_size=args.chunk_size, answerable=args.answerable,
+                          unanswerable=args.unanswerable, k=args.k, gate=not args.no_gate)
+    out = args.out or new_run_dir(runs_root(settings), "answers")
+    progress = TqdmProgress(disable=args.quiet)
+    try:
+        summary = run_answers(settings, config, out, progress, cache_dir=args.cache_dir)
+    finally:
+        progress.close()
+    print(answers_markdown(summary))
+    print(f"\nwritten: {out}/summary.json, {out}/per_question.csv")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=getattr(logging, settings.log_level, logging.INFO), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args, settings)
+    except (FileNotFoundError, ValueError, AssertionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted (answers already generated are cached; rerun with the same --out to resume)",
+              file=sys.stderr)
+        return 130

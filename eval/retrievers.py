@@ -1,0 +1,636 @@
+"""Retrievers of the lab: exact BM25 variants, exact dense, hybrid fusions, and the production path.
+
+Exact versions score every chunk (numpy), so they show what a method can do; `production` runs the
+app's own SQL (HNSW + SQL BM25) over the same corpus, so its gap to the exact versions is the cost
+of the approximate index. Fusions mirror `ragcore.retrieval`: candidates are each leg's top
+`FUSION_CANDIDATES`, RRF uses k = 60, weighted fusion min-max normalises each leg over its
+candidates (missing leg = 0) and weighs the dense part by w.
+
+Every retriever returns, for a list of questions, an (n, depth) array of chunk indices (-1 pads
+when fewer chunks exist), optionally with some chunks excluded per question (the unanswerable
+protocol of the answer evaluation removes the question's own article).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from eval.tquad import ChunkSet, Corpus, Progress, Question, chunk_corpus
+from ragcore.text import TOKENIZERS, get_tokenizer, words
+
+BM25_K1 = 1.5
+BM25_B = 0.75
+BM25_EPSILON = 0.25
+RRF_K = 60
+FUSION_CANDIDATES = 50  # ragcore.retrieval.MIN_CANDIDATES for k <= 12
+HYBRID_LEXICAL = "prefix5"  # the production lexical leg
+EMBED_BATCH = 64
+WEIGHT_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))
+
+Exclusions = Sequence[Sequence[int]] | None
+
+
+# --------------------------------------------------------------------------- BM25
+
+
+class BM25Index:
+    """BM25Okapi exactly as rank_bm25 0.2.2 scores it, vectorised over postings.
+
+    rank_bm25 loops over every document for every query token (about 3 s for 892 queries at
+    1000-character chunks, 10 s at 500); here each term keeps its postings (document indices and
+    precomputed tf-length weights), so a query touches only the documents containing its terms.
+    Same idf (negative idf → epsilon × mean idf), same k1/b, same sum over query tokens with
+    repetition; a test asserts equal scores.
+    """
+
+    def __init__(self, docs: Sequence[Sequence[str]], k1: float = BM25_K1, b: float = BM25_B, epsilon: float = BM25_EPSILON):
+        self.n_docs = len(docs)
+        vocab: dict[str, int] = {}
+        doc_idx: list[int] = []
+        term_idx: list[int] = []
+        tfs: list[int] = []
+        lengths = np.zeros(self.n_docs, dtype=np.float64)
+        for d, tokens in enumerate(docs):
+            lengths[d] = len(tokens)
+            for term, tf in Counter(tokens).items():
+                doc_idx.append(d)
+                term_idx.append(vocab.setdefault(term, len(vocab)))
+                tfs.append(tf)
+        self.vocab = vocab
+        terms = np.asarray(term_idx, dtype=np.int64)
+        docs_arr = np.asarray(doc_idx, dtype=np.int64)
+        tf = np.asarray(tfs, dtype=np.float64)
+        avgdl = lengths.sum() / max(self.n_docs, 1)
+        df = np.bincount(terms, minlength=len(vocab)).astype(np.float64)
+        self.df = df
+        idf = np.log(self.n_docs - df + 0.5) - np.log(df + 0.5)
+        average = idf.sum() / max(len(idf), 1)
+        self.idf = np.where(idf < 0, epsilon * average, idf)
+        weights = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[docs_arr] / avgdl))
+        order = np.argsort(terms, kind="stable")
+        self.post_docs = docs_arr[order]
+        self.post_weights = weights[order]
+        self.ptr = np.concatenate([[0], np.cumsum(np.bincount(terms, minlength=len(vocab)))])
+
+    def scores(self, query: Sequence[str]) -> np.ndarray:
+        out = np.zeros(self.n_docs, dtype=np.float64)
+        for term, qtf in Counter(query).items():
+            t = self.vocab.get(term)
+            if t is None:
+                continue
+            lo, hi = self.ptr[t], self.ptr[t + 1]
+            out[self.post_docs[lo:hi]] += qtf * self.idf[t] * self.post_weights[lo:hi]
+        return out
+
+    def score_matrix(self, queries: Sequence[Sequence[str]]) -> np.ndarray:
+        return np.vstack([self.scores(q) for q in queries]) if queries else np.zeros((0, self.n_docs))
+
+
+def tokenize_all(texts: Sequence[str], tokenizer: str) -> list[list[str]]:
+    """Tokenise texts; plain and prefix-5 share one pass of `words` (the slow part)."""
+    if tokenizer == "plain":
+        return [words(t) for t in texts]
+    if tokenizer == "prefix5":
+        return [[w[:5] for w in words(t)] for t in texts]
+    fn = get_tokenizer(tokenizer)
+    return [fn(t) for t in texts]
+
+
+# --------------------------------------------------------------------------- embedding cache
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:80]
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    """Vectors on disk keyed by embedder name + sha256 of the text; append-only, batch-written.
+
+    Layout: <root>/<model slug>/keys.txt (one hex key a line) and vectors.f32 (rows of float32).
+    Vectors are written before their keys, so an interrupted run never has a key without a row.
+    """
+
+    def __init__(self, root: Path, model: str, dim: int):
+        self.folder = Path(root) / _slug(model)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.dim = dim
+        self.keys_path = self.folder / "keys.txt"
+        self.vectors_path = self.folder / "vectors.f32"
+        self.index: dict[str, int] = {}
+        self.rows = np.zeros((0, dim), dtype=np.float32)
+        self._load()
+
+    def _load(self) -> None:
+        if not self.keys_path.exists() or not self.vectors_path.exists():
+            return
+        keys = self.keys_path.read_text(encoding="ascii").split()
+        rows = np.fromfile(self.vectors_path, dtype=np.float32)
+        n = min(len(keys), rows.size // self.dim)
+        self.rows = rows[: n * self.dim].reshape(n, self.dim)
+        self.index = {key: i for i, key in enumerate(keys[:n])}
+
+    def get(self, keys: Sequence[str]) -> list[int | None]:
+        return [self.index.get(k) for k in keys]
+
+    def add(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        with self.vectors_path.open("ab") as fh:
+            fh.write(vectors.tobytes())
+        with self.keys_path.open("a", encoding="ascii") as fh:
+            fh.write("".join(k + "\n" for k in keys))
+        start = len(self.rows)
+        self.rows = np.vstack([self.rows, vectors])
+        for i, key in enumerate(keys):
+            self.index[key] = start + i
+
+
+def embed_cached(embedder, texts: Sequence[str], cache_root: Path | None, progress: Progress | None = None,
+                 stage: str = "embedding") -> np.ndarray:
+    """Embed texts through the disk cache; only missing texts reach the model, in batches."""
+    keys = [text_key(t) for t in texts]
+    cache = EmbeddingCache(cache_root, embedder.name, embedder.dim) if cache_root else None
+    found = cache.get(keys) if cache else [None] * len(keys)
+    missing = sorted({k: i for i, (k, f) in enumerate(zip(keys, found, strict=True)) if f is None}.values())
+    fresh: dict[str, np.ndarray] = {}
+    total = len(missing)
+    if progress:
+        progress(stage, 0, total)
+    for start in range(0, total, EMBED_BATCH):
+        batch = missing[start : start + EMBED_BATCH]
+        vectors = np.asarray(embedder.embed([texts[i] for i in batch]), dtype=np.float32)
+        batch_keys = [keys[i] for i in batch]
+        if cache:
+            cache.add(batch_keys, vectors)
+        fresh.update(zip(batch_keys, vectors, strict=True))
+        if progress:
+            progress(stage, min(start + EMBED_BATCH, total), total)
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    for i, key in enumerate(keys):
+        out[i] = fresh[key] if key in fresh else cache.rows[cache.index[key]]
+    return out
+
+
+# --------------------------------------------------------------------------- workspace
+
+
+@dataclass
+class Workspace:
+    """Everything a sweep computes once and shares: chunk sets, token lists, indices, embeddings."""
+
+    corpus: Corpus
+    cache_dir: Path | None = None
+    embedder_factory: Callable[[str], object] | None = None
+    progress: Progress | None = None
+    settings: object | None = None
+    _chunks: dict[int, ChunkSet] = field(default_factory=dict)
+    _tokens: dict[tuple[int, str], list[list[str]]] = field(default_factory=dict)
+    _bm25: dict[tuple[int, str], BM25Index] = field(default_factory=dict)
+    _embedders: dict[str, object] = field(default_factory=dict)
+    _vectors: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    tuned: dict[str, dict] = field(default_factory=dict)
+
+    def chunks(self, size: int) -> ChunkSet:
+        if size not in self._chunks:
+            self._chunks[size] = chunk_corpus(self.corpus, size, self.progress)
+        return self._chunks[size]
+
+    def bm25(self, size: int, tokenizer: str) -> BM25Index:
+        key = (size, tokenizer)
+        if key not in self._bm25:
+            if self.progress:
+                self.progress(f"indexing {tokenizer} {size}", 0, 1)
+            self._bm25[key] = BM25Index(tokenize_all(self.chunks(size).texts, tokenizer))
+            if self.progress:
+                self.progress(f"indexing {tokenizer} {size}", 1, 1)
+        return self._bm25[key]
+
+    def embedder(self, spec: str = "default"):
+        if spec not in self._embedders:
+            if self.embedder_factory is None:
+                raise RuntimeError("this workspace has no embedder factory")
+            self._embedders[spec] = self.embedder_factory(spec)
+        return self._embedders[spec]
+
+    def loaded_embedders(self) -> dict[str, object]:
+        """The embedders this workspace has created (for the run card)."""
+        return dict(self._embedders)
+
+    def vectors(self, spec: str, texts: Sequence[str], label: str) -> np.ndarray:
+        key = (spec, label)
+        if key not in self._vectors:
+            cache = Path(self.cache_dir) / "embeddings" if self.cache_dir else None
+            self._vectors[key] = embed_cached(self.embedder(spec), texts, cache, self.progress, f"embedding {label}")
+        return self._vectors[key]
+
+
+# --------------------------------------------------------------------------- ranking helpers
+
+
+def top_indices(scores: np.ndarray, depth: int, exclude: Exclusions = None) -> np.ndarray:
+    """Top `depth` columns per row by descending score, ties by lower index; excluded/-inf dropped."""
+    scores = np.array(scores, dtype=np.float64, copy=True)
+    if exclude is not None:
+        for row, cols in enumerate(exclude):
+            if len(cols):
+                scores[row, list(cols)] = -np.inf
+    n = scores.shape[1]
+    depth_eff = min(depth, n)
+    if depth_eff < n:
+        part = np.argpartition(-scores, depth_eff - 1, axis=1)[:, :depth_eff]
+        # argpartition may cut inside a tie; keep every column tied with the cut-off score
+        cutoff = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)
+        candidates = [np.flatnonzero(row >= c) for row, c in zip(scores, cutoff[:, 0], strict=True)]
+    else:
+        candidates = [np.arange(n) for _ in range(scores.shape[0])]
+    out = np.full((scores.shape[0], depth), -1, dtype=np.int64)
+    for r, cols in enumerate(candidates):
+        ordered = cols[np.lexsort((cols, -scores[r, cols]))]
+        ordered = ordered[np.isfinite(scores[r, ordered])][:depth]
+        out[r, : len(ordered)] = ordered
+    return out
+
+
+def _leg_candidates(scores: np.ndarray, exclude: Exclusions, n: int) -> np.ndarray:
+    return top_indices(scores, n, exclude)
+
+
+def rrf_scores(legs: Sequence[np.ndarray], n_docs: int, exclude: Exclusions = None,
+               candidates: int = FUSION_CANDIDATES, k: int = RRF_K) -> np.ndarray:
+    """RRF over each leg's top candidates; chunks in no leg's candidates get -inf."""
+    fused = np.full((legs[0].shape[0], n_docs), -np.inf)
+    for leg in legs:
+        top = _leg_candidates(leg, exclude, candidates)
+        for r, row in enumerate(top):
+            row = row[row >= 0]
+            current = fused[r, row]
+            fused[r, row] = np.where(np.isinf(current), 0.0, current) + 1.0 / (k + np.arange(1, len(row) + 1))
+    return fused
+
+
+def _minmax(values: np.ndarray) -> np.ndarray:
+    span = values.max() - values.min() if len(values) else 0.0
+    return (values - values.min()) / span if span > 0 else np.ones_like(values)
+
+
+def weighted_scores(dense: np.ndarray, lexical: np.ndarray, weight: float, exclude: Exclusions = None,
+                    candidates: int = FUSION_CANDIDATES) -> np.ndarray:
+    """w × minmax(dense) + (1 − w) × minmax(BM25), each over its leg's candidates, missing = 0."""
+    n_q, n_docs = dense.shape
+    fused = np.full((n_q, n_docs), -np.inf)
+    for leg, w in ((dense, weight), (lexical, 1.0 - weight)):
+        top = _leg_candidates(leg, exclude, candidates)
+        for r, row in enumerate(top):
+            row = row[row >= 0]
+            current = fused[r, row]
+            fused[r, row] = np.where(np.isinf(current), 0.0, current) + w * _minmax(leg[r, row])
+    return fused
+
+
+# --------------------------------------------------------------------------- retrievers
+
+
+class Retriever:
+    """Base: `rank(ws, size, questions, split, depth, exclude)` → (n, depth) chunk indices."""
+
+    name = "retriever"
+    description = ""
+
+    def config(self) -> dict:
+        return {"name": self.name, "description": self.description}
+
+    def rank(self, ws: Workspace, size: int, questions: Sequence[Question], split: str, depth: int,
+             exclude: Exclusions = None) -> np.ndarray:
+        return top_indices(self.scores(ws, size, questions, split), depth, exclude)
+
+    def scores(self, ws: Workspace, size: int, questions: Sequence[Question], split: str) -> np.ndarray:
+        raise NotImplementedError
+
+
+class BM25Retriever(Retriever):
+    def __init__(self, tokenizer: str = "plain"):
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"unknown tokenizer {tokenizer!r}")
+        self.tokenizer = tokenizer
+        self.name = "bm25" if tokenizer == "plain" else f"bm25-{tokenizer}"
+        self.description = f"BM25Okapi (k1 1.5, b 0.75) over ragcore.text {tokenizer} tokens, exact"
+
+    def config(self) -> dict:
+        return {**super().config(), "tokenizer": self.tokenizer, "k1": BM25_K1, "b": BM25_B}
+
+    def scores(self, ws, size, questions, split):
+        index = ws.bm25(size, self.tokenizer)
+        if ws.progress:
+            ws.progress(f"scoring {self.name} {size}", 0, len(questions))
+        queries = tokenize_all([q.question for q in questions], self.tokenizer)
+        out = index.score_matrix(queries)
+        if ws.progress:
+            ws.progress(f"scoring {self.name} {size}", len(questions), len(questions))
+        return out
+
+
+class DenseRetriever(Retriever):
+    def __init__(self, spec: str = "default"):
+        self.spec = spec
+        self.name = "dense" if spec == "default" else f"dense:{spec}"
+        self.description = "exact cosine over the embedder's L2-normalised vectors"
+
+    def config(self) -> dict:
+        return {**super().config(), "embedder": self.spec}
+
+    def scores(self, ws, size, questions, split):
+        chunks = ws.chunks(size)
+        c = ws.vectors(self.spec, chunks.texts, f"chunks {size}")
+        q = ws.vectors(self.spec, [x.question for x in questions], f"{split} questions ({len(questions)})")
+        return q @ c.T
+
+
+class RRFRetriever(Retriever):
+    def __init__(self, spec: str = "default", lexical: str = HYBRID_LEXICAL):
+        self.dense, self.lexical = DenseRetriever(spec), BM25Retriever(lexical)
+        self.name = "hybrid" if spec == "default" else f"hybrid:{spec}"
+        self.description = f"RRF (k = {RRF_K}) of {self.lexical.name} and {self.dense.name}, top {FUSION_CANDIDATES} each"
+
+    def rank(self, ws, size, questions, split, depth, exclude=None):
+        legs = [self.lexical.scores(ws, size, questions, split), self.dense.scores(ws, size, questions, split)]
+        return top_indices(rrf_scores(legs, len(ws.chunks(size)), exclude), depth)
+
+
+class WeightedRetriever(Retriever):
+    """Weighted fusion; the weight is tuned on TQuAD train questions (per chunk size) unless given."""
+
+    def __init__(self, spec: str = "default", lexical: str = HYBRID_LEXICAL, weight: float | None = None,
+                 train_questions: int = 1000):
+        self.dense, self.lexical = DenseRetriever(spec), BM25Retriever(lexical)
+        self.fixed = weight
+        self.train_questions = train_questions
+        self.name = "hybrid-weighted" if spec == "default" else f"hybrid-weighted:{spec}"
+        self.description = "w·minmax(dense) + (1−w)·minmax(BM25) over top candidates; w tuned on train"
+
+    def weight(self, ws: Workspace, size: int) -> float:
+        if self.fixed is not None:
+            return self.fixed
+        key = f"{self.name}@{size}"
+        if key not in ws.tuned:
+            ws.tuned[key] = tune_weight(ws, size, self)
+        return ws.tuned[key]["weight"]
+
+    def rank(self, ws, size, questions, split, depth, exclude=None):
+        w = self.weight(ws, size)
+        dense = self.dense.scores(ws, size, questions, split)
+        lexical = self.lexical.scores(ws, size, questions, split)
+        return top_indices(weighted_scores(dense, lexical, w, exclude), depth)
+
+
+def tune_weight(ws: Workspace, size: int, retriever: WeightedRetriever) -> dict:
+    """Grid-search w on a fixed sample of train questions: best Recall@5, then MRR@10, then lower w."""
+    from eval.metrics import per_question
+    from eval.relevance import relevance
+    from eval.tquad import sample_train_questions
+
+    questions = sample_train_questions(ws.corpus, retriever.train_questions)
+    rel = relevance(ws.chunks(size), questions)
+    dense = retriever.dense.scores(ws, size, questions, "train")
+    lexical = retriever.lexical.scores(ws, size, questions, "train")
+    grid = []
+    for i, w in enumerate(WEIGHT_GRID):
+        if ws.progress:
+            ws.progress(f"tuning weight {size}", i, len(WEIGHT_GRID))
+        scores = per_question(top_indices(weighted_scores(dense, lexical, w), 10), rel)
+        grid.append({"weight": w, "recall@5": float(scores["recall@5"].mean()), "mrr@10": float(scores["mrr@10"].mean())})
+    if ws.progress:
+        ws.progress(f"tuning weight {size}", len(WEIGHT_GRID), len(WEIGHT_GRID))
+    best = max(grid, key=lambda g: (g["recall@5"], g["mrr@10"], -g["weight"]))
+    return {"weight": best["weight"], "train_questions": len(questions), "objective": "recall@5 then mrr@10",
+            "grid": grid}
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def make_retriever(name: str, **options) -> Retriever:
+    """bm25, bm25-<tokenizer>, dense[:model], hybrid[:model] (= RRF), hybrid-rrf, hybrid-weighted[:model]
+    (weight tuned on train), hybrid-weighted-w<weight> (fixed weight), weighted, production[-<mode>]."""
+    base, _, model = name.partition(":")
+    spec = model or "default"
+    if base == "bm25":
+        return BM25Retriever("plain")
+    if base.startswith("bm25-"):
+        return BM25Retriever(base[5:])
+    if base == "dense":
+        return DenseRetriever(spec)
+    if base in ("hybrid", "hybrid-rrf", "rrf"):
+        r = RRFRetriever(spec)
+        r.name = name
+        return r
+    if base.startswith("hybrid-weighted-w"):  # a fixed weight, e.g. hybrid-weighted-w0.3
+        r = WeightedRetriever(spec, weight=float(base.removeprefix("hybrid-weighted-w")))
+        r.name = name
+        return r
+    if base in ("hybrid-weighted", "weighted"):
+        r = WeightedRetriever(spec, weight=options.get("weight"))
+        r.name = name
+        return r
+    if base == "production" or base.startswith("production-"):
+        return ProductionRetriever(base.partition("-")[2] or None)
+    raise ValueError(f"unknown retriever {name!r}")
+
+
+def known_retrievers() -> list[str]:
+    names = ["bm25"] + [f"bm25-{t}" for t in TOKENIZERS if t != "plain"]
+    return names + ["dense", "hybrid", "hybrid-weighted", "production", "production-lexical", "production-dense",
+                    "production-rrf", "production-weighted"]
+
+
+def describe(retrievers: Sequence[Retriever]) -> list[dict]:
+    return [r.config() for r in retrievers]
+
+
+def dump_tuning(ws: Workspace) -> str:
+    return json.dumps(ws.tuned, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- production path
+
+
+class _QueryVectors:
+    """An embedder for ragcore.retrieval that serves the sweep's cached question vectors first."""
+
+    def __init__(self, embedder, texts: Sequence[str], vectors: np.ndarray):
+        self.inner = embedder
+        self.kind, self.model, self.name, self.dim = embedder.kind, embedder.model, embedder.name, embedder.dim
+        self.known = {t: v for t, v in zip(texts, vectors, strict=True)}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if all(t in self.known for t in texts):
+            return np.vstack([self.known[t] for t in texts]).astype(np.float32)
+        return self.inner.embed(texts)
+
+
+def corpus_fingerprint(chunks: ChunkSet, model: str) -> str:
+    digest = hashlib.sha256(model.encode())
+    for c in chunks.chunks:
+        digest.update(f"{c.chunk_id}:{c.start}:{c.end}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def store_corpus(db, chunks: ChunkSet, corpus: Corpus, vectors: np.ndarray, marker: str,
+                 progress: Progress | None = None, batch: int = 100) -> None:
+    """Write the chunked corpus through `ragcore.ingest.store_document` (the upload's own write
+    path: COPY, lexical tokens, triggers), one document per article, `batch` articles per transaction."""
+    from ragcore import ingest
+    from ragcore.models import Chunk
+
+    total = len(corpus.articles)
+    for lo in range(0, total, batch):
+        with db.connection() as conn:
+            for article in corpus.articles[lo : lo + batch]:
+                members = chunks.by_article[article.index]
+                if not members:
+                    continue
+                data = article.text.encode("utf-8")  # the key is hashed in too: some articles share a text
+                meta = {
+                    "title": article.title[:500] or article.key,
+                    "filename": article.key,
+                    "sha256": hashlib.sha256(article.key.encode() + b"\0" + data).hexdigest(),
+                    "size_bytes": len(data),
+                    "page_count": 1,
+                    "allowed_roles": ["admin"],
+                    "uploaded_by": marker,
+                }
+                pieces = [Chunk(ordinal=chunks.chunks[i].ordinal, text=chunks.chunks[i].text, page_start=1, page_end=1,
+                                article=None, char_start=chunks.chunks[i].start, char_end=chunks.chunks[i].end)
+                          for i in members]
+                ingest.store_document(conn, meta, pieces, vectors[members])
+        if progress:
+            progress(f"storing corpus {chunks.size}", min(lo + batch, total), total)
+
+
+class ProductionRetriever(Retriever):
+    """The app's retrieval SQL over the eval corpus in its own namespace `eval_tquad_<size>`."""
+
+    def __init__(self, mode: str | None = None):
+        self.mode = mode
+        self.name = "production" if mode is None else f"production-{mode}"
+        self.description = "ragcore.retrieval.search (HNSW + SQL BM25) in namespace eval_tquad_<size>, role admin"
+        self.keep_namespace = False
+        self.used: set[int] = set()
+        self.report: dict[int, dict] = {}
+
+    def config(self) -> dict:
+        return {**super().config(), "mode": self.mode or "auto (resolve_mode)", "role": "admin"}
+
+    def namespace(self, size: int) -> str:
+        return f"eval_tquad_{size}"
+
+    def _open(self, ws: Workspace, size: int):
+        """Open (and fill, unless an identical corpus is already there) the size's namespace."""
+        from ragcore import db as dbmod
+
+        chunks = ws.chunks(size)
+        embedder = ws.embedder("default")
+        marker = f"eval-lab:{corpus_fingerprint(chunks, embedder.name)}"
+        db = dbmod.open_database(ws.settings, self.namespace(size))
+        with db.connection() as conn:
+            stored = conn.execute("SELECT count(*), count(DISTINCT uploaded_by), max(uploaded_by) FROM documents").fetchone()
+            stored_chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        fresh = stored[0] == 0
+        complete = stored[1] == 1 and stored[2] == marker and stored_chunks == len(chunks)
+        if not fresh and not complete:  # another corpus, another model, or an interrupted store
+            dbmod.drop_namespace(db, self.namespace(size))
+            db.close()
+            db = dbmod.open_database(ws.settings, self.namespace(size))
+            fresh = True
+        dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+        if fresh:
+            vectors = ws.vectors("default", chunks.texts, f"chunks {size}")
+            store_corpus(db, chunks, ws.corpus, vectors, marker, ws.progress)
+        return db
+
+    def rank(self, ws, size, questions, split, depth, exclude=None):
+        from ragcore import db as dbmod
+        from ragcore.retrieval import resolve_mode, search
+
+        if exclude is not None and any(len(e) for e in exclude):
+            raise ValueError("the production retriever cannot exclude chunks; use an exact retriever")
+        started = time.perf_counter()
+        db = self._open(ws, size)
+        stored_at = time.perf_counter()
+        try:
+            embedder = ws.embedder("default")
+            texts = [q.question for q in questions]
+            qe = _QueryVectors(embedder, texts, ws.vectors("default", texts, f"{split} questions ({len(texts)})"))
+            mode = resolve_mode(ws.settings, embedder, self.mode)
+            with db.connection() as conn:
+                rows = conn.execute("SELECT c.id, d.filename, c.ordinal FROM chunks c JOIN documents d ON d.id = c.document_id")
+                by_db_id = {row[0]: f"{row[1]}#{row[2]}" for row in rows}
+            index = {c.chunk_id: c.index for c in ws.chunks(size).chunks}
+            out = np.full((len(questions), depth), -1, dtype=np.int64)
+            for qi, text in enumerate(texts):
+                sources = search(db, qe, text, "admin", k=depth, mode=mode, settings=ws.settings)
+                ids = [index[by_db_id[s.chunk_id]] for s in sources][:depth]
+                out[qi, : len(ids)] = ids
+                if ws.progress and (qi % 25 == 0 or qi == len(texts) - 1):
+                    ws.progress(f"querying {self.name} {size}", qi + 1, len(texts))
+            self.report[size] = {"mode": mode, "namespace": self.namespace(size),
+                                 "store_seconds": round(stored_at - started, 2),
+                                 "query_ms_mean": round((time.perf_counter() - stored_at) * 1000 / max(len(texts), 1), 2)}
+            self.report[size].update(self._gap(ws, size, questions, split, depth, mode, out))
+        finally:
+            if self.keep_namespace:
+                self.used.add(size)
+            else:
+                dbmod.drop_namespace(db, self.namespace(size))
+            db.close()
+        return out
+
+    def cleanup(self, ws: Workspace) -> None:
+        """Drop the namespaces kept during a sweep (several production modes share one per size)."""
+        from ragcore import db as dbmod
+
+        for size in sorted(self.used):
+            db = dbmod.Database(dbmod.database_url(ws.settings), "public")
+            try:
+                dbmod.drop_namespace(db, self.namespace(size))
+            finally:
+                db.close()
+        self.used.clear()
+
+    def _gap(self, ws, size, questions, split, depth, mode: str, production: np.ndarray) -> dict:
+        """The same method computed exactly (numpy, every chunk): metric deltas and top-k agreement."""
+        from eval.metrics import per_question
+        from eval.relevance import relevance
+        from ragcore.retrieval import DEFAULT_DENSE_WEIGHT
+
+        exact: Retriever = {
+            "lexical": BM25Retriever(HYBRID_LEXICAL),
+            "dense": DenseRetriever("default"),
+            "rrf": RRFRetriever("default"),
+            "weighted": WeightedRetriever("default", weight=DEFAULT_DENSE_WEIGHT),
+        }[mode]
+        top = exact.rank(ws, size, questions, split, depth)
+        rel = relevance(ws.chunks(size), questions)
+        a, b = per_question(production.tolist(), rel), per_question(top.tolist(), rel)
+        same5 = float(np.mean([list(x[:5]) == list(y[:5]) for x, y in zip(production, top, strict=True)]))
+        overlap = float(np.mean([len(set(x) & set(y)) / depth for x, y in zip(production, top, strict=True)]))
+        return {
+            "exact_counterpart": exact.name + (f" (w={DEFAULT_DENSE_WEIGHT})" if mode == "weighted" else ""),
+            "exact_recall@5": float(b["recall@5"].mean()),
+            "production_recall@5": float(a["recall@5"].mean()),
+            "gap_recall@5": float(a["recall@5"].mean() - b["recall@5"].mean()),
+            "gap_mrr@10": float(a["mrr@10"].mean() - b["mrr@10"].mean()),
+            "identical_top5": same5,
+            "top10_overlap": overlap,
+        }

@@ -1,0 +1,190 @@
+"""A retrieval sweep: retrievers × chunk sizes on the TQuAD dev questions, with metrics and CIs.
+
+The sweep is a pure function of the data, the configuration and the code (plus the embedding
+cache, which only saves time); the CLI, the page and the benchmark all call `run_sweep`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from eval import metrics
+from eval.relevance import relevance
+from eval.retrievers import Retriever, Workspace, make_retriever
+from eval.tquad import CHUNK_SIZES, ChunkSet, Corpus, Progress, Question, cached_corpus
+
+DEPTH = 10
+
+
+@dataclass
+class SweepConfig:
+    retrievers: list[str]
+    chunk_sizes: list[int] = field(default_factory=lambda: list(CHUNK_SIZES))
+    depth: int = DEPTH
+    baseline: str | None = None  # "retriever@size"; default: first retriever at 1000 (or the first size)
+    train_questions: int = 1000
+    limit: int | None = None  # first N dev questions only (tests, quick looks)
+    keep_namespaces: bool = False
+
+    def baseline_key(self) -> str:
+        if self.baseline:
+            return self.baseline if "@" in self.baseline else f"{self.baseline}@{self._default_size()}"
+        return f"{self.retrievers[0]}@{self._default_size()}"
+
+    def _default_size(self) -> int:
+        return 1000 if 1000 in self.chunk_sizes else self.chunk_sizes[0]
+
+    def as_dict(self) -> dict:
+        return {
+            "retrievers": self.retrievers,
+            "chunk_sizes": self.chunk_sizes,
+            "depth": self.depth,
+            "baseline": self.baseline_key(),
+            "train_questions": self.train_questions,
+            "limit": self.limit,
+            "overlap_ratio": 0.15,
+            "bootstrap_resamples": metrics.RESAMPLES,
+            "randomization_permutations": metrics.PERMUTATIONS,
+            "seed": metrics.SEED,
+        }
+
+
+@dataclass
+class SystemRun:
+    retriever: str
+    chunk_size: int
+    top: np.ndarray  # (n questions, depth) chunk indices into the size's ChunkSet
+    scores: dict[str, np.ndarray]
+    seconds: float
+    config: dict
+
+    @property
+    def key(self) -> str:
+        return f"{self.retriever}@{self.chunk_size}"
+
+
+@dataclass
+class SweepResult:
+    config: SweepConfig
+    corpus: Corpus
+    questions: list[Question]
+    chunk_sets: dict[int, ChunkSet]
+    relevant: dict[int, list[list[int]]]
+    runs: list[SystemRun]
+    summaries: dict[str, dict]
+    comparisons: list[dict]
+    tuned: dict[str, dict]
+    timings: dict[str, float]
+    extras: dict[str, dict] = field(default_factory=dict)
+
+    def run(self, key: str) -> SystemRun:
+        return next(r for r in self.runs if r.key == key)
+
+
+def default_embedder_factory(settings) -> Callable[[str], object]:
+    """spec "default" = the configured embedder; "use"; anything else = that Ollama model."""
+
+    def make(spec: str):
+        from ragcore.embeddings import make_embedder
+
+        if spec == "default":
+            return make_embedder(settings)
+        if spec == "use":
+            return make_embedder(settings.with_(embed_backend="use"))
+        return make_embedder(settings.with_(embed_backend="ollama", embed_model=spec))
+
+    return make
+
+
+def make_workspace(settings, progress: Progress | None = None, cache_dir: Path | None = None,
+                   embedder_factory: Callable[[str], object] | None = None, corpus: Corpus | None = None) -> Workspace:
+    return Workspace(
+        corpus=corpus or cached_corpus(str(settings.tquad_dir)),
+        cache_dir=Path(cache_dir) if cache_dir else Path(settings.cache_dir) / "eval",
+        embedder_factory=embedder_factory or default_embedder_factory(settings),
+        progress=progress,
+        settings=settings,
+    )
+
+
+def _run_one(ws: Workspace, retriever: Retriever, size: int, questions: Sequence[Question], depth: int,
+             rel: list[list[int]]) -> SystemRun:
+    started = time.perf_counter()
+    top = retriever.rank(ws, size, questions, "dev", depth)
+    seconds = time.perf_counter() - started
+    scores = metrics.per_question(top.tolist(), rel)
+    return SystemRun(retriever.name, size, top, scores, seconds, retriever.config())
+
+
+def run_sweep(settings, config: SweepConfig, progress: Progress | None = None, *, workspace: Workspace | None = None,
+              cache_dir: Path | None = None) -> SweepResult:
+    """Run every retriever at every chunk size; bootstrap CIs and comparisons against the baseline."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    ws = workspace or make_workspace(settings, progress, cache_dir)
+    ws.progress = progress
+    questions = ws.corpus.dev_questions[: config.limit] if config.limit else ws.corpus.dev_questions
+    retrievers = [make_retriever(name) for name in config.retrievers]
+    for r in retrievers:
+        if hasattr(r, "train_questions"):
+            r.train_questions = config.train_questions
+        if hasattr(r, "keep_namespace"):
+            r.keep_namespace = True  # production modes of one sweep share the stored corpus
+    timings["load"] = time.perf_counter() - t0
+
+    runs: list[SystemRun] = []
+    chunk_sets: dict[int, ChunkSet] = {}
+    rels: dict[int, list[list[int]]] = {}
+    for size in config.chunk_sizes:
+        t = time.perf_counter()
+        chunk_sets[size] = ws.chunks(size)
+        rels[size] = relevance(chunk_sets[size], questions)
+        timings[f"chunking {size}"] = time.perf_counter() - t
+        for retriever in retrievers:
+            runs.append(_run_one(ws, retriever, size, questions, config.depth, rels[size]))
+            timings[runs[-1].key] = runs[-1].seconds
+
+    if not config.keep_namespaces:
+        for r in retrievers:
+            if hasattr(r, "cleanup"):
+                r.cleanup(ws)
+    t = time.perf_counter()
+    indices = metrics.bootstrap_indices(len(questions))
+    summaries = {}
+    for i, run in enumerate(runs):
+        if progress:
+            progress("bootstrap", i, len(runs))
+        summaries[run.key] = metrics.summarise(run.scores, indices)
+    if progress:
+        progress("bootstrap", len(runs), len(runs))
+    systems = {run.key: run.scores for run in runs}
+    baseline = config.baseline_key()
+    comparisons = metrics.compare(systems, baseline, indices=indices) if baseline in systems and len(runs) > 1 else []
+    timings["bootstrap"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t0
+    extras = {r.key: getattr(r, "extra", {}) for r in runs}
+    for retriever in retrievers:
+        for key, value in getattr(retriever, "report", {}).items():
+            extras.setdefault(f"{retriever.name}@{key}", {}).update(value)
+    return SweepResult(config, ws.corpus, list(questions), chunk_sets, rels, runs, summaries, comparisons,
+                       dict(ws.tuned), timings, extras)
+
+
+def results_table(result: SweepResult) -> list[dict]:
+    """The summary.json "results" rows: retriever, chunk_size and each metric as {"mean", "ci"}."""
+    rows = []
+    for run in result.runs:
+        row = {"retriever": run.retriever, "chunk_size": run.chunk_size}
+        row.update(result.summaries[run.key])
+        row["seconds"] = round(run.seconds, 3)
+        row["recall_curve"] = metrics.recall_curve(run.scores["rank"], result.config.depth)
+        tuned = result.tuned.get(f"{run.retriever}@{run.chunk_size}")
+        if tuned:
+            row["tuned_weight"] = tuned["weight"]
+        rows.append(row)
+    return rows

@@ -1,0 +1,118 @@
+"""Deterministic Turkish answer scoring, the sampling protocol, and a tiny resumable answer run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from eval import answers as ans
+from eval import tquad
+from ragcore.models import FALLBACK_ANSWER
+from tests.conftest import TQUAD_DIR
+
+needs_tquad = pytest.mark.skipif(not (TQUAD_DIR / tquad.DEV_FILE).is_file(), reason="TQuAD files not present")
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer", "expected"),
+    [
+        ("Buzgan kasabası", "Olay Buzgan kasabasında yaşandı.", True),  # suffix after the last word
+        ("Buzgan kasabası", "Buzgankasabası", False),
+        ("kasabası", "Buzgan kasabasında", True),
+        ("kasaba", "Buzgankasabası", False),  # must start on a word boundary
+        ("12", "1200 yılında", False),  # nothing may follow a final digit
+        ("12", "12'de başladı", True),  # apostrophe suffix is punctuation, then a new word
+        ("12", "12,5 kilometre", False),  # no decimal part either
+        ("12", "yaş 12.", True),
+        ("1156", "1156 Musul doğumlu", True),
+        ("İbn-i Yunus", "ibn-i yunus diye bilinir", True),  # Turkish lowercasing, punctuation between words
+        ("IĞDIR", "Iğdır'a gitti", True),
+        ("Ankara", "Ankara[1] başkenttir", True),
+        ("1", "Ankara [1] başkenttir", False),  # citation markers are not answer text
+        ("", "anything", False),
+    ],
+)
+def test_exact_match_rules(gold, answer, expected):
+    assert ans.exact_match(gold, answer) is expected
+
+
+def test_token_recall_on_five_character_prefixes():
+    assert ans.token_recall("Buzgan kasabası", "buzgan kasabasında") == 1.0
+    assert ans.token_recall("Mustafa Kemal Atatürk", "Kemal Paşa") == pytest.approx(1 / 3)
+    assert ans.token_recall("", "x") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("answer", "refused"),
+    [
+        (FALLBACK_ANSWER, True),
+        ("Bu bilgi bağlamda bulunmamaktadır.", True),
+        ("Metinde bu konuda bir bilgi yer almıyor.", True),
+        ("Kale 1200 yılında yapıldı [1].", False),
+        ("« " + "Bölgede su kaynağı bulunmuyor ve köyler uzak. " * 6 + "» [1]", False),  # a long quote
+    ],
+)
+def test_refusal_detection(answer, refused):
+    assert ans.is_refused(answer) is refused
+
+
+def test_score_outcomes():
+    ctx = ["Olay Buzgan kasabasında yaşandı."]
+    good = ans.score_answer("Buzgan kasabası", "Buzgan kasabasında [1].", ctx, [True])
+    assert good.outcome == "correct" and good.exact and good.cited and good.cited_gold
+    memory = ans.score_answer("Buzgan kasabası", "Buzgan kasabası.", ["başka metin"], [])
+    assert memory.outcome == "correct_not_in_context" and not memory.cited
+    recall_only = ans.score_answer("Mustafa Kemal", "Kemal", ["x"], [False])
+    assert recall_only.correct and not recall_only.exact and recall_only.cited and not recall_only.cited_gold
+    fallback = ans.score_answer("Buzgan", FALLBACK_ANSWER, ctx, [])
+    assert fallback.outcome == "fallback" and not fallback.correct
+    wrong = ans.score_answer("Buzgan kasabası", "Mardin ilinde [1].", ctx, [False])
+    assert wrong.outcome == "wrong"
+
+
+def test_samples_are_disjoint_fixed_and_sized():
+    questions = list(range(892))
+    groups = ans.sample_groups(questions, 300, 150)
+    assert len(groups["answerable"]) == 300 and len(groups["unanswerable"]) == 150
+    assert not set(groups["answerable"]) & set(groups["unanswerable"])
+    assert groups == ans.sample_groups(questions, 300, 150)
+
+
+class ScriptedGenerator:
+    """Answers with the first sentence of context [1] and cites it; counts calls (resume check)."""
+
+    kind = "scripted"
+    model = "scripted"
+    label = "scripted"
+
+    def __init__(self):
+        self.calls = 0
+
+    def stream(self, messages, sources, question):
+        self.calls += 1
+        yield sources[0].text.split(".")[0] + " [1]."
+
+
+@needs_tquad
+def test_tiny_answer_run_resumes_from_cache(settings, tmp_path):
+    from eval.sweep import make_workspace
+    from tests.test_eval_retrievers import HashEmbedder
+
+    corpus = tquad.cached_corpus(str(TQUAD_DIR))
+    ws = make_workspace(settings, cache_dir=tmp_path / "cache", embedder_factory=lambda s: HashEmbedder(), corpus=corpus)
+    config = ans.AnswerConfig(retriever="bm25-prefix5", answerable=6, unanswerable=4, gate=False)
+    gen = ScriptedGenerator()
+    out = tmp_path / "run"
+    summary = ans.run_answers(settings, config, out, workspace=ws, generator=gen, questions=corpus.dev_questions[:40])
+    assert gen.calls == 10
+    assert summary["groups"]["answerable"]["n"] == 6 and summary["groups"]["unanswerable"]["n"] == 4
+    unanswerable = summary["groups"]["unanswerable"]["rates"]
+    assert unanswerable["gold_in_context"]["mean"] <= 0.25  # own article removed from the context
+    assert sum(summary["groups"]["answerable"]["rates"][o]["count"] for o in ans.OUTCOMES) == 6
+    lines = (out / ans.ANSWERS_FILE).read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 10 and json.loads(lines[0])["fingerprint"].endswith("scripted")
+    again = ScriptedGenerator()
+    ans.run_answers(settings, config, out, workspace=ws, generator=again, questions=corpus.dev_questions[:40])
+    assert again.calls == 0
+    assert (out / "per_question.csv").read_text(encoding="utf-8").count("\n") == 11
