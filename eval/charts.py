@@ -29,8 +29,9 @@ def metric_frame(results: Sequence[dict], metrics: Sequence[str] = ("recall@1", 
 def recall_bars(results: Sequence[dict], metric: str = "recall@5") -> alt.Chart:
     """Bars per retriever, grouped by chunk size, with 95 % CI error bars."""
     data = metric_frame(results, [metric])
+    sizes = sorted(data["chunk_size"].unique(), key=int)
     base = alt.Chart(data).encode(
-        x=alt.X("chunk_size:N", title="parça boyutu (karakter)"),
+        x=alt.X("chunk_size:N", title="parça boyutu (karakter)", sort=sizes),
         xOffset=alt.XOffset("retriever:N"),
         color=alt.Color("retriever:N", title="arama yöntemi"),
     )
