@@ -43,6 +43,8 @@ from ragcore.retrieval import Retrieval, resolve_mode, retrieve
 log = logging.getLogger(__name__)
 
 UNRELIABLE_NOTICE = "Modelin cevabı güvenilir bulunmadı; en ilgili bölüm kaynağıyla birlikte alıntılandı."
+UNCITED_NOTICE = ("Modelin cevabı hiçbir kaynak göstermediği için güvenilir bulunmadı; "
+                  "en ilgili bölüm kaynağıyla birlikte alıntılandı.")
 
 
 class QuestionError(ValueError):
@@ -156,6 +158,10 @@ class AnswerService:
         notice = None
         if result.kind not in (KIND_ANSWER, KIND_REFUSAL):
             result, notice = best_passage_answer(run.question, sources, self.embedder), UNRELIABLE_NOTICE
+        elif result.kind == KIND_ANSWER and not result.cited and self._llm:
+            # No valid [n]: nothing ties the text to the context (a model following an injected
+            # "do not cite" instruction, or answering from memory) — never shown as grounded.
+            result, notice = best_passage_answer(run.question, sources, self.embedder), UNCITED_NOTICE
         stream.answer = self._finish(run, result, sources, notice)
         stream.replaced = stream.answer.text != "".join(pieces)
 

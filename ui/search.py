@@ -63,7 +63,7 @@ def render_search_page(ctx: AppContext, user: User) -> None:
     refuse = calibration.should_refuse(ev, threshold)
     cols = st.columns(4)
     cols[0].metric("Mod", concrete)
-    cols[1].metric("Kanıt skoru", f"{calibration.evidence_score(ev):.3f}")
+    cols[1].metric("Kanıt skoru", f"{threshold.score(ev):.3f}", help=f"sinyal: {threshold.signal}")
     cols[2].metric("Eşik", f"{threshold.value:.3f}", help=f"kaynak: {threshold.measured}")
     cols[3].metric("Süre", f"{result.ms:.0f} ms")
     if refuse:

@@ -1,0 +1,603 @@
+"""Permission suite over every path that can reveal document text, for every role.
+
+A seeded world of small PDFs with random `allowed_roles`, ingested through the real
+`ragcore.ingest.ingest_pdf`. Every sentence, and so every chunk and every quoted passage, carries
+its document's marker (`KOD07Q`), and every title does too: an unreadable document's marker in
+anything a role gets back — an answer, a source, the prompt sent to the model, a log line, a
+questions row, a CLI output, a rendered page — is a leak. Structured results are also checked by
+document id and chunk id.
+
+Every check is counted in a ledger; the module writes `artifacts/permission_summary.json`
+("N checks, 0 leaks") when it finishes, for the README.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import re
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ragcore import users
+from ragcore.answer import AnswerService, QuestionError
+from ragcore.cli import main as cli_main
+from ragcore.config import ROLES, Settings
+from ragcore.documents import (
+    DocumentNotFound,
+    document_chunks,
+    document_file,
+    get_document,
+    list_documents,
+    set_document_roles,
+)
+from ragcore.generation import ExtractiveGenerator
+from ragcore.ingest import ingest_pdf
+from ragcore.questions import recent_questions, review_queue, set_feedback
+from ragcore.retrieval import MODES, retrieve, search
+from tests import pdfs
+from tests.retrieval_support import clean, make_test_embedder
+
+REPO = Path(__file__).resolve().parent.parent
+SUMMARY = REPO / "artifacts" / "permission_summary.json"
+SEED = 7_000_7
+N_DOCS = 14
+PASSWORD = "parola-1234"
+READER_ROLES = [r for r in ROLES if r != "admin"]
+
+# ASCII only: tests/pdfs.py writes with the PDF core fonts.
+TOPICS = {
+    "risk": ("Isveren risk degerlendirmesi yapar", "Risk analizi yilda bir yenilenir"),
+    "izin": ("Yillik ucretli izin suresi on dort gunden az olamaz", "Izin talepleri yazili yapilir"),
+    "ucret": ("Ucret en gec ayda bir odenir", "Fazla calisma ucreti yuzde elli zamli odenir"),
+    "makine": ("Pres makinesinde koruyucu eldiven takilir", "Makine bakimi vardiya sonunda yapilir"),
+    "egitim": ("Calisanlara ise baslamadan once is guvenligi egitimi verilir", "Egitim kayitlari saklanir"),
+    "yangin": ("Acil durum plani hazirlanir", "Yangin tatbikati yilda bir kez yapilir"),
+}
+QUESTIONS = [
+    "Risk degerlendirmesi ne zaman yenilenir?", "Yıllık izin kaç gündür?", "Ucret ne zaman odenir?",
+    "Pres makinesinde ne takilir?", "Is guvenligi egitimi ne zaman verilir?", "Yangin tatbikati ne siklikla yapilir?",
+    "Fazla calisma ucreti nasil hesaplanir?", "Makine bakimi ne zaman yapilir?", "Acil durum plani var mi?",
+    "Şirket pikniği ne zaman?",
+]
+
+
+# Every path family a full run of this module checks.
+EXPECTED_PATHS = {
+    "retrieval.search", "chat.recording", "chat.extractive", "chat.extractive-calibrated", "prompt.context", "logs",
+    "questions.table", "review.queue", "questions.history", "documents.list", "documents.get", "documents.chunks",
+    "documents.download", "cli.search", "cli.ask", "cli.documents", "cli.chunks", "cli.process.search",
+    "cli.process.ask", "role-change.answer", "role-change.prompt", "role-change.log", "deactivation",
+    "document-role-change", "app.navigation", "app.documents", "app.search", "app.chat",
+}
+
+
+def marker(index: int) -> str:
+    return f"KOD{index:02d}Q"
+
+
+# ----------------------------------------------------------------------------- ledger and world
+
+
+@dataclass
+class Ledger:
+    """Counts every permission check; a failed check is a leak (or, for `complete`, over-filtering)."""
+
+    checks: Counter = field(default_factory=Counter)
+    leaks: list[str] = field(default_factory=list)
+
+    def ok(self, path: str, condition: bool, detail: object) -> None:
+        self.checks[path] += 1
+        if not condition:
+            self.leaks.append(f"{path}: {detail}")
+
+    def summary(self) -> dict:
+        return {
+            "suite": "tests/test_permission_paths.py",
+            "seed": SEED,
+            "documents": N_DOCS,
+            "roles": list(ROLES),
+            "complete": sorted(EXPECTED_PATHS - set(self.checks)) == [],  # False after a partial run
+            "checks": sum(self.checks.values()),
+            "leaks": len(self.leaks),
+            "checks_by_path": dict(sorted(self.checks.items())),
+            "leak_details": self.leaks[:50],
+        }
+
+
+@dataclass
+class World:
+    db: object
+    settings: Settings
+    embedder: object
+    ledger: Ledger
+    readable: dict[int, set[str]]  # document id -> roles (admin implied)
+    markers: dict[int, str]  # document id -> marker
+    titles: dict[int, str]
+    data: dict[int, bytes]
+    chunk_doc: dict[int, int]
+    people: dict[str, object]
+
+    def may_read(self, role: str, doc_id: int) -> bool:
+        return role == "admin" or role in self.readable[doc_id]
+
+    def forbidden(self, role: str) -> list[str]:
+        return [m for d, m in self.markers.items() if not self.may_read(role, d)]
+
+    def scan(self, path: str, role: str, text: str, context: object = "", question: str | None = None) -> None:
+        """One check: no marker of a document `role` may not read appears in `text`.
+
+        The user's own question (which may name a forbidden marker on purpose) is cut out first:
+        echoing what the user typed reveals nothing."""
+        text = text or ""
+        if question:
+            text = text.replace(question, "")
+        found = [m for m in self.forbidden(role) if m in text]
+        self.ledger.ok(path, not found, (role, found, context))
+
+    def source(self, path: str, role: str, doc_id: int, chunk_id: int | None = None, text: str | None = None,
+               context: object = "") -> None:
+        """A returned chunk/document: its document is readable, the chunk belongs to it, its text is clean."""
+        self.ledger.ok(path, self.may_read(role, doc_id), (role, doc_id, context))
+        if chunk_id is not None:
+            self.ledger.ok(path, self.chunk_doc.get(chunk_id) == doc_id, (role, chunk_id, doc_id))
+        if text is not None:
+            self.scan(path, role, text, context)
+
+    def assert_no_new_leaks(self, before: int) -> None:
+        assert self.ledger.leaks[before:] == [], self.ledger.leaks[before:][:10]
+
+
+def _page(rng: random.Random, mark: str, number: int) -> str:
+    lines = [f"{mark} SAYFA {number}"]
+    for topic in rng.sample(list(TOPICS), 2):
+        lines += [f"{sentence} {mark}." for sentence in TOPICS[topic]]
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def ledger() -> Ledger:
+    book = Ledger()
+    yield book
+    SUMMARY.parent.mkdir(parents=True, exist_ok=True)
+    summary = book.summary()
+    SUMMARY.write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"\npermission paths: {summary['checks']} checks, {summary['leaks']} leaks -> {SUMMARY}")
+
+
+@pytest.fixture(scope="module")
+def world(session_db, pg_url, tmp_path_factory, ledger) -> World:
+    clean(session_db)
+    with session_db.connection() as conn:
+        conn.execute("DELETE FROM login_attempts")
+    settings = Settings(
+        database_url=pg_url, data_dir=tmp_path_factory.mktemp("permission-paths") / "data", embed_backend="use",
+        llm_backend="extractive", ollama_base_url="http://127.0.0.1:9", refusal_threshold=0.0,
+        cookie_key="test-cookie-key-not-secret",
+    )
+    embedder = make_test_embedder()
+    rng = random.Random(SEED)
+    readable, markers, titles, data = {}, {}, {}, {}
+    for index in range(N_DOCS):
+        roles = sorted(rng.sample(READER_ROLES, rng.randint(1, 3)))
+        mark = marker(index)
+        pdf = pdfs.text_pdf([_page(rng, mark, page) for page in (1, 2)])
+        result = ingest_pdf(session_db, settings, embedder, pdf, filename=f"belge-{index:02d}.pdf", roles=roles,
+                            title=f"Yonerge {mark}", uploaded_by="kisi-admin")
+        readable[result.document_id] = set(roles)
+        markers[result.document_id] = mark
+        titles[result.document_id] = result.title
+        data[result.document_id] = pdf
+    for role in READER_ROLES:  # the seed gives every role something to read and something to miss
+        assert any(role in r for r in readable.values()) and any(role not in r for r in readable.values())
+    with session_db.connection() as conn:
+        chunk_doc = dict(conn.execute("SELECT id, document_id FROM chunks").fetchall())
+        unmarked = conn.execute("SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id "
+                                "WHERE position(substr(d.title, 9) IN c.text) = 0").fetchone()[0]
+    assert unmarked == 0  # every chunk carries its document's marker, so text scans see every chunk
+    people = {role: users.create_user(session_db, f"kisi-{role}", role, PASSWORD) for role in ROLES}
+    return World(session_db, settings, embedder, ledger, readable, markers, titles, data, chunk_doc, people)
+
+
+def _questions(world: World, role: str, rng: random.Random, n_plain: int = 3, n_targeted: int = 2) -> list[str]:
+    """Ordinary questions plus questions naming documents the role may not read."""
+    chosen = rng.sample(QUESTIONS, n_plain)
+    forbidden = world.forbidden(role) or list(world.markers.values())
+    for mark in rng.sample(forbidden, min(n_targeted, len(forbidden))):
+        chosen.append(f"{mark} belgesinde risk degerlendirmesi ve izin hakkinda ne yaziyor?")
+    return chosen
+
+
+# ----------------------------------------------------------------------------- retrieval
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_retrieval_search_every_role(world: World, mode: str) -> None:
+    before = len(world.ledger.leaks)
+    rng = random.Random(f"{SEED}-search-{mode}")
+    for role in ROLES:
+        for question in _questions(world, role, rng, n_plain=3, n_targeted=3):
+            k = rng.choice([1, 3, 5, 20, 200])
+            for s in search(world.db, world.embedder, question, role, k=k, mode=mode):
+                world.source("retrieval.search", role, s.document_id, s.chunk_id, s.text + s.title, question)
+    world.assert_no_new_leaks(before)
+
+
+def test_retrieval_is_complete_per_role(world: World) -> None:
+    """Not over-strict either: with a large k each role gets exactly its documents' chunks."""
+    for role in ROLES:
+        got = {s.chunk_id for s in retrieve(world.db, world.embedder, "SAYFA", role, k=1000, mode="dense").sources}
+        expected = {c for c, d in world.chunk_doc.items() if world.may_read(role, d)}
+        assert got == expected, role
+
+
+# ----------------------------------------------------------------------------- answers, prompts, logs
+
+
+class RecordingGenerator:
+    """Captures every prompt; answers by echoing the whole context back, so the answer carries
+    everything the model saw (any unreadable text in the prompt would also reach the user)."""
+
+    kind = "recording"
+    model = label = "recording"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[dict], list]] = []
+
+    def stream(self, messages, sources, question):
+        self.calls.append((messages, list(sources)))
+        yield "Bağlama göre: "
+        yield messages[-1]["content"][-1500:]
+        yield " [1]"
+
+
+def _check_answer(world: World, path: str, role: str, question: str, streamed: str, answer) -> None:
+    world.scan(path, role, streamed, question, question)
+    world.scan(path, role, answer.text, question, question)
+    for s in answer.sources:
+        world.source(path, role, s.document_id, s.chunk_id, s.text + s.title, question)
+    world.ledger.ok(path, all(1 <= n <= len(answer.sources) for n in answer.cited), (role, answer.cited))
+
+
+def test_chat_sources_prompt_context_and_logs(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    before = len(world.ledger.leaks)
+    recorder = RecordingGenerator()
+    calibrated = world.settings.with_(refusal_threshold=None)
+    services = {
+        "chat.recording": AnswerService(world.db, world.settings, world.embedder, recorder),
+        "chat.extractive": AnswerService(world.db, world.settings, world.embedder, ExtractiveGenerator(world.embedder)),
+        "chat.extractive-calibrated": AnswerService(world.db, calibrated, world.embedder,
+                                                    ExtractiveGenerator(world.embedder)),
+    }
+    rng = random.Random(f"{SEED}-chat")
+    caplog.set_level(logging.DEBUG)
+    for role in ROLES:
+        user = world.people[role]
+        for index, question in enumerate(_questions(world, role, rng, n_plain=3, n_targeted=3)):
+            for path, service in services.items():
+                if path.endswith("calibrated") and index % 2:
+                    continue
+                calls = len(recorder.calls)
+                caplog.clear()
+                stream = service.stream(user, question)
+                streamed = "".join(stream)
+                _check_answer(world, path, role, question, streamed, stream.answer)
+                for messages, sources in recorder.calls[calls:]:
+                    for s in sources:
+                        world.source("prompt.context", role, s.document_id, s.chunk_id, s.text, question)
+                    world.scan("prompt.context", role, "\n".join(m["content"] for m in messages), question, question)
+                world.scan("logs", role, caplog.text, question, question)
+    assert recorder.calls, "the recording generator was never called"
+    world.assert_no_new_leaks(before)
+
+
+def test_questions_table_review_queue_and_history(world: World) -> None:
+    """What was logged for a user never carries a chunk of a document that user's role may not read."""
+    before = len(world.ledger.leaks)
+    service = AnswerService(world.db, world.settings.with_(refusal_threshold=None), world.embedder,
+                            ExtractiveGenerator(world.embedder))
+    rng = random.Random(f"{SEED}-log")
+    for role in ROLES:
+        for question in _questions(world, role, rng, n_plain=2, n_targeted=2):
+            answer = service.ask(world.people[role], question)
+            set_feedback(world.db, answer.question_id, f"kisi-{role}", -1, f"yetersiz: {question}")
+    with world.db.connection() as conn:
+        rows = conn.execute("SELECT username, role, question, answer, sources::text FROM questions").fetchall()
+    assert rows
+    for username, role, question, answer_text, sources_json in rows:
+        world.scan("questions.table", role, (answer_text or "") + sources_json, username, question)
+        for s in json.loads(sources_json):
+            world.source("questions.table", role, s["document_id"], s["chunk_id"], s["text"] + s["title"])
+    queue = review_queue(world.db, limit=1000)
+    assert any(item.feedback == -1 for item in queue)
+    for item in queue:
+        world.scan("review.queue", item.role, (item.answer or "") + json.dumps(item.sources, ensure_ascii=False),
+                   item.id, item.question)
+        for s in item.sources:
+            world.source("review.queue", item.role, s["document_id"], s["chunk_id"], s["text"])
+    for role in ROLES:
+        for item in recent_questions(world.db, f"kisi-{role}", limit=1000):
+            world.ledger.ok("questions.history", item.role == role, (role, item.id))
+            world.scan("questions.history", role, (item.answer or "") + json.dumps(item.sources, ensure_ascii=False),
+                       item.id, item.question)
+    world.assert_no_new_leaks(before)
+
+
+# ----------------------------------------------------------------------------- documents
+
+
+def test_document_list_get_chunks_and_download(world: World) -> None:
+    before = len(world.ledger.leaks)
+    for role in ROLES:
+        listed = list_documents(world.db, role)
+        for doc in listed:
+            world.source("documents.list", role, doc.id, text=doc.title + doc.filename)
+        expected = {d for d in world.readable if world.may_read(role, d)}
+        assert {d.id for d in listed} == expected, role  # complete, not over-filtered
+        for doc_id in world.readable:
+            allowed = world.may_read(role, doc_id)
+            doc = get_document(world.db, doc_id, role)
+            world.ledger.ok("documents.get", (doc is not None) == allowed, (role, doc_id))
+            try:
+                chunks = document_chunks(world.db, doc_id, role)
+            except DocumentNotFound as exc:
+                world.ledger.ok("documents.chunks", not allowed, (role, doc_id))
+                world.scan("documents.chunks", role, str(exc), doc_id)
+            else:
+                world.ledger.ok("documents.chunks", allowed and bool(chunks), (role, doc_id))
+                for chunk in chunks:
+                    world.scan("documents.chunks", role, chunk.text, doc_id)
+            admin_view = get_document(world.db, doc_id, "admin")
+            path = document_file(world.settings, admin_view, role)
+            world.ledger.ok("documents.download", (path is not None) == allowed, (role, doc_id))
+            if path is not None:
+                assert path.read_bytes() == world.data[doc_id]
+    missing = max(world.readable) + 100
+    with pytest.raises(DocumentNotFound) as absent:
+        document_chunks(world.db, missing, "ik")
+    forbidden = next(d for d, roles in world.readable.items() if "ik" not in roles)
+    with pytest.raises(DocumentNotFound) as hidden:
+        document_chunks(world.db, forbidden, "ik")
+    # A forbidden document and a missing one get the same message: no existence oracle.
+    assert str(hidden.value).replace(str(forbidden), "#") == str(absent.value).replace(str(missing), "#")
+    world.assert_no_new_leaks(before)
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+@pytest.fixture()
+def cli_env(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    env = {"DATABASE_URL": world.settings.database_url, "DATA_DIR": str(world.settings.data_dir),
+           "EMBED_BACKEND": "use", "LLM_BACKEND": "extractive", "OLLAMA_BASE_URL": "http://127.0.0.1:9",
+           "REFUSAL_THRESHOLD": "0", "LOG_LEVEL": "DEBUG"}
+    monkeypatch.chdir(tmp_path)  # no .env from the repository
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("RETRIEVAL_MODE", raising=False)
+    return env
+
+
+def _cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    code = cli_main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_search_ask_documents_and_chunks(world: World, cli_env, capsys) -> None:
+    before = len(world.ledger.leaks)
+    rng = random.Random(f"{SEED}-cli")
+    for role in ROLES:
+        for question in _questions(world, role, rng, n_plain=2, n_targeted=2):
+            mode = rng.choice(MODES)
+            code, out, err = _cli(capsys, "search", question, "--role", role, "--k", "50", "--mode", mode, "--json")
+            assert code == 0, err
+            world.scan("cli.search", role, out + err, question, question)
+            for r in json.loads(out)["results"]:
+                world.source("cli.search", role, r["document_id"], text=r["text"] + r["title"])
+            code, out, err = _cli(capsys, "search", question, "--role", role, "--mode", mode)  # human output
+            world.scan("cli.search", role, out + err, question, question)
+            code, out, err = _cli(capsys, "ask", question, "--user", f"kisi-{role}", "--json")
+            assert code == 0, err
+            world.scan("cli.ask", role, out + err, question, question)
+            for r in json.loads(out)["sources"]:
+                world.source("cli.ask", role, r["document_id"], text=r["text"] + r["title"])
+        code, out, err = _cli(capsys, "documents", "--role", role, "--json")
+        assert code == 0, err
+        world.scan("cli.documents", role, out, role)
+        for d in json.loads(out):
+            world.source("cli.documents", role, d["document_id"])
+        for doc_id in world.readable:
+            code, out, err = _cli(capsys, "chunks", str(doc_id), "--role", role, "--json")
+            world.ledger.ok("cli.chunks", (code == 0) == world.may_read(role, doc_id), (role, doc_id, code))
+            world.scan("cli.chunks", role, out + err, doc_id)
+    world.assert_no_new_leaks(before)
+
+
+def test_cli_search_and_ask_as_real_processes(world: World, cli_env, tmp_path: Path) -> None:
+    """`python -m ragcore search --json` and `ask --json` in their own processes (stdout and stderr)."""
+    before = len(world.ledger.leaks)
+    env = os.environ | cli_env | {"PYTHONPATH": str(REPO)}
+    role = "ik"
+    target = world.forbidden(role)[0]
+    question = f"{target} risk degerlendirmesi ne zaman yenilenir?"
+    for argv, path in ((["search", question, "--role", role, "--k", "50", "--json"], "cli.process.search"),
+                       (["ask", question, "--user", f"kisi-{role}", "--json"], "cli.process.ask")):
+        proc = subprocess.run([sys.executable, "-m", "ragcore", *argv], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        world.scan(path, role, proc.stdout + proc.stderr, question, question)
+        payload = json.loads(proc.stdout)
+        for r in payload.get("results", payload.get("sources", [])):
+            world.source(path, role, r["document_id"], text=r["text"])
+    world.assert_no_new_leaks(before)
+
+
+# ----------------------------------------------------------------------------- changes take effect now
+
+
+def test_role_change_and_deactivation_take_effect_on_the_next_question(world: World) -> None:
+    before = len(world.ledger.leaks)
+    recorder = RecordingGenerator()
+    service = AnswerService(world.db, world.settings, world.embedder, recorder)
+    stale = world.people["uretim"]  # the object a session would still hold
+    question = "Yangin tatbikati ne siklikla yapilir ve risk analizi ne zaman yenilenir?"
+    try:
+        for new_role in ("ik", "isg", "personel", "uretim"):
+            users.set_role(world.db, stale.username, new_role)
+            answer = service.ask(stale, question)
+            world.ledger.ok("role-change.answer", answer.extra["role"] == new_role, (new_role, answer.extra))
+            _check_answer(world, "role-change.answer", new_role, question, answer.text, answer)
+            messages, _ = recorder.calls[-1]
+            world.scan("role-change.prompt", new_role, messages[-1]["content"], new_role, question)
+            logged = recent_questions(world.db, stale.username, limit=1)[0]
+            world.ledger.ok("role-change.log", logged.role == new_role, (new_role, logged.role))
+        users.set_active(world.db, stale.username, False)
+        calls = len(recorder.calls)
+        with world.db.connection() as conn:
+            logged_before = conn.execute("SELECT count(*) FROM questions").fetchone()[0]
+        with pytest.raises(QuestionError, match="devre dışı"):
+            service.ask(stale, question)
+        with world.db.connection() as conn:
+            logged_after = conn.execute("SELECT count(*) FROM questions").fetchone()[0]
+        world.ledger.ok("deactivation", len(recorder.calls) == calls and logged_after == logged_before,
+                        "a deactivated user reached the generator or the log")
+        users.set_active(world.db, stale.username, True)
+        assert service.ask(stale, question).extra["role"] == "uretim"
+    finally:
+        users.set_role(world.db, stale.username, "uretim")
+        users.set_active(world.db, stale.username, True)
+    world.assert_no_new_leaks(before)
+
+
+def test_document_role_change_is_reflected_immediately(world: World) -> None:
+    before = len(world.ledger.leaks)
+    doc_id = next(d for d, roles in world.readable.items() if "ik" not in roles)
+    original = sorted(world.readable[doc_id])
+    mark = world.markers[doc_id]
+    question = f"{mark} risk izin ucret makine egitim yangin"
+    recorder = RecordingGenerator()
+    service = AnswerService(world.db, world.settings, world.embedder, recorder)
+    ik = world.people["ik"]
+
+    def visible() -> tuple[bool, bool, bool]:
+        in_search = any(s.document_id == doc_id
+                        for s in search(world.db, world.embedder, question, "ik", k=50, mode="lexical"))
+        service.ask(ik, question)
+        in_prompt = any(s.document_id == doc_id for s in recorder.calls[-1][1])
+        listed = doc_id in {d.id for d in list_documents(world.db, "ik")}
+        return in_search, in_prompt, listed
+
+    try:
+        assert visible() == (False, False, False)
+        set_document_roles(world.db, doc_id, [*original, "ik"])
+        world.readable[doc_id] = {*original, "ik"}
+        assert visible() == (True, True, True)
+        set_document_roles(world.db, doc_id, original)
+        world.readable[doc_id] = set(original)
+        world.ledger.ok("document-role-change", visible() == (False, False, False), (doc_id, "revoked but visible"))
+    finally:
+        set_document_roles(world.db, doc_id, original)
+        world.readable[doc_id] = set(original)
+    world.assert_no_new_leaks(before)
+
+
+# ----------------------------------------------------------------------------- the app pages
+
+
+@pytest.fixture()
+def app_env(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ui import context
+
+    for name, value in {
+        "DATABASE_URL": world.settings.database_url, "DATA_DIR": str(world.settings.data_dir),
+        "EMBED_BACKEND": "use", "LLM_BACKEND": "extractive", "OLLAMA_BASE_URL": "http://127.0.0.1:9",
+        "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef", "LOGIN_SLEEP_TIME": "0",
+        "REFUSAL_THRESHOLD": "0",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("RETRIEVAL_MODE", raising=False)
+    monkeypatch.chdir(REPO)
+    with world.db.connection() as conn:
+        conn.execute("DELETE FROM login_attempts")
+    context.reset(keep_models=True)
+    yield
+    context.reset(keep_models=True)
+
+
+def _signed_in_app(username: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.text_input(key="login_username").input(username)
+    at.text_input(key="login_password").input(PASSWORD)
+    next(b for b in at.button if b.label == "Giriş yap").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["authentication_status"], username
+    return at
+
+
+def _page_text(at) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.label for e in at.expander]
+    parts += [x.value for x in at.info] + [x.value for x in at.error] + [x.value for x in at.warning]
+    parts += [x.value for x in at.success] + [t.value for t in at.title] + [s.value for s in at.subheader]
+    parts += [d.value.to_string() for d in at.dataframe]
+    return re.sub(r"\\(.)", r"\1", "\n".join(str(p) for p in parts))
+
+
+def test_app_documents_page_and_navigation_per_role(world: World, app_env) -> None:
+    before = len(world.ledger.leaks)
+    for role in READER_ROLES:
+        at = _signed_in_app(f"kisi-{role}")
+        for page in ("pages/users.py", "pages/review.py", "pages/eval_lab.py") + (
+                () if role == "isg" else ("pages/search.py",)):
+            with pytest.raises(ValueError):
+                at.switch_page(page)
+            world.ledger.ok("app.navigation", True, (role, page))
+        at.switch_page("pages/documents.py").run()
+        assert not at.exception, at.exception
+        shown = _page_text(at)
+        world.scan("app.documents", role, shown, role)
+        for doc_id, title in world.titles.items():
+            world.ledger.ok("app.documents", (title in shown) == world.may_read(role, doc_id), (role, title))
+        downloads = at.get("download_button")
+        world.ledger.ok("app.documents", len(downloads) == sum(world.may_read(role, d) for d in world.readable),
+                        (role, len(downloads)))
+        assert not at.get("file_uploader")
+    world.assert_no_new_leaks(before)
+
+
+def test_app_source_search_for_isg_and_chat(world: World, app_env) -> None:
+    before = len(world.ledger.leaks)
+    at = _signed_in_app("kisi-isg")
+    at.switch_page("pages/search.py").run()
+    assert len(at.selectbox(key="search_role").options) == 1  # isg cannot search "as another role"
+    assert at.selectbox(key="search_role").value == "isg"
+    for target in world.forbidden("isg")[:3]:
+        question = f"{target} risk degerlendirmesi izin ucret"
+        at.text_input(key="search_question").input(question)
+        at.number_input(key="search_k").set_value(50)
+        next(b for b in at.button if b.label == "Ara").click()
+        at.run()
+        assert not at.exception, at.exception
+        shown = _page_text(at)
+        assert "Kaynak arama" in shown and at.dataframe, shown[:500]
+        world.scan("app.search", "isg", shown, question, question)
+    at.switch_page("pages/chat.py").run()
+    target = world.forbidden("isg")[0]
+    question = f"{target} belgesinde yangin tatbikati ne siklikla yapilir?"
+    at.chat_input(key="chat_input").set_value(question).run()
+    assert not at.exception, at.exception
+    shown = _page_text(at)
+    assert "Alıntı modu" in shown or "bulunmuyor" in shown, shown[:500]
+    world.scan("app.chat", "isg", shown, question, question)
+    world.assert_no_new_leaks(before)
