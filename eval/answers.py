@@ -212,15 +212,13 @@ def _chunk_terms(ws: Workspace, size: int) -> list[set[str]]:
 
 
 def _generate(generator, embedder, question: str, sources: list[Source]) -> tuple[str, str, tuple[int, ...], float]:
-    """The answer service's generation step: prompt → stream → finalize (echo → best passage)."""
-    from ragcore.generation import best_passage_answer, finalize
+    """The answer service's generation step: prompt → stream → `ragcore.answer.settle`."""
+    from ragcore.answer import settle
     from ragcore.prompt import build_messages
 
     started = time.perf_counter()
     raw = "".join(generator.stream(build_messages(question, sources), sources, question))
-    result = finalize(raw, sources)
-    if result.kind not in ("answer", "refusal"):
-        result = best_passage_answer(question, sources, embedder)
+    result, _ = settle(raw, sources, question, embedder, llm=getattr(generator, "kind", "") != "extractive")
     return result.text, result.kind, tuple(result.cited), time.perf_counter() - started
 
 

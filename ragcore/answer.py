@@ -95,6 +95,21 @@ class AnswerStream:
             yield piece
 
 
+def settle(raw: str, sources: list[Source], question: str, embedder: object, *, llm: bool
+           ) -> tuple[Finalized, str | None]:
+    """The post-generation policy, shared with the evaluation lab: parse citations, keep real
+    refusals, and replace an instruction echo — or, from a language model, an answer without
+    one valid [n] — by the best passage with its source. Returns (result, notice or None)."""
+    result = finalize(raw, sources)
+    if result.kind not in (KIND_ANSWER, KIND_REFUSAL):
+        return best_passage_answer(question, sources, embedder), UNRELIABLE_NOTICE
+    if result.kind == KIND_ANSWER and not result.cited and llm:
+        # No valid [n]: nothing ties the text to the context (a model following an injected
+        # "do not cite" instruction, or answering from memory) — never shown as grounded.
+        return best_passage_answer(question, sources, embedder), UNCITED_NOTICE
+    return result, None
+
+
 class AnswerService:
     def __init__(self, db: Database, settings: Settings, embedder: object, generator: Generator) -> None:
         self.db = db
@@ -154,14 +169,7 @@ class AnswerService:
         except GeneratorError as exc:
             yield from self._generator_failed(stream, run, sources, str(exc))
             return
-        result = finalize("".join(pieces), sources)
-        notice = None
-        if result.kind not in (KIND_ANSWER, KIND_REFUSAL):
-            result, notice = best_passage_answer(run.question, sources, self.embedder), UNRELIABLE_NOTICE
-        elif result.kind == KIND_ANSWER and not result.cited and self._llm:
-            # No valid [n]: nothing ties the text to the context (a model following an injected
-            # "do not cite" instruction, or answering from memory) — never shown as grounded.
-            result, notice = best_passage_answer(run.question, sources, self.embedder), UNCITED_NOTICE
+        result, notice = settle("".join(pieces), sources, run.question, self.embedder, llm=self._llm)
         stream.answer = self._finish(run, result, sources, notice)
         stream.replaced = stream.answer.text != "".join(pieces)
 
