@@ -9,7 +9,7 @@ below lists each mode explicitly so a later per-mode measurement can differ):
   present in the best BM25 chunk (model-independent);
 - `mean` of the two — the signal chosen for USE.
 
-How it was measured (scripts/calibrate_threshold.py, 2025-11-30, embedded USE, chunks 1000/150):
+How it was measured (scripts/calibrate_threshold.py, 2026-11-30, embedded USE, chunks 1000/150):
 Laws 6331 (isg, personel) and 4857 (ik, personel) ingested. Answerable: the 32 hand-written
 questions of scripts/law_questions.json asked by every role that may read the answer
 (64 cases). Unanswerable (242 cases): 20 off-topic company questions × roles isg/ik/personel,
