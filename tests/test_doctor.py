@@ -60,3 +60,24 @@ def test_add_user_cli_reads_password_from_stdin_and_validates(pg_url, db, tmp_pa
                            cwd=REPO, env=os.environ | env, input="guvenli-parola\n", capture_output=True, text=True,
                            timeout=120)
     assert again.returncode == 1 and "zaten kayıtlı" in again.stderr
+
+
+def test_make_run_flow_on_a_fresh_embedded_data_dir(tmp_path):
+    """`make run` runs `init` (prints the first admin password once), then doctor sees PG 18."""
+    env = {"DATA_DIR": str(tmp_path / "data"), "OLLAMA_BASE_URL": "http://127.0.0.1:9"}
+    before = _cli(["doctor", "--json"], **env)
+    assert before.returncode == 0, before.stderr
+    fresh = json.loads(before.stdout)
+    assert fresh["postgres_version"].startswith("18") and fresh["migrations_pending"]
+
+    first = _cli(["init"], **env)
+    assert first.returncode == 0, first.stderr
+    assert "ilk yönetici hesabı oluşturuldu" in first.stdout
+    password = (tmp_path / "data" / "secrets" / "initial_admin_password").read_text().strip()
+    assert password in first.stdout
+    again = _cli(["init"], **env)
+    assert again.returncode == 0 and password not in again.stdout
+
+    after = json.loads(_cli(["doctor", "--json"], **env).stdout)
+    assert after["migrations_pending"] == [] and after["documents"] == 0
+    assert tuple(int(x) for x in after["pgvector_version"].split(".")[:2]) >= (0, 8)

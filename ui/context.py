@@ -13,7 +13,6 @@ its own environment (it closes the cached pool through `on_release`).
 from __future__ import annotations
 
 import logging
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +21,7 @@ import streamlit as st
 from ragcore.config import Settings, SettingsError
 from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database
 from ragcore.ingest import remove_orphan_files
-from ragcore.secrets import initial_admin_password_path
-from ragcore.users import ensure_initial_admin
+from ragcore.users import announce_initial_admin, ensure_initial_admin
 
 log = logging.getLogger("dayanak.app")
 
@@ -55,19 +53,6 @@ def _close_context(ctx: AppContext) -> None:
         ctx.db.close()
     except Exception:  # closing during a cache clear must not raise
         log.exception("closing the database pool failed")
-
-
-def announce_initial_admin(password: str, settings: Settings) -> None:
-    """Print the generated admin password once, on stdout, where the operator started the app."""
-    path = initial_admin_password_path(settings)
-    banner = "=" * 64
-    print(
-        f"\n{banner}\nDayanak: ilk yönetici hesabı oluşturuldu.\n"
-        f"  kullanıcı adı: admin\n  parola:        {password}\n"
-        f"  (aynı parola {path} dosyasında; giriş yaptıktan sonra değiştirin)\n{banner}\n",
-        file=sys.stdout,
-        flush=True,
-    )
 
 
 @st.cache_resource(show_spinner="Dayanak başlatılıyor…", on_release=_close_context)

@@ -18,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=cmd_migrate)
 
+    p = sub.add_parser("init", help="start the database, apply migrations, create the first admin")
+    p.set_defaults(func=cmd_init)
+
     p = sub.add_parser("doctor", help="check database, models and servers")
     add_json_flag(p)
     p.set_defaults(func=cmd_doctor)
@@ -51,6 +54,17 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     except dbmod.DatabaseError as exc:
         raise CommandError(str(exc)) from exc
     emit({"applied": applied}, args.json, lambda: f"applied: {', '.join(applied) or 'nothing to do'}")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
+    """What `make run` does before the app starts, so the first admin password is printed at once."""
+    with open_db(settings) as db:
+        password = users.ensure_initial_admin(db, settings)
+    if password:
+        users.announce_initial_admin(password, settings)
+    else:
+        print("database ready; migrations applied")
     return 0
 
 
