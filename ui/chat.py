@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from ragcore.models import STATUS_ERROR, STATUS_NEEDS_REVIEW, Answer, Source, User
-from ui.context import AppContext, Services, generator_label
+from ui.context import AppContext, Services, badge_for_label, generator_label
 from ui.markdown import escape_answer, escape_markdown, highlight
 
 HISTORY = "chat_history"
@@ -38,20 +38,6 @@ class Turn:
     @property
     def is_fallback(self) -> bool:
         return self.status in ("fallback", STATUS_NEEDS_REVIEW)
-
-
-def badge_for_label(label: str | None, fallback: str = "") -> str:
-    """Answer.generator ("ollama:qwen…", "openai:…", "extractive", "none") as a Turkish badge."""
-    if not label or label == "none":
-        return fallback
-    kind, _, model = label.partition(":")
-    if kind == "extractive":
-        return "alıntı modu"
-    if kind == "ollama":
-        return f"Ollama · {model}"
-    if kind == "openai":
-        return f"OpenAI uyumlu · {model}"
-    return label
 
 
 def turn_from_answer(answer: Answer, services: Services) -> Turn:

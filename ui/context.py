@@ -135,15 +135,21 @@ def generator_label(generator: Any) -> str:
     """The badge text: the model for Ollama/OpenAI-compatible servers, "alıntı modu" for extractive."""
     if generator is None:
         return "model yok"
-    kind = getattr(generator, "kind", "")
-    model = getattr(generator, "model", "")
+    return badge_for_label(getattr(generator, "label", None), fallback="model yok")
+
+
+def badge_for_label(label: str | None, fallback: str = "") -> str:
+    """A generator label ("ollama:qwen…", "openai:…", "extractive", "none") as a Turkish badge."""
+    if not label or label == "none":
+        return fallback
+    kind, _, model = label.partition(":")
     if kind == "extractive":
         return "alıntı modu"
     if kind == "ollama":
         return f"Ollama · {model}"
     if kind == "openai":
         return f"OpenAI uyumlu · {model}"
-    return getattr(generator, "label", None) or f"{kind} · {model}"
+    return label
 
 
 def reset(*, keep_models: bool = False) -> None:

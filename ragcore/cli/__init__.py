@@ -32,6 +32,16 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def open_db(settings: Settings):  # -> ragcore.db.Database
+    """The migrated public database, with database problems turned into command errors."""
+    from ragcore import db as dbmod
+
+    try:
+        return dbmod.open_database(settings)
+    except dbmod.DatabaseError as exc:
+        raise CommandError(str(exc)) from exc
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ragcore.cli import core, documents, questions
 

@@ -8,7 +8,7 @@ import sys
 
 from ragcore import db as dbmod
 from ragcore import users
-from ragcore.cli import CommandError, add_json_flag, emit
+from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.config import ROLES, Settings
 from ragcore.doctor import run_checks
 
@@ -37,14 +37,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("users", help="list users")
     add_json_flag(p)
     p.set_defaults(func=cmd_users)
-
-
-def open_db(settings: Settings) -> dbmod.Database:
-    """The migrated public database, with database problems turned into command errors."""
-    try:
-        return dbmod.open_database(settings)
-    except dbmod.DatabaseError as exc:
-        raise CommandError(str(exc)) from exc
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:

@@ -10,9 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragcore import db as dbmod
 from ragcore import documents as docs
-from ragcore.cli import CommandError, add_json_flag, emit
+from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.config import ROLES, Settings
 from ragcore.embeddings import EmbeddingError, make_embedder
 from ragcore.ingest import IngestError, ingest_pdf, reembed_all
@@ -47,12 +46,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_reembed)
 
 
-def _open(settings: Settings) -> dbmod.Database:
-    try:
-        return dbmod.open_database(settings)
-    except dbmod.DatabaseError as exc:
-        raise CommandError(str(exc)) from exc
-
 
 def _progress(enabled: bool):
     def report(stage: str, done: int, total: int) -> None:
@@ -68,7 +61,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         data = args.file.read_bytes()
     except OSError as exc:
         raise CommandError(f"Dosya okunamadı: {args.file}: {exc.strerror or exc}") from exc
-    with _open(settings) as db:
+    with open_db(settings) as db:
         try:
             embedder = make_embedder(settings)
             result = ingest_pdf(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
@@ -87,7 +80,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
-    with _open(settings) as db:
+    with open_db(settings) as db:
         found = docs.list_documents(db, args.role)
     payload = [
         {"document_id": d.id, "title": d.title, "filename": d.filename, "pages": d.page_count,
@@ -106,7 +99,7 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
-    with _open(settings) as db:
+    with open_db(settings) as db:
         try:
             chunks = docs.document_chunks(db, args.document_id, args.role)
         except docs.DocumentNotFound as exc:
@@ -128,7 +121,7 @@ def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
-    with _open(settings) as db:
+    with open_db(settings) as db:
         try:
             doc = docs.delete_document(db, settings, args.document_id)
         except docs.DocumentNotFound as exc:
@@ -138,7 +131,7 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
-    with _open(settings) as db:
+    with open_db(settings) as db:
         try:
             embedder = make_embedder(settings)
             count = reembed_all(db, embedder, progress=_progress(not args.json and sys.stderr.isatty()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ragcore import db as dbmod
-from ragcore.cli import CommandError, add_json_flag, emit
+from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.config import ROLES, Settings
 from ragcore.models import Source
 from ragcore.retrieval import MODES, RetrievalError, resolve_mode, retrieve
@@ -31,10 +31,7 @@ def _open(settings: Settings) -> tuple[dbmod.Database, object]:
     """Database and embedder, refusing an index built with another embedding model."""
     from ragcore.embeddings import EmbeddingError, make_embedder
 
-    try:
-        db = dbmod.open_database(settings)
-    except dbmod.DatabaseError as exc:
-        raise CommandError(str(exc)) from exc
+    db = open_db(settings)
     try:
         embedder = make_embedder(settings)
         dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
