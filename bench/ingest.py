@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from bench import publish
 from ragcore import db as dbmod
 from ragcore.chunking import ARTICLE_RE, chunk_pages, joined_text
 from ragcore.config import Settings
@@ -28,7 +29,6 @@ from ragcore.ingest import ingest_pdf
 from ragcore.pdf import extract_pages
 
 REPO = Path(__file__).resolve().parent.parent
-RESULTS = Path(__file__).resolve().parent / "results"
 LAWS = {
     "6331": "6331-is-sagligi-ve-guvenligi-kanunu.pdf",
     "4857": "4857-is-kanunu.pdf",
@@ -170,9 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     section = table(bench(paths, args.runs), args.runs)
     if "6331" in paths:
         section += "\n\n" + chunking_report(paths["6331"])
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "ingest.md").write_text(section + "\n", encoding="utf-8")
-    print(section)
+    publish("ingest", section)
     return 0
 
 

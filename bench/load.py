@@ -31,6 +31,7 @@ from pathlib import Path
 import httpx
 import psutil
 
+from bench import percentile, publish
 from ragcore import users
 from ragcore.answer import AnswerService
 from ragcore.config import Settings
@@ -113,14 +114,6 @@ class PeakMemory:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def prepare(settings: Settings, documents_dir: Path, sessions: int) -> list[users.User]:
@@ -292,11 +285,7 @@ def main() -> int:
         lines += ["", f"Answer statuses (service run): {statuses}"]
         if errors:
             lines += ["", "Errors:", *[f"- {e}" for e in errors[:20]]]
-        report = "\n".join(lines)
-        print(report)
-        results = REPO / "bench" / "results"
-        results.mkdir(parents=True, exist_ok=True)
-        (results / "load.md").write_text(report + "\n", encoding="utf-8")
+        publish("load", "\n".join(lines))
         return 0
     finally:
         stop_embedded(scratch)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench import percentile, publish
 from ragcore import db as dbmod
 from ragcore.config import ROLES, Settings
 from ragcore.retrieval import MODES, retrieve
@@ -97,11 +98,6 @@ def build(db: dbmod.Database, n_chunks: int, texts: list[str], vectors: np.ndarr
         bulk_insert(db, f"bench-{start // 50}", allowed, rows, np.asarray(vecs, dtype=np.float32))
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 def run(n_chunks: int, n_queries: int, settings: Settings) -> str:
     from ragcore.embeddings import CachedEmbedder, make_embedder
 
@@ -150,11 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = Settings.from_env()
     sections = [run(int(n), args.queries, settings) for n in args.chunks.split(",")]
-    report = "\n\n".join(sections)
-    results = Path(__file__).resolve().parent / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    (results / "retrieval.md").write_text(report + "\n", encoding="utf-8")
-    print(report)
+    publish("retrieval", "\n\n".join(sections))
     return 0
 
 

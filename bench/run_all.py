@@ -11,12 +11,12 @@ import os
 import platform
 import subprocess
 import sys
-from pathlib import Path
 
 import psutil
 
+from bench import RESULTS
+
 BENCHMARKS = ("ingest", "retrieval", "sweep", "load")
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def machine_line() -> str:
