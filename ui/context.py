@@ -84,7 +84,7 @@ def get_context() -> AppContext:
 
 
 @st.cache_resource(show_spinner="Gömme modeli yükleniyor…")
-def _embedder() -> Any:
+def _model_embedder() -> Any:
     from ragcore import embeddings, ollama
 
     ctx = _app_context()
@@ -93,16 +93,33 @@ def _embedder() -> Any:
     return embedder
 
 
+def _embedder() -> Any:
+    """The model embedder behind the shared embedding cache of the current context's database.
+
+    The wrapper is rebuilt on every call (it is only two references), so it never outlives the
+    pool it reads from when the context is reset and the model is kept.
+    """
+    from ragcore.embedding_cache import CachedEmbedder
+
+    return CachedEmbedder(_model_embedder(), _app_context().db)
+
+
 @st.cache_resource(show_spinner="Cevap modeli hazırlanıyor…")
 def _generator() -> Any:
     from ragcore import generation, ollama
 
     ctx = _app_context()
-    return generation.make_generator(ctx.settings, _embedder(), ollama.probe(ctx.settings.ollama_base_url))
+    return generation.make_generator(ctx.settings, _model_embedder(), ollama.probe(ctx.settings.ollama_base_url))
+
+
+def get_model_embedder() -> Any:
+    """The model embedder without the cache wrapper, for code that brings its own (the lab's workspace)."""
+    return _model_embedder()
 
 
 def get_embedder() -> Any:
-    """The process's embedder; raises with the backend's message when it cannot be made."""
+    """The process's embedder (through the embedding cache); raises with the backend's message
+    when it cannot be made."""
     return _embedder()
 
 
