@@ -111,8 +111,9 @@ class Workspace:
     """Everything a sweep computes once and shares: chunk sets, token lists, indices, embeddings.
 
     Embeddings go through the app's embedding cache (`ragcore.embedding_cache`, in `cache_db`),
-    so the lab, ingest and reembed embed each text once per model between them; `cache_db`
-    None embeds without a cache.
+    so the lab, ingest and reembed embed each text once per model between them. `open_cache`
+    opens that database when the first embedder is needed (a BM25-only run needs none); with
+    neither, the workspace embeds without a cache.
     """
 
     corpus: Corpus
@@ -120,6 +121,7 @@ class Workspace:
     embedder_factory: Callable[[str], object] | None = None
     progress: Progress | None = None
     settings: object | None = None
+    open_cache: Callable[[], object] | None = None
     owns_cache_db: bool = False
     _chunks: dict[int, ChunkSet] = field(default_factory=dict)
     _tokens: dict[tuple[int, str], list[list[str]]] = field(default_factory=dict)
@@ -151,6 +153,8 @@ class Workspace:
             from ragcore.embedding_cache import CachedEmbedder
 
             embedder = self.embedder_factory(spec)
+            if self.cache_db is None and self.open_cache is not None:
+                self.cache_db, self.owns_cache_db = self.open_cache(), True
             if self.cache_db is not None and not isinstance(embedder, CachedEmbedder):
                 embedder = CachedEmbedder(embedder, self.cache_db)
             self._embedders[spec] = embedder

@@ -105,21 +105,23 @@ def make_workspace(settings, progress: Progress | None = None, cache_db=None,
                    embedder_factory: Callable[[str], object] | None = None, corpus: Corpus | None = None,
                    embedding_cache: bool = True) -> Workspace:
     """A workspace whose embeddings go through the embedding cache of `cache_db` (default: a small
-    pool on the settings' database, closed by `Workspace.close`); `embedding_cache=False` for none."""
-    owned = False
-    if embedding_cache and cache_db is None:
+    pool on the settings' database, opened when the first embedder is needed and closed by
+    `Workspace.close`); `embedding_cache=False` for none."""
+
+    def open_cache():
         from ragcore import db as dbmod
 
-        cache_db = dbmod.Database(dbmod.database_url(settings), max_size=2)
-        dbmod.migrate(cache_db)  # the cache table (migration 006) exists from here on
-        owned = True
+        database = dbmod.Database(dbmod.database_url(settings), max_size=2)
+        dbmod.migrate(database)  # the cache table (migration 006) exists from here on
+        return database
+
     return Workspace(
         corpus=corpus or cached_corpus(str(settings.tquad_dir)),
         cache_db=cache_db if embedding_cache else None,
         embedder_factory=embedder_factory or default_embedder_factory(settings),
         progress=progress,
         settings=settings,
-        owns_cache_db=owned,
+        open_cache=open_cache if embedding_cache and cache_db is None else None,
     )
 
 

@@ -104,6 +104,15 @@ def test_weighted_fusion_by_hand():
     assert excluded[0, 0] == -np.inf
 
 
+def test_lab_embedder_specs(settings):
+    from eval.sweep import default_embedder_factory
+
+    make = default_embedder_factory(settings)
+    assert (make("e5").kind, make("e5").name) == ("e5", "e5-small-q4")
+    assert make("use").name == "use-multilingual-v3" and make("default").kind == "use"  # settings: use
+    assert make("bge-m3").name == "ollama:bge-m3"
+
+
 def test_workspace_embeds_through_the_shared_cache(settings, session_db):
     """The lab's vectors come from public.embedding_cache: a second workspace embeds nothing."""
     texts = [f"laboratuvar önbelleği {uuid.uuid4().hex} {i}" for i in range(3)]
@@ -122,10 +131,20 @@ def test_workspace_embeds_through_the_shared_cache(settings, session_db):
         again.vectors("default", texts, "x", "passage")
 
 
+def test_workspace_opens_its_cache_database_only_when_it_embeds(settings):
+    ws = make_workspace(settings, embedder_factory=lambda spec: HashEmbedder(), corpus=object())
+    assert ws.cache_db is None  # a BM25-only run never touches the database
+    ws.vectors("default", ["bir metin"], "chunks", "p")
+    assert ws.cache_db is not None and ws.owns_cache_db
+    ws.close()
+    assert ws.cache_db is None
+
+
 def test_retriever_names():
     assert rv.make_retriever("bm25").tokenizer == "plain"
     assert rv.make_retriever("bm25-prefix5").name == "bm25-prefix5"
     assert rv.make_retriever("dense:bge-m3").spec == "bge-m3"
+    assert rv.make_retriever("dense:e5").spec == "e5" and rv.make_retriever("hybrid:e5").dense.spec == "e5"
     assert isinstance(rv.make_retriever("hybrid"), rv.RRFRetriever)
     assert isinstance(rv.make_retriever("hybrid-weighted"), rv.WeightedRetriever)
     with pytest.raises(ValueError):

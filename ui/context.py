@@ -109,7 +109,7 @@ def _generator() -> Any:
     from ragcore import generation, ollama
 
     ctx = _app_context()
-    return generation.make_generator(ctx.settings, _model_embedder(), ollama.probe(ctx.settings.ollama_base_url))
+    return generation.make_generator(ctx.settings, _embedder(), ollama.probe(ctx.settings.ollama_base_url))
 
 
 def get_model_embedder() -> Any:
@@ -172,11 +172,13 @@ def badge_for_label(label: str | None, fallback: str = "") -> str:
 def reset(*, keep_models: bool = False) -> None:
     """Drop the cached context (closing its pool) and cached data; tests call this between apps.
 
-    `keep_models=True` keeps the embedder and generator (loading the embedded model takes
-    seconds and does not depend on anything a test changes).
+    `keep_models=True` keeps the model embedder (it does not depend on anything a test changes);
+    the generator is rebuilt, because it holds the context's database for the embedding cache
+    (the models themselves stay loaded once per process either way).
     """
     st.cache_data.clear()
     if keep_models:
         _app_context.clear()
+        _generator.clear()
     else:
         st.cache_resource.clear()
