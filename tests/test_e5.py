@@ -91,6 +91,20 @@ def test_turkish_question_is_closest_to_the_sentence_that_answers_it(e5):
     assert question @ right > max(question @ other for other in others) + 0.05
 
 
+def test_thread_count_respects_the_affinity_mask_and_a_container_quota(tmp_path, monkeypatch):
+    from ragcore import embeddings
+
+    monkeypatch.setattr(embeddings.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(embeddings, "CGROUP_CPU_MAX", tmp_path / "missing")
+    assert embeddings._cores() == 4
+    quota = tmp_path / "cpu.max"
+    monkeypatch.setattr(embeddings, "CGROUP_CPU_MAX", quota)
+    quota.write_text("150000 100000\n")  # docker --cpus 1.5
+    assert embeddings._cores() == 2
+    quota.write_text("max 100000\n")
+    assert embeddings._cores() == 4
+
+
 def test_batches_give_the_same_vectors_as_one_call(e5):
     texts = [f"Madde {i} – Çalışanların {i}. yükümlülüğü, eğitim ve bilgilendirme." for i in range(5)]
     together = E5Embedder(batch_size=16).embed_passages(texts)
