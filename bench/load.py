@@ -36,6 +36,7 @@ from ragcore import users
 from ragcore.answer import AnswerService
 from ragcore.config import Settings
 from ragcore.db import database_url, open_database, stop_embedded
+from ragcore.embedding_cache import CachedEmbedder
 from ragcore.embeddings import make_embedder
 from ragcore.generation import make_generator
 from ragcore.ingest import ingest_pdf
@@ -118,7 +119,7 @@ class PeakMemory:
 
 def prepare(settings: Settings, documents_dir: Path, sessions: int) -> list[users.User]:
     db = open_database(settings)
-    embedder = make_embedder(settings)
+    embedder = CachedEmbedder(make_embedder(settings), db)
     for filename, roles in LAWS:
         path = documents_dir / filename
         started = time.perf_counter()
@@ -134,7 +135,7 @@ def prepare(settings: Settings, documents_dir: Path, sessions: int) -> list[user
 
 def run_service(settings: Settings, people: list[users.User], seconds: float) -> tuple[Tally, float, PeakMemory]:
     db = open_database(settings)
-    embedder = make_embedder(settings)
+    embedder = CachedEmbedder(make_embedder(settings), db)
     service = AnswerService(db, settings, embedder, make_generator(settings, embedder))
     tally = Tally()
     deadline = time.monotonic() + seconds

@@ -16,7 +16,7 @@ import psutil
 
 from bench import RESULTS
 
-BENCHMARKS = ("ingest", "retrieval", "sweep", "load")
+BENCHMARKS = ("embedders", "ingest", "retrieval", "sweep", "load")
 
 
 def machine_line() -> str:

@@ -182,8 +182,8 @@ def evidence_for(ws: Workspace, size: int, questions: Sequence[Question], exclud
 
     chunks = ws.chunks(size)
     index = ws.bm25(size, "prefix5")
-    vectors = ws.vectors("default", chunks.texts, f"chunks {size}")
-    qvec = ws.vectors("default", [q.question for q in questions], f"answer questions ({len(questions)})")
+    vectors = ws.vectors("default", chunks.texts, f"chunks {size}", "p")
+    qvec = ws.vectors("default", [q.question for q in questions], f"answer questions ({len(questions)})", "q")
     postings = _chunk_terms(ws, size)
     n = len(chunks)
     out = []
@@ -223,7 +223,7 @@ def _generate(generator, embedder, question: str, sources: list[Source]) -> tupl
 
 
 def run_answers(settings, config: AnswerConfig, out_dir: Path, progress: Progress | None = None, *,
-                cache_dir: Path | None = None, workspace: Workspace | None = None, generator=None,
+                workspace: Workspace | None = None, generator=None,
                 questions: Sequence[Question] | None = None) -> dict:
     """Run (or resume) the answer evaluation into `out_dir`; return the summary."""
     from eval.report import run_card, write_csv, write_json
@@ -231,7 +231,7 @@ def run_answers(settings, config: AnswerConfig, out_dir: Path, progress: Progres
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    ws = workspace or make_workspace(settings, progress, cache_dir)
+    ws = workspace or make_workspace(settings, progress)
     ws.progress = progress
     pool = list(questions) if questions is not None else ws.corpus.dev_questions
     groups = sample_groups(pool, config.answerable, config.unanswerable)
@@ -276,6 +276,8 @@ def run_answers(settings, config: AnswerConfig, out_dir: Path, progress: Progres
     }
     write_json(out_dir / "summary.json", summary)
     write_csv(out_dir / "per_question.csv", rows)
+    if workspace is None:
+        ws.close()
     return summary
 
 

@@ -67,7 +67,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=10)
     p.add_argument("--train-questions", type=int, default=1000, help="train sample for tuning fusion weights")
     p.add_argument("--limit", type=int, help="only the first N dev questions (quick looks; not comparable)")
-    p.add_argument("--cache-dir", type=Path, help="embedding cache (default DATA_DIR/cache/eval)")
     p.add_argument("--keep-namespaces", action="store_true", help="keep the production namespaces for reuse")
     p.add_argument("--out", type=Path, help="output folder (default DATA_DIR/eval_runs/<time>-retrieval)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -81,7 +80,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unanswerable", type=int, default=150)
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--no-gate", action="store_true", help="skip the app's evidence threshold before generation")
-    p.add_argument("--cache-dir", type=Path)
     p.add_argument("--out", type=Path, help="output folder (default DATA_DIR/eval_runs/<time>-answers); "
                                             "an existing folder resumes from its answer cache")
     p.add_argument("--quiet", action="store_true")
@@ -104,11 +102,12 @@ def cmd_retrieval(args: argparse.Namespace, settings: Settings) -> int:
                          keep_namespaces=args.keep_namespaces)
     out = args.out or new_run_dir(runs_root(settings), "retrieval")
     progress = TqdmProgress(disable=args.quiet)
-    ws = make_workspace(settings, progress, args.cache_dir)
+    ws = make_workspace(settings, progress)
     try:
         result = run_sweep(settings, config, progress, workspace=ws)
     finally:
         progress.close()
+        ws.close()
     summary = write_retrieval_run(result, out, settings, embedders=ws.loaded_embedders())
     print(_corpus_line(summary))
     print(results_markdown(summary))
@@ -135,7 +134,7 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
     out = args.out or new_run_dir(runs_root(settings), "answers")
     progress = TqdmProgress(disable=args.quiet)
     try:
-        summary = run_answers(settings, config, out, progress, cache_dir=args.cache_dir)
+        summary = run_answers(settings, config, out, progress)
     finally:
         progress.close()
     print(answers_markdown(summary))

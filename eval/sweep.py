@@ -1,7 +1,8 @@
 """A retrieval sweep: retrievers × chunk sizes on the TQuAD dev questions, with metrics and CIs.
 
-The sweep is a pure function of the data, the configuration and the code (plus the embedding
-cache, which only saves time); the CLI, the page and the benchmark all call `run_sweep`.
+The sweep is a pure function of the data, the configuration and the code (plus the app's
+embedding cache in PostgreSQL, which only saves time); the CLI, the page and the benchmark all
+call `run_sweep`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -87,28 +87,41 @@ class SweepResult:
 
 
 def default_embedder_factory(settings) -> Callable[[str], object]:
-    """spec "default" = the configured embedder; "use"; anything else = that Ollama model."""
+    """spec "default" = the configured embedder; "e5"; "use"; anything else = that Ollama model."""
 
     def make(spec: str):
         from ragcore.embeddings import make_embedder
 
         if spec == "default":
             return make_embedder(settings)
-        if spec == "use":
-            return make_embedder(settings.with_(embed_backend="use"))
+        if spec in ("e5", "use"):
+            return make_embedder(settings.with_(embed_backend=spec))
         return make_embedder(settings.with_(embed_backend="ollama", embed_model=spec))
 
     return make
 
 
-def make_workspace(settings, progress: Progress | None = None, cache_dir: Path | None = None,
-                   embedder_factory: Callable[[str], object] | None = None, corpus: Corpus | None = None) -> Workspace:
+def make_workspace(settings, progress: Progress | None = None, cache_db=None,
+                   embedder_factory: Callable[[str], object] | None = None, corpus: Corpus | None = None,
+                   embedding_cache: bool = True) -> Workspace:
+    """A workspace whose embeddings go through the embedding cache of `cache_db` (default: a small
+    pool on the settings' database, opened when the first embedder is needed and closed by
+    `Workspace.close`); `embedding_cache=False` for none."""
+
+    def open_cache():
+        from ragcore import db as dbmod
+
+        database = dbmod.Database(dbmod.database_url(settings), max_size=2)
+        dbmod.migrate(database)  # the cache table (migration 006) exists from here on
+        return database
+
     return Workspace(
         corpus=corpus or cached_corpus(str(settings.tquad_dir)),
-        cache_dir=Path(cache_dir) if cache_dir else Path(settings.cache_dir) / "eval",
+        cache_db=cache_db if embedding_cache else None,
         embedder_factory=embedder_factory or default_embedder_factory(settings),
         progress=progress,
         settings=settings,
+        open_cache=open_cache if embedding_cache and cache_db is None else None,
     )
 
 
@@ -121,12 +134,12 @@ def _run_one(ws: Workspace, retriever: Retriever, size: int, questions: Sequence
     return SystemRun(retriever.name, size, top, scores, seconds, retriever.config())
 
 
-def run_sweep(settings, config: SweepConfig, progress: Progress | None = None, *, workspace: Workspace | None = None,
-              cache_dir: Path | None = None) -> SweepResult:
+def run_sweep(settings, config: SweepConfig, progress: Progress | None = None, *,
+              workspace: Workspace | None = None) -> SweepResult:
     """Run every retriever at every chunk size; bootstrap CIs and comparisons against the baseline."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    ws = workspace or make_workspace(settings, progress, cache_dir)
+    ws = workspace or make_workspace(settings, progress)
     ws.progress = progress
     questions = ws.corpus.dev_questions[: config.limit] if config.limit else ws.corpus.dev_questions
     retrievers = [make_retriever(name) for name in config.retrievers]
@@ -167,6 +180,8 @@ def run_sweep(settings, config: SweepConfig, progress: Progress | None = None, *
     comparisons = metrics.compare(systems, baseline, indices=indices) if baseline in systems and len(runs) > 1 else []
     timings["bootstrap"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
+    if workspace is None:
+        ws.close()
     extras = {r.key: getattr(r, "extra", {}) for r in runs}
     for retriever in retrievers:
         for key, value in getattr(retriever, "report", {}).items():

@@ -20,7 +20,7 @@ from eval.retrievers import known_retrievers
 from eval.sweep import SweepConfig, default_embedder_factory, make_workspace, run_sweep
 from eval.tquad import CHUNK_SIZES
 from ui.auth import require_role
-from ui.context import get_context, get_embedder
+from ui.context import get_context, get_model_embedder
 
 require_role("admin")
 ctx = get_context()
@@ -31,7 +31,8 @@ settings = ctx.settings
 def _workspace():
     """One workspace per server: chunk sets, BM25 indices and embeddings are reused across runs."""
     fallback = default_embedder_factory(settings)
-    return make_workspace(settings, embedder_factory=lambda spec: get_embedder() if spec == "default" else fallback(spec))
+    return make_workspace(settings, embedder_factory=lambda spec: get_model_embedder() if spec == "default"
+                          else fallback(spec))
 
 
 class StageBars:

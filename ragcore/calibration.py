@@ -30,6 +30,10 @@ repealed safety articles, so an ik user's safety question finds genuinely relate
 For embedders not measured here (bge-m3 via Ollama) the model-independent coverage signal is
 used: coverage ≥ 0.45 answered 98.4 % and refused 88.4 % on the same cases.
 REFUSAL_THRESHOLD overrides the value (of the signal in force).
+
+The values in force are data: `ragcore/measured/thresholds.json` (an entry per recorded index
+name, written by scripts/calibrate_threshold.py, and the model-independent default for
+embedders without one, e.g. e5 until it is calibrated).
 """
 
 from __future__ import annotations
@@ -37,10 +41,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ragcore import measurements
 from ragcore.config import Settings
-from ragcore.retrieval import MODES, Evidence
-
-USE_MODEL_NAME = "use-multilingual-v3"
+from ragcore.retrieval import Evidence
 
 
 def _cosine(e: Evidence) -> float:
@@ -66,21 +69,19 @@ class Threshold:
         return SIGNALS[self.signal](evidence)
 
 
-_USE_MEASURED = "laws 6331+4857, 64 answerable vs 242 unanswerable; AUC 0.979; 98.4 % answered, 91.3 % refused"
-THRESHOLDS: dict[tuple[str, str], Threshold] = {
-    (USE_MODEL_NAME, mode): Threshold(0.38, "mean", _USE_MEASURED) for mode in MODES
-}
-DEFAULT_THRESHOLD = Threshold(
-    0.45, "coverage", "coverage only (model-independent), same cases: AUC 0.970; 98.4 % answered, 88.4 % refused"
-)
-
-
 def threshold_for(embedder_name: str, mode: str, settings: Settings | None = None) -> Threshold:
-    """The calibrated threshold for this embedding model and mode; REFUSAL_THRESHOLD overrides its value."""
-    base = THRESHOLDS.get((embedder_name, mode), DEFAULT_THRESHOLD)
+    """The calibrated threshold for this embedding model; REFUSAL_THRESHOLD overrides its value.
+
+    One threshold per model serves every mode (the evidence covers both legs whatever the
+    ranking); `mode` stays in the signature for a later per-mode calibration.
+    """
+    measured = measurements.threshold_default(embedder_name)
+    if measured.signal not in SIGNALS:
+        raise measurements.MeasuredDataError(
+            f"thresholds.json: unknown signal {measured.signal!r} for {embedder_name!r}; one of {', '.join(SIGNALS)}")
     if settings is not None and settings.refusal_threshold is not None:
-        return Threshold(settings.refusal_threshold, base.signal, "REFUSAL_THRESHOLD")
-    return base
+        return Threshold(settings.refusal_threshold, measured.signal, "REFUSAL_THRESHOLD")
+    return Threshold(measured.value, measured.signal, measured.measured)
 
 
 def should_refuse(evidence: Evidence, threshold: Threshold) -> bool:

@@ -22,7 +22,7 @@ ROLE_LABELS: dict[str, str] = {
     "personel": "Tüm personel",
 }
 
-EMBED_BACKENDS = ("auto", "ollama", "use")
+EMBED_BACKENDS = ("auto", "e5", "ollama", "use")
 LLM_BACKENDS = ("auto", "ollama", "openai", "extractive")
 RETRIEVAL_MODES = ("auto", "rrf", "weighted", "dense", "lexical")
 
@@ -36,8 +36,10 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "DATABASE_URL": ("(unset)", "PostgreSQL URL; unset starts the embedded server under DATA_DIR"),
     "DATA_DIR": ("./data", "embedded database, stored uploads, secrets, caches"),
     "OLLAMA_BASE_URL": ("http://127.0.0.1:11434", "Ollama server for embeddings and answers"),
-    "EMBED_BACKEND": ("auto", "auto | ollama | use (embedded multilingual USE)"),
+    "EMBED_BACKEND": ("auto", "auto | e5 (embedded multilingual-e5-small) | ollama | use (embedded USE, small machines)"),
     "EMBED_MODEL": ("bge-m3", "Ollama embedding model"),
+    "EMBED_QUERY_PREFIX": ("(model default)", "Ollama only: text put before every question; `none` for no prefix"),
+    "EMBED_PASSAGE_PREFIX": ("(model default)", "Ollama only: text put before every chunk; changes the index name"),
     "LLM_BACKEND": ("auto", "auto | ollama | openai | extractive"),
     "LLM_MODEL": ("qwen2.5:7b-instruct", "chat model for Ollama or the OpenAI-compatible server"),
     "OPENAI_BASE_URL": ("(unset)", "OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1"),
@@ -97,6 +99,15 @@ def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default
     return value
 
 
+def _prefix(env: Mapping[str, str], name: str) -> str | None:
+    """An embedding prefix: unset or blank = the model's default, `none` = no prefix, else verbatim
+    (not stripped: the trailing space of "search_query: " belongs to the prefix)."""
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return None
+    return "" if raw.strip().lower() == "none" else raw
+
+
 def _opt(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name, "").strip()
     return value or None
@@ -109,6 +120,8 @@ class Settings:
     ollama_base_url: str = "http://127.0.0.1:11434"
     embed_backend: str = "auto"
     embed_model: str = "bge-m3"
+    embed_query_prefix: str | None = None  # None: the model's known default (ragcore.embeddings)
+    embed_passage_prefix: str | None = None
     llm_backend: str = "auto"
     llm_model: str = "qwen2.5:7b-instruct"
     openai_base_url: str | None = None
@@ -144,6 +157,8 @@ class Settings:
             ollama_base_url=(_opt(merged, "OLLAMA_BASE_URL") or "http://127.0.0.1:11434").rstrip("/"),
             embed_backend=_choice(merged, "EMBED_BACKEND", EMBED_BACKENDS, "auto"),
             embed_model=_opt(merged, "EMBED_MODEL") or "bge-m3",
+            embed_query_prefix=_prefix(merged, "EMBED_QUERY_PREFIX"),
+            embed_passage_prefix=_prefix(merged, "EMBED_PASSAGE_PREFIX"),
             llm_backend=_choice(merged, "LLM_BACKEND", LLM_BACKENDS, "auto"),
             llm_model=_opt(merged, "LLM_MODEL") or "qwen2.5:7b-instruct",
             openai_base_url=(_opt(merged, "OPENAI_BASE_URL") or "").rstrip("/") or None,

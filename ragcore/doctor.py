@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
 
 from ragcore import db as dbmod
 from ragcore import ollama
@@ -22,6 +23,10 @@ class HealthReport:
     embedding_backend: str | None = None
     embedding_model: str | None = None
     embedding_reason: str | None = None
+    embedding_name: str | None = None  # the index name the chosen backend records
+    retrieval_mode: str | None = None
+    retrieval_reason: str | None = None
+    refusal_threshold: str | None = None
     generator_backend: str | None = None
     generator_model: str | None = None
     generator_reason: str | None = None
@@ -56,6 +61,9 @@ class HealthReport:
             ]
         lines += [
             f"embeddings:  {self.embedding_backend} / {self.embedding_model} ({self.embedding_reason})",
+            f"  index as:  {self.embedding_name}",
+            f"retrieval:   {self.retrieval_mode} ({self.retrieval_reason})",
+            f"refusal:     {self.refusal_threshold}",
             f"generator:   {self.generator_backend} / {self.generator_model} ({self.generator_reason})",
             f"ollama:      {'reachable' if self.ollama_reachable else 'not reachable'} at {self.ollama_url}"
             + (f", models: {', '.join(self.ollama_models)}" if self.ollama_models else ""),
@@ -63,9 +71,37 @@ class HealthReport:
         return "\n".join(lines)
 
 
+def _measured_defaults(report: HealthReport, settings: Settings) -> None:
+    """Retrieval mode and refusal threshold for the chosen embedder, and where each comes from."""
+    from ragcore import measurements
+    from ragcore.calibration import threshold_for
+    from ragcore.retrieval import RetrievalError, resolve_mode
+
+    name = report.embedding_name or ""
+    measured = measurements.retrieval_default(name)
+    try:
+        report.retrieval_mode = resolve_mode(settings, SimpleNamespace(name=name))
+    except RetrievalError as exc:
+        report.retrieval_mode, report.retrieval_reason = "invalid", str(exc)
+        return
+    if settings.retrieval_mode != "auto":
+        report.retrieval_reason = f"RETRIEVAL_MODE={settings.retrieval_mode}"
+    elif measured.tuned:
+        report.retrieval_reason = f"auto: measured for {name}: {measured.measured}"
+    else:
+        report.retrieval_reason = f"auto: not tuned for {name} (no entry in ragcore/measured/retrieval.json); rrf"
+    if report.retrieval_mode == "weighted":
+        report.retrieval_reason += f"; dense weight {measured.weight:g}"
+    threshold = threshold_for(name, report.retrieval_mode, settings)
+    calibrated = measurements.threshold_default(name).calibrated
+    source = ("REFUSAL_THRESHOLD" if settings.refusal_threshold is not None
+              else f"calibrated for {name}" if calibrated else f"not calibrated for {name}: model-independent default")
+    report.refusal_threshold = f"{threshold.signal} >= {threshold.value:g} ({source})"
+
+
 def run_checks(settings: Settings, database: dbmod.Database | None = None) -> HealthReport:
     """Never raises: every failure becomes a field of the report."""
-    from ragcore.embeddings import choose_embedding_backend
+    from ragcore.embeddings import choose_embedding_backend, index_name
     from ragcore.generation import choose_generator_backend
 
     report = HealthReport(database="external (DATABASE_URL)" if settings.database_url else "embedded")
@@ -76,6 +112,8 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
 
     embed = choose_embedding_backend(settings, status)
     report.embedding_backend, report.embedding_model, report.embedding_reason = embed.kind, embed.model, embed.reason
+    report.embedding_name = index_name(embed, settings)
+    _measured_defaults(report, settings)
     gen = choose_generator_backend(settings, status)
     report.generator_backend, report.generator_model, report.generator_reason = gen.kind, gen.model, gen.reason
 

@@ -239,8 +239,8 @@ def rank_passages(question: str, sources: Sequence[Source], embedder: object | N
     texts = [text for _, text in candidates]
     scores = _overlap_scores(question, texts)
     if embedder is not None:
-        vectors = np.asarray(embedder.embed([question, *texts]), dtype=np.float32)  # type: ignore[attr-defined]
-        cosine = vectors[1:] @ vectors[0]
+        query = np.asarray(embedder.embed_queries([question]), dtype=np.float32)[0]  # type: ignore[attr-defined]
+        cosine = np.asarray(embedder.embed_passages(texts), dtype=np.float32) @ query  # type: ignore[attr-defined]
         scores = LEXICAL_WEIGHT * scores + (1 - LEXICAL_WEIGHT) * cosine
     scores = scores + RANK_PRIOR / np.array([n for n, _ in candidates], dtype=float)
     ranked = sorted(zip(candidates, scores, strict=True), key=lambda item: -item[1])

@@ -115,7 +115,7 @@ def _embed(embedder: Embedder, chunks: Sequence[Chunk], report: Progress) -> np.
     report("embed", 0, total)
     for start in range(0, total, EMBED_BATCH):
         batch = chunks[start : start + EMBED_BATCH]
-        vectors[start : start + len(batch)] = embedder.embed([chunk.text for chunk in batch])
+        vectors[start : start + len(batch)] = embedder.embed_passages([chunk.text for chunk in batch])
         report("embed", start + len(batch), total)
     return vectors
 
@@ -336,7 +336,7 @@ def reembed_all(db: dbmod.Database, embedder: Embedder, progress: Progress | Non
         report("embed", 0, total)
         for start in range(0, total, EMBED_BATCH):
             batch = rows[start : start + EMBED_BATCH]
-            vectors[start : start + len(batch)] = embedder.embed([text for _, text in batch])
+            vectors[start : start + len(batch)] = embedder.embed_passages([text for _, text in batch])
             report("embed", start + len(batch), total)
         dbmod.replace_embedding_space(conn, embedder.name, embedder.dim)
         conn.execute(f"CREATE TEMP TABLE reembed (id bigint PRIMARY KEY, embedding vector({int(embedder.dim)})) "

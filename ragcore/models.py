@@ -123,6 +123,6 @@ class Answer:
 class BackendChoice:
     """Which backend `auto` (or the configuration) picked, and why — shown by doctor and the log."""
 
-    kind: str  # embeddings: "ollama" | "use"; generation: "ollama" | "openai" | "extractive"
+    kind: str  # embeddings: "e5" | "ollama" | "use"; generation: "ollama" | "openai" | "extractive"
     model: str
     reason: str

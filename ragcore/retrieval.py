@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ragcore import measurements
 from ragcore.config import ROLES, Settings
 from ragcore.db import Database
 from ragcore.models import Source
@@ -29,7 +30,6 @@ BM25_K1 = 1.5
 BM25_B = 0.75
 BM25_EPSILON = 0.25
 MIN_CANDIDATES = 50  # per leg; fusion needs more than the k it returns
-DEFAULT_DENSE_WEIGHT = 0.1  # weighted mode: weight of the normalised dense score, tuned on 1,000 TQuAD train questions (docs/eval.md)
 
 
 class RetrievalError(ValueError):
@@ -216,16 +216,12 @@ class Retrieval:
 # ----------------------------------------------------------------------------- API
 
 
-# Best measured mode per embedding backend kind (numbers in ragcore.calibration / docs/retrieval.md).
-DEFAULT_MODE_BY_BACKEND = {"use": "weighted", "ollama": "rrf"}
-
-
 def resolve_mode(settings: Settings, embedder: object | None = None, mode: str | None = None) -> str:
-    """The concrete mode: an explicit one, RETRIEVAL_MODE, or the measured default of the backend."""
+    """The concrete mode: an explicit one, RETRIEVAL_MODE, or the one measured for the embedder
+    (ragcore/measured/retrieval.json; rrf when it was not tuned)."""
     chosen = mode or settings.retrieval_mode
     if chosen == "auto":
-        kind = getattr(embedder, "kind", "use")
-        return DEFAULT_MODE_BY_BACKEND.get(kind, "rrf")
+        return measurements.retrieval_default(getattr(embedder, "name", "")).mode
     if chosen not in MODES:
         raise RetrievalError(f"Bilinmeyen arama modu: {chosen!r}. Geçerli modlar: auto, {', '.join(MODES)}.")
     return chosen
@@ -269,7 +265,7 @@ def _params(question: str, qvec: np.ndarray | None, role: str, k: int, mode: str
 
 
 def _embed_question(embedder: object, question: str) -> np.ndarray:
-    return np.asarray(embedder.embed([question]), dtype=np.float32)[0]  # type: ignore[attr-defined]
+    return np.asarray(embedder.embed_queries([question]), dtype=np.float32)[0]  # type: ignore[attr-defined]
 
 
 def _row_to_hit(rank: int, row: tuple) -> Hit:
@@ -307,10 +303,14 @@ def retrieve(
     *,
     k: int,
     mode: str,
-    weight: float = DEFAULT_DENSE_WEIGHT,
+    weight: float | None = None,
 ) -> Retrieval:
-    """Ranked permitted chunks plus refusal evidence: one statement in one read transaction."""
+    """Ranked permitted chunks plus refusal evidence: one statement in one read transaction.
+
+    `weight` (weighted mode): None = the dense weight measured for the embedder."""
     check_role(role)
+    if weight is None:
+        weight = measurements.retrieval_default(getattr(embedder, "name", "")).weight
     if mode not in MODES:
         raise RetrievalError(f"Bilinmeyen arama modu: {mode!r}. Geçerli modlar: {', '.join(MODES)}.")
     started = time.perf_counter()

@@ -11,8 +11,9 @@
    asked by a role that cannot read that law, and TQuAD dev history questions — with the
    separation (AUC) and the threshold that maximises balanced accuracy.
 
-Prints a JSON report (and writes it with --out). Runs on the embedded USE model by default;
-EMBED_BACKEND=ollama measures bge-m3.
+Prints a JSON report (and writes it with --out). Runs on the configured embedder
+(EMBED_BACKEND: e5 without Ollama, EMBED_BACKEND=use for the USE, ollama for bge-m3), in
+throw-away namespaces of the app's database, whose embedding cache makes reruns cheap.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import argparse
 import json
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -40,10 +40,12 @@ WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
 HISTORY_QUESTIONS = 150
 
 
-def _embedder(settings: Settings):
-    from ragcore.embeddings import CachedEmbedder, make_embedder
+def _embedder(settings: Settings, cache_db: dbmod.Database):
+    """The configured embedder behind the database's shared embedding cache."""
+    from ragcore.embedding_cache import CachedEmbedder
+    from ragcore.embeddings import make_embedder
 
-    return CachedEmbedder(make_embedder(settings), settings.cache_dir)
+    return CachedEmbedder(make_embedder(settings), cache_db)
 
 
 def _fresh(url: str, namespace: str) -> dbmod.Database:
@@ -66,7 +68,7 @@ def tquad_modes(url: str, settings: Settings, embedder) -> dict:
     db = _fresh(url, "calibration_tquad")
     try:
         dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
-        vectors = embedder.embed([c.text for c in chunkset.chunks])
+        vectors = embedder.embed_passages([c.text for c in chunkset.chunks])
         spans: dict[int, tuple[int, int, int]] = {}
         for article, indices in enumerate(chunkset.by_article):
             if not indices:
@@ -120,7 +122,7 @@ def load_laws(db: dbmod.Database, settings: Settings, embedder, spec: dict) -> N
         from ragcore.pdf import extract_pages
 
         chunks = chunk_pages(extract_pages(data).pages, settings.chunk_size, settings.chunk_overlap)
-        vectors = embedder.embed([c.text for c in chunks])
+        vectors = embedder.embed_passages([c.text for c in chunks])
         doc_id = bulk_insert(db, filename, meta["roles"], [(c.text, c.page_start, c.article) for c in chunks], vectors)
         with db.connection() as conn:
             for c in chunks:
@@ -236,20 +238,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-tquad", action="store_true")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
-    embedder = _embedder(settings)
-    root = Path(tempfile.mkdtemp(prefix="dayanak-calibrate-"))
-    url = settings.database_url or dbmod.embedded_url(root / "server")
+    # The app's database (embedded under DATA_DIR unless DATABASE_URL is set): its embedding cache
+    # makes reruns cheap; the work happens in throw-away namespaces, dropped at the end.
+    url = dbmod.database_url(settings)
+    cache_db = dbmod.open_database(settings)
+    embedder = _embedder(settings, cache_db)
     started = time.perf_counter()
-    report = {"embedder": embedder.name, "laws": laws(url, settings, embedder)}
-    if not args.skip_tquad:
-        report["tquad"] = tquad_modes(url, settings, embedder)
+    try:
+        report = {"embedder": embedder.name, "laws": laws(url, settings, embedder)}
+        if not args.skip_tquad:
+            report["tquad"] = tquad_modes(url, settings, embedder)
+    finally:
+        cache_db.close()
     report["seconds"] = round(time.perf_counter() - started, 1)
+    report["embedding_cache"] = embedder.stats()
     text = json.dumps(report, ensure_ascii=False, indent=1)
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
-    if not settings.database_url:
-        dbmod.stop_embedded(root / "server")
     return 0
 
 

@@ -21,6 +21,8 @@ LAW_4857 = DOCUMENTS_DIR / "4857-is-kanunu.pdf"
 LAW_5510 = DOCUMENTS_DIR / "5510-sosyal-sigortalar-ve-genel-saglik-sigortasi-kanunu.pdf"
 
 # Tables emptied between tests. TRUNCATE skips the statement triggers, so lex_stats is reset too.
+# public.embedding_cache is kept on purpose: it is content-addressed (a row is never wrong for a
+# later test), and keeping it makes the real-model tests pay for each text once per session.
 _TABLES = "users, documents, chunks, postings, lexicon, questions, login_attempts"
 
 

@@ -16,8 +16,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ragcore import users
-from ragcore.db import Database
+from ragcore.db import Database, EmbeddingSpace, current_embedding_space, ensure_embedding_space
 from tests.conftest import LAW_6331
+from tests.pdfs import text_pdf
 from ui import context
 from ui.markdown import escape_markdown, highlight, question_terms
 
@@ -291,6 +292,64 @@ def test_upload_through_file_uploader_then_chat_cites_page_7(app_env: Path, db: 
     admin.switch_page("pages/review.py").run()
     queue = texts(admin)
     assert "Olumsuz geri bildirim" in queue and "Cevap bulunamadı" in queue
+
+
+def _forget_index(db: Database) -> None:
+    """The public namespace as on a fresh machine: no chunks, no embedding column, no recorded model."""
+    with db.connection() as conn:
+        conn.execute("TRUNCATE documents, chunks, postings, lexicon, questions RESTART IDENTITY CASCADE")
+        conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")
+        conn.execute("DROP INDEX IF EXISTS chunks_embedding_hnsw")
+        conn.execute("ALTER TABLE chunks DROP COLUMN IF EXISTS embedding")
+        conn.execute("DELETE FROM embedding_index")
+
+
+@pytest.fixture()
+def fresh_index(db: Database) -> Iterator[None]:
+    """No recorded embedding model during the test; the session's (USE) index is restored after."""
+    previous = current_embedding_space(db)
+    _forget_index(db)
+    yield
+    _forget_index(db)
+    if previous is not None:
+        ensure_embedding_space(db, previous.model, previous.dim)
+
+
+def test_without_ollama_the_app_answers_with_e5(app_env: Path, db: Database, fresh_index: None,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """EMBED_BACKEND=auto and no Ollama: the upload is embedded with e5, the chat answers with it."""
+    monkeypatch.setenv("EMBED_BACKEND", "auto")
+    context.reset()  # the kept models of the other tests are USE
+    try:
+        admin = login(new_app(), "admin", ADMIN_PASSWORD)
+        admin.switch_page("pages/documents.py").run()
+        pdf = text_pdf(["Madde 14 - Is kazasi ve meslek hastaligi bildirimi",
+                        "Isveren, is kazasini kazadan sonraki uc is gunu icinde Sosyal Guvenlik Kurumuna bildirir.\n"
+                        "Calisanlar, yillik ucretli izin haklarini isverene yazili olarak bildirir."])
+        admin.get("file_uploader")[0].set_value(("is-kazasi.pdf", pdf, "application/pdf"))
+        admin.multiselect(key="doc_upload_roles").set_value(["isg"])
+        button(admin, "Yükle").click()
+        admin.run()
+        assert not admin.exception, admin.exception
+        assert "yüklendi" in texts(admin), texts(admin)
+        assert current_embedding_space(db) == EmbeddingSpace("e5-small-q4", 384)
+        assert context.get_embedder().kind == "e5"
+        health = "\n".join(t.value for t in admin.text) + texts(admin)
+        assert "e5 / multilingual-e5-small (e5-small-q4)" in health, health
+        assert "Ollama not reachable" in health and "not tuned for e5-small-q4" in health
+
+        users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+        mehmet = login(new_app(), "mehmet", "mehmet-parola-1")
+        mehmet.chat_input(key="chat_input").set_value("Isveren is kazasini hangi kuruma bildirir?").run()
+        assert not mehmet.exception, mehmet.exception
+        shown = texts(mehmet)
+        assert "uc is gunu icinde Sosyal Guvenlik Kurumuna bildirir.” [1]" in shown, shown
+        assert "is-kazasi.pdf — s. 1–2" in shown, shown
+        with db.connection() as conn:
+            status = conn.execute("SELECT status FROM questions WHERE username = 'mehmet'").fetchone()[0]
+        assert status == "answered"
+    finally:
+        context.reset()
 
 
 def test_upload_failure_shows_ingest_message(app_env: Path, db: Database) -> None:

@@ -25,6 +25,20 @@ def test_environment_overrides_dotenv(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(None, None), ("", None), ("   ", None), ("none", ""), ("NONE", ""), ("search_query: ", "search_query: ")],
+)
+def test_embedding_prefixes_unset_none_or_verbatim(raw, expected):
+    env = {} if raw is None else {"EMBED_QUERY_PREFIX": raw, "EMBED_PASSAGE_PREFIX": raw}
+    s = Settings.from_env(env, dotenv=None)
+    assert s.embed_query_prefix == expected and s.embed_passage_prefix == expected
+
+
+def test_e5_is_a_backend():
+    assert Settings.from_env({"EMBED_BACKEND": "E5"}, dotenv=None).embed_backend == "e5"
+
+
+@pytest.mark.parametrize(
     ("env", "message"),
     [
         ({"CHUNK_SIZE": "abc"}, "CHUNK_SIZE must be an integer"),

@@ -25,6 +25,25 @@ def test_doctor_reports_versions_and_backends(db, settings):
     assert report.generator_backend == "extractive"
     assert report.ollama_reachable is False
     assert "not reachable" in report.as_text()
+    # USE has measured defaults: weighted fusion with its tuned weight, and its calibrated threshold
+    assert report.retrieval_mode == "weighted" and "measured for use-multilingual-v3" in report.retrieval_reason
+    assert "dense weight 0.1" in report.retrieval_reason
+    assert report.refusal_threshold == "mean >= 0.38 (calibrated for use-multilingual-v3)"
+
+
+def test_doctor_names_e5_without_ollama_and_says_it_is_not_tuned(db, settings):
+    report = run_checks(settings.with_(embed_backend="auto"), db)  # the settings' Ollama port is closed
+    assert (report.embedding_backend, report.embedding_model) == ("e5", "multilingual-e5-small")
+    assert report.embedding_name == "e5-small-q4"
+    assert "Ollama not reachable" in report.embedding_reason and "embedded e5" in report.embedding_reason
+    assert report.retrieval_mode == "rrf" and "not tuned for e5-small-q4" in report.retrieval_reason
+    assert "not calibrated for e5-small-q4" in report.refusal_threshold
+    text = report.as_text()
+    assert "embeddings:  e5 / multilingual-e5-small (auto: Ollama not reachable" in text
+    assert "retrieval:   rrf (auto: not tuned" in text
+    overridden = run_checks(settings.with_(embed_backend="e5", retrieval_mode="lexical", refusal_threshold=0.2), db)
+    assert (overridden.retrieval_mode, overridden.retrieval_reason) == ("lexical", "RETRIEVAL_MODE=lexical")
+    assert overridden.refusal_threshold == "coverage >= 0.2 (REFUSAL_THRESHOLD)"
 
 
 def test_doctor_cli_json_and_exit_codes(pg_url, tmp_path):
@@ -69,6 +88,7 @@ def test_make_run_flow_on_a_fresh_embedded_data_dir(tmp_path):
     assert before.returncode == 0, before.stderr
     fresh = json.loads(before.stdout)
     assert fresh["postgres_version"].startswith("18") and fresh["migrations_pending"]
+    assert fresh["embedding_backend"] == "e5" and fresh["embedding_name"] == "e5-small-q4"  # no Ollama here
 
     first = _cli(["init"], **env)
     assert first.returncode == 0, first.stderr

@@ -95,12 +95,12 @@ class ScriptedGenerator:
 
 
 @needs_tquad
-def test_tiny_answer_run_resumes_from_cache(settings, tmp_path):
+def test_tiny_answer_run_resumes_from_cache(settings, tmp_path, session_db):
     from eval.sweep import make_workspace
     from tests.test_eval_retrievers import HashEmbedder
 
     corpus = tquad.cached_corpus(str(TQUAD_DIR))
-    ws = make_workspace(settings, cache_dir=tmp_path / "cache", embedder_factory=lambda s: HashEmbedder(), corpus=corpus)
+    ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda s: HashEmbedder(), corpus=corpus)
     config = ans.AnswerConfig(retriever="bm25-prefix5", answerable=6, unanswerable=4, gate=False)
     gen = ScriptedGenerator()
     out = tmp_path / "run"

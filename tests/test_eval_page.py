@@ -30,7 +30,7 @@ def test_page_lists_and_shows_an_earlier_run(db, pg_url, tmp_path, monkeypatch):
                         "ADMIN_PASSWORD": "yonetici-parola-1"}.items():
         monkeypatch.setenv(name, value)
     settings = Settings.from_env()
-    ws = make_workspace(settings, cache_dir=tmp_path / "cache", embedder_factory=lambda s: HashEmbedder(),
+    ws = make_workspace(settings, cache_db=db, embedder_factory=lambda s: HashEmbedder(),
                         corpus=tquad.cached_corpus(str(TQUAD_DIR)))
     result = run_sweep(settings, SweepConfig(["bm25", "bm25-prefix5"], [1000], limit=30), workspace=ws)
     write_retrieval_run(result, runs_root(settings) / "20260101-000000-retrieval", settings)

@@ -25,7 +25,7 @@ def _small_corpus(full: tquad.Corpus, n_articles: int = 12) -> tquad.Corpus:
 @needs_tquad
 def test_production_lexical_equals_exact_bm25_prefix5_and_namespace_is_dropped(settings, tmp_path, db):
     corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)))
-    ws = make_workspace(settings, cache_dir=tmp_path / "cache", embedder_factory=lambda spec: HashEmbedder(),
+    ws = make_workspace(settings, cache_db=db, embedder_factory=lambda spec: HashEmbedder(),
                         corpus=corpus)
     retriever = rv.make_retriever("production-lexical")
     retriever.namespace = lambda size: "eval_tquad_test"
@@ -46,9 +46,9 @@ def test_production_lexical_equals_exact_bm25_prefix5_and_namespace_is_dropped(s
 
 
 @needs_tquad
-def test_production_dense_reuses_a_kept_namespace(settings, tmp_path):
+def test_production_dense_reuses_a_kept_namespace(settings, tmp_path, session_db):
     corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)), 6)
-    ws = make_workspace(settings, cache_dir=tmp_path / "cache", embedder_factory=lambda spec: HashEmbedder(),
+    ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda spec: HashEmbedder(),
                         corpus=corpus)
     retriever = rv.make_retriever("production-dense")
     retriever.namespace = lambda size: "eval_tquad_keep"
@@ -73,12 +73,12 @@ def test_production_dense_reuses_a_kept_namespace(settings, tmp_path):
 
 
 @needs_tquad
-def test_answer_gate_evidence_matches_the_sql_evidence(settings, tmp_path):
+def test_answer_gate_evidence_matches_the_sql_evidence(settings, tmp_path, session_db):
     from eval.answers import evidence_for
     from ragcore.retrieval import retrieve
 
     corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)), 8)
-    ws = make_workspace(settings, cache_dir=tmp_path / "cache", embedder_factory=lambda spec: HashEmbedder(),
+    ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda spec: HashEmbedder(),
                         corpus=corpus)
     retriever = rv.make_retriever("production-lexical")
     retriever.namespace = lambda size: "eval_tquad_evidence"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 
 import numpy as np
 import pytest
@@ -20,7 +21,9 @@ needs_tquad = pytest.mark.skipif(not (TQUAD_DIR / tquad.DEV_FILE).is_file(), rea
 
 
 class HashEmbedder:
-    """Deterministic fake embedder: bag of hashed prefix-5 tokens, L2-normalised; counts its calls."""
+    """Deterministic fake embedder: bag of hashed prefix-5 tokens, L2-normalised; counts its calls.
+
+    Symmetric (questions and passages alike), like the USE."""
 
     kind = "fake"
     model = "hash-bow"
@@ -30,7 +33,13 @@ class HashEmbedder:
     def __init__(self):
         self.embedded = 0
 
-    def embed(self, texts):
+    def embed_queries(self, texts):
+        return self._embed(texts)
+
+    def embed_passages(self, texts):
+        return self._embed(texts)
+
+    def _embed(self, texts):
         self.embedded += len(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
@@ -95,23 +104,47 @@ def test_weighted_fusion_by_hand():
     assert excluded[0, 0] == -np.inf
 
 
-def test_embedding_cache_embeds_each_text_once(tmp_path):
-    embedder = HashEmbedder()
-    texts = ["bir iki", "üç dört", "bir iki", "beş"]
-    first = rv.embed_cached(embedder, texts, tmp_path)
-    assert embedder.embedded == 3
-    again = rv.embed_cached(HashEmbedder(), texts, tmp_path)
-    np.testing.assert_array_equal(first, again)
-    fresh = HashEmbedder()
-    rv.embed_cached(fresh, texts + ["altı"], tmp_path)
-    assert fresh.embedded == 1
-    assert (tmp_path / "hash-bow-64" / "keys.txt").read_text().count("\n") == 4
+def test_lab_embedder_specs(settings):
+    from eval.sweep import default_embedder_factory
+
+    make = default_embedder_factory(settings)
+    assert (make("e5").kind, make("e5").name) == ("e5", "e5-small-q4")
+    assert make("use").name == "use-multilingual-v3" and make("default").kind == "use"  # settings: use
+    assert make("bge-m3").name == "ollama:bge-m3"
+
+
+def test_workspace_embeds_through_the_shared_cache(settings, session_db):
+    """The lab's vectors come from public.embedding_cache: a second workspace embeds nothing."""
+    texts = [f"laboratuvar önbelleği {uuid.uuid4().hex} {i}" for i in range(3)]
+    first_model = HashEmbedder()
+    first = make_workspace(settings, cache_db=session_db, embedder_factory=lambda spec: first_model, corpus=object())
+    vectors = first.vectors("default", texts + texts[:1], "chunks", "p")
+    assert first_model.embedded == 3  # the repeated text is embedded once
+    assert first.embedder("default").stats() == {"hits": 1, "misses": 3}
+    again_model = HashEmbedder()
+    again = make_workspace(settings, cache_db=session_db, embedder_factory=lambda spec: again_model, corpus=object())
+    np.testing.assert_array_equal(again.vectors("default", texts, "chunks", "p"), vectors[:3])
+    assert again_model.embedded == 0
+    again.vectors("default", texts, "questions", "q")  # questions are cached apart from passages
+    assert again_model.embedded == 3
+    with pytest.raises(ValueError, match="kind"):
+        again.vectors("default", texts, "x", "passage")
+
+
+def test_workspace_opens_its_cache_database_only_when_it_embeds(settings):
+    ws = make_workspace(settings, embedder_factory=lambda spec: HashEmbedder(), corpus=object())
+    assert ws.cache_db is None  # a BM25-only run never touches the database
+    ws.vectors("default", ["bir metin"], "chunks", "p")
+    assert ws.cache_db is not None and ws.owns_cache_db
+    ws.close()
+    assert ws.cache_db is None
 
 
 def test_retriever_names():
     assert rv.make_retriever("bm25").tokenizer == "plain"
     assert rv.make_retriever("bm25-prefix5").name == "bm25-prefix5"
     assert rv.make_retriever("dense:bge-m3").spec == "bge-m3"
+    assert rv.make_retriever("dense:e5").spec == "e5" and rv.make_retriever("hybrid:e5").dense.spec == "e5"
     assert isinstance(rv.make_retriever("hybrid"), rv.RRFRetriever)
     assert isinstance(rv.make_retriever("hybrid-weighted"), rv.WeightedRetriever)
     with pytest.raises(ValueError):
@@ -119,8 +152,8 @@ def test_retriever_names():
 
 
 @needs_tquad
-def test_small_sweep_writes_summary_and_per_question(settings, corpus, tmp_path):
-    ws = make_workspace(settings, cache_dir=tmp_path / "cache", embedder_factory=lambda spec: HashEmbedder(),
+def test_small_sweep_writes_summary_and_per_question(settings, corpus, tmp_path, session_db):
+    ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda spec: HashEmbedder(),
                         corpus=corpus)
     config = SweepConfig(retrievers=["bm25", "bm25-prefix5", "dense", "hybrid", "hybrid-weighted"],
                          chunk_sizes=[1000], limit=60, train_questions=40)

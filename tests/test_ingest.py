@@ -176,7 +176,7 @@ def _rss_mb() -> float:
 @pytest.mark.slow
 def test_law_5510_ingests_with_bounded_memory_and_progress(db, settings, embedder):
     """The one ingest of the 240-page law in the whole suite."""
-    embedder.embed(["ısınma"])  # load the model first so its weights do not count as growth
+    embedder.embed_passages(["ısınma"])  # load the model first so its weights do not count as growth
     base = _rss_mb()
     peak = [base]
     extract_done: list[int] = []

@@ -116,7 +116,7 @@ def test_turkish_case_folding_happens_in_python(corpus, embedder) -> None:
 def test_dense_leg_equals_exact_cosine(corpus, embedder, role: str) -> None:
     database, rows = corpus
     query = QUERIES[0]
-    qvec = embedder.embed([query])[0]
+    qvec = embedder.embed_queries([query])[0]
     want = sorted(
         ((float(np.asarray(vec.to_numpy() if hasattr(vec, "to_numpy") else vec) @ qvec), cid) for cid, _, roles, vec in rows if _permitted(role, roles)),
         key=lambda pair: -pair[0],
@@ -188,7 +188,7 @@ def test_dense_query_uses_the_hnsw_index(corpus, embedder) -> None:
     from ragcore.retrieval import RETRIEVAL_SQL, _params
 
     database, _ = corpus
-    params = _params(QUERIES[0], embedder.embed([QUERIES[0]])[0], "isg", 5, "rrf", 0.3)
+    params = _params(QUERIES[0], embedder.embed_queries([QUERIES[0]])[0], "isg", 5, "rrf", 0.3)
     with database.connection() as conn:
         database.apply_retrieval_settings(conn)
         conn.execute("SET LOCAL enable_seqscan = off")

@@ -84,13 +84,24 @@ def get_context() -> AppContext:
 
 
 @st.cache_resource(show_spinner="Gömme modeli yükleniyor…")
-def _embedder() -> Any:
+def _model_embedder() -> Any:
     from ragcore import embeddings, ollama
 
     ctx = _app_context()
     embedder = embeddings.make_embedder(ctx.settings, ollama.probe(ctx.settings.ollama_base_url))
     ensure_embedding_space(ctx.db, embedder.name, embedder.dim)
     return embedder
+
+
+def _embedder() -> Any:
+    """The model embedder behind the shared embedding cache of the current context's database.
+
+    The wrapper is rebuilt on every call (it is only two references), so it never outlives the
+    pool it reads from when the context is reset and the model is kept.
+    """
+    from ragcore.embedding_cache import CachedEmbedder
+
+    return CachedEmbedder(_model_embedder(), _app_context().db)
 
 
 @st.cache_resource(show_spinner="Cevap modeli hazırlanıyor…")
@@ -101,8 +112,14 @@ def _generator() -> Any:
     return generation.make_generator(ctx.settings, _embedder(), ollama.probe(ctx.settings.ollama_base_url))
 
 
+def get_model_embedder() -> Any:
+    """The model embedder without the cache wrapper, for code that brings its own (the lab's workspace)."""
+    return _model_embedder()
+
+
 def get_embedder() -> Any:
-    """The process's embedder; raises with the backend's message when it cannot be made."""
+    """The process's embedder (through the embedding cache); raises with the backend's message
+    when it cannot be made."""
     return _embedder()
 
 
@@ -155,11 +172,13 @@ def badge_for_label(label: str | None, fallback: str = "") -> str:
 def reset(*, keep_models: bool = False) -> None:
     """Drop the cached context (closing its pool) and cached data; tests call this between apps.
 
-    `keep_models=True` keeps the embedder and generator (loading the embedded model takes
-    seconds and does not depend on anything a test changes).
+    `keep_models=True` keeps the model embedder (it does not depend on anything a test changes);
+    the generator is rebuilt, because it holds the context's database for the embedding cache
+    (the models themselves stay loaded once per process either way).
     """
     st.cache_data.clear()
     if keep_models:
         _app_context.clear()
+        _generator.clear()
     else:
         st.cache_resource.clear()

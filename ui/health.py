@@ -31,11 +31,18 @@ def render_health_panel(ctx: AppContext) -> None:
             ("Migrasyonlar", ", ".join(f"{v:03d}" for v in report.migrations_applied) or "—"),
             ("Dizin", report.embedding_index or "henüz oluşturulmadı (ilk yükleme oluşturur)"),
             ("İçerik", f"{report.documents} doküman, {report.chunks} parça" if report.documents is not None else "—"),
-            ("Gömme", f"{report.embedding_backend} / {report.embedding_model}"),
+            ("Gömme", f"{report.embedding_backend} / {report.embedding_model} ({report.embedding_name})"),
+            ("Arama modu", report.retrieval_mode or "—"),
             ("Üretici", f"{report.generator_backend} / {report.generator_model}"),
             ("Ollama", ("erişilebilir" if report.ollama_reachable else "erişilemiyor") + f" ({report.ollama_url})"),
         ]
         st.text("\n".join(f"{name:<13}{value}" for name, value in lines))
+        if report.embedding_reason:
+            st.caption(f"Gömme seçimi: {report.embedding_reason}")
+        if report.retrieval_reason:
+            st.caption(f"Arama modu: {report.retrieval_reason}")
+        if report.refusal_threshold:
+            st.caption(f"Ret eşiği: {report.refusal_threshold}")
         if report.generator_reason:
             st.caption(f"Üretici seçimi: {report.generator_reason}")
         if st.button("Yenile", key="health_refresh", icon=":material/refresh:"):

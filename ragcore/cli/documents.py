@@ -13,6 +13,7 @@ from pathlib import Path
 from ragcore import documents as docs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.config import ROLES, Settings
+from ragcore.embedding_cache import CachedEmbedder
 from ragcore.embeddings import EmbeddingError, make_embedder
 from ragcore.ingest import IngestError, ingest_pdf, reembed_all
 
@@ -63,7 +64,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         raise CommandError(f"Dosya okunamadı: {args.file}: {exc.strerror or exc}") from exc
     with open_db(settings) as db:
         try:
-            embedder = make_embedder(settings)
+            embedder = CachedEmbedder(make_embedder(settings), db)
             result = ingest_pdf(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
                                 title=args.title, progress=_progress(not args.json and sys.stderr.isatty()))
         except (IngestError, EmbeddingError) as exc:
@@ -133,7 +134,7 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
-            embedder = make_embedder(settings)
+            embedder = CachedEmbedder(make_embedder(settings), db)
             count = reembed_all(db, embedder, progress=_progress(not args.json and sys.stderr.isatty()))
         except EmbeddingError as exc:
             raise CommandError(str(exc)) from exc

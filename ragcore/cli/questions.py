@@ -29,11 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _open(settings: Settings) -> tuple[dbmod.Database, object]:
     """Database and embedder, refusing an index built with another embedding model."""
+    from ragcore.embedding_cache import CachedEmbedder
     from ragcore.embeddings import EmbeddingError, make_embedder
 
     db = open_db(settings)
     try:
-        embedder = make_embedder(settings)
+        embedder = CachedEmbedder(make_embedder(settings), db)
         dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
     except (EmbeddingError, dbmod.DatabaseError) as exc:
         db.close()
