@@ -22,6 +22,9 @@ LAW_5510 = DOCUMENTS_DIR / "5510-sosyal-sigortalar-ve-genel-saglik-sigortasi-kan
 
 # Tables emptied between tests. TRUNCATE skips the statement triggers, so lex_stats is reset too.
 _TABLES = "users, documents, chunks, postings, lexicon, questions, login_attempts"
+# Our jobs and the queue library's jobs (ragcore.jobs), so no test's job reaches another's worker. Not
+# procrastinate_workers: a worker alive across tests (the browser test's app) must keep its row.
+_JOB_TABLES = "jobs, procrastinate_jobs, procrastinate_events, procrastinate_periodic_defers"
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +51,7 @@ def session_db(pg_url: str) -> Iterator[dbmod.Database]:
 
 def _clean(database: dbmod.Database) -> None:
     with database.connection() as conn:
-        conn.execute(f"TRUNCATE {_TABLES} RESTART IDENTITY CASCADE")
+        conn.execute(f"TRUNCATE {_TABLES}, {_JOB_TABLES} RESTART IDENTITY CASCADE")
         conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")
 
 
