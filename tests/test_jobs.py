@@ -485,3 +485,17 @@ def test_progress_writer_stops_a_superseded_attempt(db, settings) -> None:
     with pytest.raises(JobCancelled):
         writer("extract", 2, 2)
     assert writer.superseded
+
+
+def test_orphan_staged_files_are_collected_but_not_a_failed_jobs_input(db, settings, real_embedder) -> None:
+    failed = jobs.submit_ingest(db, settings, pdfs.image_only_pdf(), filename="taranmis.pdf", roles=["isg"])
+    jobs.run_worker(settings, wait=False, embedder_factory=lambda: real_embedder)
+    assert jobs.get_job(db, failed.id).status == "failed"
+    orphan = settings.incoming_dir / "999.pdf"  # staged by a process killed before its row committed
+    leftover = settings.incoming_dir / ".1000.4242.tmp"
+    orphan.write_bytes(b"%PDF-1.4")
+    leftover.write_bytes(b"%PDF")
+    assert jobs.remove_orphan_staged_files(db, settings) == []  # younger than an hour: maybe in progress
+    removed = jobs.remove_orphan_staged_files(db, settings, min_age_s=0)
+    assert sorted(p.name for p in removed) == [".1000.4242.tmp", "999.pdf"]
+    assert jobs.staged_path(settings, failed.id).is_file()  # the failed job keeps its input for a retry

@@ -26,6 +26,7 @@ import streamlit as st
 from ragcore.config import Settings, SettingsError
 from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database
 from ragcore.ingest import remove_orphan_files
+from ragcore.jobs import remove_orphan_staged_files
 from ragcore.users import announce_initial_admin, ensure_initial_admin
 
 log = logging.getLogger("dayanak.app")
@@ -68,7 +69,7 @@ def _app_context() -> AppContext:
     password = ensure_initial_admin(db, settings)
     if password:
         announce_initial_admin(password, settings)
-    for path in remove_orphan_files(db, settings):
+    for path in remove_orphan_files(db, settings) + remove_orphan_staged_files(db, settings):
         log.warning("removed %s: left behind by an interrupted upload", path.name)
     return AppContext(settings=settings, db=db, generated_admin_password=bool(password))
 

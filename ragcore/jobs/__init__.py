@@ -22,13 +22,20 @@ from ragcore.jobs.kinds import (
 )
 from ragcore.jobs.service import cancel, get_job, list_jobs, live_workers, retry, submit
 from ragcore.jobs.store import ACTIVE, CANCELLED, FAILED, QUEUED, RUNNING, STATUS_LABELS, SUCCEEDED, Job
-from ragcore.jobs.tasks import INGEST, REEMBED, staged_path, submit_ingest, submit_reembed
+from ragcore.jobs.tasks import (
+    INGEST,
+    REEMBED,
+    remove_orphan_staged_files,
+    staged_path,
+    submit_ingest,
+    submit_reembed,
+)
 from ragcore.jobs.worker import STALLED_REASON, BackgroundWorker, run_worker
 
 __all__ = [
     "ACTIVE", "CANCELLED", "FAILED", "INGEST", "KINDS", "QUEUED", "REEMBED", "RUNNING", "STALLED_REASON",
     "STATUS_LABELS", "SUCCEEDED", "BackgroundWorker", "Job", "JobCancelled", "JobError", "JobFailed", "JobKind",
     "JobNotFound", "JobRun", "Stage", "cancel", "format_duration", "get_job", "get_kind", "list_jobs",
-    "live_workers", "register_kind", "retry", "run_worker", "staged_path", "submit", "submit_ingest",
+    "live_workers", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "staged_path", "submit", "submit_ingest",
     "submit_reembed",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,26 @@ def _staged_missing(settings: Settings, job: Job) -> str | None:
         return None
     return (f"İş #{job.id} yeniden denenemiyor: yüklenen dosya artık yok (iptal edilen ya da tamamlanan "
             "işlerin dosyası silinir). Dosyayı yeniden yükleyin.")
+
+
+def remove_orphan_staged_files(db: Database, settings: Settings, min_age_s: float = 3600) -> list[Path]:
+    """Delete staged uploads no waiting, running or failed job needs, older than `min_age_s`:
+    what a process killed between staging and committing left behind (the row never existed)."""
+    folder = settings.incoming_dir
+    if not folder.is_dir():
+        return []
+    with db.connection() as conn:
+        needed = {row[0] for row in conn.execute(
+            "SELECT id FROM jobs WHERE kind = %s AND status IN ('queued', 'running', 'failed')", (INGEST,))}
+    cutoff = time.time() - min_age_s
+    removed = []
+    for path in folder.iterdir():
+        stem = path.name.lstrip(".").split(".")[0]
+        keep = path.suffix == ".pdf" and stem.isdigit() and int(stem) in needed
+        if path.is_file() and not keep and path.stat().st_mtime < cutoff:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 # --------------------------------------------------------------------------- ingest_document

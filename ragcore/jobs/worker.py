@@ -152,9 +152,11 @@ def run_job(ctx: WorkerContext, context: procrastinate.JobContext, job_id: int) 
         log.exception("job %d failed unexpectedly", job.id)
         raise
     finished = store.finish(ctx.db, job.id, queue_job_id, SUCCEEDED, result=result)
-    kind.discard(ctx.settings, job)
-    if finished is not None:
-        kind.on_success(ctx.db, finished, result)
+    if finished is None:  # the row went on to a newer attempt meanwhile: leave its inputs to that one
+        log.warning("job %d succeeded, but its row no longer belongs to queue job %d", job.id, queue_job_id)
+        return result
+    kind.discard(ctx.settings, finished)
+    kind.on_success(ctx.db, finished, result)
     log.info("job %d succeeded (%d progress writes)", job.id, progress.writes)
     return result
 
@@ -199,21 +201,22 @@ async def sweep(app: procrastinate.App, ctx: WorkerContext) -> list[Job]:
 
 async def _sweep_forever(app: procrastinate.App, ctx: WorkerContext) -> None:
     while True:
-        await asyncio.sleep(ctx.settings.job_heartbeat_seconds)
         try:
             await sweep(app, ctx)
         except Exception:  # the next round tries again; the worker itself keeps running
             log.exception("sweeping stalled jobs failed")
+        await asyncio.sleep(ctx.settings.job_heartbeat_seconds)
 
 
 async def serve(ctx: WorkerContext, *, concurrency: int = 1, wait: bool = True,
                 install_signal_handlers: bool = False, shutdown_grace: float = SHUTDOWN_GRACE_S) -> None:
-    """Sweep once, then work (and sweep every heartbeat interval) until stopped or, with
-    `wait=False`, until the queue is empty."""
+    """Work until stopped or, with `wait=False`, until the queue is empty; sweep at start and
+    then every heartbeat interval."""
     heartbeat = ctx.settings.job_heartbeat_seconds
     app = queue.worker_app(ctx.db.url, functools.partial(run_job, ctx), max_connections=2 + concurrency)
     async with app.open_async():
-        await sweep(app, ctx)
+        if not wait:
+            await sweep(app, ctx)  # a worker that drains the queue and stops sweeps once, first
         sweeper = asyncio.create_task(_sweep_forever(app, ctx), name="dayanak-job-sweep")
         try:
             await app.run_worker_async(
