@@ -292,7 +292,7 @@ class BackgroundWorker:
             log.exception("background worker %s died", self.name)
         finally:
             self._started.set()
-            loop.close()
+            _close_loop(loop)
 
     async def _run(self) -> None:
         self._task = asyncio.current_task()  # type: ignore[assignment]
@@ -319,3 +319,17 @@ class BackgroundWorker:
             log.warning("background worker %s did not stop within %.0f s", self.name, timeout)
         else:
             log.info("background worker %s stopped", self.name)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """What `asyncio.run` does on the way out: cancel what is left (a stop during start-up can
+    leave the pool's own tasks behind), finish async generators, close."""
+    try:
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
