@@ -8,6 +8,7 @@ every wait is bounded and polls the database (no fixed sleeps as assertions).
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -164,9 +166,12 @@ def worker(settings, embedder_factory: Callable[[], Any], label: str = "test", *
 
 
 def many_chunks_pdf(pages: int = 12) -> bytes:
-    """A PDF of about 8 chunks a page (several embedding batches of 32)."""
+    """A PDF of about 8 chunks a page (several embedding batches of 32). Every chunk carries a
+    fresh token, so no embedding cache can answer for the embedder the test is holding."""
+    token = uuid.uuid4().hex[:12]
     body = "\n".join(f"MADDE {n} - (1) Isveren calisanlarin sagligini ve guvenligini saglamakla yukumludur; "
-                     f"bu amacla risk degerlendirmesi yapar, onlem alir ve egitim verir. Bolum {n}." for n in range(1, 9))
+                     f"bu amacla risk degerlendirmesi yapar, onlem alir ve egitim verir. Kayit {token}."
+                     for n in range(1, 9))
     return pdfs.text_pdf([f"SAYFA {p}\n{body}" for p in range(pages)])
 
 
@@ -228,9 +233,9 @@ def test_progress_advances_and_is_visible_from_another_connection(db, settings, 
         for _ in range(2):  # one batch at a time: each shows up as more chunks embedded
             held.release()
             row = wait_for("one more batch", lambda: (r := job_row(pg_url, job.id))["done"] > seen[-1] and r)
-            assert row["stage"] == "embed" and row["done"] <= row["total"]
+            assert row["stage"] == "embed" and row["status"] == "running"
             seen.append(row["done"])
-        assert seen == sorted(seen) and seen[-1] == 64  # EMBED_BATCH chunks per call
+        assert seen[0] < seen[1] < seen[2] < first["total"]  # it advanced, and the job is not done yet
         held.release(1000)
         done = wait_for("success", lambda: (r := job_row(pg_url, job.id))["status"] == "succeeded" and r)
     final = jobs.get_job(db, job.id)
@@ -294,7 +299,7 @@ def test_cancel_queued_job_it_never_runs(db, fast, pg_url) -> None:
 def test_cancel_running_job_leaves_no_document(db, fast, pg_url, real_embedder) -> None:
     held = HeldEmbedder(real_embedder)
     with worker(fast, lambda: held):
-        job = jobs.submit_ingest(db, fast, pdfs.law_pdf(), filename="a.pdf", roles=["isg"])
+        job = jobs.submit_ingest(db, fast, many_chunks_pdf(2), filename="a.pdf", roles=["isg"])
         wait_for("the embed stage", lambda: job_row(pg_url, job.id)["stage"] == "embed")
         requested = jobs.cancel(db, fast, job.id)
         assert requested.status == "running" and requested.cancel_requested_at is not None
@@ -336,7 +341,7 @@ def test_worker_killed_mid_job_is_detected_then_retry_succeeds(db, fast, pg_url,
     env = os.environ | {"DATABASE_URL": pg_url, "DATA_DIR": str(fast.data_dir), "EMBED_BACKEND": "use",
                         "OLLAMA_BASE_URL": "http://127.0.0.1:9", "JOB_HEARTBEAT_SECONDS": str(FAST_HEARTBEAT),
                         "LOG_LEVEL": "WARNING", "PYTHONPATH": str(REPO)}
-    job = jobs.submit_ingest(db, fast, pdfs.law_pdf(), filename="a.pdf", roles=["isg"], created_by="admin")
+    job = jobs.submit_ingest(db, fast, many_chunks_pdf(2), filename="a.pdf", roles=["isg"], created_by="admin")
     proc = subprocess.Popen([sys.executable, "-c", _HANGING_WORKER], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -371,20 +376,25 @@ def test_stopping_a_worker_hands_its_job_back(db, fast, pg_url, real_embedder) -
     held = HeldEmbedder(real_embedder)
     first = jobs.BackgroundWorker(fast, label="first", embedder_factory=lambda: held, progress_interval=0,
                                   shutdown_grace=0).start()
-    job = jobs.submit_ingest(db, fast, pdfs.law_pdf(), filename="a.pdf", roles=["isg"])
+    job = jobs.submit_ingest(db, fast, many_chunks_pdf(), filename="a.pdf", roles=["isg"])
     wait_for("the embed stage", lambda: job_row(pg_url, job.id)["stage"] == "embed")
     stopper = threading.Thread(target=first.stop)
     stopper.start()
+    def moved(before: int) -> bool:
+        row = job_row(pg_url, job.id)
+        return row["status"] != "running" or row["done"] > before
 
-    def handed_back() -> bool:
-        held.release()  # let the job reach its next progress report, where it sees the stop
-        return job_row(pg_url, job.id)["status"] == "queued"
-
-    wait_for("the job back in the queue", handed_back)
+    for _ in range(10):  # batch by batch: the job sees the stop at one of its next progress reports
+        before = job_row(pg_url, job.id)["done"]
+        held.release()
+        wait_for("the next progress report", functools.partial(moved, before))
+        if job_row(pg_url, job.id)["status"] != "running":
+            break
     stopper.join(timeout=DEADLINE_S)
     assert not first.running
     row = job_row(pg_url, job.id)
-    assert row["attempts"] == 2 and counts(db)["documents"] == 0
+    assert row["status"] == "queued" and row["attempts"] == 2, row  # handed back before it finished
+    assert counts(db)["documents"] == 0
     with worker(fast, lambda: real_embedder, label="next"):
         wait_for("success", lambda: job_row(pg_url, job.id)["status"] == "succeeded")
     assert counts(db)["documents"] == 1

@@ -73,6 +73,9 @@ class WorkerContext:
     name: str
     embedder_factory: Callable[[], Any]
     progress_interval: float = PROGRESS_INTERVAL_S
+    # Queue jobs this worker is running now: its own sweep leaves them alone (while a worker shuts
+    # down, the library stops its heartbeat before the running job has stopped).
+    running: set[int] = field(default_factory=set, repr=False)
     _embedder: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -130,6 +133,14 @@ def run_job(ctx: WorkerContext, context: procrastinate.JobContext, job_id: int) 
     """What every kind's procrastinate task does: claim the row, run the kind, record the outcome."""
     queue_job_id = context.job.id
     assert queue_job_id is not None
+    ctx.running.add(queue_job_id)
+    try:
+        return _run_job(ctx, context, job_id, queue_job_id)
+    finally:
+        ctx.running.discard(queue_job_id)
+
+
+def _run_job(ctx: WorkerContext, context: procrastinate.JobContext, job_id: int, queue_job_id: int) -> dict[str, Any]:
     job = store.start(ctx.db, job_id, queue_job_id, ctx.name)
     if job is None:
         log.info("job %d is no longer waiting for queue job %d (cancelled or retried); skipped", job_id, queue_job_id)
@@ -185,6 +196,8 @@ async def sweep(app: procrastinate.App, ctx: WorkerContext) -> list[Job]:
     stalled = []
     for queue_job in await app.job_manager.get_stalled_jobs(queue=queue.QUEUE, seconds_since_heartbeat=silent_for):
         assert queue_job.id is not None
+        if queue_job.id in ctx.running:  # ours, and we are alive: this worker is shutting down
+            continue
         try:
             await app.job_manager.finish_job_by_id_async(queue_job.id, status=Status.FAILED, delete_job=False)
         except queue_errors.ConnectorException:  # another worker's sweep, or the job itself, got there first
