@@ -356,6 +356,29 @@ def test_queued_upload_without_a_worker_can_be_cancelled_and_survives_restart(
     assert not jobs.staged_path(context._app_context().settings, job.id).exists()
 
 
+def test_review_queue_upload_resolves_the_item_through_a_job(app_env: Path, db: Database) -> None:
+    from ragcore import questions
+    from ragcore.models import STATUS_NEEDS_REVIEW
+
+    asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    qid = questions.log_question(db, asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW,
+                                 generator=None, llm_called=False)
+    admin = login(new_app(), "admin", ADMIN_PASSWORD)
+    admin.switch_page("pages/review.py").run()
+    uploader = [u for u in admin.get("file_uploader") if f"review_file_{qid}" in u.proto.id]
+    assert uploader, [u.proto.id for u in admin.get("file_uploader")]
+    uploader[0].set_value(("yonetmelik.pdf", pdfs.law_pdf(), "application/pdf"))
+    button(admin, "Yükle ve çöz").click()
+    admin.run()
+    assert not admin.exception
+    assert "Doküman eklenince kayıt çözülecek." in texts(admin)
+    job = _finished_job(db)
+    assert job.status == "succeeded" and job.resolves_question_id == qid, job.error
+    assert questions.review_queue(db) == []  # resolved by the job, not by the page
+    admin.run()
+    assert "Kuyruk boş" in texts(admin)
+
+
 def test_empty_question_is_refused_with_message(app_env: Path) -> None:
     at = login(new_app(), "admin", ADMIN_PASSWORD)
     at.chat_input(key="chat_input").set_value("   ").run()

@@ -88,7 +88,7 @@ def _job_worker() -> Any:
     if not settings.worker_in_app:
         return None
     # The app's own embedder (one per process): the worker thread reads it from this cache, which
-    # Streamlit allows outside a script run (it logs one "missing ScriptRunContext" warning).
+    # Streamlit allows outside a script run (it may log a "missing ScriptRunContext" warning).
     worker = BackgroundWorker(settings, label="app", embedder_factory=get_embedder).start()
     if worker.error is not None:
         log.error("the in-app job worker could not start: %s", worker.error)
