@@ -133,7 +133,8 @@ def _login(page: object, url: str, username: str, password: str) -> None:
     from playwright.sync_api import expect
 
     page.goto(url)  # type: ignore[attr-defined]
-    expect(page.get_by_role("button", name="Giriş yap")).to_be_visible()  # type: ignore[attr-defined]
+    # A fresh server's first page includes its cold start (imports, database, the job worker).
+    expect(page.get_by_role("button", name="Giriş yap")).to_be_visible(timeout=30_000)  # type: ignore[attr-defined]
     page.get_by_label("Kullanıcı adı").fill(username)  # type: ignore[attr-defined]
     page.get_by_label("Parola").fill(password)  # type: ignore[attr-defined]
     started = time.perf_counter()
@@ -236,7 +237,8 @@ def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database
     page.locator("input[type='file']").set_input_files(str(LAW_6331))
     expect(page.get_by_role("button", name=f"Remove {LAW_6331.name}")).to_be_visible()
     page.get_by_label("Başlık (isteğe bağlı)").fill("6331 sayılı İş Sağlığı ve Güvenliği Kanunu")
-    page.get_by_role("combobox", name="Kimler okuyabilir?").click()
+    # The upload form's role picker (each listed document has one of its own in a popover).
+    page.get_by_test_id("stForm").get_by_role("combobox", name="Kimler okuyabilir?").click()
     page.get_by_role("option", name="İş sağlığı ve güvenliği").click()
     page.keyboard.press("Escape")
     _shot(page, "upload_form")
