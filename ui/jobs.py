@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ragcore.jobs import Job
 from ragcore.models import User
 from ui.context import AppContext
 from ui.markdown import escape_markdown
@@ -26,6 +27,7 @@ def _flash(message: str, kind: str = "success") -> None:
 
 
 def render_jobs(ctx: AppContext, admin: User) -> None:
+    """The admin's jobs section; a fragment that refreshes itself while anything is active."""
     from ragcore import jobs
 
     if admin.role != "admin":
@@ -55,7 +57,7 @@ def _jobs_panel(ctx: AppContext) -> None:
             _job_card(ctx, job)
 
 
-def _job_card(ctx: AppContext, job) -> None:
+def _job_card(ctx: AppContext, job: Job) -> None:
     from ragcore import jobs
 
     kind = jobs.KINDS.get(job.kind)
@@ -80,7 +82,7 @@ def _job_card(ctx: AppContext, job) -> None:
         _actions(ctx, job)
 
 
-def _actions(ctx: AppContext, job) -> None:
+def _actions(ctx: AppContext, job: Job) -> None:
     from ragcore import jobs
 
     if job.active and not job.cancel_requested_at:
@@ -102,7 +104,7 @@ def _actions(ctx: AppContext, job) -> None:
             st.rerun()
 
 
-def _retryable(ctx: AppContext, job) -> bool:
+def _retryable(ctx: AppContext, job: Job) -> bool:
     from ragcore import jobs
 
     kind = jobs.KINDS.get(job.kind)
