@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 PORT   ?= 8501
 
-.PHONY: run test lint bench doctor download-data clean-venv
+.PHONY: run test lint bench doctor worker download-data clean-venv
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ run: $(VENV)/.runtime-installed
 
 doctor: $(VENV)/.runtime-installed
 	$(PY) -m ragcore doctor
+
+# A separate background-job worker (`make run` already runs one inside the app).
+worker: $(VENV)/.runtime-installed
+	$(PY) -m ragcore worker
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .

@@ -57,6 +57,8 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "DOCUMENTS_DIR": ("../shared/data/documents", "sample law PDFs"),
     "LOGIN_SLEEP_TIME": ("0.7", "seconds the login form waits on each signed-out run (slows guessing)"),
     "LOG_LEVEL": ("INFO", "Python log level"),
+    "WORKER_IN_APP": ("true", "run a background job worker inside the app process (false when separate workers run)"),
+    "JOB_HEARTBEAT_SECONDS": ("10", "worker heartbeat; a worker silent for 3× this long is taken for dead, its job failed"),
 }
 
 
@@ -89,6 +91,26 @@ def _nonnegative_float(env: Mapping[str, str], name: str, default: float) -> flo
         return default
     if value < 0:
         raise SettingsError(f"{name} must not be negative, got {value}")
+    return value
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise SettingsError(f"{name} must be true or false, got {raw!r}")
+
+
+def _positive_float(env: Mapping[str, str], name: str, default: float) -> float:
+    value = _float_or_none(env, name)
+    if value is None:
+        return default
+    if value <= 0:
+        raise SettingsError(f"{name} must be positive, got {value}")
     return value
 
 
@@ -139,6 +161,8 @@ class Settings:
     documents_dir: Path = Path("../shared/data/documents")
     login_sleep_time: float = 0.7
     log_level: str = "INFO"
+    worker_in_app: bool = True
+    job_heartbeat_seconds: float = 10.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")) -> Settings:
@@ -176,6 +200,8 @@ class Settings:
             documents_dir=Path(merged.get("DOCUMENTS_DIR", "").strip() or "../shared/data/documents").expanduser(),
             login_sleep_time=_nonnegative_float(merged, "LOGIN_SLEEP_TIME", 0.7),
             log_level=(_opt(merged, "LOG_LEVEL") or "INFO").upper(),
+            worker_in_app=_bool(merged, "WORKER_IN_APP", True),
+            job_heartbeat_seconds=_positive_float(merged, "JOB_HEARTBEAT_SECONDS", 10.0),
         )
 
     def with_(self, **changes: object) -> Settings:
@@ -197,3 +223,13 @@ class Settings:
     @property
     def secrets_dir(self) -> Path:
         return self.data_dir / "secrets"
+
+    @property
+    def incoming_dir(self) -> Path:
+        """Uploads staged for a background job (shared by every worker, like uploads_dir)."""
+        return self.uploads_dir / "incoming"
+
+    @property
+    def stalled_worker_seconds(self) -> float:
+        """A worker whose heartbeat is older than this is taken for dead."""
+        return 3 * self.job_heartbeat_seconds

@@ -199,6 +199,7 @@ def migrate(db: Database) -> list[str]:
     """Apply pending numbered migrations in order, each in its own transaction; return their names.
 
     An advisory lock per namespace makes concurrent starts (two app processes) apply each once.
+    In the public namespace the job queue library's schema follows, under the same lock.
     """
     applied_now: list[str] = []
     with db.connection() as conn:
@@ -218,6 +219,15 @@ def migrate(db: Database) -> list[str]:
                 conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name))
             applied_now.append(f"{version:03d}_{name}")
             log.info("applied migration %03d_%s in namespace %s", version, name, db.namespace)
+        if db.namespace == "public":
+            # The job queue library's tables live in public only (ragcore/jobs/schema.py).
+            from ragcore.jobs.schema import QueueSchemaError, ensure_queue_schema
+
+            try:
+                with conn.transaction():
+                    applied_now += ensure_queue_schema(conn)
+            except QueueSchemaError as exc:
+                raise DatabaseError(str(exc)) from exc
     return applied_now
 
 

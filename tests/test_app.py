@@ -8,6 +8,7 @@ embedded models are kept: loading them is slow and nothing here changes them).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,9 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ragcore import users
+from ragcore import jobs, users
 from ragcore.db import Database, EmbeddingSpace, current_embedding_space, ensure_embedding_space
+from tests import pdfs
 from tests.conftest import LAW_6331
 from tests.pdfs import text_pdf
 from ui import context
@@ -249,15 +251,34 @@ def _upload_law(at: AppTest, roles: list[str]) -> AppTest:
     return at
 
 
+def _finished_job(db: Database, deadline_s: float = TIMEOUT) -> jobs.Job:
+    """The newest job once the app's worker has finished it (polled, bounded)."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        newest = jobs.list_jobs(db, limit=1)
+        if newest and not newest[0].active:
+            return newest[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no job finished within {deadline_s} s: {jobs.list_jobs(db, limit=1)}")
+
+
 @pytest.mark.skipif(not LAW_6331.is_file(), reason="Law 6331 PDF not downloaded (scripts/download_data.py)")
 def test_upload_through_file_uploader_then_chat_cites_page_7(app_env: Path, db: Database) -> None:
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     _upload_law(admin, ["isg", "personel"])
+    queued = texts(admin)
+    assert "sıraya alındı (iş #1)" in queued, queued  # the page returned at once with a job
+    assert f"İş #1 · Doküman yükleme · {LAW_6331.name}" in queued  # and the jobs section shows it
+    job = _finished_job(db)  # done by the worker inside the app process
+    assert job.status == "succeeded", job.error
+    admin.run()
+    shown = texts(admin)
+    assert "Tamamlandı" in shown and f"belge #{job.result['document_id']}" in shown
+    assert "Tüm dokümanlar (1)" in [h.value for h in admin.subheader]
     with db.connection() as conn:
         row = conn.execute("SELECT title, allowed_roles, uploaded_by FROM documents").fetchone()
     assert row is not None, texts(admin)
     assert sorted(row[1]) == ["isg", "personel"] and row[2] == "admin"
-    assert "yüklendi" in texts(admin)
 
     users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
     users.create_user(db, "ayse", "ik", "ayse-parola-1")
@@ -331,7 +352,9 @@ def test_without_ollama_the_app_answers_with_e5(app_env: Path, db: Database, fre
         button(admin, "Yükle").click()
         admin.run()
         assert not admin.exception, admin.exception
-        assert "yüklendi" in texts(admin), texts(admin)
+        job = _finished_job(db)  # embedded by the app's own worker
+        assert job.status == "succeeded", job.error
+        admin.run()
         assert current_embedding_space(db) == EmbeddingSpace("e5-small-q4", 384)
         assert context.get_embedder().kind == "e5"
         health = "\n".join(t.value for t in admin.text) + texts(admin)
@@ -359,9 +382,62 @@ def test_upload_failure_shows_ingest_message(app_env: Path, db: Database) -> Non
     button(admin, "Yükle").click()
     admin.run()
     assert not admin.exception
-    assert admin.error, texts(admin)
+    job = _finished_job(db)
+    assert job.status == "failed" and "PDF" in job.error
+    admin.run()
+    assert any("PDF" in e.value for e in admin.error), texts(admin)  # the job's Turkish reason, on the page
+    assert button(admin, "Yeniden dene")
     with db.connection() as conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+
+
+def test_queued_upload_without_a_worker_can_be_cancelled_and_survives_restart(
+    app_env: Path, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WORKER_IN_APP", "false")  # nobody runs the job: it stays queued
+    admin = login(new_app(), "admin", ADMIN_PASSWORD)
+    admin.switch_page("pages/documents.py").run()
+    admin.get("file_uploader")[0].set_value(("yonetmelik.pdf", pdfs.law_pdf(), "application/pdf"))
+    button(admin, "Yükle").click()
+    admin.run()
+    shown = texts(admin)
+    assert "Sırada: bir işçi boşalınca başlar." in shown and "arka plan işçisi yok" in shown
+    (job,) = jobs.list_jobs(db)
+    assert job.status == "queued" and job.created_by == "admin"
+
+    context.reset(keep_models=True)  # an app restart: the page reads the table again
+    admin = login(new_app(), "admin", ADMIN_PASSWORD)
+    admin.switch_page("pages/documents.py").run()
+    assert "İş #1 · Doküman yükleme · yonetmelik.pdf" in texts(admin)
+    admin.button(key=f"job_cancel_{job.id}").click()
+    admin.run()
+    assert not admin.exception
+    assert f"İş #{job.id} iptal edildi." in texts(admin)
+    assert jobs.get_job(db, job.id).status == "cancelled"
+    assert not jobs.staged_path(context._app_context().settings, job.id).exists()
+
+
+def test_review_queue_upload_resolves_the_item_through_a_job(app_env: Path, db: Database) -> None:
+    from ragcore import questions
+    from ragcore.models import STATUS_NEEDS_REVIEW
+
+    asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    qid = questions.log_question(db, asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW,
+                                 generator=None, llm_called=False)
+    admin = login(new_app(), "admin", ADMIN_PASSWORD)
+    admin.switch_page("pages/review.py").run()
+    uploader = [u for u in admin.get("file_uploader") if f"review_file_{qid}" in u.proto.id]
+    assert uploader, [u.proto.id for u in admin.get("file_uploader")]
+    uploader[0].set_value(("yonetmelik.pdf", pdfs.law_pdf(), "application/pdf"))
+    button(admin, "Yükle ve çöz").click()
+    admin.run()
+    assert not admin.exception
+    assert "Doküman eklenince kayıt çözülecek." in texts(admin)
+    job = _finished_job(db)
+    assert job.status == "succeeded" and job.resolves_question_id == qid, job.error
+    assert questions.review_queue(db) == []  # resolved by the job, not by the page
+    admin.run()
+    assert "Kuyruk boş" in texts(admin)
 
 
 def test_empty_question_is_refused_with_message(app_env: Path) -> None:

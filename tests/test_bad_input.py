@@ -107,13 +107,15 @@ def test_refused_upload_through_the_cli(cli_env, db, settings, embedder, capsys,
 
 
 @pytest.mark.parametrize("case", UPLOAD_CASES)
-def test_refused_upload_through_the_upload_handler(db, settings, embedder, monkeypatch, case) -> None:
-    """The browser path (ui.upload.upload_document): never raises, says why in Turkish, writes nothing."""
+def test_refused_upload_through_the_upload_handler(db, settings, embedder, case) -> None:
+    """The browser path (ui.upload.upload_document, then the background job): never raises, says
+    why in Turkish — at once for what needs no parsing, as the failed job's error otherwise — and
+    stores nothing."""
+    from ragcore import jobs
     from ui import upload
     from ui.context import AppContext
 
     make, roles, message = UPLOAD_CASES[case]
-    monkeypatch.setattr(upload, "get_embedder", lambda: embedder)
     limited = settings.with_(max_upload_mb=1) if case == "over the size limit" else settings
     ctx = AppContext(settings=limited, db=db)
     _baseline(db, settings, embedder)
@@ -121,12 +123,19 @@ def test_refused_upload_through_the_upload_handler(db, settings, embedder, monke
     before = state(db, settings)
     data = make()
     outcome = upload.upload_document(ctx, admin, "yukleme.pdf", data, roles)
-    assert not outcome.ok and outcome.document_id is None
     if case == "zero bytes":
-        assert outcome.message == "Dosya boş; lütfen bir PDF seçin."  # the handler's own check comes first
-    else:
-        assert message in outcome.message, outcome.message
-    assert state(db, settings) == before
+        assert not outcome.ok and outcome.message == "Dosya boş; lütfen bir PDF seçin."  # the handler's own check
+    elif case in ("over the size limit", "unknown role"):
+        assert not outcome.ok and message in outcome.message, outcome.message
+    else:  # queued at once; the job fails with the ingest module's message
+        assert outcome.ok and outcome.job_id is not None, outcome.message
+        jobs.run_worker(limited, wait=False, embedder_factory=lambda: embedder)
+        failed = jobs.get_job(db, outcome.job_id)
+        assert failed.status == "failed" and message in failed.error, failed.error
+    assert outcome.document_id is None
+    after = state(db, settings)
+    after["files"] = [name for name in after["files"] if name != "incoming"]  # a failed job's staged input
+    assert after == before
 
 
 def test_cli_ingest_refusal_as_a_real_process(cli_env, db, settings, tmp_path) -> None:

@@ -58,3 +58,12 @@ def test_streamlit_config_is_local_and_private():
     assert config["server"]["address"] == "127.0.0.1"
     assert config["server"]["maxUploadSize"] == 50
     assert config["browser"]["gatherUsageStats"] is False
+
+
+def test_compose_runs_a_separate_job_worker_on_the_app_image_and_volume():
+    services = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]
+    worker, app = services["worker"], services["app"]
+    assert worker["command"] == ["python", "-m", "ragcore", "worker"]
+    assert worker["build"] == app["build"] and worker["volumes"] == app["volumes"]  # shared DATA_DIR/uploads
+    assert worker["environment"]["DATABASE_URL"] == app["environment"]["DATABASE_URL"]
+    assert app["environment"]["WORKER_IN_APP"] == "false"  # the app does not process uploads itself

@@ -6,8 +6,13 @@ shares them through `st.cache_resource`. The models (embedder, generator) are se
 entries so the login page does not wait for a model to load, and so a model failure (Ollama
 down) leaves login, users and documents usable.
 
+The background job worker (ragcore.jobs) is one more cache entry: started once per server
+process on the first run (unless WORKER_IN_APP=false, when separate `python -m ragcore worker`
+processes do the work), on a thread with its own event loop and database pool, stopped when
+the entry is released or the interpreter exits.
+
 Tests run many `AppTest`s in one process: call `reset()` between them so the next run reads
-its own environment (it closes the cached pool through `on_release`).
+its own environment (it stops the worker and closes the cached pool through `on_release`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import streamlit as st
 from ragcore.config import Settings, SettingsError
 from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database
 from ragcore.ingest import remove_orphan_files
+from ragcore.jobs import remove_orphan_staged_files
 from ragcore.users import announce_initial_admin, ensure_initial_admin
 
 log = logging.getLogger("dayanak.app")
@@ -63,18 +69,42 @@ def _app_context() -> AppContext:
     password = ensure_initial_admin(db, settings)
     if password:
         announce_initial_admin(password, settings)
-    for path in remove_orphan_files(db, settings):
+    for path in remove_orphan_files(db, settings) + remove_orphan_staged_files(db, settings):
         log.warning("removed %s: left behind by an interrupted upload", path.name)
     return AppContext(settings=settings, db=db, generated_admin_password=bool(password))
+
+
+def _stop_worker(worker: Any) -> None:
+    if worker is not None:
+        worker.stop()
+
+
+@st.cache_resource(show_spinner=False, on_release=_stop_worker)
+def _job_worker() -> Any:
+    """The in-process job worker, or None when WORKER_IN_APP=false."""
+    from ragcore.jobs import BackgroundWorker
+
+    settings = _app_context().settings
+    if not settings.worker_in_app:
+        return None
+    # The app's own embedder (one per process): the worker thread reads it from this cache, which
+    # Streamlit allows outside a script run (it may log a "missing ScriptRunContext" warning).
+    worker = BackgroundWorker(settings, label="app", embedder_factory=get_embedder).start()
+    if worker.error is not None:
+        log.error("the in-app job worker could not start: %s", worker.error)
+    return worker
 
 
 def get_context() -> AppContext:
     """The shared context, or a Turkish error page (and stop) when the database is unusable.
 
     Exceptions are not cached by `st.cache_resource`, so the next rerun tries again.
+    Also starts the in-process job worker once (see the module docstring).
     """
     try:
-        return _app_context()
+        ctx = _app_context()
+        _job_worker()
+        return ctx
     except SettingsError as exc:
         st.error(f"Ayarlar geçersiz: {exc}")
     except DatabaseError as exc:
@@ -170,13 +200,15 @@ def badge_for_label(label: str | None, fallback: str = "") -> str:
 
 
 def reset(*, keep_models: bool = False) -> None:
-    """Drop the cached context (closing its pool) and cached data; tests call this between apps.
+    """Stop the job worker, drop the cached context (closing its pool) and cached data; tests
+    call this between apps.
 
     `keep_models=True` keeps the model embedder (it does not depend on anything a test changes);
     the generator is rebuilt, because it holds the context's database for the embedding cache
     (the models themselves stay loaded once per process either way).
     """
     st.cache_data.clear()
+    _job_worker.clear()  # first: the worker finishes before the context goes
     if keep_models:
         _app_context.clear()
         _generator.clear()

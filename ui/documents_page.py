@@ -1,4 +1,7 @@
-"""Dokümanlar: the documents the role may read; for the admin also upload, roles and delete.
+"""Dokümanlar: the documents the role may read; for the admin also upload, jobs, roles and delete.
+
+An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py)
+follows it; the page itself never waits for a PDF to be parsed or embedded.
 
 The list comes from `ragcore.documents.list_documents(db, role)`, which applies the same role
 predicate as retrieval, so this page never shows a title the chat could not cite.
@@ -13,8 +16,9 @@ import streamlit as st
 from ragcore.config import ROLE_LABELS, ROLES
 from ragcore.models import Document, User
 from ui.context import AppContext
+from ui.jobs import render_jobs
 from ui.markdown import escape_markdown
-from ui.upload import role_picker, upload_with_status
+from ui.upload import role_picker, upload_document
 
 CONFIRM = "doc_confirm_delete"
 
@@ -37,10 +41,11 @@ def render_upload(ctx: AppContext, admin: User) -> None:
         if file is None:
             st.error("Lütfen bir PDF dosyası seçin.")
             return
-        outcome = upload_with_status(ctx, admin, file.name, file.getvalue(), roles, title)
+        outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title)
         if outcome.ok:
             _flash(outcome.message)
             st.rerun()
+        st.error(escape_markdown(outcome.message))
 
 
 def _roles_text(roles: tuple[str, ...] | list[str]) -> str:
@@ -102,9 +107,10 @@ def render_documents_page(ctx: AppContext, user: User) -> None:
     st.title("Dokümanlar")
     flash = st.session_state.pop("doc_flash", None)
     if flash:
-        getattr(st, flash[0])(flash[1])
+        getattr(st, flash[0])(escape_markdown(flash[1]))
     if user.role == "admin":
         render_upload(ctx, user)
+        render_jobs(ctx, user)
     documents = list_documents(ctx.db, user.role)
     if not documents:
         st.info("Erişebildiğiniz doküman yok." if user.role != "admin" else "Henüz doküman yüklenmedi.")

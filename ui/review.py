@@ -1,8 +1,10 @@
 """İnceleme kuyruğu: unanswered questions and rated-down answers, newest first.
 
 Each item is closed either by marking it resolved (e.g. the answer was right after all) or by
-uploading the document that answers it, which also marks it resolved — the queue is the
-admin's to-do list for missing documents.
+uploading the document that answers it — the queue is the admin's to-do list for missing
+documents. The upload goes through the same background job as the Dokümanlar page; the job
+carries the item's id and resolves it when the document is stored (a failed upload leaves
+the item open). While that job runs, the item says so.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import streamlit as st
 from ragcore.models import STATUS_NEEDS_REVIEW, User
 from ui.context import AppContext
 from ui.markdown import escape_markdown
-from ui.upload import role_picker, upload_with_status
+from ui.upload import role_picker, upload_document
 
 
 def _flash(message: str) -> None:
@@ -25,12 +27,13 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
     st.title("İnceleme kuyruğu")
     flash = st.session_state.pop("review_flash", None)
     if flash:
-        st.success(flash)
+        st.success(escape_markdown(flash))
     queue = review_queue(ctx.db)
     if not queue:
         st.info("Kuyruk boş: cevapsız kalan ya da olumsuz oylanan soru yok.", icon=":material/task_alt:")
         return
     st.caption(f"{len(queue)} açık kayıt · en yenisi üstte")
+    pending = _pending_uploads(ctx)
     for item in queue:
         reason = "Cevap bulunamadı" if item.status == STATUS_NEEDS_REVIEW else "Olumsuz geri bildirim"
         when = item.created_at.astimezone().strftime("%d.%m.%Y %H:%M")
@@ -47,6 +50,10 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
                         st.caption(escape_markdown(f"[{src.get('rank')}] {src.get('title')} · {pages}"))
             if item.feedback_comment:
                 st.markdown(f"**Yorum:** {escape_markdown(item.feedback_comment)}")
+            if item.id in pending:
+                job = pending[item.id]
+                st.info(escape_markdown(f"Yüklenen doküman işleniyor (iş #{job.id}, {job.label}); "
+                                        "tamamlanınca kayıt kendiliğinden çözülür."), icon=":material/pending:")
             cols = st.columns([1, 2])
             if cols[0].button("Çözüldü", key=f"review_done_{item.id}", icon=":material/done:"):
                 try:
@@ -66,11 +73,17 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
                     if file is None:
                         st.error("Lütfen bir PDF seçin.")
                     else:
-                        outcome = upload_with_status(ctx, admin, file.name, file.getvalue(), roles, title)
+                        outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title,
+                                                  resolves_question_id=item.id)
                         if outcome.ok:
-                            try:
-                                mark_resolved(ctx.db, item.id, admin.username)
-                            except QuestionLogError:
-                                pass
-                            _flash(outcome.message + " Kayıt çözüldü.")
+                            _flash(outcome.message + " Doküman eklenince kayıt çözülecek.")
                             st.rerun()
+                        st.error(escape_markdown(outcome.message))
+
+
+def _pending_uploads(ctx: AppContext) -> dict:
+    """Queued or running upload jobs by the review item they will resolve."""
+    from ragcore import jobs
+
+    return {job.resolves_question_id: job for job in jobs.list_jobs(ctx.db, active_only=True, kind=jobs.INGEST)
+            if job.resolves_question_id is not None}

@@ -1,7 +1,9 @@
 """ingest, documents, chunks, delete-document, reembed.
 
 The command line is the operator's tool on the server, so it acts as admin (sees every
-document); `--role` shows what another role would see.
+document); `--role` shows what another role would see. `ingest` and `reembed` run in this
+process with a progress bar on stderr, or with `--background` become a job for a worker
+(`python -m ragcore worker`, or the one inside the app) and print its id.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import sys
 from pathlib import Path
 
 from ragcore import documents as docs
+from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
+from ragcore.cli.progress import StageBars
 from ragcore.config import ROLES, Settings
 from ragcore.embedding_cache import CachedEmbedder
 from ragcore.embeddings import EmbeddingError, make_embedder
@@ -23,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", type=Path)
     p.add_argument("--roles", nargs="+", required=True, choices=ROLES, help="roles that may read it")
     p.add_argument("--title", help="title shown in citations (default: from the file name)")
+    p.add_argument("--background", action="store_true", help="queue it as a job and return at once")
     add_json_flag(p)
     p.set_defaults(func=cmd_ingest)
 
@@ -43,18 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_delete)
 
     p = sub.add_parser("reembed", help="re-embed every chunk with the configured embedding model")
+    p.add_argument("--background", action="store_true", help="queue it as a job and return at once")
     add_json_flag(p)
     p.set_defaults(func=cmd_reembed)
-
-
-
-def _progress(enabled: bool):
-    def report(stage: str, done: int, total: int) -> None:
-        if enabled:
-            end = "\n" if done >= total else ""
-            print(f"\r{stage}: {done}/{total}", end=end, file=sys.stderr, flush=True)
-
-    return report
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
@@ -62,11 +58,14 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         data = args.file.read_bytes()
     except OSError as exc:
         raise CommandError(f"Dosya okunamadı: {args.file}: {exc.strerror or exc}") from exc
-    with open_db(settings) as db:
+    if args.background:
+        return _submitted(args, settings, lambda db: jobs.submit_ingest(
+            db, settings, data, filename=args.file.name, roles=args.roles, title=args.title))
+    with open_db(settings) as db, StageBars(jobs.get_kind(jobs.INGEST), enabled=_bars(args)) as bars:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
             result = ingest_pdf(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
-                                title=args.title, progress=_progress(not args.json and sys.stderr.isatty()))
+                                title=args.title, progress=bars)
         except (IngestError, EmbeddingError) as exc:
             raise CommandError(str(exc)) from exc
     payload = {k: v for k, v in result.as_dict().items() if k != "skipped_pages"}
@@ -132,12 +131,34 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
-    with open_db(settings) as db:
+    if args.background:
+        return _submitted(args, settings, lambda db: jobs.submit_reembed(db))
+    with open_db(settings) as db, StageBars(jobs.get_kind(jobs.REEMBED), enabled=_bars(args)) as bars:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
-            count = reembed_all(db, embedder, progress=_progress(not args.json and sys.stderr.isatty()))
+            count = reembed_all(db, embedder, progress=bars)
         except EmbeddingError as exc:
             raise CommandError(str(exc)) from exc
     payload = {"chunks": count, "model": embedder.name, "dim": embedder.dim}
     emit(payload, args.json, lambda: f"{count} parça yeniden gömüldü: {embedder.name} ({embedder.dim}-d)")
+    return 0
+
+
+def _bars(args: argparse.Namespace) -> bool:
+    """Progress bars for a person at a terminal; none in --json mode or when stderr is a file."""
+    return not args.json and sys.stderr.isatty()
+
+
+def _submitted(args: argparse.Namespace, settings: Settings, submit) -> int:
+    with open_db(settings) as db:
+        try:
+            job = submit(db)
+        except jobs.JobError as exc:
+            raise CommandError(str(exc)) from exc
+        workers = jobs.live_workers(db, settings)
+    if not workers:
+        print("warning: no live worker; the job waits until `python -m ragcore worker` (or the app) runs",
+              file=sys.stderr)
+    emit({"job_id": job.id, "kind": job.kind, "status": job.status}, args.json,
+         lambda: f"iş #{job.id} sıraya alındı ({job.kind}); izlemek için: python -m ragcore jobs {job.id}")
     return 0

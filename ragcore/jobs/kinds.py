@@ -1,0 +1,134 @@
+"""What a kind of job is: its work function, its stages, what it leaves behind; the registry.
+
+A kind is registered once (`register_kind`) and becomes one procrastinate task of the same
+name in every queue app (ragcore/jobs/queue.py). The work function gets a `JobRun`: the
+job's row, the settings, the database, the process's embedder and a progress callback with
+the ingest module's signature `(stage, done, total)`. It returns a JSON-able result, raises
+`JobFailed` with a Turkish message for a failure the user can act on, and is stopped by
+`JobCancelled` raised from the progress callback (cancel, or a worker shutting down).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragcore.config import Settings
+from ragcore.db import Database
+from ragcore.jobs.store import Job
+
+Progress = Callable[[str, int, int], None]
+
+
+class JobError(ValueError):
+    """A job request that cannot be carried out; `str(exc)` is a Turkish message."""
+
+
+class JobNotFound(JobError):
+    def __init__(self, job_id: int) -> None:
+        super().__init__(f"İş #{job_id} bulunamadı.")
+        self.job_id = job_id
+
+
+class JobFailed(Exception):
+    """Raised by a work function: the job failed for a reason the user can read (Turkish)."""
+
+
+class JobCancelled(BaseException):
+    """Raised from the progress callback to stop the work: not an `Exception`, so that no
+    `except Exception` on the way (PDF parsing, embedding) can swallow it, and every
+    transaction it crosses rolls back."""
+
+
+@dataclass(frozen=True)
+class JobRun:
+    job: Job
+    settings: Settings
+    db: Database
+    embedder: Callable[[], Any]
+    progress: Progress
+
+
+@dataclass(frozen=True)
+class Stage:
+    label: str  # Turkish, shown with the progress bar
+    start: float  # share of the whole bar where this stage begins
+    end: float
+    unit: str = ""  # what `done/total` counts ("sayfa", "bölüm")
+
+
+def _nothing(*_: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class JobKind:
+    name: str
+    label: str
+    run: Callable[[JobRun], dict[str, Any]]
+    stages: Mapping[str, Stage] = field(default_factory=dict)
+    # Remove what the job staged for itself (after success or cancel; kept after a failure).
+    discard: Callable[[Settings, Job], None] = _nothing
+    # After success, outside the work's transaction (e.g. resolve a review-queue item).
+    on_success: Callable[[Database, Job, dict[str, Any]], None] = _nothing
+    # A Turkish reason why this failed or cancelled job cannot run again, or None.
+    cannot_retry: Callable[[Settings, Job], str | None] = _nothing
+    # A result in one Turkish line ("belge #3 “…”: 24 sayfa, 102 bölüm").
+    summary: Callable[[dict[str, Any]], str] = lambda result: ""
+    # At most one queued job of this kind at a time (procrastinate's queueing lock).
+    queueing_lock: str | None = None
+    # Message when that lock refuses a second job.
+    already_queued: str = "Bu türden bir iş zaten sırada."
+
+    def fraction(self, job: Job) -> float:
+        """How much of the whole job is done, from the stage spans (0–1)."""
+        if job.status == "succeeded":
+            return 1.0
+        stage = self.stages.get(job.stage or "")
+        if stage is None:
+            return 0.0
+        part = min(1.0, job.done / job.total) if job.total else 0.0
+        return max(0.0, min(1.0, stage.start + (stage.end - stage.start) * part))
+
+    def describe_progress(self, job: Job) -> str:
+        """"Vektörler hesaplanıyor: 120/340 bölüm · yaklaşık 48 sn kaldı" (plain text)."""
+        stage = self.stages.get(job.stage or "")
+        if stage is None:
+            return "Başlıyor…" if job.status == "running" else job.status_label
+        text = stage.label
+        if job.total > 1:
+            text += f": {job.done}/{job.total}" + (f" {stage.unit}" if stage.unit else "")
+        left = job.seconds_left()
+        if left is not None:
+            text += f" · yaklaşık {format_duration(left)} kaldı"
+        return text
+
+
+def format_duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} sn"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} dk {rest} sn" if rest else f"{minutes} dk"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} sa {minutes} dk"
+
+
+KINDS: dict[str, JobKind] = {}
+
+
+def register_kind(kind: JobKind) -> JobKind:
+    """Add a kind of job (before any queue app or worker is made). Names are task names."""
+    if kind.name in KINDS and KINDS[kind.name] is not kind:
+        raise ValueError(f"job kind {kind.name!r} is already registered")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def get_kind(name: str) -> JobKind:
+    try:
+        return KINDS[name]
+    except KeyError as exc:
+        raise JobError(f"Bilinmeyen iş türü: {name}") from exc

@@ -1,0 +1,219 @@
+"""The document jobs: `ingest_document` (one uploaded PDF) and `reembed` (every chunk).
+
+Both call the ingest module's one write path (`ingest_pdf`, `reembed_all`) with the job's
+progress callback, so a background upload and `python -m ragcore ingest` store exactly the
+same thing, and cancelling (the callback raises) rolls the single ingest transaction back.
+
+Upload bytes are staged as a file before the job is queued: `DATA_DIR/uploads/incoming/<job
+id>.pdf`, mode 0600, written and fsynced before the row commits. A file rather than a bytea
+column because the finished document lives under `DATA_DIR/uploads` anyway (named by its
+sha256, served for download by the app), so every machine that runs workers must already
+share that folder with the app; staging beside it adds no new requirement, keeps 50 MB
+uploads out of the database's WAL and backups, and needs no cleanup of table bloat. The
+staged file is removed when the job succeeds or is cancelled and kept when it fails, so
+that a retry reads the same bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ragcore.config import Settings
+from ragcore.db import Database
+from ragcore.ingest import IngestError, check_size, ingest_pdf, reembed_all, validate_roles
+from ragcore.jobs import service
+from ragcore.jobs.kinds import JobError, JobFailed, JobKind, JobRun, Stage, register_kind
+from ragcore.jobs.store import Job
+
+log = logging.getLogger(__name__)
+
+INGEST = "ingest_document"
+REEMBED = "reembed"
+
+INGEST_STAGES = {
+    "extract": Stage("PDF metni çıkarılıyor", 0.0, 0.25, "sayfa"),
+    "chunk": Stage("Bölümlere ayrılıyor", 0.25, 0.3, "bölüm"),
+    "embed": Stage("Vektörler hesaplanıyor", 0.3, 0.95, "bölüm"),
+    "store": Stage("Veritabanına yazılıyor", 0.95, 1.0),
+}
+REEMBED_STAGES = {
+    "embed": Stage("Vektörler yeniden hesaplanıyor", 0.0, 0.95, "bölüm"),
+    "store": Stage("Yeni vektörler yazılıyor", 0.95, 1.0),
+}
+
+
+# --------------------------------------------------------------------------- staging
+
+
+def staged_path(settings: Settings, job_id: int) -> Path:
+    return settings.incoming_dir / f"{int(job_id)}.pdf"
+
+
+def _stage(settings: Settings, job: Job, data: bytes) -> list[Path]:
+    folder = settings.incoming_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    final = staged_path(settings, job.id)
+    tmp = folder / f".{job.id}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return [final]
+
+
+def _discard_staged(settings: Settings, job: Job) -> None:
+    staged_path(settings, job.id).unlink(missing_ok=True)
+
+
+def _staged_missing(settings: Settings, job: Job) -> str | None:
+    if staged_path(settings, job.id).is_file():
+        return None
+    return (f"İş #{job.id} yeniden denenemiyor: yüklenen dosya artık yok (iptal edilen ya da tamamlanan "
+            "işlerin dosyası silinir). Dosyayı yeniden yükleyin.")
+
+
+def remove_orphan_staged_files(db: Database, settings: Settings, min_age_s: float = 3600) -> list[Path]:
+    """Delete staged uploads no waiting, running or failed job needs, older than `min_age_s`:
+    what a process killed between staging and committing left behind (the row never existed)."""
+    folder = settings.incoming_dir
+    if not folder.is_dir():
+        return []
+    with db.connection() as conn:
+        needed = {row[0] for row in conn.execute(
+            "SELECT id FROM jobs WHERE kind = %s AND status IN ('queued', 'running', 'failed')", (INGEST,))}
+    cutoff = time.time() - min_age_s
+    removed = []
+    for path in folder.iterdir():
+        stem = path.name.lstrip(".").split(".")[0]
+        keep = path.suffix == ".pdf" and stem.isdigit() and int(stem) in needed
+        if path.is_file() and not keep and path.stat().st_mtime < cutoff:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+# --------------------------------------------------------------------------- ingest_document
+
+
+def submit_ingest(
+    db: Database,
+    settings: Settings,
+    data: bytes,
+    *,
+    filename: str,
+    roles: Iterable[str],
+    title: str | None = None,
+    created_by: str | None = None,
+    resolves_question_id: int | None = None,
+) -> Job:
+    """Stage the bytes and queue their ingestion; returns at once with the queued job.
+
+    The cheap checks (empty, too big, roles) refuse here with the ingest module's Turkish
+    message; everything that needs the PDF parsed (not a PDF, encrypted, no text, duplicate)
+    fails the job with that message instead.
+    """
+    if not data:
+        raise JobError("Dosya boş; lütfen bir PDF seçin.")
+    try:
+        allowed = validate_roles(roles)
+        check_size(data, settings)
+    except IngestError as exc:
+        raise JobError(str(exc)) from exc
+    name = Path(filename).name or "belge.pdf"
+    arguments = {"filename": name, "roles": allowed, "title": (title or "").strip() or None,
+                 "size_bytes": len(data)}
+    return service.submit(db, INGEST, arguments, label=name, created_by=created_by,
+                          resolves_question_id=resolves_question_id,
+                          stage_inputs=lambda job: _stage(settings, job, data))
+
+
+def _run_ingest(run: JobRun) -> dict[str, Any]:
+    args = run.job.arguments
+    path = staged_path(run.settings, run.job.id)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise JobFailed(
+            f"Yüklenen dosya bu işçinin gördüğü yerde yok ({path}). Uygulama ve bütün işçiler aynı "
+            "DATA_DIR/uploads klasörünü paylaşmalı."
+        ) from exc
+    from ragcore.embeddings import EmbeddingError
+
+    try:
+        result = ingest_pdf(run.db, run.settings, run.embedder(), data, filename=args["filename"],
+                            roles=args["roles"], title=args.get("title"), uploaded_by=run.job.created_by,
+                            progress=run.progress)
+    except (IngestError, EmbeddingError) as exc:
+        raise JobFailed(str(exc)) from exc
+    return result.as_dict()
+
+
+def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
+    if job.resolves_question_id is None:
+        return
+    from ragcore.questions import QuestionLogError, mark_resolved
+
+    try:
+        mark_resolved(db, job.resolves_question_id, job.created_by or "admin")
+    except QuestionLogError:  # resolved by hand meanwhile: nothing left to do
+        log.info("question %d was already resolved when job %d finished", job.resolves_question_id, job.id)
+
+
+def _ingest_summary(result: dict[str, Any]) -> str:
+    skipped = result.get("skipped_pages") or []
+    text = (f"belge #{result.get('document_id')} “{result.get('title')}”: {result.get('pages')} sayfa, "
+            f"{result.get('chunks')} bölüm, {result.get('seconds', 0):.1f} sn")
+    return text + (f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else "")
+
+
+INGEST_KIND = register_kind(JobKind(
+    name=INGEST,
+    label="Doküman yükleme",
+    run=_run_ingest,
+    stages=INGEST_STAGES,
+    summary=_ingest_summary,
+    discard=_discard_staged,
+    on_success=_resolve_question,
+    cannot_retry=_staged_missing,
+))
+
+
+# --------------------------------------------------------------------------- reembed
+
+
+def submit_reembed(db: Database, *, created_by: str | None = None) -> Job:
+    return service.submit(db, REEMBED, {}, label="Bütün bölümler", created_by=created_by)
+
+
+def _run_reembed(run: JobRun) -> dict[str, Any]:
+    from ragcore.embeddings import EmbeddingError
+
+    try:
+        embedder = run.embedder()
+        count = reembed_all(run.db, embedder, progress=run.progress)
+    except EmbeddingError as exc:
+        raise JobFailed(str(exc)) from exc
+    return {"chunks": count, "model": embedder.name, "dim": embedder.dim}
+
+
+REEMBED_KIND = register_kind(JobKind(
+    name=REEMBED,
+    label="Yeniden gömme",
+    run=_run_reembed,
+    stages=REEMBED_STAGES,
+    summary=lambda result: f"{result.get('chunks')} bölüm yeniden gömüldü: {result.get('model')} ({result.get('dim')}-d)",
+    queueing_lock=REEMBED,
+    already_queued="Sırada bekleyen bir yeniden gömme işi zaten var.",
+))

@@ -1,0 +1,346 @@
+"""Running jobs: the task body every kind shares, progress at a bounded rate, the sweep that
+closes jobs of dead workers, and the two ways to run a worker.
+
+- `run_worker(settings)`: blocking, in the main thread (`python -m ragcore worker`, compose's
+  `worker` service); procrastinate installs its SIGINT/SIGTERM handlers and stops gracefully.
+- `BackgroundWorker(settings).start()`: a daemon thread with its own event loop and no
+  signal handlers (`make run` starts one inside the Streamlit process, ui/context.py).
+
+Concurrency is one job per worker by default (two CPU cores: an embedding job uses both).
+A worker is alive while its heartbeat (every JOB_HEARTBEAT_SECONDS) is fresh. Every worker
+sweeps once at start and then after every heartbeat interval: the queue jobs of workers
+silent for 3 heartbeats are marked failed in the queue and their rows failed with
+"İşçi süreci durdu" (or cancelled, if a cancel was pending). They are not re-run
+automatically: a document that kills its worker (memory, a parser crash) would otherwise kill
+the next one too; the admin retries with one click, and the staged file is still there. A
+graceful stop (SIGTERM, app shutdown) is different: the running job is interrupted at its
+next progress report and handed back to the queue as a new attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import functools
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import procrastinate
+from procrastinate import exceptions as queue_errors
+from procrastinate.job_context import AbortReason
+from procrastinate.jobs import Status
+
+from ragcore.config import Settings
+from ragcore.db import Database, database_url, open_database
+from ragcore.jobs import queue, service, store
+from ragcore.jobs.kinds import JobCancelled, JobFailed, JobRun, get_kind
+from ragcore.jobs.store import CANCELLED, FAILED, SUCCEEDED, Job
+
+log = logging.getLogger(__name__)
+
+STALLED_REASON = "İşçi süreci durdu; iş yarıda kaldı ve hiçbir şey kaydedilmedi. Yeniden deneyebilirsiniz."
+PROGRESS_INTERVAL_S = 0.5  # at most two progress writes per second per job (plus stage changes)
+SHUTDOWN_GRACE_S = 5.0  # a stopping worker lets a job finish this long before interrupting it
+
+
+def worker_name(label: str | None = None) -> str:
+    base = f"{socket.gethostname()}:{os.getpid()}"
+    return f"{base}:{label}" if label else base
+
+
+@dataclass
+class WorkerContext:
+    """What a running job may use; one per worker."""
+
+    settings: Settings
+    db: Database
+    name: str
+    # None: the configured model behind the shared embedding cache (what a standalone worker uses).
+    embedder_factory: Callable[[], Any] | None
+    progress_interval: float = PROGRESS_INTERVAL_S
+    # Queue jobs this worker is running now: its own sweep leaves them alone (while a worker shuts
+    # down, the library stops its heartbeat before the running job has stopped).
+    running: set[int] = field(default_factory=set, repr=False)
+    _embedder: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def embedder(self) -> Any:
+        """The worker's embedder, made on first use (a job that needs none never loads a model)."""
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = self.embedder_factory() if self.embedder_factory else self._cached_model()
+            return self._embedder
+
+    def _cached_model(self) -> Any:
+        from ragcore.embedding_cache import CachedEmbedder
+        from ragcore.embeddings import make_embedder
+
+        return CachedEmbedder(make_embedder(self.settings), self.db)
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class ProgressWriter:
+    """The progress callback handed to a job: writes at most every `interval` seconds (and on
+    every stage change and stage end), and stops the work by raising `JobCancelled` when a
+    cancel was requested, the worker is stopping, or the row moved on without this attempt."""
+
+    def __init__(self, db: Database, job: Job, *, interval: float, should_abort: Callable[[], bool],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.db = db
+        self.job_id = job.id
+        self.queue_job_id = job.queue_job_id
+        self.interval = interval
+        self.should_abort = should_abort
+        self.clock = clock
+        self.cancel_requested = False
+        self.superseded = False
+        self.writes = 0
+        self._stage: str | None = None
+        self._last = float("-inf")
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.should_abort():
+            raise JobCancelled()
+        now = self.clock()
+        if stage == self._stage and done < total and now - self._last < self.interval:
+            return
+        ack = store.write_progress(self.db, self.job_id, self.queue_job_id, stage, done, total)
+        self._stage, self._last = stage, now
+        self.writes += 1
+        if not ack.current:
+            self.superseded = True
+            raise JobCancelled()
+        if ack.cancel_requested:
+            self.cancel_requested = True
+            raise JobCancelled()
+
+
+# --------------------------------------------------------------------------- the task body
+
+
+def run_job(ctx: WorkerContext, context: procrastinate.JobContext, job_id: int) -> dict[str, Any]:
+    """What every kind's procrastinate task does: claim the row, run the kind, record the outcome."""
+    queue_job_id = context.job.id
+    assert queue_job_id is not None
+    ctx.running.add(queue_job_id)
+    try:
+        return _run_job(ctx, context, job_id, queue_job_id)
+    finally:
+        ctx.running.discard(queue_job_id)
+
+
+def _run_job(ctx: WorkerContext, context: procrastinate.JobContext, job_id: int, queue_job_id: int) -> dict[str, Any]:
+    job = store.start(ctx.db, job_id, queue_job_id, ctx.name)
+    if job is None:
+        log.info("job %d is no longer waiting for queue job %d (cancelled or retried); skipped", job_id, queue_job_id)
+        raise queue_errors.JobAborted(f"job {job_id} was cancelled or superseded before it started")
+    kind = get_kind(job.kind)
+    progress = ProgressWriter(ctx.db, job, interval=ctx.progress_interval, should_abort=context.should_abort)
+    run = JobRun(job=job, settings=ctx.settings, db=ctx.db, embedder=ctx.embedder, progress=progress)
+    log.info("job %d (%s) started on %s", job.id, kind.name, ctx.name)
+    try:
+        result = kind.run(run)
+    except JobCancelled:
+        _stopped(ctx, job, progress, context.abort_reason())
+        raise queue_errors.JobAborted(f"job {job.id} stopped") from None
+    except JobFailed as exc:
+        store.finish(ctx.db, job.id, queue_job_id, FAILED, error=str(exc))
+        log.info("job %d failed: %s", job.id, exc)
+        raise
+    except Exception as exc:
+        store.finish(ctx.db, job.id, queue_job_id, FAILED, error=f"Beklenmeyen hata: {type(exc).__name__}: {exc}")
+        log.exception("job %d failed unexpectedly", job.id)
+        raise
+    finished = store.finish(ctx.db, job.id, queue_job_id, SUCCEEDED, result=result)
+    if finished is None:  # the row went on to a newer attempt meanwhile: leave its inputs to that one
+        log.warning("job %d succeeded, but its row no longer belongs to queue job %d", job.id, queue_job_id)
+        return result
+    kind.discard(ctx.settings, finished)
+    kind.on_success(ctx.db, finished, result)
+    log.info("job %d succeeded (%d progress writes)", job.id, progress.writes)
+    return result
+
+
+def _stopped(ctx: WorkerContext, job: Job, progress: ProgressWriter, reason: AbortReason | None) -> None:
+    assert job.queue_job_id is not None
+    if progress.superseded:
+        log.warning("job %d: the row moved on without this attempt (swept or retried); stopped", job.id)
+    elif progress.cancel_requested or reason == AbortReason.USER_REQUEST:
+        store.finish(ctx.db, job.id, job.queue_job_id, CANCELLED)
+        get_kind(job.kind).discard(ctx.settings, job)
+        log.info("job %d cancelled while running; nothing was kept", job.id)
+    else:  # the worker is shutting down: another worker (or this one, restarted) runs it again
+        again = service.requeue_interrupted(ctx.db, job.id, job.queue_job_id)
+        log.info("job %d interrupted by a worker shutdown; %s", job.id,
+                 f"queued again (attempt {again.attempts})" if again else "left as it was")
+
+
+# --------------------------------------------------------------------------- the sweep
+
+
+async def sweep(app: procrastinate.App, ctx: WorkerContext) -> list[Job]:
+    """Close what dead workers left running; returns the rows it closed."""
+    silent_for = ctx.settings.stalled_worker_seconds
+    await app.job_manager.prune_stalled_workers(silent_for)
+    stalled = []
+    for queue_job in await app.job_manager.get_stalled_jobs(queue=queue.QUEUE, seconds_since_heartbeat=silent_for):
+        assert queue_job.id is not None
+        if queue_job.id in ctx.running:  # ours, and we are alive: this worker is shutting down
+            continue
+        try:
+            await app.job_manager.finish_job_by_id_async(queue_job.id, status=Status.FAILED, delete_job=False)
+        except queue_errors.ConnectorException:  # another worker's sweep, or the job itself, got there first
+            log.debug("queue job %d was already finished", queue_job.id)
+            continue
+        stalled.append(queue_job.id)
+    closed = await asyncio.to_thread(store.fail_abandoned, ctx.db, stalled, silent_for, STALLED_REASON)
+    for job in closed:
+        if job.status == CANCELLED:
+            get_kind(job.kind).discard(ctx.settings, job)
+        log.warning("job %d (%s): its worker stopped; marked %s", job.id, job.kind, job.status)
+    return closed
+
+
+async def _sweep_forever(app: procrastinate.App, ctx: WorkerContext) -> None:
+    while True:
+        try:
+            await sweep(app, ctx)
+        except Exception:  # the next round tries again; the worker itself keeps running
+            log.exception("sweeping stalled jobs failed")
+        await asyncio.sleep(ctx.settings.job_heartbeat_seconds)
+
+
+async def serve(ctx: WorkerContext, *, concurrency: int = 1, wait: bool = True,
+                install_signal_handlers: bool = False, shutdown_grace: float = SHUTDOWN_GRACE_S) -> None:
+    """Work until stopped or, with `wait=False`, until the queue is empty; sweep at start and
+    then every heartbeat interval."""
+    heartbeat = ctx.settings.job_heartbeat_seconds
+    app = queue.worker_app(ctx.db.url, functools.partial(run_job, ctx), max_connections=2 + concurrency)
+    async with app.open_async():
+        if not wait:
+            await sweep(app, ctx)  # a worker that drains the queue and stops sweeps once, first
+        sweeper = asyncio.create_task(_sweep_forever(app, ctx), name="dayanak-job-sweep")
+        try:
+            await app.run_worker_async(
+                queues=[queue.QUEUE], name=ctx.name, concurrency=concurrency, wait=wait,
+                install_signal_handlers=install_signal_handlers, update_heartbeat_interval=heartbeat,
+                stalled_worker_timeout=ctx.settings.stalled_worker_seconds,
+                shutdown_graceful_timeout=shutdown_grace, delete_jobs="never", listen_notify=True,
+            )
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+
+
+def run_worker(settings: Settings, *, concurrency: int = 1, name: str | None = None, wait: bool = True,
+               embedder_factory: Callable[[], Any] | None = None,
+               progress_interval: float = PROGRESS_INTERVAL_S) -> None:
+    """A worker in the calling (main) thread until SIGINT/SIGTERM, or until the queue is empty."""
+    with open_database(settings) as db:
+        ctx = WorkerContext(settings, db, name or worker_name(), embedder_factory,
+                            progress_interval)
+        log.info("worker %s started (concurrency %d)", ctx.name, concurrency)
+        asyncio.run(serve(ctx, concurrency=concurrency, wait=wait,
+                          install_signal_handlers=threading.current_thread() is threading.main_thread()))
+        log.info("worker %s stopped", ctx.name)
+
+
+class BackgroundWorker:
+    """A worker on a daemon thread with its own event loop and database pool.
+
+    `stop()` asks it to finish (a running job gets SHUTDOWN_GRACE_S, then is interrupted and
+    handed back to the queue); it is also registered with `atexit`, so a normal interpreter
+    exit (Ctrl-C on `make run`) stops it gracefully.
+    """
+
+    def __init__(self, settings: Settings, *, label: str = "app", concurrency: int = 1,
+                 embedder_factory: Callable[[], Any] | None = None,
+                 progress_interval: float = PROGRESS_INTERVAL_S, shutdown_grace: float = SHUTDOWN_GRACE_S) -> None:
+        self.settings = settings
+        self.shutdown_grace = shutdown_grace
+        self.name = worker_name(label)
+        self.concurrency = concurrency
+        self.embedder_factory = embedder_factory
+        self.progress_interval = progress_interval
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._started = threading.Event()
+        self.error: BaseException | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> BackgroundWorker:
+        if self._thread is not None:
+            return self
+        self._thread = threading.Thread(target=self._main, name=f"dayanak-worker-{self.name}", daemon=True)
+        self._thread.start()
+        self._started.wait(timeout=30)
+        atexit.register(self.stop)
+        return self
+
+    def _main(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._run())
+        except asyncio.CancelledError:
+            pass  # stop() cancelled the worker task; it shut down gracefully
+        except BaseException as exc:  # kept for stop() and the log; a dead worker is visible in the app
+            self.error = exc
+            log.exception("background worker %s died", self.name)
+        finally:
+            self._started.set()
+            _close_loop(loop)
+
+    async def _run(self) -> None:
+        self._task = asyncio.current_task()  # type: ignore[assignment]
+        db = Database(database_url(self.settings), max_size=2 + self.concurrency)
+        try:
+            ctx = WorkerContext(self.settings, db, self.name, self.embedder_factory, self.progress_interval)
+            self._started.set()
+            log.info("background worker %s started", self.name)
+            await serve(ctx, concurrency=self.concurrency, shutdown_grace=self.shutdown_grace)
+        finally:
+            db.close()  # not through the default executor: at interpreter exit it takes no new work
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop and wait for the thread (by default the grace period plus 10 s). Safe to call twice."""
+        timeout = self.shutdown_grace + 10 if timeout is None else timeout
+        atexit.unregister(self.stop)
+        loop, task, thread = self._loop, self._task, self._thread
+        if thread is None or not thread.is_alive():
+            return
+        if loop is not None and task is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(task.cancel)
+        thread.join(timeout)
+        if thread.is_alive():
+            log.warning("background worker %s did not stop within %.0f s", self.name, timeout)
+        else:
+            log.info("background worker %s stopped", self.name)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """What `asyncio.run` does on the way out: cancel what is left (a stop during start-up can
+    leave the pool's own tasks behind), finish async generators, close."""
+    try:
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
