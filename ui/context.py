@@ -16,6 +16,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
 import streamlit as st
 
 from ragcore.config import Settings, SettingsError
@@ -24,6 +25,10 @@ from ragcore.ingest import remove_orphan_files
 from ragcore.users import announce_initial_admin, ensure_initial_admin
 
 log = logging.getLogger("dayanak.app")
+
+DATABASE_UNREACHABLE = ("Dayanak şu anda veritabanına ulaşamıyor. Lütfen biraz sonra yeniden deneyin; "
+                        "sorun sürerse yöneticinize başvurun.")
+SETTINGS_UNUSABLE = "Dayanak'ın ayarları geçersiz; uygulama başlatılamadı. Yöneticinize başvurun."
 
 
 @dataclass
@@ -69,16 +74,20 @@ def _app_context() -> AppContext:
 
 
 def get_context() -> AppContext:
-    """The shared context, or a Turkish error page (and stop) when the database is unusable.
+    """The shared context, or a generic Turkish error page (and stop) when it cannot be built.
 
     Exceptions are not cached by `st.cache_resource`, so the next rerun tries again.
     """
     try:
         return _app_context()
     except SettingsError as exc:
-        st.error(f"Ayarlar geçersiz: {exc}")
-    except DatabaseError as exc:
-        st.error(f"Veritabanına bağlanılamadı. Yöneticinize başvurun.\n\nAyrıntı: {exc}")
+        log.error("invalid settings: %s", exc)
+        st.error(SETTINGS_UNUSABLE)
+    except (DatabaseError, psycopg.Error) as exc:
+        # The visitor may be anyone (this is the login page too): no details on the page; the
+        # log gets them, the password already removed by ragcore.db.
+        log.error("database unavailable: %s", exc)
+        st.error(DATABASE_UNREACHABLE)
     st.stop()
     raise AssertionError("unreachable")  # st.stop() raises
 
