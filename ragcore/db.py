@@ -24,6 +24,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
+from ragcore import files
 from ragcore.config import Settings
 
 log = logging.getLogger(__name__)
@@ -61,9 +62,12 @@ def embedded_url(data_dir: Path) -> str:
 
     Several processes may attach to one data dir; the server stops when the last one exits.
     The data directory sits two levels below DATA_DIR because, as root, pgserver opens up the
-    parent folders for its system user; secrets live in their own 0700 folder beside it.
+    parent folders for its system user; secrets live in their own 0700 folder beside it, and
+    DATA_DIR itself is closed again once the server runs (`ragcore.files.close_data_dir`).
     """
     data_dir = data_dir.absolute()
+    if not data_dir.exists():
+        files.private_dir(data_dir)
     pg_root = data_dir / "pg"
     pg_root.mkdir(parents=True, exist_ok=True)
     _private_runtime_dir(data_dir)
@@ -76,6 +80,9 @@ def embedded_url(data_dir: Path) -> str:
         except Exception as exc:
             raise DatabaseError(f"Could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
         _embedded_servers[pgdata] = server
+        # As root, pgserver opened DATA_DIR (and its parents) to everyone for its system user.
+        process = server.get_postmaster_info().process  # type: ignore[attr-defined]
+        files.close_data_dir(data_dir, process.uids().effective, process.gids().effective)
     return _embedded_servers[pgdata].get_uri()  # type: ignore[attr-defined]
 
 

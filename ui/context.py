@@ -21,6 +21,7 @@ import streamlit as st
 
 from ragcore.config import Settings, SettingsError
 from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database
+from ragcore.files import secure_data_dir
 from ragcore.ingest import remove_orphan_files
 from ragcore.users import announce_initial_admin, ensure_initial_admin
 
@@ -70,6 +71,8 @@ def _app_context() -> AppContext:
         announce_initial_admin(password, settings)
     for path in remove_orphan_files(db, settings):
         log.warning("removed %s: left behind by an interrupted upload", path.name)
+    for path in secure_data_dir(settings):
+        log.warning("made %s private (it was readable by other users)", path)
     return AppContext(settings=settings, db=db, generated_admin_password=bool(password))
 
 
