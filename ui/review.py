@@ -25,7 +25,7 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
     st.title("İnceleme kuyruğu")
     flash = st.session_state.pop("review_flash", None)
     if flash:
-        st.success(flash)
+        st.success(escape_markdown(flash))
     queue = review_queue(ctx.db)
     if not queue:
         st.info("Kuyruk boş: cevapsız kalan ya da olumsuz oylanan soru yok.", icon=":material/task_alt:")

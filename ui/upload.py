@@ -15,6 +15,7 @@ import streamlit as st
 from ragcore.config import ROLE_LABELS, ROLES
 from ragcore.models import User
 from ui.context import AppContext, get_embedder
+from ui.markdown import escape_markdown
 
 STAGE_LABELS = {
     "extract": "PDF metni çıkarılıyor",
@@ -92,22 +93,23 @@ def role_picker(key: str, default: Sequence[str] = ("personel",)) -> list[str]:
 def upload_with_status(ctx: AppContext, user: User, filename: str, data: bytes, roles: Sequence[str],
                        title: str | None = None) -> UploadOutcome:
     """Run the upload inside st.status with a progress bar that follows the ingest stages."""
-    with st.status(f"{filename} işleniyor…", expanded=True) as status:
+    with st.status(escape_markdown(f"{filename} işleniyor…"), expanded=True) as status:
         bar = st.progress(0.0, text="Başlıyor…")
         seen: list[str] = []
 
         def report(stage: str, done: int, total: int) -> None:
             if stage not in seen:
                 seen.append(stage)
-                status.update(label=f"{STAGE_LABELS.get(stage, stage)}…")
+                status.update(label=escape_markdown(f"{STAGE_LABELS.get(stage, stage)}…"))
             detail = f" ({done}/{total})" if total > 1 else ""
-            bar.progress(overall_fraction(stage, done, total), text=f"{STAGE_LABELS.get(stage, stage)}{detail}")
+            bar.progress(overall_fraction(stage, done, total),
+                         text=escape_markdown(f"{STAGE_LABELS.get(stage, stage)}{detail}"))
 
         outcome = upload_document(ctx, user, filename, data, roles, title, progress=report)
         if outcome.ok:
             bar.progress(1.0, text="Tamamlandı")
-            status.update(label=outcome.message, state="complete", expanded=False)
+            status.update(label=escape_markdown(outcome.message), state="complete", expanded=False)
         else:
             status.update(label="Yükleme başarısız", state="error", expanded=True)
-            st.error(outcome.message)
+            st.error(escape_markdown(outcome.message))
     return outcome
