@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from ragcore import db as dbmod
-from ragcore import files, ingest
+from ragcore import ingest
 from ragcore.config import Settings
 from ragcore.secrets import cookie_key
 from tests import pdfs
@@ -51,6 +51,8 @@ def test_uploads_folder_pdf_and_temp_file_are_private(db, settings: Settings, em
 
 
 def test_files_are_0600_whatever_the_umask(tmp_path: Path) -> None:
+    from ragcore import files
+
     old = os.umask(0)
     try:
         with files.create_private(tmp_path / "x.pdf") as handle:
@@ -64,6 +66,8 @@ def test_files_are_0600_whatever_the_umask(tmp_path: Path) -> None:
 
 
 def test_older_installs_are_tightened_at_start(tmp_path: Path) -> None:
+    from ragcore import files
+
     settings = Settings(data_dir=tmp_path / "data")
     settings.uploads_dir.mkdir(parents=True)
     settings.secrets_dir.mkdir()

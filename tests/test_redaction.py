@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ragcore.db import Database, DatabaseError, redact_dsn, redact_message
+from ragcore import db as dbmod
+from ragcore.db import Database, DatabaseError
 from ui import context
 
 REPO = Path(__file__).resolve().parent.parent
@@ -60,21 +61,21 @@ def test_unreachable_database_message_has_no_password(name: str, caplog: pytest.
 
 @pytest.mark.parametrize("name", ["url", "url-encoded-at-colon", "url-query", "keyvalue", "keyvalue-quoted"])
 def test_unambiguous_dsns_keep_everything_but_the_password(name: str) -> None:
-    shown = redact_dsn(DSNS[name])
+    shown = dbmod.redact_dsn(DSNS[name])
     assert MARK not in shown and "password=***" in shown
     assert "host=127.0.0.1" in shown and f"port={PORT}" in shown and "user=dayanak" in shown
 
 
 @pytest.mark.parametrize("name", ["url-raw-at", "url-raw-slash", "url-query-at", "keyvalue-unparseable"])
 def test_ambiguous_dsns_are_hidden_with_a_hint(name: str) -> None:
-    assert "%40" in redact_dsn(DSNS[name]) and MARK not in redact_dsn(DSNS[name])
-    assert MARK not in redact_message(f"could not resolve host '{MARK}2'", DSNS[name])
+    assert "%40" in dbmod.redact_dsn(DSNS[name]) and MARK not in dbmod.redact_dsn(DSNS[name])
+    assert MARK not in dbmod.redact_message(f"could not resolve host '{MARK}2'", DSNS[name])
 
 
 def test_every_encoding_of_the_password_is_removed_from_messages() -> None:
     dsn = DSNS["url-encoded-at-colon"]
     for text in (f"{MARK}1@{MARK}2:{MARK}3", f"{MARK}1%40{MARK}2%3A{MARK}3"):
-        assert MARK not in redact_message(f"x {text} y", dsn)
+        assert MARK not in dbmod.redact_message(f"x {text} y", dsn)
 
 
 @pytest.fixture()
