@@ -8,7 +8,10 @@ questions row, a CLI output, a rendered page — is a leak. Structured results a
 document id and chunk id.
 
 Every check is counted in a ledger; the module writes `artifacts/permission_summary.json`
-("N checks, 0 leaks") when it finishes, for the README.
+("N checks, 0 leaks") when it finishes, for the README. Positive controls (`markers.visible`)
+check that readable documents' markers do reach answers and pages, so a scan that finds no
+forbidden marker means something; `make mutation-check` breaks each role filter in a copy
+and shows which of these tests fail.
 """
 
 from __future__ import annotations
@@ -603,6 +606,9 @@ def test_app_documents_page_and_navigation_per_role(world: World, app_env) -> No
         world.ledger.ok("app.documents", len(downloads) == sum(world.may_read(role, d) for d in world.readable),
                         (role, len(downloads)))
         assert not at.get("file_uploader")
+        page = _every_element(at)
+        world.ledger.ok("app.documents", "Erişim rollerini değiştir" not in page and "Evet, sil" not in page
+                        and not [b for b in at.button if b.label == "Sil"], (role, "admin controls shown"))
     world.assert_no_new_leaks(before)
 
 
