@@ -61,6 +61,12 @@ class Mutation:
     change: str
     bug: str
 
+    @property
+    def label(self) -> str:
+        """Where the bug goes, on one line."""
+        target = self.target.strip().splitlines()[0] + (" …" if "\n" in self.target.strip() else "")
+        return f"{self.file}: {target}"
+
 
 MUTATIONS = [
     Mutation("retrieval-predicate-true", "ragcore/retrieval.py", "constant", "ROLE_PREDICATE", '"TRUE"',
@@ -273,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         mutations = [m for m in MUTATIONS if m.name in args.only]
     if args.list:
         for m in mutations:
-            print(f"{m.name:32} {m.file}: {m.kind} {m.target!r}\n{'':32} {m.bug}")
+            print(f"{m.name:32} {m.kind} {m.label}\n{'':32} {m.bug}")
         return 0
     try:
         check_all_apply(REPO, mutations)
@@ -297,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             copy = make_copy(REPO, workdir / mutation.name)
             path = copy / mutation.file
             path.write_text(mutate(path.read_text(encoding="utf-8"), mutation), encoding="utf-8")
-            outcome = run_suites(copy, env, mutation.name, mutation.bug, f"{mutation.file}: {mutation.target}")
+            outcome = run_suites(copy, env, mutation.name, mutation.bug, mutation.label)
             outcomes.append(outcome)
             print(_format(outcome), flush=True)
             if not args.keep:

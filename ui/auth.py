@@ -1,15 +1,15 @@
 """Login, logout and the "remember me" cookie on top of streamlit-authenticator 0.4.2.
 
 What the library does for us: the session-state protocol (`authentication_status`,
-`username`, `name`, `roles`, `logout`), bcrypt checking against our stored hashes
-(`auto_hash=False`), and the signed re-authentication cookie. What we do around it, and why
-(measured against the library source in .venv/.../streamlit_authenticator):
+`username`, `name`, `roles`, `logout`) and the signed re-authentication cookie (its JWT and
+the browser component that writes and deletes it). What we do around it, and why (measured
+against the library source in .venv/.../streamlit_authenticator):
 
 * The credentials dict is built fresh from the `users` table on every run: the library
   mutates it (lowercases names, adds `logged_in` and `failed_login_attempts`), and only
   active users are in it, so a deactivated user's cookie is refused.
 * The login form is ours (Turkish labels, autocomplete, "beni hatırla") and submits through
-  an `on_click` callback that calls the library's controller. Callbacks run *before* the
+  an `on_click` callback (see the password check below). Callbacks run *before* the
   script, so the same run already sees the signed-in state and builds the role's navigation
   without `st.rerun()` — the rerun is what kept the library's own `login()` from ever
   setting its cookie (its cookie component never reached the browser) and what made
