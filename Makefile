@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 PORT   ?= 8501
 
-.PHONY: run test lint bench doctor worker download-data clean-venv
+.PHONY: run test lint bench doctor worker download-data clean-venv mutation-check
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ lint: $(VENV)/.dev-installed
 test: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
+
+# Break each role filter in a throwaway copy and check the permission suites catch it (slow:
+# the two suites once per mutation; exits non-zero if a mutation survives).
+mutation-check: $(VENV)/.dev-installed
+	nice -n 10 $(PY) scripts/mutation_check.py
 
 bench: $(VENV)/.dev-installed
 	$(PY) -m bench.run_all

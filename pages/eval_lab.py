@@ -21,6 +21,7 @@ from eval.sweep import SweepConfig, default_embedder_factory, make_workspace, ru
 from eval.tquad import CHUNK_SIZES
 from ui.auth import require_role
 from ui.context import get_context, get_model_embedder
+from ui.markdown import escape_markdown
 
 require_role("admin")
 ctx = get_context()
@@ -44,9 +45,9 @@ class StageBars:
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if stage not in self.bars:
-            self.bars[stage] = self.container.progress(0.0, text=stage)
+            self.bars[stage] = self.container.progress(0.0, text=escape_markdown(stage))
         fraction = 1.0 if total <= 0 else min(1.0, done / total)
-        self.bars[stage].progress(fraction, text=f"{stage}: {done}/{total}")
+        self.bars[stage].progress(fraction, text=escape_markdown(f"{stage}: {done}/{total}"))
 
 
 def _fmt(value: dict) -> str:
@@ -97,7 +98,7 @@ def render_new_retrieval_run() -> None:
     with st.status("Değerlendirme çalışıyor…", expanded=True) as status:
         result = run_sweep(settings, config, StageBars(status), workspace=ws)
         write_retrieval_run(result, out, settings, embedders=ws.loaded_embedders())
-        status.update(label=f"Tamamlandı: {out.name}", state="complete")
+        status.update(label=escape_markdown(f"Tamamlandı: {out.name}"), state="complete")
     st.session_state["eval_selected_run"] = out.name
 
 
@@ -115,7 +116,7 @@ def render_new_answer_run() -> None:
     out = new_run_dir(runs_root(settings), "answers")
     with st.status("Cevaplar üretiliyor…", expanded=True) as status:
         run_answers(settings, config, out, StageBars(status), workspace=_workspace())
-        status.update(label=f"Tamamlandı: {out.name}", state="complete")
+        status.update(label=escape_markdown(f"Tamamlandı: {out.name}"), state="complete")
     st.session_state["eval_selected_run"] = out.name
 
 
@@ -162,7 +163,7 @@ def render_drilldown(summary: dict, rows: list[dict], systems: list[str]) -> Non
     for n, chunk_id in enumerate(row.get(f"top5:{system}", "").split(), start=1):
         chunk = chunks.get(chunk_id)
         mark = "✔ İLGİLİ" if chunk_id in relevant else ""
-        with st.expander(f"{n}. {chunk_id} {mark}", expanded=chunk_id in relevant):
+        with st.expander(escape_markdown(f"{n}. {chunk_id} {mark}"), expanded=chunk_id in relevant):
             st.text(chunk.text if chunk else "(parça bulunamadı: derlem değişmiş olabilir)")
 
 

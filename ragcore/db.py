@@ -16,12 +16,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
+from ragcore import files
 from ragcore.config import Settings
 
 log = logging.getLogger(__name__)
@@ -59,9 +62,12 @@ def embedded_url(data_dir: Path) -> str:
 
     Several processes may attach to one data dir; the server stops when the last one exits.
     The data directory sits two levels below DATA_DIR because, as root, pgserver opens up the
-    parent folders for its system user; secrets live in their own 0700 folder beside it.
+    parent folders for its system user; secrets live in their own 0700 folder beside it, and
+    DATA_DIR itself is closed again once the server runs (`ragcore.files.close_data_dir`).
     """
     data_dir = data_dir.absolute()
+    if not data_dir.exists():
+        files.private_dir(data_dir)
     pg_root = data_dir / "pg"
     pg_root.mkdir(parents=True, exist_ok=True)
     _private_runtime_dir(data_dir)
@@ -74,6 +80,9 @@ def embedded_url(data_dir: Path) -> str:
         except Exception as exc:
             raise DatabaseError(f"Could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
         _embedded_servers[pgdata] = server
+        # As root, pgserver opened DATA_DIR (and its parents) to everyone for its system user.
+        process = server.get_postmaster_info().process  # type: ignore[attr-defined]
+        files.close_data_dir(data_dir, process.uids().effective, process.gids().effective)
     return _embedded_servers[pgdata].get_uri()  # type: ignore[attr-defined]
 
 
@@ -126,7 +135,9 @@ class Database:
         try:
             self.pool.open(wait=True, timeout=15)
         except Exception as exc:
-            raise DatabaseError(f"Could not open a connection pool to the database: {exc}") from exc
+            raise DatabaseError(
+                f"Could not open a connection pool to the database: {redact_message(str(exc), url)}"
+            ) from None
         self.info = self._server_info()
 
     def _bootstrap(self) -> None:
@@ -139,10 +150,13 @@ class Database:
                     conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.namespace)))
                 finally:
                     conn.execute("SELECT pg_advisory_unlock(hashtext('dayanak-bootstrap'))")
-        except psycopg.OperationalError as exc:
-            raise DatabaseError(f"Database unreachable ({_redact(self.url)}): {exc}") from exc
         except psycopg.errors.FeatureNotSupported as exc:
             raise DatabaseError(f"pgvector is not installed on this PostgreSQL server: {exc}") from exc
+        except psycopg.Error as exc:
+            # `from None`: the driver's own exception may quote the connection string.
+            raise DatabaseError(
+                f"Database unreachable ({redact_dsn(self.url)}): {redact_message(str(exc), self.url)}"
+            ) from None
 
     def _server_info(self) -> ServerInfo:
         with self.connection() as conn:
@@ -178,8 +192,56 @@ class Database:
         self.close()
 
 
-def _redact(url: str) -> str:
-    return re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
+# --------------------------------------------------------------------------- secrets in messages
+# Connection strings come as URLs (`postgresql://user:pass@host/db`, `?password=…`) or as
+# key=value lists (`host=… password='…'`); libpq's parser (psycopg.conninfo) reads both, so
+# the password is found as libpq itself would use it. A URL whose password holds a raw "@",
+# "/", "?" or "#" is ambiguous: libpq splits it elsewhere and pieces of the password end up
+# as host, port or database name, and libpq's own error text repeats them ("failed to
+# resolve host 'ss'"). Such a string, or one libpq cannot parse at all (its error quotes the
+# text), is never echoed: the message says how to fix it instead.
+
+REDACTED = "***"
+_URI_RE = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_HINT = "percent-encode special characters of the password, e.g. @ as %40, : as %3A, / as %2F"
+UNPARSEABLE = f"(connection string hidden: it cannot be parsed unambiguously; {_HINT})"
+
+
+def _unambiguous(dsn: str) -> dict[str, str] | None:
+    """libpq's reading of `dsn`, or None if it fails or a URL's user info is ambiguous."""
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error:
+        return None
+    match = _URI_RE.match(dsn.strip())
+    if match:
+        rest = dsn.strip()[match.end():]
+        authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+        if rest.count("@") > authority.count("@") or authority.count("@") > 1:
+            return None
+    return {k: str(v) for k, v in params.items() if v is not None}
+
+
+def redact_dsn(dsn: str) -> str:
+    """The connection string without its password, as key=value pairs, safe to log and show."""
+    params = _unambiguous(dsn)
+    if params is None:
+        return UNPARSEABLE
+    if "password" in params:
+        params["password"] = REDACTED
+    return make_conninfo(**params)
+
+
+def redact_message(message: str, dsn: str) -> str:
+    """`message` (a driver error about `dsn`) with every form of the password removed."""
+    params = _unambiguous(dsn)
+    if params is None:
+        return "connection failed (details hidden with the connection string)"
+    password = params.get("password")
+    if password:
+        for form in sorted({password, quote(password, safe=""), quote(password)}, key=len, reverse=True):
+            message = message.replace(form, REDACTED)
+    return message
 
 
 # --------------------------------------------------------------------------- migrations

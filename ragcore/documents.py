@@ -64,6 +64,24 @@ def get_document(db: dbmod.Database, document_id: int, role: str) -> Document | 
     return _document(row) if row else None
 
 
+def readable_chunks(db: dbmod.Database, chunk_ids: Iterable[int], role: str) -> set[int]:
+    """Those of `chunk_ids` that still exist and that `role` may read now (one query).
+
+    The chat calls this on every run for the sources it still shows, so a deleted document,
+    a document whose roles changed and a user whose role changed take effect on screen too.
+    """
+    ids = sorted(set(chunk_ids))
+    if not ids:
+        return set()
+    with db.connection() as conn:
+        rows = conn.execute(
+            f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"WHERE c.id = ANY(%(ids)s) AND {_VISIBLE}",
+            {"ids": ids, "role": role},
+        ).fetchall()
+    return {row[0] for row in rows}
+
+
 def document_chunks(db: dbmod.Database, document_id: int, role: str) -> list[Chunk]:
     """The document's chunks in order; DocumentNotFound if the role may not read it."""
     if get_document(db, document_id, role) is None:

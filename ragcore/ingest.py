@@ -25,6 +25,7 @@ from ragcore import db as dbmod
 from ragcore.chunking import chunk_pages
 from ragcore.config import ROLES, Settings
 from ragcore.embeddings import Embedder, EmbeddingError
+from ragcore.files import create_private, private_dir
 from ragcore.models import Chunk
 from ragcore.pdf import PdfError, extract_pages
 from ragcore.text import lexical_tokens
@@ -121,9 +122,10 @@ def _embed(embedder: Embedder, chunks: Sequence[Chunk], report: Progress) -> np.
 
 
 def _write_temp(settings: Settings, digest: str, data: bytes) -> Path:
-    settings.uploads_dir.mkdir(parents=True, exist_ok=True)
+    """The upload's bytes in a temporary file, private (0600, in a 0700 folder) from creation."""
+    private_dir(settings.uploads_dir)
     tmp = settings.uploads_dir / f".{digest}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    with open(tmp, "wb") as handle:
+    with create_private(tmp) as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())

@@ -7,12 +7,7 @@ import secrets
 from pathlib import Path
 
 from ragcore.config import Settings
-
-
-def _private_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    path.chmod(0o700)
-    return path
+from ragcore.files import private_dir as _private_dir
 
 
 def _read_or_create(path: Path, make: callable) -> tuple[str, bool]:  # type: ignore[valid-type]

@@ -2,6 +2,8 @@
 
 Passwords are validated before hashing because bcrypt silently ignores (or, in bcrypt 5,
 rejects) bytes beyond 72; usernames are lowercase because streamlit-authenticator lowercases.
+A password change and a deactivation void the user's sessions and cookies, a role change
+their cookies, in the same statement (`ragcore.sessions`), whichever front end made it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from ragcore.config import ROLES, Settings
 from ragcore.db import Database
 from ragcore.models import User
 from ragcore.secrets import initial_admin_password, initial_admin_password_path
+from ragcore.sessions import REVOKE_COOKIES, REVOKE_SESSIONS
+from ragcore.sessions import now as session_clock
 
 MIN_PASSWORD_CHARS = 8
 MAX_PASSWORD_BYTES = 72
@@ -102,23 +106,39 @@ def credentials(db: Database) -> list[tuple[User, str]]:
     return [(_row_to_user(r[:6]), r[6]) for r in rows]
 
 
+_dummy_hash: list[str] = []
+
+
+def _unknown_user_hash() -> str:
+    """A hash to check against when the name is unknown, so timing does not reveal accounts."""
+    if not _dummy_hash:
+        _dummy_hash.append(bcrypt.hashpw(b"dayanak-no-such-user", bcrypt.gensalt()).decode("ascii"))
+    return _dummy_hash[0]
+
+
 def authenticate(db: Database, username: str, password: str) -> User | None:
-    """The active user with this password, or None."""
+    """The active user with this password, or None (unthrottled: front ends call `ragcore.auth.login`)."""
     with db.connection() as conn:
         row = conn.execute(
             f"SELECT {_COLUMNS}, password_hash FROM users WHERE username = %s AND active",
             (username.strip().lower(),),
         ).fetchone()
-    if row is None or not check_password(password, row[6]):
+    if row is None:
+        check_password(password, _unknown_user_hash())
+        return None
+    if not check_password(password, row[6]):
         return None
     return _row_to_user(row[:6])
 
 
-def _update(db: Database, username: str, assignment: str, value: object) -> User:
+def _update(db: Database, username: str, column: str, value: object, revoke: str | None = None) -> User:
+    """Set one column; `revoke` (a `ragcore.sessions.REVOKE_*` assignment) voids sign-ins in the same statement."""
+    extra = f", {revoke}" if revoke else ""
     with db.connection() as conn:
         row = conn.execute(
-            f"UPDATE users SET {assignment} = %s, updated_at = now() WHERE username = %s RETURNING {_COLUMNS}",
-            (value, username),
+            f"UPDATE users SET {column} = %(value)s, updated_at = now(){extra} "
+            f"WHERE username = %(username)s RETURNING {_COLUMNS}",
+            {"value": value, "username": username, "revoked_at": session_clock()},
         ).fetchone()
     if row is None:
         raise UserError(f"'{username}' adında bir kullanıcı yok.")
@@ -126,15 +146,18 @@ def _update(db: Database, username: str, assignment: str, value: object) -> User
 
 
 def set_role(db: Database, username: str, role: str) -> User:
-    return _update(db, username, "role", validate_role(role))
+    """A role change voids the user's remember-me cookies; open sessions read the new role."""
+    return _update(db, username, "role", validate_role(role), revoke=REVOKE_COOKIES)
 
 
 def set_active(db: Database, username: str, active: bool) -> User:
-    return _update(db, username, "active", active)
+    """Deactivation voids every session and cookie (they stay void after a reactivation)."""
+    return _update(db, username, "active", active, revoke=None if active else REVOKE_SESSIONS)
 
 
 def set_password(db: Database, username: str, password: str) -> User:
-    return _update(db, username, "password_hash", hash_password(password))
+    """A new password voids every session and cookie of the user (the caller renews its own)."""
+    return _update(db, username, "password_hash", hash_password(password), revoke=REVOKE_SESSIONS)
 
 
 def set_display_name(db: Database, username: str, display_name: str) -> User:

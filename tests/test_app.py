@@ -83,6 +83,11 @@ def texts(at: AppTest) -> str:
     return re.sub(r"\\(.)", r"\1", "\n".join(str(p) for p in parts))
 
 
+def shown(elements: Any) -> list[str]:
+    """Element values as the reader sees them (user text is Markdown-escaped: "hatalı\\.")."""
+    return [re.sub(r"\\(.)", r"\1", str(e.value)) for e in elements]
+
+
 def signed_in(at: AppTest) -> bool:
     return bool(at.session_state["authentication_status"]) if "authentication_status" in at.session_state else False
 
@@ -124,23 +129,23 @@ def test_login_failure_and_throttling(app_env: Path, db: Database) -> None:
     at = new_app()
     login(at, "mehmet", "yanlis-parola")
     assert not signed_in(at)
-    assert "Kullanıcı adı veya parola hatalı." in [e.value for e in at.error]
+    assert "Kullanıcı adı veya parola hatalı." in shown(at.error)
     login(at, "kimse", "yanlis-parola")
     assert not signed_in(at)
     for _ in range(4):
         login(at, "Mehmet", "yanlis-parola")
-    assert any("çok fazla hatalı giriş" in e.value for e in at.error)
+    assert any("çok fazla hatalı giriş" in text for text in shown(at.error))
     # Locked: even the right password is refused until the lock expires.
     login(at, "mehmet", "dogru-parola-1")
     assert not signed_in(at)
-    assert any("çok fazla hatalı giriş" in e.value for e in at.error)
+    assert any("çok fazla hatalı giriş" in text for text in shown(at.error))
 
 
 def test_too_long_password_is_refused_cleanly(app_env: Path) -> None:
     at = new_app()
     login(at, "admin", "ş" * 40)  # 80 bytes: bcrypt would raise
     assert not signed_in(at)
-    assert "Kullanıcı adı veya parola hatalı." in [e.value for e in at.error]
+    assert "Kullanıcı adı veya parola hatalı." in shown(at.error)
 
 
 def test_logout(app_env: Path) -> None:
@@ -197,7 +202,7 @@ def test_admin_creates_user_and_deactivation_logs_them_out(app_env: Path, db: Da
     button(admin, "Kullanıcı oluştur").click()
     admin.run()
     assert not admin.exception
-    assert any("'mehmet' oluşturuldu" in s.value for s in admin.success)
+    assert any("'mehmet' oluşturuldu" in text for text in shown(admin.success))
     created = users.get_user(db, "mehmet")
     assert created and created.role == "isg" and created.display_name == "Mehmet Yılmaz"
 
@@ -212,7 +217,7 @@ def test_admin_creates_user_and_deactivation_logs_them_out(app_env: Path, db: Da
 
     mehmet.run()  # the next rerun of mehmet's session
     assert not signed_in(mehmet)
-    assert any("devre dışı" in i.value for i in mehmet.info)
+    assert any("devre dışı" in text for text in shown(mehmet.info))
 
 
 def test_role_change_takes_effect_on_next_run(app_env: Path, db: Database) -> None:
@@ -234,7 +239,7 @@ def test_password_mismatch_and_short_password_messages(app_env: Path) -> None:
     at.text_input(key="users_new_repeat").input("kisa")
     button(at, "Kullanıcı oluştur").click()
     at.run()
-    assert any("en az 8" in e.value for e in at.error)
+    assert any("en az 8" in text for text in shown(at.error))
 
 
 # ----------------------------------------------------------------------------- documents and chat
@@ -444,7 +449,7 @@ def test_empty_question_is_refused_with_message(app_env: Path) -> None:
     at = login(new_app(), "admin", ADMIN_PASSWORD)
     at.chat_input(key="chat_input").set_value("   ").run()
     assert not at.exception
-    assert any("boş soru" in e.value for e in at.error)
+    assert any("boş soru" in text for text in shown(at.error))
 
 
 def test_upload_handler_directly(app_env: Path, db: Database) -> None:

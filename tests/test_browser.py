@@ -214,11 +214,24 @@ def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: 
         expect(page.get_by_role("button", name="Çıkış yap")).to_be_visible()
         TIMINGS["reload_signed_in_by_cookie_s"] = round(time.perf_counter() - started, 2)
 
+    copied = [c for c in page.context.cookies() if c["name"] == COOKIE_NAME]  # an attacker's copy
     _logout(page)
     TIMINGS["cookie_deleted_after_logout"] = float(_cookie_gone(page))
     page.reload()
     expect(page.get_by_role("button", name="Giriş yap")).to_be_visible()
     _shot(page, "login")
+    # The copied cookie, presented by another browser after the logout, signs nobody in.
+    assert copied, "no remember-me cookie to copy"
+    other = page.context.browser.new_context(locale="tr-TR")
+    try:
+        other.add_cookies(copied)
+        stranger = other.new_page()
+        stranger.goto(app_url)
+        expect(stranger.get_by_role("button", name="Giriş yap")).to_be_visible()
+        expect(stranger.get_by_text("Oturumunuz sona erdi").first).to_be_visible()
+        expect(stranger.get_by_role("button", name="Çıkış yap")).to_have_count(0)
+    finally:
+        other.close()
     assert TIMINGS["cookie_set_after_login"] == 1.0, "the remember-me cookie never reached the browser"
     assert TIMINGS["cookie_deleted_after_logout"] == 1.0, "logout left the remember-me cookie in the browser"
 

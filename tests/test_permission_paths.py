@@ -8,7 +8,10 @@ questions row, a CLI output, a rendered page — is a leak. Structured results a
 document id and chunk id.
 
 Every check is counted in a ledger; the module writes `artifacts/permission_summary.json`
-("N checks, 0 leaks") when it finishes, for the README.
+("N checks, 0 leaks") when it finishes, for the README. Positive controls (`markers.visible`)
+check that readable documents' markers do reach answers and pages, so a scan that finds no
+forbidden marker means something; `make mutation-check` breaks each role filter in a copy
+and shows which of these tests fail.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ragcore.cli import main as cli_main
 from ragcore.config import ROLES, Settings
 from ragcore.documents import (
     DocumentNotFound,
+    delete_document,
     document_chunks,
     document_file,
     get_document,
@@ -75,7 +79,8 @@ EXPECTED_PATHS = {
     "questions.table", "review.queue", "questions.history", "documents.list", "documents.get", "documents.chunks",
     "documents.download", "cli.search", "cli.ask", "cli.documents", "cli.chunks", "cli.process.search",
     "cli.process.ask", "role-change.answer", "role-change.prompt", "role-change.log", "deactivation",
-    "document-role-change", "app.navigation", "app.documents", "app.search", "app.chat",
+    "document-role-change", "app.navigation", "app.documents", "app.search", "app.chat", "app.chat-history",
+    "markers.visible",
 }
 
 
@@ -278,6 +283,7 @@ def test_chat_sources_prompt_context_and_logs(world: World, caplog: pytest.LogCa
     }
     rng = random.Random(f"{SEED}-chat")
     caplog.set_level(logging.DEBUG)
+    visible: Counter = Counter()  # answers that show a readable marker: the scans can see markers
     for role in ROLES:
         user = world.people[role]
         for index, question in enumerate(_questions(world, role, rng, n_plain=3, n_targeted=3)):
@@ -289,12 +295,16 @@ def test_chat_sources_prompt_context_and_logs(world: World, caplog: pytest.LogCa
                 stream = service.stream(user, question)
                 streamed = "".join(stream)
                 _check_answer(world, path, role, question, streamed, stream.answer)
+                visible[path] += any(m in stream.answer.text.replace(question, "")
+                                     for m in _readable_markers(world, role))
                 for messages, sources in recorder.calls[calls:]:
                     for s in sources:
                         world.source("prompt.context", role, s.document_id, s.chunk_id, s.text, question)
                     world.scan("prompt.context", role, "\n".join(m["content"] for m in messages), question, question)
                 world.scan("logs", role, caplog.text, question, question)
     assert recorder.calls, "the recording generator was never called"
+    for path in services:
+        world.ledger.ok("markers.visible", visible[path] > 0, (path, "no answer ever showed a marker"))
     world.assert_no_new_leaks(before)
 
 
@@ -546,6 +556,31 @@ def _signed_in_app(username: str):
     return at
 
 
+def _unreachable(at, page: str) -> bool:
+    """Whether the page is missing from this session's navigation (switching to it raises)."""
+    try:
+        at.switch_page(page)
+    except ValueError:
+        return True
+    at.switch_page("pages/chat.py")  # reached: go back so the next check starts from the chat
+    return False
+
+
+def _every_element(at) -> str:
+    """Every element's protobuf (bodies, labels, help texts, captions, tables, component args)."""
+    out: list[str] = []
+
+    def walk(node) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            out.append(str(proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return "\n".join(out)
+
+
 def _page_text(at) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.label for e in at.expander]
     parts += [x.value for x in at.info] + [x.value for x in at.error] + [x.value for x in at.warning]
@@ -560,9 +595,7 @@ def test_app_documents_page_and_navigation_per_role(world: World, app_env) -> No
         at = _signed_in_app(f"kisi-{role}")
         for page in ("pages/users.py", "pages/review.py", "pages/eval_lab.py") + (
                 () if role == "isg" else ("pages/search.py",)):
-            with pytest.raises(ValueError):
-                at.switch_page(page)
-            world.ledger.ok("app.navigation", True, (role, page))
+            world.ledger.ok("app.navigation", _unreachable(at, page), (role, page))
         at.switch_page("pages/documents.py").run()
         assert not at.exception, at.exception
         shown = _page_text(at)
@@ -573,6 +606,9 @@ def test_app_documents_page_and_navigation_per_role(world: World, app_env) -> No
         world.ledger.ok("app.documents", len(downloads) == sum(world.may_read(role, d) for d in world.readable),
                         (role, len(downloads)))
         assert not at.get("file_uploader")
+        page = _every_element(at)
+        world.ledger.ok("app.documents", "Erişim rollerini değiştir" not in page and "Evet, sil" not in page
+                        and not [b for b in at.button if b.label == "Sil"], (role, "admin controls shown"))
     world.assert_no_new_leaks(before)
 
 
@@ -580,8 +616,9 @@ def test_app_source_search_for_isg_and_chat(world: World, app_env) -> None:
     before = len(world.ledger.leaks)
     at = _signed_in_app("kisi-isg")
     at.switch_page("pages/search.py").run()
-    assert len(at.selectbox(key="search_role").options) == 1  # isg cannot search "as another role"
-    assert at.selectbox(key="search_role").value == "isg"
+    picker = at.selectbox(key="search_role")  # isg cannot search "as another role"
+    world.ledger.ok("app.search", len(picker.options) == 1 and picker.value == "isg",
+                    ("role picker", list(picker.options)))
     for target in world.forbidden("isg")[:3]:
         question = f"{target} risk degerlendirmesi izin ucret"
         at.text_input(key="search_question").input(question)
@@ -592,6 +629,8 @@ def test_app_source_search_for_isg_and_chat(world: World, app_env) -> None:
         shown = _page_text(at)
         assert "Kaynak arama" in shown and at.dataframe, shown[:500]
         world.scan("app.search", "isg", shown, question, question)
+        world.ledger.ok("markers.visible", any(m in shown.replace(question, "") for m in _readable_markers(world, "isg")),
+                        ("app.search", question))
     at.switch_page("pages/chat.py").run()
     target = world.forbidden("isg")[0]
     question = f"{target} belgesinde yangin tatbikati ne siklikla yapilir?"
@@ -600,4 +639,87 @@ def test_app_source_search_for_isg_and_chat(world: World, app_env) -> None:
     shown = _page_text(at)
     assert "Alıntı modu" in shown or "bulunmuyor" in shown, shown[:500]
     world.scan("app.chat", "isg", shown, question, question)
+    world.assert_no_new_leaks(before)
+
+
+def _readable_markers(world: World, role: str) -> list[str]:
+    return [m for d, m in world.markers.items() if world.may_read(role, d)]
+
+
+def _shown_documents(at) -> list[int]:
+    """Documents whose chunks the open chat shows as sources, most cited first."""
+    counts = Counter(s.document_id for turn in at.session_state["chat_history"] for s in turn.sources)
+    return [doc for doc, _ in counts.most_common()]
+
+
+def _gone_everywhere(world: World, path: str, at, mark: str, context: object) -> None:
+    """The marker is in no element (any field of any protobuf) and no longer in the session's history."""
+    world.ledger.ok(path, mark not in _every_element(at), (mark, "still on the page", context))
+    history = "".join(f"{t.text}{[s.text + s.title for s in t.sources]}" for t in at.session_state["chat_history"])
+    world.ledger.ok(path, mark not in history, (mark, "still in the session state", context))
+
+
+def test_app_chat_history_follows_permissions(world: World, app_env) -> None:
+    """Open chat, then the admin revokes a shown document (or demotes the user, or deletes the
+    document): on the next run its text is gone from every element and the answer is withheld."""
+    from ui.chat import REVOKED_NOTICE
+
+    before = len(world.ledger.leaks)
+    question = "Yangin tatbikati ne siklikla yapilir ve risk analizi ne zaman yenilenir?"  # names no marker
+
+    # 1. A document's roles change.
+    at = _signed_in_app("kisi-isg")
+    at.chat_input(key="chat_input").set_value(question).run()
+    assert not at.exception, at.exception
+    doc_id = _shown_documents(at)[0]
+    mark, original = world.markers[doc_id], sorted(world.readable[doc_id])
+    world.ledger.ok("markers.visible", mark in _every_element(at), ("app.chat-history", mark))
+    try:
+        set_document_roles(world.db, doc_id, [r for r in original if r != "isg"] or ["ik"])
+        world.readable[doc_id] = set([r for r in original if r != "isg"] or ["ik"])
+        at.run()
+        assert not at.exception, at.exception
+        _gone_everywhere(world, "app.chat-history", at, mark, ("document roles", doc_id))
+        world.ledger.ok("app.chat-history", any(REVOKED_NOTICE in w.value for w in at.warning), "no notice")
+    finally:
+        set_document_roles(world.db, doc_id, original)
+        world.readable[doc_id] = set(original)
+
+    # 2. The user's role changes (the open session continues with the new role).
+    user = world.people["ik"]
+    at = _signed_in_app(user.username)
+    at.chat_input(key="chat_input").set_value(question).run()
+    shown = _shown_documents(at)
+    doc_id, new_role = next((d, r) for d in shown for r in READER_ROLES if not world.may_read(r, d))
+    mark = world.markers[doc_id]
+    world.ledger.ok("markers.visible", mark in _every_element(at), ("app.chat-history", mark))
+    try:
+        users.set_role(world.db, user.username, new_role)
+        at.run()
+        assert not at.exception, at.exception
+        world.ledger.ok("app.chat-history", bool(at.session_state["authentication_status"]), "signed out")
+        _gone_everywhere(world, "app.chat-history", at, mark, ("user role", new_role))
+    finally:
+        users.set_role(world.db, user.username, "ik")
+
+    # 3. A document is deleted (an extra one, so the shared world stays as it is).
+    extra = marker(99)
+    pdf = pdfs.text_pdf([f"{extra} SAYFA 1\nYangin tatbikati yilda bir kez yapilir {extra}.\n"
+                         f"Risk analizi yilda bir yenilenir {extra}."])
+    result = ingest_pdf(world.db, world.settings, world.embedder, pdf, filename="silinecek.pdf", roles=["uretim"],
+                        title=f"Yonerge {extra}")
+    with world.db.connection() as conn:
+        world.chunk_doc.update(dict(conn.execute("SELECT id, document_id FROM chunks WHERE document_id = %s",
+                                                 (result.document_id,)).fetchall()))
+    try:
+        at = _signed_in_app("kisi-uretim")
+        at.chat_input(key="chat_input").set_value(f"{question} silinecek belge").run()
+        world.ledger.ok("markers.visible", extra in _every_element(at), ("app.chat-history", extra))
+        delete_document(world.db, world.settings, result.document_id)
+        at.run()
+        assert not at.exception, at.exception
+        _gone_everywhere(world, "app.chat-history", at, extra, "deleted document")
+    finally:
+        if get_document(world.db, result.document_id, "admin") is not None:
+            delete_document(world.db, world.settings, result.document_id)
     world.assert_no_new_leaks(before)

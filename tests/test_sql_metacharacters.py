@@ -134,16 +134,17 @@ def test_users_display_names_emails_passwords_and_throttling(db, payload) -> Non
     assert users.authenticate(db, "ayse", new_password) is not None
     users.set_display_name(db, "ayse", payload + " 2")
     assert users.get_user(db, "ayse").display_name == (payload + " 2").strip()
-    # Login throttling keys on the typed name, whatever it contains.
+    # Login throttling keys on the typed name and the client address, whatever they contain.
     key = payload.strip().lower()
-    for _ in range(auth.DEFAULT_POLICY.max_failures):
-        gate = auth.record_failure(db, payload)
-    assert not gate.allowed and not auth.check(db, payload).allowed
+    for _ in range(auth.DEFAULT_POLICY.max_attempts):
+        gate = auth.begin_attempt(db, payload, payload)
+    assert gate.allowed and gate.remaining == 0 and not auth.check(db, payload, payload).allowed
     with db.connection() as conn:
-        rows = conn.execute("SELECT username, failures FROM login_attempts").fetchall()
-    assert rows == [(key, auth.DEFAULT_POLICY.max_failures)]
+        rows = conn.execute("SELECT username, address, attempts FROM login_attempts").fetchall()
+    assert sorted(rows) == sorted([(key, "*", auth.DEFAULT_POLICY.max_attempts),
+                                   (key, payload.strip(), auth.DEFAULT_POLICY.max_attempts)])
     auth.unlock(db, payload)
-    assert auth.check(db, payload).allowed
+    assert auth.check(db, payload, payload).allowed
     assert_tables_intact(db, users_at_least=1)
 
 

@@ -1,15 +1,15 @@
 """Login, logout and the "remember me" cookie on top of streamlit-authenticator 0.4.2.
 
 What the library does for us: the session-state protocol (`authentication_status`,
-`username`, `name`, `roles`, `logout`), bcrypt checking against our stored hashes
-(`auto_hash=False`), and the signed re-authentication cookie. What we do around it, and why
-(measured against the library source in .venv/.../streamlit_authenticator):
+`username`, `name`, `roles`, `logout`) and the signed re-authentication cookie (its JWT and
+the browser component that writes and deletes it). What we do around it, and why (measured
+against the library source in .venv/.../streamlit_authenticator):
 
 * The credentials dict is built fresh from the `users` table on every run: the library
   mutates it (lowercases names, adds `logged_in` and `failed_login_attempts`), and only
   active users are in it, so a deactivated user's cookie is refused.
 * The login form is ours (Turkish labels, autocomplete, "beni hatırla") and submits through
-  an `on_click` callback that calls the library's controller. Callbacks run *before* the
+  an `on_click` callback (see the password check below). Callbacks run *before* the
   script, so the same run already sees the signed-in state and builds the role's navigation
   without `st.rerun()` — the rerun is what kept the library's own `login()` from ever
   setting its cookie (its cookie component never reached the browser) and what made
@@ -22,12 +22,20 @@ What the library does for us: the session-state protocol (`authentication_status
   signed-out run, otherwise a reload would sign the user straight back in.
 * The role and the active flag are read from the database on every run, so a role change
   or a deactivation takes effect on the user's next rerun.
-* Failed logins are throttled per username in PostgreSQL (`ragcore.auth`).
+* Passwords are checked only by `ragcore.auth.login`, which counts the attempt per username
+  and client address *before* bcrypt; the library is then told who signed in through its
+  token path (the same call its cookie re-authentication makes), so it never checks a
+  password itself.
+* Sign-ins are revocable server-side (`ragcore.sessions`): the session remembers when it
+  signed in, a cookie's issue time follows from its `exp_date`, and both are compared with
+  the user's revocation instants on every run. We read and verify the cookie ourselves
+  instead of calling the library's `login()`, so a revoked cookie never signs anyone in.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+import time
+from dataclasses import dataclass
 from typing import Any
 
 import jwt
@@ -35,10 +43,12 @@ import streamlit as st
 import streamlit_authenticator as stauth
 
 from ragcore import auth as throttle
+from ragcore import sessions
 from ragcore.models import User
 from ragcore.secrets import cookie_key
 from ragcore.users import MAX_PASSWORD_BYTES, credentials, get_user
 from ui.context import AppContext
+from ui.markdown import escape_markdown
 
 COOKIE_NAME = "dayanak_oturum"
 COOKIE_EXPIRY_DAYS = 7.0
@@ -53,10 +63,16 @@ REMEMBER = "dayanak_remember"
 # st.context.cookies is fixed when the websocket connects; after we delete the cookie in this
 # session it still shows the old one, so it must not be trusted any more.
 COOKIE_STALE = "dayanak_cookie_stale"
+# When this session signed in (epoch seconds, the application's clock); compared with the
+# user's revocation instants on every run.
+SIGNED_IN_AT = "dayanak_signed_in_at"
 # Per-user data cleared on sign-out so the next person on this browser starts clean.
 USER_SCOPED_PREFIXES = ("chat_", "fb_", "doc_", "users_", "review_", "search_")
 
-
+SESSION_ENDED = "Oturumunuz sona erdi. Lütfen yeniden giriş yapın."
+SESSION_REVOKED = ("Oturumunuz kapatıldı (çıkış, parola değişikliği ya da yönetici işlemi). "
+                   "Lütfen yeniden giriş yapın.")
+DEACTIVATED = "Hesabınız devre dışı bırakıldı; oturumunuz kapatıldı. Yöneticinize başvurun."
 
 
 def build_credentials(ctx: AppContext) -> dict[str, Any]:
@@ -84,57 +100,108 @@ def make_authenticator(ctx: AppContext) -> stauth.Authenticate:
     )
 
 
-def _cookie_username(ctx: AppContext) -> str | None:
-    """The username in a valid, unexpired cookie sent by this browser, if any."""
-    token = st.context.cookies.get(COOKIE_NAME) if st.context.cookies else None
+def client_address() -> str | None:
+    """The client's address as the server sees it (None on localhost; see ragcore.auth about proxies).
+
+    Only a string counts: AppTest's stand-in client answers with a mock object.
+    """
+    address = st.context.ip_address
+    return address if isinstance(address, str) else None
+
+
+def browser_cookie() -> str | None:
+    """The remember-me token this browser sent when the session connected, if any."""
+    cookies = st.context.cookies
+    token = cookies.get(COOKIE_NAME) if cookies else None
+    return token if isinstance(token, str) else None
+
+
+@dataclass(frozen=True)
+class CookieClaims:
+    username: str
+    issued_at: float
+
+
+def cookie_claims(ctx: AppContext, token: str | None) -> CookieClaims | None:
+    """The username and issue time of a correctly signed, unexpired token; None otherwise."""
     if not token:
         return None
     try:
         payload = jwt.decode(token, cookie_key(ctx.settings), algorithms=["HS256"])
     except jwt.PyJWTError:
         return None
-    if payload.get("exp_date", 0) <= datetime.now().timestamp():
+    username, exp_date = payload.get("username"), payload.get("exp_date")
+    if not isinstance(username, str) or not isinstance(exp_date, int | float) or exp_date <= time.time():
         return None
-    return payload.get("username")
+    return CookieClaims(username, sessions.cookie_issued_at(float(exp_date), COOKIE_EXPIRY_DAYS))
+
+
+def _cookie_accepted(ctx: AppContext, claims: CookieClaims) -> bool:
+    """Not revoked on the server: issued after the user's last logout, password or role change."""
+    return sessions.cookie_valid(sessions.epochs(ctx.db, claims.username), claims.issued_at)
+
+
+def _valid_cookie(ctx: AppContext) -> CookieClaims | None:
+    """This browser's cookie if it may still sign its user in (signature, expiry, revocation)."""
+    if st.session_state.get(COOKIE_STALE):
+        return None
+    claims = cookie_claims(ctx, browser_cookie())
+    return claims if claims is not None and _cookie_accepted(ctx, claims) else None
 
 
 def _clear_user_state() -> None:
     for key in list(st.session_state.keys()):
-        if isinstance(key, str) and (key.startswith(USER_SCOPED_PREFIXES) or key in (USER, COOKIE_WRITTEN_FOR)):
+        if isinstance(key, str) and (key.startswith(USER_SCOPED_PREFIXES)
+                                     or key in (USER, COOKIE_WRITTEN_FOR, SIGNED_IN_AT)):
             del st.session_state[key]
 
 
-def sign_out(authenticator: stauth.Authenticate, notice: str | None = None) -> None:
-    """Library logout plus our clean-up; safe to call from a callback."""
+def sign_out(ctx: AppContext, authenticator: stauth.Authenticate, notice: str | None = None,
+             *, revoke: bool = True) -> None:
+    """Library logout plus our clean-up; safe to call from a callback.
+
+    `revoke` (the logout button) voids every session and cookie of the user on the server,
+    so a copied cookie or another open browser of theirs is signed out too.
+    """
+    username = st.session_state.get("username")
+    if revoke and username:
+        sessions.revoke(ctx.db, username)
     if st.session_state.get("authentication_status"):
         authenticator.authentication_controller.logout()
     st.session_state[DELETE_COOKIE] = True
+    st.session_state[COOKIE_STALE] = True
     _clear_user_state()
     if notice:
         st.session_state[NOTICE] = notice
 
 
+def _sign_in(authenticator: stauth.Authenticate, username: str, signed_in_at: float) -> bool:
+    """Tell the library who signed in (its token path; no password check there)."""
+    try:
+        authenticator.authentication_controller.login(token={"username": username})
+    except stauth.LoginError:  # not in the credentials: deactivated since the check
+        return False
+    st.session_state[SIGNED_IN_AT] = signed_in_at
+    return True
+
+
 def attempt_login(ctx: AppContext, authenticator: stauth.Authenticate, username: str, password: str) -> str | None:
-    """Check throttling, validate, then let the library check the password. Returns an error or None."""
+    """Count the attempt, check the password (`ragcore.auth.login`), sign in. Returns an error or None."""
     username = username.strip().lower()
     if not username or not password:
         return "Kullanıcı adı ve parolayı girin."
-    gate = throttle.check(ctx.db, username)
-    if not gate.allowed:
-        return gate.message()
-    ok = False
-    # bcrypt 5 raises on > 72 bytes; such a password can never match a stored hash.
-    if len(password.encode("utf-8")) <= MAX_PASSWORD_BYTES:
-        try:
-            ok = bool(authenticator.authentication_controller.login(username, password))
-        except stauth.LoginError:
-            ok = False
-    if ok:
-        throttle.record_success(ctx.db, username)
+    started = time.time()  # a revocation during the check must void this sign-in too
+    password = password.strip()  # as the library did: stored passwords cannot start or end with a space
+    if len(password.encode("utf-8")) > MAX_PASSWORD_BYTES:
+        password = ""  # can never match a stored hash; still counted as an attempt
+    result = throttle.login(ctx.db, username, password, client_address())
+    if result.user is not None and _sign_in(authenticator, result.user.username, started):
         return None
-    st.session_state["authentication_status"] = None  # keep the library's "failed" state out of our way
-    gate = throttle.record_failure(ctx.db, username)
-    return gate.message() if not gate.allowed else "Kullanıcı adı veya parola hatalı."
+    if result.locked_now:
+        gate = result.gate if not result.gate.allowed else throttle.check(ctx.db, username, client_address())
+        if not gate.allowed:
+            return gate.message()
+    return "Kullanıcı adı veya parola hatalı."
 
 
 def _on_login_submit(ctx: AppContext, authenticator: stauth.Authenticate) -> None:
@@ -154,7 +221,7 @@ def _on_login_submit(ctx: AppContext, authenticator: stauth.Authenticate) -> Non
 def render_login_form(ctx: AppContext, authenticator: stauth.Authenticate) -> None:
     """The Turkish login form; the attempt itself runs in the submit callback."""
     if st.session_state.get(NOTICE):
-        st.info(st.session_state[NOTICE])
+        st.info(escape_markdown(st.session_state[NOTICE]))
     with st.form("login_form", clear_on_submit=False, enter_to_submit=True):
         st.subheader("Giriş")
         st.text_input("Kullanıcı adı", key="login_username", autocomplete="username")
@@ -163,37 +230,63 @@ def render_login_form(ctx: AppContext, authenticator: stauth.Authenticate) -> No
             "Beni hatırla",
             value=True,
             key="login_remember",
-            help=f"Bu tarayıcıda {int(COOKIE_EXPIRY_DAYS)} gün boyunca yeniden parola sorulmaz.",
+            help=f"Bu tarayıcıda {COOKIE_EXPIRY_DAYS:.0f} gün boyunca yeniden parola sorulmaz.",
         )
         st.form_submit_button("Giriş yap", type="primary", on_click=_on_login_submit, args=(ctx, authenticator))
     if st.session_state.get(LOGIN_ERROR):
-        st.error(st.session_state[LOGIN_ERROR])
+        st.error(escape_markdown(st.session_state[LOGIN_ERROR]))
+
+
+def _sign_in_from_cookie(ctx: AppContext, authenticator: stauth.Authenticate) -> None:
+    """Re-authenticate from the remember-me cookie if it is still valid; forget it if revoked."""
+    if st.session_state.get(COOKIE_STALE):
+        return
+    claims = cookie_claims(ctx, browser_cookie())
+    if claims is None:
+        return
+    if not _cookie_accepted(ctx, claims) or not _sign_in(authenticator, claims.username, claims.issued_at):
+        st.session_state[DELETE_COOKIE] = True
+        st.session_state[COOKIE_STALE] = True
+        st.session_state[NOTICE] = SESSION_ENDED
+        st.session_state["authentication_status"] = None
+        return
+    st.session_state[COOKIE_WRITTEN_FOR] = claims.username  # the browser already holds a valid cookie
 
 
 def resolve_user(ctx: AppContext, authenticator: stauth.Authenticate) -> User | None:
-    """The signed-in, still active user with the role from the database, or None.
+    """The signed-in, still active, unrevoked user with the role from the database, or None.
 
-    Runs the library's cookie re-authentication (and its `login_sleep_time`) when signed out;
-    signs out a user who was deactivated or deleted since the last run.
+    When signed out: cookie re-authentication, then `login_sleep_time` (slows guessing).
+    Signs out a session that was revoked, or whose user was deactivated or deleted, since the
+    last run.
     """
     if not st.session_state.get("authentication_status"):
-        try:
-            authenticator.login(location="unrendered")
-        except stauth.LoginError:
-            # A valid cookie for a user who is no longer active: forget it.
-            st.session_state[DELETE_COOKIE] = True
-            st.session_state[NOTICE] = "Oturumunuz sona erdi. Lütfen yeniden giriş yapın."
-            st.session_state["authentication_status"] = None
+        _sign_in_from_cookie(ctx, authenticator)
+        time.sleep(ctx.settings.login_sleep_time)
     if not st.session_state.get("authentication_status") or not st.session_state.get("username"):
         st.session_state.pop(USER, None)
         return None
-    user = get_user(ctx.db, st.session_state["username"])
+    username = st.session_state["username"]
+    user = get_user(ctx.db, username)
     if user is None or not user.active:
-        sign_out(authenticator, "Hesabınız devre dışı bırakıldı; oturumunuz kapatıldı. Yöneticinize başvurun.")
+        sign_out(ctx, authenticator, DEACTIVATED, revoke=False)
+        return None
+    if not sessions.session_valid(sessions.epochs(ctx.db, username), st.session_state.get(SIGNED_IN_AT)):
+        sign_out(ctx, authenticator, SESSION_REVOKED, revoke=False)
         return None
     st.session_state[USER] = user
     st.session_state["roles"] = [user.role]
     return user
+
+
+def renew_session() -> None:
+    """After the user changed their own password: keep this session (it proved the old one).
+
+    Every other session and every cookie, this browser's included, stay void; the next visit
+    here asks for the new password.
+    """
+    st.session_state[SIGNED_IN_AT] = time.time()
+    st.session_state[COOKIE_STALE] = True
 
 
 def _component_done(key: str) -> bool:
@@ -224,17 +317,18 @@ def sync_cookie(ctx: AppContext, authenticator: stauth.Authenticate, user: User 
     st.session_state.pop(DELETE_COOKIE, None)
     if st.session_state.get(COOKIE_WRITTEN_FOR) == user.username:
         return
-    has_valid = not st.session_state.get(COOKIE_STALE) and _cookie_username(ctx) == user.username
+    valid = _valid_cookie(ctx)
+    has_valid = valid is not None and valid.username == user.username
     if not st.session_state.get(REMEMBER, True) or has_valid or _component_done("set"):
         st.session_state[COOKIE_WRITTEN_FOR] = user.username
         return
     authenticator.cookie_controller.set_cookie()
 
 
-def render_logout_button(authenticator: stauth.Authenticate) -> None:
+def render_logout_button(ctx: AppContext, authenticator: stauth.Authenticate) -> None:
     st.sidebar.button(
-        "Çıkış yap", icon=":material/logout:", key="logout_button", on_click=sign_out, args=(authenticator,),
-        width="stretch",
+        "Çıkış yap", icon=":material/logout:", key="logout_button", on_click=sign_out, args=(ctx, authenticator),
+        width="stretch", help="Bu hesabın bütün tarayıcılardaki oturumlarını kapatır.",
     )
 
 

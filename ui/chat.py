@@ -5,6 +5,12 @@ removed only once its answer is in the history: right after login the cookie com
 triggers extra reruns, and a rerun that interrupts the run holding a fresh `st.chat_input`
 value used to swallow the message (1 time in 6 in the previous prototype). With the pending
 slot the next run simply answers it.
+
+The history follows permissions: on every run the sources still on screen are checked
+against the user's current role (`ragcore.documents.readable_chunks`). A turn with a source
+that was deleted or is no longer readable loses its answer and all its sources — from the
+session state too, not just from the page — because the answer was written from all of
+them and may repeat any; a Turkish notice says why.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from ui.markdown import escape_answer, escape_markdown, highlight
 
 HISTORY = "chat_history"
 PENDING = "chat_pending"
+REVOKED_NOTICE = ("Bu cevabın dayandığı kaynaklardan en az birine artık erişiminiz yok (doküman silindi ya da "
+                  "erişim rolleri değişti); cevap ve kaynakları gizlendi.")
 
 
 @dataclass
@@ -34,6 +42,7 @@ class Turn:
     notice: str | None = None
     error: str | None = None
     timings: dict = field(default_factory=dict)
+    revoked: bool = False  # a source became unreadable: answer and sources dropped
 
     @property
     def is_fallback(self) -> bool:
@@ -75,8 +84,7 @@ def render_sources(turn: Turn) -> None:
         if source.article:
             parts.append(source.article)
         parts.append(f"skor {source.score:.3f}")
-        label = escape_markdown(" · ".join(parts))
-        with st.expander(label, expanded=False):
+        with st.expander(escape_markdown(" · ".join(parts)), expanded=False):
             st.caption(escape_markdown(f"{source.filename} — {source.page_label}"))
             st.markdown(highlight(source.text, turn.question))
 
@@ -106,7 +114,7 @@ def render_feedback(ctx: AppContext, user: User, turn: Turn) -> None:
                           placeholder="Cevapta eksik ya da yanlış olan neydi?")
             st.form_submit_button("Yorumu gönder", on_click=_save_feedback, args=(ctx, user, qid))
     if st.session_state.get(f"fb_saved_{qid}"):
-        st.caption(st.session_state[f"fb_saved_{qid}"])
+        st.caption(escape_markdown(st.session_state[f"fb_saved_{qid}"]))
 
 
 def render_footer(ctx: AppContext, user: User, turn: Turn) -> None:
@@ -117,22 +125,39 @@ def render_footer(ctx: AppContext, user: User, turn: Turn) -> None:
     elif turn.is_fallback:
         st.warning("Model, kaynaklarda bu sorunun cevabını bulamadı.", icon=":material/help:")
     if turn.notice and turn.status != STATUS_ERROR:
-        st.info(turn.notice, icon=":material/info:")
+        st.info(escape_markdown(turn.notice), icon=":material/info:")
     if turn.status == STATUS_ERROR and turn.notice:
-        st.error(f"Model sunucusu cevap veremedi: {turn.notice} En ilgili bölümler alıntılandı.",
+        st.error(escape_markdown(f"Model sunucusu cevap veremedi: {turn.notice} En ilgili bölümler alıntılandı."),
                  icon=":material/cloud_off:")
     if turn.badge:
-        st.badge(f"Üreten: {turn.badge}", icon=":material/smart_toy:", color="gray" if turn.is_fallback else "blue")
+        st.badge(escape_markdown(f"Üreten: {turn.badge}"), icon=":material/smart_toy:", color="gray" if turn.is_fallback else "blue")
     render_sources(turn)
     render_feedback(ctx, user, turn)
+
+
+def apply_permissions(ctx: AppContext, user: User, turns: list[Turn]) -> None:
+    """Drop, in place, every answer that cites a chunk the user's role may no longer read."""
+    from ragcore.documents import readable_chunks
+
+    shown = {source.chunk_id for turn in turns for source in turn.sources}
+    if not shown:
+        return
+    permitted = readable_chunks(ctx.db, shown, user.role)
+    for index, turn in enumerate(turns):
+        if any(source.chunk_id not in permitted for source in turn.sources):
+            turns[index] = Turn(question=turn.question, status=turn.status, question_id=turn.question_id,
+                                revoked=True)
 
 
 def render_turn(ctx: AppContext, user: User, turn: Turn) -> None:
     with st.chat_message("user"):
         st.markdown(escape_markdown(turn.question))
     with st.chat_message("assistant"):
+        if turn.revoked:
+            st.warning(REVOKED_NOTICE, icon=":material/lock:")
+            return
         if turn.error:
-            st.error(turn.error)
+            st.error(escape_markdown(turn.error))
             return
         st.markdown(escape_answer(turn.text))
         render_footer(ctx, user, turn)
@@ -177,7 +202,7 @@ def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
             except Exception as exc:  # the UI must say what went wrong, in Turkish
                 turn.error = f"Cevap oluşturulurken bir hata oluştu: {exc}"
         if turn.error:
-            st.error(turn.error)
+            st.error(escape_markdown(turn.error))
     history().append(turn)
     st.session_state.pop(PENDING, None)
 
@@ -192,6 +217,7 @@ def unavailable_message(services: Services) -> str:
 def render_chat(ctx: AppContext, user: User) -> None:
     take_prompt(ctx.settings.max_question_chars)
     turns = history()
+    apply_permissions(ctx, user, turns)
     if not turns and st.session_state.get(PENDING) is None:
         st.info("Dokümanlarınız hakkında Türkçe bir soru sorun; cevap, kaynak sayfalarıyla birlikte gelir. "
                 "Örnek: *İşveren risk değerlendirmesi yapmakla yükümlü müdür?*", icon=":material/chat:")

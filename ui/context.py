@@ -21,15 +21,21 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
 import streamlit as st
 
 from ragcore.config import Settings, SettingsError
 from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database
+from ragcore.files import secure_data_dir
 from ragcore.ingest import remove_orphan_files
 from ragcore.jobs import remove_orphan_staged_files
 from ragcore.users import announce_initial_admin, ensure_initial_admin
 
 log = logging.getLogger("dayanak.app")
+
+DATABASE_UNREACHABLE = ("Dayanak şu anda veritabanına ulaşamıyor. Lütfen biraz sonra yeniden deneyin; "
+                        "sorun sürerse yöneticinize başvurun.")
+SETTINGS_UNUSABLE = "Dayanak'ın ayarları geçersiz; uygulama başlatılamadı. Yöneticinize başvurun."
 
 
 @dataclass
@@ -71,6 +77,8 @@ def _app_context() -> AppContext:
         announce_initial_admin(password, settings)
     for path in remove_orphan_files(db, settings) + remove_orphan_staged_files(db, settings):
         log.warning("removed %s: left behind by an interrupted upload", path.name)
+    for path in secure_data_dir(settings):
+        log.warning("made %s private (it was readable by other users)", path)
     return AppContext(settings=settings, db=db, generated_admin_password=bool(password))
 
 
@@ -96,7 +104,7 @@ def _job_worker() -> Any:
 
 
 def get_context() -> AppContext:
-    """The shared context, or a Turkish error page (and stop) when the database is unusable.
+    """The shared context, or a generic Turkish error page (and stop) when it cannot be built.
 
     Exceptions are not cached by `st.cache_resource`, so the next rerun tries again.
     Also starts the in-process job worker once (see the module docstring).
@@ -106,9 +114,13 @@ def get_context() -> AppContext:
         _job_worker()
         return ctx
     except SettingsError as exc:
-        st.error(f"Ayarlar geçersiz: {exc}")
-    except DatabaseError as exc:
-        st.error(f"Veritabanına bağlanılamadı. Yöneticinize başvurun.\n\nAyrıntı: {exc}")
+        log.error("invalid settings: %s", exc)
+        st.error(SETTINGS_UNUSABLE)
+    except (DatabaseError, psycopg.Error) as exc:
+        # The visitor may be anyone (this is the login page too): no details on the page; the
+        # log gets them, the password already removed by ragcore.db.
+        log.error("database unavailable: %s", exc)
+        st.error(DATABASE_UNREACHABLE)
     st.stop()
     raise AssertionError("unreachable")  # st.stop() raises
 

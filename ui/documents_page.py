@@ -17,7 +17,7 @@ from ragcore.config import ROLE_LABELS, ROLES
 from ragcore.models import Document, User
 from ui.context import AppContext
 from ui.jobs import render_jobs
-from ui.markdown import escape_markdown
+from ui.markdown import alert, escape_markdown
 from ui.upload import role_picker, upload_document
 
 CONFIRM = "doc_confirm_delete"
@@ -81,9 +81,9 @@ def _admin_actions(ctx: AppContext, doc: Document) -> None:
                     _flash(f"“{doc.title}” artık şu rollere açık: {_roles_text(roles)}.")
                     st.rerun()
                 except ValueError as exc:
-                    st.error(str(exc))
+                    st.error(escape_markdown(str(exc)))
     if st.session_state.get(CONFIRM) == doc.id:
-        st.warning(f"“{doc.title}” ve tüm bölümleri kalıcı olarak silinecek. Emin misiniz?")
+        st.warning(escape_markdown(f"“{doc.title}” ve tüm bölümleri kalıcı olarak silinecek. Emin misiniz?"))
         cols = st.columns(2)
         if cols[0].button("Evet, sil", key=f"doc_delete_yes_{doc.id}", type="primary"):
             st.session_state.pop(CONFIRM, None)
@@ -107,7 +107,7 @@ def render_documents_page(ctx: AppContext, user: User) -> None:
     st.title("Dokümanlar")
     flash = st.session_state.pop("doc_flash", None)
     if flash:
-        getattr(st, flash[0])(escape_markdown(flash[1]))
+        alert(*flash)
     if user.role == "admin":
         render_upload(ctx, user)
         render_jobs(ctx, user)

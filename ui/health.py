@@ -10,6 +10,7 @@ import streamlit as st
 
 from ragcore.doctor import HealthReport, run_checks
 from ui.context import AppContext
+from ui.markdown import escape_markdown
 
 
 @st.cache_data(ttl=60, show_spinner="Sistem denetleniyor…")
@@ -22,9 +23,9 @@ def render_health_panel(ctx: AppContext) -> None:
     healthy = report.database_ok and not report.migrations_pending
     with st.expander("Sistem durumu", icon=":material/check_circle:" if healthy else ":material/error:"):
         if report.database_ok:
-            st.markdown(f"Veritabanı: **çalışıyor** ({report.database})")
+            st.markdown(f"Veritabanı: **çalışıyor** ({escape_markdown(report.database)})")
         else:
-            st.error(f"Veritabanı sorunu: {report.database_error}")
+            st.error(escape_markdown(f"Veritabanı sorunu: {report.database_error}"))
         lines = [
             ("PostgreSQL", report.postgres_version),
             ("pgvector", report.pgvector_version),
@@ -38,13 +39,13 @@ def render_health_panel(ctx: AppContext) -> None:
         ]
         st.text("\n".join(f"{name:<13}{value}" for name, value in lines))
         if report.embedding_reason:
-            st.caption(f"Gömme seçimi: {report.embedding_reason}")
+            st.caption(escape_markdown(f"Gömme seçimi: {report.embedding_reason}"))
         if report.retrieval_reason:
-            st.caption(f"Arama modu: {report.retrieval_reason}")
+            st.caption(escape_markdown(f"Arama modu: {report.retrieval_reason}"))
         if report.refusal_threshold:
-            st.caption(f"Ret eşiği: {report.refusal_threshold}")
+            st.caption(escape_markdown(f"Ret eşiği: {report.refusal_threshold}"))
         if report.generator_reason:
-            st.caption(f"Üretici seçimi: {report.generator_reason}")
+            st.caption(escape_markdown(f"Üretici seçimi: {report.generator_reason}"))
         if st.button("Yenile", key="health_refresh", icon=":material/refresh:"):
             _report.clear()
             st.rerun()

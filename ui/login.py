@@ -8,6 +8,7 @@ import streamlit_authenticator as stauth
 from ragcore.secrets import initial_admin_password_path
 from ui import auth
 from ui.context import AppContext
+from ui.markdown import escape_markdown
 
 
 def first_run_pending(ctx: AppContext) -> bool:
@@ -19,18 +20,14 @@ def first_run_pending(ctx: AppContext) -> bool:
 
 def render_first_run(ctx: AppContext) -> None:
     path = initial_admin_password_path(ctx.settings)
-    if ctx.settings.admin_password:
-        where = "ADMIN_PASSWORD ortam değişkeniyle verdiğiniz parola."
-    elif path.is_file():
-        where = (
-            "Oluşturulan parola, uygulamayı başlattığınız **konsola** (terminal / `docker compose logs`) bir kez "
-            f"yazdırıldı; ayrıca yalnızca sunucu kullanıcısının okuyabildiği `{path}` dosyasında duruyor."
-        )
-    else:
-        where = "Parola, uygulamayı ilk başlattığınız konsola yazdırıldı."
     st.info(
         "**İlk kurulum.** Yönetici hesabı oluşturuldu: kullanıcı adı **admin**. "
-        f"{where} Giriş yaptıktan sonra *Kullanıcılar* sayfasından parolanızı değiştirin, "
+        + ("ADMIN_PASSWORD ortam değişkeniyle verdiğiniz parola." if ctx.settings.admin_password
+           else "Oluşturulan parola, uygulamayı başlattığınız **konsola** (terminal / `docker compose logs`) bir "
+                f"kez yazdırıldı; ayrıca yalnızca sunucu kullanıcısının okuyabildiği {escape_markdown(str(path))} "
+                "dosyasında duruyor." if path.is_file()
+           else "Parola, uygulamayı ilk başlattığınız konsola yazdırıldı.")
+        + " Giriş yaptıktan sonra *Kullanıcılar* sayfasından parolanızı değiştirin, "
         "dokümanları yükleyin ve kullanıcıları ekleyin.",
         icon=":material/key:",
     )

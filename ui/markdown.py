@@ -1,16 +1,24 @@
-"""Rendering document and user text as plain text inside Streamlit markdown.
+"""The one way user-supplied text reaches a Streamlit element that renders Markdown.
 
-Document text must never be interpreted: no HTML (we never pass `unsafe_allow_html`), and
-no markdown either — a law's "(1) ... * ..." or a "$" in a price would otherwise turn into
-lists, emphasis or LaTeX, and a `[x](http://…)` in an uploaded PDF into a live link. Every
-ASCII punctuation character that Streamlit's markdown treats specially is backslash-escaped
-(CommonMark allows escaping any ASCII punctuation, so the text renders unchanged), and our
-own `**bold**` markers are added only around the question's terms after escaping.
+File names, titles, roles, display names, questions, answers, chunk text, feedback comments
+and messages that embed any of them must never be interpreted: no HTML (we never pass
+`unsafe_allow_html`), and no Markdown either — a law's "(1) ... * ..." or a "$" in a price
+would otherwise turn into lists, emphasis or LaTeX, a `[x](http://…)` into a live link and
+`![x](http://…)` into an image the reader's browser fetches. Every ASCII punctuation
+character that Streamlit's Markdown treats specially is backslash-escaped (CommonMark allows
+escaping any ASCII punctuation, so the text renders unchanged), and our own `**bold**`
+markers are added only around the question's terms after escaping.
+
+Every Markdown body and label in `app.py`, `ui/` and `pages/` is a literal, or goes through
+`escape_markdown` (or `highlight`/`escape_answer`, built on it), or is plain text (`st.text`,
+`st.code`, dataframes); `tests/test_plain_text_static.py` checks that statically.
 """
 
 from __future__ import annotations
 
 import re
+
+import streamlit as st
 
 from ragcore.text import PREFIX_LENGTH, STOPWORDS, turkish_lower, words
 
@@ -24,8 +32,20 @@ _PARTICLES = frozenset("midir mıdır mudur müdür nedir neler hangi hangisi ka
 
 def escape_markdown(text: str) -> str:
     """Text that Streamlit's st.markdown shows literally; line breaks are kept as hard breaks."""
-    escaped = _SPECIAL.sub(r"\\\1", text)
-    return escaped.replace("\r\n", "\n").replace("\n", "  \n")
+    escaped = _SPECIAL.sub(r"\\\1", str(text))
+    return escaped.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "  \n")
+
+
+def alert(kind: str, text: str) -> None:
+    """`text` as plain text in an alert box: "success", "warning", "error" or "info" (flash messages)."""
+    if kind == "success":
+        st.success(escape_markdown(text))
+    elif kind == "warning":
+        st.warning(escape_markdown(text))
+    elif kind == "error":
+        st.error(escape_markdown(text))
+    else:
+        st.info(escape_markdown(text))
 
 
 def question_terms(question: str) -> set[str]:

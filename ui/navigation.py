@@ -18,6 +18,7 @@ from ragcore.models import User
 from ui import auth
 from ui.context import AppContext
 from ui.health import render_health_panel
+from ui.markdown import escape_markdown
 
 APP_DIR = Path(__file__).resolve().parent.parent
 EVAL_LAB = APP_DIR / "pages" / "eval_lab.py"
@@ -69,13 +70,8 @@ def build(ctx: AppContext, user: User | None, authenticator: stauth.Authenticate
 
 def render_sidebar(ctx: AppContext, user: User, authenticator: stauth.Authenticate) -> None:
     with st.sidebar:
-        st.markdown(f"**{_plain(user.display_name)}**  \n{_plain(ROLE_LABELS.get(user.role, user.role))}")
-        auth.render_logout_button(authenticator)
+        st.markdown(f"**{escape_markdown(user.display_name)}**  \n"
+                    f"{escape_markdown(ROLE_LABELS.get(user.role, user.role))}")
+        auth.render_logout_button(ctx, authenticator)
         if user.role == "admin":
             render_health_panel(ctx)
-
-
-def _plain(text: str) -> str:
-    from ui.markdown import escape_markdown
-
-    return escape_markdown(text)

@@ -48,7 +48,7 @@ def render_search_page(ctx: AppContext, user: User) -> None:
     try:
         embedder = get_embedder()
     except Exception as exc:
-        st.error(f"Arama modeli kullanılamıyor: {exc}")
+        st.error(escape_markdown(f"Arama modeli kullanılamıyor: {exc}"))
         return
     if role != user.role and user.role != "admin":
         role = user.role
@@ -56,24 +56,24 @@ def render_search_page(ctx: AppContext, user: User) -> None:
         concrete = resolve_mode(ctx.settings, embedder, None if mode == "auto" else mode)
         result = retrieve(ctx.db, embedder, question.strip(), role, k=int(k), mode=concrete)
     except RetrievalError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
         return
     threshold = calibration.threshold_for(getattr(embedder, "name", ""), concrete, ctx.settings)
     ev = result.evidence
     refuse = calibration.should_refuse(ev, threshold)
     cols = st.columns(4)
     cols[0].metric("Mod", concrete)
-    cols[1].metric("Kanıt skoru", f"{threshold.score(ev):.3f}", help=f"sinyal: {threshold.signal}")
-    cols[2].metric("Eşik", f"{threshold.value:.3f}", help=f"kaynak: {threshold.measured}")
+    cols[1].metric("Kanıt skoru", f"{threshold.score(ev):.3f}", help=escape_markdown(f"sinyal: {threshold.signal}"))
+    cols[2].metric("Eşik", f"{threshold.value:.3f}", help=escape_markdown(f"kaynak: {threshold.measured}"))
     cols[3].metric("Süre", f"{result.ms:.0f} ms")
     if refuse:
         st.warning("Bu kanıtla sohbet cevap vermez (yedek cevap + inceleme kuyruğu).", icon=":material/block:")
     else:
         st.success("Bu kanıtla sohbet cevap üretir.", icon=":material/check:")
-    st.caption(
+    st.caption(escape_markdown(
         f"en iyi kosinüs: {_fmt(ev.best_cosine)} · en iyi BM25: {_fmt(ev.best_bm25)} · "
         f"kapsama: {ev.coverage:.3f} · izinli isabet: {ev.permitted_hits}"
-    )
+    ))
     if not result.hits:
         st.info("Bu rolün erişebildiği dokümanlarda sonuç yok.")
         return

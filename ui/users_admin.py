@@ -1,7 +1,11 @@
 """The admin's user management: create, change role, (de)activate, reset password, unlock.
 
 Guards that the library and the SQL do not know about live here: an admin cannot lock
-themselves out (deactivate or demote their own account), so there is always an admin left.
+themselves out (deactivate or demote their own account), so there is always an admin left,
+and changing one's own password asks for the current one (counted like a login attempt),
+so an unattended signed-in browser is not enough to take the account over. A password
+change, a deactivation and a role change void the user's sessions or cookies
+(`ragcore.users`, `ragcore.sessions`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from ragcore import auth as throttle
 from ragcore import users as usersmod
 from ragcore.config import ROLE_LABELS, ROLES
 from ragcore.models import User
+from ui import auth
 from ui.context import AppContext
+from ui.markdown import alert, escape_markdown
 
 
 def _role_label(role: str) -> str:
@@ -36,15 +42,18 @@ def generate_password() -> str:
     return secrets.token_urlsafe(12)
 
 
-def _flash(message: str, kind: str = "success") -> None:
-    st.session_state["users_flash"] = (kind, message)
+def _flash(message: str, kind: str = "success", code: str | None = None) -> None:
+    """A message for the next run; `code` (a generated password) is shown verbatim under it."""
+    st.session_state["users_flash"] = (kind, message, code)
 
 
 def _show_flash() -> None:
     flash = st.session_state.pop("users_flash", None)
     if flash:
-        kind, message = flash
-        getattr(st, kind)(message)
+        kind, message, code = flash
+        alert(kind, message)
+        if code:
+            st.code(code, language=None)
 
 
 def render_table(ctx: AppContext) -> list[User]:
@@ -72,12 +81,12 @@ def render_create(ctx: AppContext) -> None:
         if st.form_submit_button("Kullanıcı oluştur", type="primary"):
             error = check_new_password(password, repeat)
             if error:
-                st.error(error)
+                st.error(escape_markdown(error))
                 return
             try:
                 created = usersmod.create_user(ctx.db, username, role, password, display_name=display or None)
             except usersmod.UserError as exc:
-                st.error(str(exc))
+                st.error(escape_markdown(str(exc)))
                 return
             _flash(f"'{created.username}' oluşturuldu ({ROLE_LABELS[created.role]}).")
             st.rerun()
@@ -97,7 +106,8 @@ def render_manage(ctx: AppContext, me: User, users: list[User]) -> None:
                                  key=f"users_role_{target.username}", disabled=is_me)
     if cols[1].button("Rolü kaydet", key=f"users_role_save_{target.username}", disabled=is_me or new_role == target.role):
         usersmod.set_role(ctx.db, target.username, new_role)
-        _flash(f"'{target.username}' rolü: {ROLE_LABELS[new_role]}. Kullanıcının bir sonraki işleminde geçerli olur.")
+        _flash(f"'{target.username}' rolü: {ROLE_LABELS[new_role]}. Kullanıcının bir sonraki işleminde geçerli olur; "
+               "'beni hatırla' çerezleri geçersiz oldu.")
         st.rerun()
     if is_me:
         st.caption("Kendi rolünüzü ya da hesabınızın durumunu değiştiremezsiniz (yönetici kalmaması önlenir).")
@@ -106,48 +116,75 @@ def render_manage(ctx: AppContext, me: User, users: list[User]) -> None:
         if st.button("Devre dışı bırak", key=f"users_deactivate_{target.username}", disabled=is_me,
                      icon=":material/person_off:"):
             usersmod.set_active(ctx.db, target.username, False)
-            _flash(f"'{target.username}' devre dışı bırakıldı; açık oturumu bir sonraki işlemde kapanır.")
+            _flash(f"'{target.username}' devre dışı bırakıldı; açık oturumları bir sonraki işlemde kapanır.")
             st.rerun()
     elif st.button("Yeniden etkinleştir", key=f"users_activate_{target.username}", icon=":material/person_check:"):
         usersmod.set_active(ctx.db, target.username, True)
         _flash(f"'{target.username}' yeniden etkin.")
         st.rerun()
 
+    render_password_form(ctx, target, is_me)
+    render_lock(ctx, target)
+
+
+def render_password_form(ctx: AppContext, target: User, is_me: bool) -> None:
+    """Reset someone's password, or change one's own (then the current password is asked for)."""
     with st.form(f"users_reset_{target.username}", clear_on_submit=True):
-        st.markdown("**Parola sıfırla**")
+        st.markdown("**Parolanızı değiştirin**" if is_me else "**Parola sıfırla**")
+        current = None
+        if is_me:
+            current = st.text_input("Mevcut parola", type="password", key=f"users_reset_cur_{target.username}",
+                                    autocomplete="current-password")
         cols = st.columns(2)
         password = cols[0].text_input("Yeni parola", type="password", key=f"users_reset_pw_{target.username}",
                                       autocomplete="new-password", help="Boş bırakırsanız rastgele bir parola üretilir.")
         repeat = cols[1].text_input("Yeni parola (tekrar)", type="password", key=f"users_reset_rep_{target.username}",
                                     autocomplete="new-password")
-        if st.form_submit_button("Parolayı değiştir"):
-            shown = None
-            if not password and not repeat:
-                password = repeat = shown = generate_password()
-            error = check_new_password(password, repeat)
-            if error:
-                st.error(error)
-                return
-            try:
-                usersmod.set_password(ctx.db, target.username, password)
-            except usersmod.UserError as exc:
-                st.error(str(exc))
-                return
-            throttle.unlock(ctx.db, target.username)
-            if shown:
-                _flash(f"'{target.username}' için yeni parola: `{shown}` — yalnızca şimdi gösteriliyor, kullanıcıya "
-                       "güvenli bir yoldan iletin.", "warning")
-            else:
-                _flash(f"'{target.username}' parolası değiştirildi.")
-            st.rerun()
+        if not st.form_submit_button("Parolayı değiştir"):
+            return
+    if is_me:
+        result = throttle.login(ctx.db, target.username, (current or "").strip(), auth.client_address())
+        if result.user is None:
+            st.error(escape_markdown(result.gate.message() if not result.gate.allowed else "Mevcut parola hatalı."))
+            return
+    shown = None
+    if not password and not repeat:
+        password = repeat = shown = generate_password()
+    error = check_new_password(password, repeat)
+    if error:
+        st.error(escape_markdown(error))
+        return
+    try:
+        usersmod.set_password(ctx.db, target.username, password)
+    except usersmod.UserError as exc:
+        st.error(escape_markdown(str(exc)))
+        return
+    throttle.unlock(ctx.db, target.username)
+    if is_me:
+        auth.renew_session()
+        message = ("Parolanız değiştirildi. Diğer bütün oturumlarınız kapatıldı; bu tarayıcıda bir sonraki "
+                   "ziyaretinizde yeni parolayla giriş yapın.")
+    else:
+        message = f"'{target.username}' parolası değiştirildi; kullanıcının açık oturumları kapatıldı."
+    if shown:
+        _flash(message + " Yeni parola aşağıda; yalnızca şimdi gösteriliyor, güvenli bir yoldan iletin.",
+               "warning", shown)
+    else:
+        _flash(message)
+    st.rerun()
 
-    gate = throttle.check(ctx.db, target.username)
-    if not gate.allowed:
-        st.warning(f"Hatalı denemeler nedeniyle giriş kilitli (yaklaşık {gate.retry_minutes} dakika).")
-        if st.button("Kilidi kaldır", key=f"users_unlock_{target.username}"):
-            throttle.unlock(ctx.db, target.username)
-            _flash(f"'{target.username}' giriş kilidi kaldırıldı.")
-            st.rerun()
+
+def render_lock(ctx: AppContext, target: User) -> None:
+    status = throttle.lock_status(ctx.db, target.username)
+    if not status.locked:
+        return
+    where = "bütün adreslerden" if status.everywhere else f"{status.addresses} adresten"
+    st.warning(escape_markdown(f"Hatalı denemeler nedeniyle giriş {where} kilitli "
+                               f"(yaklaşık {status.retry_minutes} dakika)."))
+    if st.button("Kilidi kaldır", key=f"users_unlock_{target.username}"):
+        throttle.unlock(ctx.db, target.username)
+        _flash(f"'{target.username}' giriş kilidi kaldırıldı.")
+        st.rerun()
 
 
 def render_users_page(ctx: AppContext, me: User) -> None:
