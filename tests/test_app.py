@@ -248,7 +248,7 @@ def _upload_law(at: AppTest, roles: list[str]) -> AppTest:
     return at
 
 
-@pytest.mark.skipif(not LAW_6331.is_file(), reason="Law 6331 PDF not downloaded (scripts/download_data.py)")
+@pytest.mark.needs_data("laws")
 def test_upload_through_file_uploader_then_chat_cites_page_7(app_env: Path, db: Database) -> None:
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     _upload_law(admin, ["isg", "personel"])

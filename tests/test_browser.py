@@ -173,7 +173,7 @@ def _ensure_user(db: Database, username: str, role: str, password: str) -> None:
         users.create_user(db, username, role, password)
 
 
-@pytest.mark.skipif(not LAW_6331.is_file(), reason="Law 6331 PDF not downloaded (scripts/download_data.py)")
+@pytest.mark.needs_data("laws")
 def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: Settings) -> None:
     """Log in, ask the risk-assessment question, see the answer citing page 7, log out."""
     from playwright.sync_api import expect
@@ -222,7 +222,7 @@ def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: 
     assert TIMINGS["cookie_deleted_after_logout"] == 1.0, "logout left the remember-me cookie in the browser"
 
 
-@pytest.mark.skipif(not LAW_6331.is_file(), reason="Law 6331 PDF not downloaded (scripts/download_data.py)")
+@pytest.mark.needs_data("laws")
 def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database) -> None:
     """The upload widget for real: file chooser, allowed-roles multiselect, progress, result."""
     from playwright.sync_api import expect
