@@ -155,6 +155,99 @@ def test_questions_during_an_outage_fail_fast_are_spooled_and_logged_when_it_is_
         dbmod.stop_embedded(server_dir)
 
 
+# ----------------------------------------------------------------------------- the app
+
+
+def _app_env(monkeypatch, **env: str) -> None:
+    from ui import context
+
+    for name in ("DATABASE_URL", "RETRIEVAL_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in {"EMBED_BACKEND": "use", "LLM_BACKEND": "extractive", "OLLAMA_BASE_URL": "http://127.0.0.1:9",
+                        "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef",
+                        "ADMIN_PASSWORD": "yonetici-parola-1", "LOGIN_SLEEP_TIME": "0", "REFUSAL_THRESHOLD": "0",
+                        **env}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(REPO)
+    context.reset(keep_models=True)
+
+
+def _signed_in_app(username: str, password: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=180)
+    at.run()
+    at.text_input(key="login_username").input(username)
+    at.text_input(key="login_password").input(password)
+    next(b for b in at.button if b.label == "Giriş yap").click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _ask_in_chat(at, question: str):
+    at.chat_input(key="chat_input").set_value(question).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_app_restarts_a_killed_embedded_server_and_answers_the_chat(root, embedder, monkeypatch) -> None:
+    from ui import context
+
+    data_dir = root / "data"
+    _app_env(monkeypatch, DATA_DIR=str(data_dir))
+    settings = Settings.from_env(dotenv=None)
+    database = dbmod.open_database(settings)  # the same embedded server the app starts
+    try:
+        _world(database, settings, embedder)
+        at = _signed_in_app("mehmet", "mehmet-parola")
+        assert sum("Alıntı modu" in m.value for m in _ask_in_chat(at, QUESTION).markdown) == 1
+        _kill_postmaster(data_dir)
+        _ask_in_chat(at, QUESTION)
+        assert not at.error, [e.value for e in at.error]
+        assert sum("Alıntı modu" in m.value for m in at.markdown) == 2  # the second question is answered too
+        assert dbmod.embedded_running_url(data_dir)
+        with database.connection() as conn:  # this pool recovers on its own, like the app's
+            assert conn.execute("SELECT count(*) FROM questions WHERE status = 'answered'").fetchone()[0] == 2
+    finally:
+        context.reset(keep_models=True)
+        database.close()
+        dbmod.stop_embedded(data_dir)
+
+
+def test_the_app_says_so_in_turkish_while_an_external_database_is_down(root, embedder, monkeypatch) -> None:
+    from ui import context
+
+    server_dir = root / "server"
+    url = dbmod.embedded_url(server_dir)
+    _app_env(monkeypatch, DATABASE_URL=url, DATA_DIR=str(root / "data"))
+    settings = Settings.from_env(dotenv=None)
+    database = dbmod.open_database(settings)
+    try:
+        _world(database, settings, embedder)
+        at = _signed_in_app("mehmet", "mehmet-parola")
+        _kill_postmaster(server_dir)
+        _ask_in_chat(at, OTHER)
+        assert [e.value for e in at.error] == [
+            "Veritabanına şu anda ulaşılamıyor. Birkaç saniye sonra sayfayı yenileyin; sorun sürerse "
+            "yöneticinize başvurun. Sorunuz kaydedildi."]
+        records, _ = QuestionSpool(spool_path(settings)).records()
+        assert [(r["username"], r["question"], r["status"]) for r in records] == [("mehmet", OTHER, STATUS_ERROR)]
+        dbmod.restart_embedded(server_dir)
+        at.run()  # the user reloads: the chat is back
+        assert not at.error and not at.exception, [e.value for e in at.error]
+        assert sum("Alıntı modu" in m.value for m in _ask_in_chat(at, QUESTION).markdown) == 1
+        with database.connection() as conn:  # the spooled question reached the log with the answer
+            assert conn.execute("SELECT question, status FROM questions ORDER BY created_at, id").fetchall() == [
+                (OTHER, STATUS_ERROR), (QUESTION, STATUS_ANSWERED)]
+    finally:
+        context.reset(keep_models=True)
+        database.close()
+        if dbmod.embedded_running_url(server_dir) is None:
+            dbmod.restart_embedded(server_dir)
+        dbmod.stop_embedded(server_dir)
+
+
 # ----------------------------------------------------------------------------- two processes
 
 _HOLDER = textwrap.dedent(
