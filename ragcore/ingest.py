@@ -275,7 +275,7 @@ def ingest_pdf(
     except EmbeddingError as exc:
         raise IngestError(str(exc)) from exc
 
-    name = sanitize(Path(filename).name, single_line=True).strip() or "belge.pdf"
+    name = sanitize(Path(filename).name, single_line=True) or "belge.pdf"
     meta = {
         "title": sanitize(title or "", single_line=True).strip()[:500] or default_title(name),
         "filename": name,
