@@ -81,6 +81,16 @@ def _clean(database: dbmod.Database) -> None:
 
 
 @pytest.fixture()
+def server_root() -> Iterator[Path]:
+    """A folder for a test's own embedded server, outside pytest's tmp_path (as `pg_root` is):
+    run as root, pgserver starts PostgreSQL as its own user, who must reach the data directory,
+    and every pytest session on the machine resets /tmp/pytest-of-root to mode 0700."""
+    root = Path(tempfile.mkdtemp(prefix="dayanak-server-"))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture()
 def db(session_db: dbmod.Database) -> Iterator[dbmod.Database]:
     """The migrated public namespace, emptied before the test."""
     _clean(session_db)

@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,16 +46,6 @@ def embedder() -> USEEmbedder:
     return USEEmbedder()
 
 
-@pytest.fixture()
-def root() -> Iterator[Path]:
-    """A folder outside pytest's tmp_path (as conftest's server has): as root, pgserver runs
-    PostgreSQL as its own user, who must reach the data directory, and every pytest session
-    resets /tmp/pytest-of-root to mode 0700."""
-    path = Path(tempfile.mkdtemp(prefix="dayanak-outage-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
 def _kill_postmaster(data_dir: Path) -> int:
     """SIGKILL the embedded postmaster and wait until it no longer serves (its backends follow it)."""
     pgdata = (data_dir / "pg" / "data").resolve()
@@ -81,8 +68,8 @@ def _world(database: dbmod.Database, settings: Settings, embedder) -> tuple[Answ
     return AnswerService(database, settings, embedder, ExtractiveGenerator(embedder)), mehmet
 
 
-def test_a_killed_embedded_server_is_restarted_and_the_next_question_answered(root, embedder) -> None:
-    data_dir = root / "data"
+def test_a_killed_embedded_server_is_restarted_and_the_next_question_answered(server_root, embedder) -> None:
+    data_dir = server_root / "data"
     settings = Settings(data_dir=data_dir, embed_backend="use", llm_backend="extractive",
                         ollama_base_url="http://127.0.0.1:9", refusal_threshold=0.0)
     database = dbmod.open_database(settings)  # embedded: it may restart the server
@@ -104,11 +91,11 @@ def test_a_killed_embedded_server_is_restarted_and_the_next_question_answered(ro
         dbmod.stop_embedded(data_dir)
 
 
-def test_questions_during_an_outage_fail_fast_are_spooled_and_logged_when_it_is_back(root, embedder) -> None:
-    server_dir = root / "server"
+def test_questions_during_an_outage_fail_fast_are_spooled_and_logged_when_it_is_back(server_root, embedder) -> None:
+    server_dir = server_root / "server"
     url = dbmod.embedded_url(server_dir)
     # As an external DATABASE_URL: nobody in this process may restart the server.
-    settings = Settings(database_url=url, data_dir=root / "data", embed_backend="use",
+    settings = Settings(database_url=url, data_dir=server_root / "data", embed_backend="use",
                         llm_backend="extractive", ollama_base_url="http://127.0.0.1:9", refusal_threshold=0.0)
     database = dbmod.open_database(settings)
     spool = QuestionSpool(spool_path(settings))
@@ -191,10 +178,10 @@ def _ask_in_chat(at, question: str):
     return at
 
 
-def test_the_app_restarts_a_killed_embedded_server_and_answers_the_chat(root, embedder, monkeypatch) -> None:
+def test_the_app_restarts_a_killed_embedded_server_and_answers_the_chat(server_root, embedder, monkeypatch) -> None:
     from ui import context
 
-    data_dir = root / "data"
+    data_dir = server_root / "data"
     _app_env(monkeypatch, DATA_DIR=str(data_dir))
     settings = Settings.from_env(dotenv=None)
     database = dbmod.open_database(settings)  # the same embedded server the app starts
@@ -215,12 +202,12 @@ def test_the_app_restarts_a_killed_embedded_server_and_answers_the_chat(root, em
         dbmod.stop_embedded(data_dir)
 
 
-def test_the_app_says_so_in_turkish_while_an_external_database_is_down(root, embedder, monkeypatch) -> None:
+def test_the_app_says_so_in_turkish_while_an_external_database_is_down(server_root, embedder, monkeypatch) -> None:
     from ui import context
 
-    server_dir = root / "server"
+    server_dir = server_root / "server"
     url = dbmod.embedded_url(server_dir)
-    _app_env(monkeypatch, DATABASE_URL=url, DATA_DIR=str(root / "data"))
+    _app_env(monkeypatch, DATABASE_URL=url, DATA_DIR=str(server_root / "data"))
     settings = Settings.from_env(dotenv=None)
     database = dbmod.open_database(settings)
     try:
@@ -267,8 +254,8 @@ _HOLDER = textwrap.dedent(
 )
 
 
-def test_two_processes_on_one_data_dir_restart_the_server_once(root) -> None:
-    data_dir = root / "data"
+def test_two_processes_on_one_data_dir_restart_the_server_once(server_root) -> None:
+    data_dir = server_root / "data"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "XDG_RUNTIME_DIR")}
     env["DATA_DIR"] = str(data_dir)
     procs = [subprocess.Popen([sys.executable, "-c", _HOLDER], cwd=REPO, env=env, text=True,
@@ -306,21 +293,21 @@ def _quick(**env: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60)
 
 
-def test_doctor_quick_fails_while_the_database_is_down_and_does_not_start_it(root) -> None:
-    server_dir = root / "server"
+def test_doctor_quick_fails_while_the_database_is_down_and_does_not_start_it(server_root) -> None:
+    server_dir = server_root / "server"
     url = dbmod.embedded_url(server_dir)
     try:
         up = _quick(DATA_DIR=str(server_dir))
         assert up.returncode == 0, up.stderr
         status = json.loads(up.stdout)
         assert status["ok"] is True and status["database"] == "embedded" and status["detail"].startswith("PostgreSQL 18")
-        assert _quick(DATABASE_URL=url, DATA_DIR=str(root / "elsewhere")).returncode == 0
+        assert _quick(DATABASE_URL=url, DATA_DIR=str(server_root / "elsewhere")).returncode == 0
 
         killed = _kill_postmaster(server_dir)
         down = _quick(DATA_DIR=str(server_dir))
         assert down.returncode == 1 and json.loads(down.stdout)["ok"] is False
         assert "no PostgreSQL process" in json.loads(down.stdout)["detail"]
-        external = _quick(DATABASE_URL=url, DATA_DIR=str(root / "elsewhere"))
+        external = _quick(DATABASE_URL=url, DATA_DIR=str(server_root / "elsewhere"))
         assert external.returncode == 1 and "does not answer" in json.loads(external.stdout)["detail"]
         # A health check reports; it does not revive (nor hold) the server.
         assert dbmod.embedded_running_url(server_dir) is None and _postmaster_pid(server_dir) == killed

@@ -202,14 +202,14 @@ def test_chat_page_with_ollama_down_says_so_and_keeps_answering(app_with_ollama_
 # ----------------------------------------------------------------------------- database restart
 
 
-def test_answer_service_reconnects_after_a_database_restart(tmp_path: Path, embedder) -> None:
-    url = dbmod.embedded_url(tmp_path / "restart")
-    pgdata = (tmp_path / "restart" / "pg" / "data").resolve()
+def test_answer_service_reconnects_after_a_database_restart(server_root: Path, embedder) -> None:
+    url = dbmod.embedded_url(server_root / "restart")
+    pgdata = (server_root / "restart" / "pg" / "data").resolve()
     server = dbmod._embedded_servers[pgdata]
     database = dbmod.Database(url, max_size=2)
     try:
         dbmod.migrate(database)
-        settings = Settings(database_url=url, data_dir=tmp_path / "data", embed_backend="use",
+        settings = Settings(database_url=url, data_dir=server_root / "data", embed_backend="use",
                             llm_backend="extractive", ollama_base_url="http://127.0.0.1:9", refusal_threshold=0.0)
         ingest_pdf(database, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
         mehmet = users.create_user(database, "mehmet", "isg", "mehmet-parola")
@@ -230,4 +230,4 @@ def test_answer_service_reconnects_after_a_database_restart(tmp_path: Path, embe
         assert [d.title for d in list_documents(database, "isg")] == ["yonetmelik"]
     finally:
         database.close()
-        dbmod.stop_embedded(tmp_path / "restart")
+        dbmod.stop_embedded(server_root / "restart")
