@@ -26,6 +26,7 @@ from eval import metrics
 from eval.relevance import relevance, unanswerable_mask
 from eval.retrievers import Workspace, make_retriever, tokenize_all
 from eval.tquad import Progress, Question
+from ragcore.generation import EXTRACTIVE_NOTICE
 from ragcore.models import FALLBACK_ANSWER, Source
 from ragcore.text import lexical_tokens, turkish_lower, words
 
@@ -52,10 +53,6 @@ def strip_markers(text: str) -> str:
 
 def without_notice(answer: str) -> str:
     """Drop the extractive generator's fixed "quoting, not generating" notice: it is not answer text."""
-    try:
-        from ragcore.generation import EXTRACTIVE_NOTICE
-    except ImportError:  # a generation module without the notice
-        return answer
     return answer.replace(EXTRACTIVE_NOTICE, "").strip()
 
 

@@ -29,7 +29,7 @@ from ragcore import ollama
 from ragcore.config import Settings
 from ragcore.models import FALLBACK_ANSWER, BackendChoice, Source
 from ragcore.prompt import SYSTEM_PROMPT, TEMPERATURE
-from ragcore.text import lexical_tokens, turkish_lower, words
+from ragcore.text import lexical_tokens, sanitize, turkish_lower, words
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +96,17 @@ class _HttpGenerator:
     def _missing_model(self) -> str:
         return f"'{self.model}' modeli {self.server_name} üzerinde yok."
 
+    def _frame(self, text: str) -> dict:
+        """One JSON object of the stream; anything else is a broken server, said in Turkish."""
+        try:
+            frame = json.loads(text)
+        except ValueError:
+            frame = None
+        if not isinstance(frame, dict):
+            raise GeneratorError(f"{self.server_name} anlaşılamayan bir cevap gönderdi (bozuk akış verisi: "
+                                 f"{text[:80]!r}); cevap tamamlanamadı.")
+        return frame
+
     def stream(self, messages: list[dict], sources: Sequence[Source], question: str) -> Iterator[str]:
         url, body, headers = self._request(messages)
         try:
@@ -145,14 +156,21 @@ class OllamaGenerator(_HttpGenerator):
         for line in response.iter_lines():
             if not line.strip():
                 continue
-            frame = json.loads(line)
+            frame = self._frame(line)
             if frame.get("error"):
                 raise GeneratorError(f"Ollama hata döndürdü: {frame['error']}")
-            content = (frame.get("message") or {}).get("content") or ""
-            if content:
-                yield content
+            content = _field(frame, "message", "content")
+            if isinstance(content, str) and content:
+                yield sanitize(content)
             if frame.get("done"):
                 return
+
+
+def _field(value: object, *path: str) -> object:
+    """value[path[0]][path[1]]…, or None where a level is missing or not an object."""
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def openai_endpoint(base_url: str, path: str) -> str:
@@ -183,13 +201,13 @@ class OpenAIGenerator(_HttpGenerator):
             data = line[5:].strip()
             if data == "[DONE]":
                 return
-            frame = json.loads(data)
+            frame = self._frame(data)
             if frame.get("error"):
                 raise GeneratorError(f"OpenAI uyumlu sunucu hata döndürdü: {frame['error']}")
-            for choice in frame.get("choices", []):
-                content = (choice.get("delta") or {}).get("content") or ""
-                if content:
-                    yield content
+            for choice in frame.get("choices") or []:
+                content = _field(choice, "delta", "content")
+                if isinstance(content, str) and content:
+                    yield sanitize(content)
 
 
 # ----------------------------------------------------------------------------- extractive

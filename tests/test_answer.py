@@ -18,7 +18,7 @@ from ragcore.models import (
     STATUS_NEEDS_REVIEW,
 )
 from ragcore.questions import recent_questions
-from tests.conftest import LAW_6331
+from tests.conftest import LAW_6331, require_data
 from tests.retrieval_support import clean, ingest_law, make_test_embedder
 
 RISK_QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
@@ -53,6 +53,7 @@ def embedder():
 
 @pytest.fixture(scope="module")
 def law_db(session_db, embedder, tmp_path_factory, pg_url):
+    require_data("laws")
     clean(session_db)
     settings = Settings(database_url=pg_url, data_dir=tmp_path_factory.mktemp("answer") / "data", embed_backend="use")
     ingest_law(session_db, settings, embedder, Path(LAW_6331), ["isg", "personel"])

@@ -55,6 +55,7 @@ def _counts(db) -> dict[str, int]:
 
 # (stage, progress count at which to kill): during extraction, during embedding, and inside the
 # insert transaction after the document row and its chunks were written but before commit.
+@pytest.mark.needs_data("laws")
 @pytest.mark.parametrize(("stage", "done"), [("extract", 5), ("embed", 1), ("store", 2)])
 def test_sigkill_during_ingest_leaves_no_partial_document(db, settings, stage, done):
     env = os.environ | {

@@ -67,3 +67,17 @@ def test_compose_runs_a_separate_job_worker_on_the_app_image_and_volume():
     assert worker["build"] == app["build"] and worker["volumes"] == app["volumes"]  # shared DATA_DIR/uploads
     assert worker["environment"]["DATABASE_URL"] == app["environment"]["DATABASE_URL"]
     assert app["environment"]["WORKER_IN_APP"] == "false"  # the app does not process uploads itself
+
+
+def test_containers_are_healthy_only_while_the_database_answers():
+    """/_stcore/health answers 200 with the database down; `doctor --quick` does not."""
+    app = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]["app"]
+    assert "python -m ragcore doctor --quick" in " ".join(app["healthcheck"]["test"])
+    dockerfile = (REPO / "Dockerfile").read_text().replace("\\\n", " ")
+    [healthcheck] = [line for line in dockerfile.splitlines() if line.startswith("HEALTHCHECK")]
+    assert "CMD python -m ragcore doctor --quick &&" in healthcheck
+
+
+def test_ci_runs_the_browser_test_three_times():
+    script = (REPO / ".ci" / "run").read_text()
+    assert "make test" in script and re.search(r"for run in 2 3; do\n(.*\n)*?.*pytest -q -m browser", script)

@@ -13,7 +13,7 @@ from ragcore import db as dbmod
 from tests.conftest import TQUAD_DIR
 from tests.test_eval_retrievers import HashEmbedder
 
-needs_tquad = pytest.mark.skipif(not (TQUAD_DIR / tquad.DEV_FILE).is_file(), reason="TQuAD files not present")
+needs_tquad = pytest.mark.needs_data("tquad")
 
 
 def _small_corpus(full: tquad.Corpus, n_articles: int = 12) -> tquad.Corpus:

@@ -3,7 +3,7 @@ missing models; the extractive quoter; and what happens to generated text afterw
 
 from __future__ import annotations
 
-import time
+import threading
 
 import pytest
 
@@ -78,15 +78,20 @@ def test_openai_request_and_base_url_without_v1(fake_llm) -> None:
     assert body["stream"] is True and body["temperature"] == 0.1
 
 
-def test_first_piece_arrives_before_the_stream_ends(fake_llm) -> None:
+@pytest.mark.parametrize("make", [_ollama, _openai])
+def test_first_piece_arrives_before_the_stream_ends(fake_llm, make) -> None:
+    """The server holds back everything after its first piece until the client has that piece;
+    a client that buffered the response would see it only after the server sent the rest."""
     fake_llm.behaviour.reply_chunks = 3
-    fake_llm.behaviour.delay_between = 0.3
-    started = time.perf_counter()
-    stream = _ollama(fake_llm).stream(_messages(), SOURCES, QUESTION)
-    next(stream)
-    first = time.perf_counter() - started
-    list(stream)
-    assert first < 0.3 < time.perf_counter() - started
+    fake_llm.hold_after_first = threading.Event()
+    stream = make(fake_llm).stream(_messages(), SOURCES, QUESTION)
+    first = next(stream)
+    fake_llm.events.append("client got the first piece")
+    fake_llm.hold_after_first.set()
+    rest = list(stream)
+    assert first + "".join(rest) == fake_llm.behaviour.reply and len(rest) == 2
+    assert fake_llm.events[:2] == ["sending 0", "client got the first piece"], fake_llm.events
+    assert fake_llm.events[-1] == "sending 3"  # the final frame came after the client's first piece
 
 
 # ----------------------------------------------------------------------------- failures
@@ -124,6 +129,29 @@ def test_server_error_status(fake_llm, make) -> None:
     fake_llm.behaviour.fail_status = 500
     with pytest.raises(GeneratorError, match="HTTP 500"):
         list(make(fake_llm).stream(_messages(), SOURCES, QUESTION))
+
+
+@pytest.mark.parametrize("make", [_ollama, _openai])
+def test_malformed_frame_is_a_generator_error(fake_llm, make) -> None:
+    fake_llm.behaviour.reply_chunks = 4
+    fake_llm.behaviour.malformed_after_chunks = 2
+    received = []
+    with pytest.raises(GeneratorError, match="anlaşılamayan bir cevap gönderdi"):
+        for piece in make(fake_llm).stream(_messages(), SOURCES, QUESTION):
+            received.append(piece)
+    assert received == fake_llm.pieces()[:2]
+
+
+@pytest.mark.parametrize("make", [_ollama, _openai])
+@pytest.mark.parametrize("frame", ["[1, 2]", '"metin"', "null", '{"message": "duz metin", "choices": ["x"]}'])
+def test_frames_of_the_wrong_shape(fake_llm, make, frame) -> None:
+    """Valid JSON that is not an object is refused; an object of odd shape yields nothing from it."""
+    generator = make(fake_llm)
+    if frame.startswith("{"):
+        assert generator._frame(frame)["message"] == "duz metin"
+    else:
+        with pytest.raises(GeneratorError, match="bozuk akış verisi"):
+            generator._frame(frame)
 
 
 @pytest.mark.parametrize("make", [_ollama, _openai])

@@ -50,6 +50,7 @@ def check_lexical_index(db: dbmod.Database) -> None:
     assert stats == (len(chunks), sum(row[2] for row in chunks))
 
 
+@pytest.mark.needs_data("laws")
 def test_law_6331_ingests_with_pages_articles_and_progress(db, settings, embedder):
     events: list[tuple[str, int, int]] = []
     result = ingest_pdf(db, settings, embedder, LAW_6331.read_bytes(), filename=LAW_6331.name,
@@ -174,6 +175,7 @@ def _rss_mb() -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.needs_data("laws")
 def test_law_5510_ingests_with_bounded_memory_and_progress(db, settings, embedder):
     """The one ingest of the 240-page law in the whole suite."""
     embedder.embed_passages(["ısınma"])  # load the model first so its weights do not count as growth

@@ -70,6 +70,8 @@ FAILURES = {
     "openai answers HTTP 500": ("500", "openai", 10.0, "HTTP 500"),
     "ollama model not pulled": ("missing", "ollama", 10.0, "ollama pull"),
     "ollama down (closed port)": ("down", "ollama", 10.0, "çalışmıyor ya da erişilemiyor"),
+    "ollama sends a malformed frame": ("malformed", "ollama", 10.0, "anlaşılamayan bir cevap"),
+    "openai sends a malformed frame": ("malformed", "openai", 10.0, "anlaşılamayan bir cevap"),
 }
 
 
@@ -83,6 +85,8 @@ def _failing_settings(settings: Settings, fake_llm, how: str, backend: str) -> S
         behaviour.delay_before_first = 3.0
     elif how == "500":
         behaviour.fail_status = 500
+    elif how == "malformed":
+        behaviour.malformed_after_chunks = 2
     model = "yok-model:1b" if how == "missing" else MODEL
     return settings.with_(llm_backend=backend, llm_model=model, ollama_base_url=url,
                           openai_base_url=f"{url}/v1" if backend == "openai" else None, refusal_threshold=0.0)
@@ -90,7 +94,7 @@ def _failing_settings(settings: Settings, fake_llm, how: str, backend: str) -> S
 
 def _heal(fake_llm) -> None:
     b = fake_llm.behaviour
-    b.fail_after_chunks, b.delay_before_first, b.fail_status = None, 0.0, None
+    b.fail_after_chunks, b.delay_before_first, b.fail_status, b.malformed_after_chunks = None, 0.0, None, None
 
 
 @pytest.mark.parametrize("case", FAILURES)
@@ -112,7 +116,7 @@ def test_model_failure_gives_a_message_logs_the_question_and_the_app_keeps_worki
     assert answer.sources and answer.cited and all(1 <= n <= len(answer.sources) for n in answer.cited)
     assert "[1]" in answer.text and answer.llm_called and answer.generator == generator.label
     assert answer.extra.get("fallback_generator") == "extractive"
-    if how == "drop":  # the half-streamed model text is not kept as the answer
+    if how in ("drop", "malformed"):  # the half-streamed model text is not kept as the answer
         assert "".join(fake_llm.pieces()[:2]) in streamed and GOOD_REPLY[:20] not in answer.text
     # The question is logged, as an error, with the message.
     logged = recent_questions(db, "mehmet")[0]
@@ -198,14 +202,14 @@ def test_chat_page_with_ollama_down_says_so_and_keeps_answering(app_with_ollama_
 # ----------------------------------------------------------------------------- database restart
 
 
-def test_answer_service_reconnects_after_a_database_restart(tmp_path: Path, embedder) -> None:
-    url = dbmod.embedded_url(tmp_path / "restart")
-    pgdata = (tmp_path / "restart" / "pg" / "data").resolve()
+def test_answer_service_reconnects_after_a_database_restart(server_root: Path, embedder) -> None:
+    url = dbmod.embedded_url(server_root / "restart")
+    pgdata = (server_root / "restart" / "pg" / "data").resolve()
     server = dbmod._embedded_servers[pgdata]
     database = dbmod.Database(url, max_size=2)
     try:
         dbmod.migrate(database)
-        settings = Settings(database_url=url, data_dir=tmp_path / "data", embed_backend="use",
+        settings = Settings(database_url=url, data_dir=server_root / "data", embed_backend="use",
                             llm_backend="extractive", ollama_base_url="http://127.0.0.1:9", refusal_threshold=0.0)
         ingest_pdf(database, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
         mehmet = users.create_user(database, "mehmet", "isg", "mehmet-parola")
@@ -226,4 +230,4 @@ def test_answer_service_reconnects_after_a_database_restart(tmp_path: Path, embe
         assert [d.title for d in list_documents(database, "isg")] == ["yonetmelik"]
     finally:
         database.close()
-        dbmod.stop_embedded(tmp_path / "restart")
+        dbmod.stop_embedded(server_root / "restart")

@@ -20,7 +20,7 @@ from ragcore.retrieval import (
     search,
 )
 from ragcore.text import lexical_tokens
-from tests.conftest import LAW_6331
+from tests.conftest import LAW_6331, require_data
 from tests.retrieval_support import DocSpec, clean, ingest_law, insert_document, make_test_embedder
 
 # Small Turkish corpus: "ve" and "işveren" are in more than half of the chunks (negative idf,
@@ -227,6 +227,7 @@ def test_empty_question_tokens_still_searches_dense(corpus, embedder) -> None:
 
 @pytest.fixture(scope="module")
 def law(session_db, embedder, tmp_path_factory, pg_url):
+    require_data("laws")
     clean(session_db)
     settings = Settings(database_url=pg_url, data_dir=tmp_path_factory.mktemp("law") / "data", embed_backend="use")
     ingest_law(session_db, settings, embedder, Path(LAW_6331), ["isg", "personel"])

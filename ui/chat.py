@@ -207,6 +207,24 @@ def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
     st.session_state.pop(PENDING, None)
 
 
+def keep_unsent_question(ctx: AppContext, error: Exception) -> bool:
+    """The database went down before this run reached the chat: put the question just submitted
+    (if any) in the spool as an unanswered one, for the user last signed in. Returns whether one was."""
+    from ragcore.models import STATUS_ERROR
+    from ragcore.questions import question_record
+    from ragcore.spool import QuestionSpool, spool_path
+    from ragcore.text import sanitize
+    from ui.auth import USER
+
+    prompt, user = st.session_state.get("chat_input"), st.session_state.get(USER)
+    if not prompt or not sanitize(prompt).strip() or user is None:
+        return False
+    QuestionSpool(spool_path(ctx.settings)).append(question_record(
+        user, sanitize(prompt).strip(), answer=None, status=STATUS_ERROR, generator=None, llm_called=False,
+        error=f"veritabanına ulaşılamadı: {error}"))
+    return True
+
+
 def unavailable_message(services: Services) -> str:
     if "embedder" in services.errors:
         return f"Arama modeli kullanılamıyor, soru cevaplanamadı. Ayrıntı: {services.errors['embedder']}"
