@@ -46,6 +46,7 @@ MAX_SENTENCES = 2
 MAX_CHARS = 400
 MIN_CHARS = 12  # shorter pieces ("(2)", "a) İşveren;", "Az olamaz.") answer nothing on their own
 ELLIPSIS = "…"
+MIN_CLIP_CHARS = 100  # a second sentence is clipped to the room left only if that room is this large
 
 
 class ExtractiveModelError(RuntimeError):
@@ -542,7 +543,8 @@ def clip(text: str, question: str, limit: int = MAX_CHARS) -> str:
 def select_passages(passages: Sequence[Passage], question: str = "", *, ratio: float,
                     max_sentences: int = MAX_SENTENCES, max_chars: int = MAX_CHARS) -> list[Passage]:
     """The most probable unit, and the next ones whose probability is within `ratio` of it, while the
-    quote stays within `max_sentences` units and `max_chars` characters."""
+    quote stays within `max_sentences` units and `max_chars` characters: a comparable sentence
+    longer than the room left is clipped to it (verbatim, "…"), unless that room is too small."""
     if not passages:
         return []
     first = passages[0]
@@ -551,9 +553,10 @@ def select_passages(passages: Sequence[Passage], question: str = "", *, ratio: f
     for passage in passages[1:]:
         if len(chosen) >= max_sentences or passage.score < ratio * first.score:
             break
-        if used + len(passage.text) <= max_chars:
-            chosen.append(passage)
-            used += len(passage.text)
+        room = max_chars - used
+        if len(passage.text) <= room or room >= MIN_CLIP_CHARS:
+            chosen.append(Passage(passage.number, clip(passage.text, question, room), passage.score))
+            used += len(chosen[-1].text)
     return chosen
 
 

@@ -8,9 +8,12 @@ Protocol (dev is never read for fitting or selection):
    of that context, exactly what the answerer sees; label = the candidate is the unit of the
    gold article that contains the answer span. Questions without a positive candidate are left
    out of the fit (they teach nothing about which sentence answers) but counted on the holdout.
-4. Logistic regression (scikit-learn, L2) per embedder on `ragcore.extractive.FEATURES`; C and
-   the second-sentence ratio are chosen on the holdout; the final coefficients are refitted on
-   all train questions with the chosen C.
+4. Logistic regression (scikit-learn, L2) per embedder on `ragcore.extractive.FEATURES`: a
+   ranking fit on within-question pairs (answer unit vs. another unit of the same context),
+   calibrated to probabilities by a one-feature logistic regression on its score (`fit`). The
+   feature set (with or without the embedding features) and C are chosen by holdout top-1, the
+   second-sentence ratio by the holdout answer rate; the final coefficients are refitted on all
+   train questions with those choices.
 5. `ragcore/measured/extractive.json` gets the features, coefficients, intercept, selection
    ratio, data sha256 and counts, holdout metrics, date, code commit and embedder per model.
 
@@ -213,14 +216,33 @@ def columns(features: Sequence[str]) -> list[int]:
 
 
 def fit(examples, mats, features: Sequence[str], c: float):
+    """Ranking logistic regression on within-question pairs, then calibrated to probabilities.
+
+    1. (answer unit − other unit) feature differences of the same question, both signs, no
+       intercept: the model learns which of two candidates holds the answer (top-1 is what the
+       answerer needs; a pointwise fit also learns how answerable questions are);
+    2. a one-feature logistic regression of the label on that score (Platt scaling), so the
+       stored coefficients (slope × ranking weights) and intercept give P(holds the answer),
+       which the second-sentence ratio needs.
+    """
     from sklearn.linear_model import LogisticRegression
 
-    keep = [i for i, e in enumerate(examples) if e.labels.any()]
-    x = np.vstack([mats[i][:, columns(features)] for i in keep])
+    cols = columns(features)
+    keep = [i for i, e in enumerate(examples) if e.labels.any() and not e.labels.all()]
+    diffs = []
+    for i in keep:
+        m, labels = mats[i][:, cols], examples[i].labels
+        pos, neg = m[labels > 0], m[labels == 0]
+        diffs.append((pos[:, None, :] - neg[None, :, :]).reshape(-1, len(cols)))
+    d = np.vstack(diffs)
+    ranking = LogisticRegression(C=c, fit_intercept=False, max_iter=3000)
+    ranking.fit(np.vstack([d, -d]), np.concatenate([np.ones(len(d)), np.zeros(len(d))]))
+    weights = ranking.coef_[0]
+    x = np.vstack([mats[i][:, cols] for i in keep])
     y = np.concatenate([examples[i].labels for i in keep])
-    model = LogisticRegression(C=c, max_iter=2000)
-    model.fit(x, y)
-    return model.coef_[0].astype(float), float(model.intercept_[0]), len(keep), len(y), int(y.sum())
+    platt = LogisticRegression(max_iter=1000).fit((x @ weights)[:, None], y)
+    slope = float(platt.coef_[0][0])
+    return (weights * slope).astype(float), float(platt.intercept_[0]), len(keep), len(y), int(y.sum())
 
 
 def as_model(name: str, features, coef, intercept, ratio: float = 0.5) -> extractive.SentenceModel:
@@ -282,30 +304,50 @@ def baselines(examples, mats) -> dict:
 # ----------------------------------------------------------------------------- main
 
 
-def train_one(name: str, embedder, fit_ex, hold_ex, all_ex, cache: Path, features: Sequence[str]) -> dict:
-    print(f"[{name}] features", file=sys.stderr, flush=True)
-    fit_m, hold_m, all_m = (matrices(x, embedder, cache) for x in (fit_ex, hold_ex, all_ex))
+LEXICAL_FEATURES = tuple(f for f in extractive.FEATURES if not f.startswith("cosine"))
+
+
+def _best_c(name: str, label: str, data: dict, mats: dict, features: Sequence[str]) -> dict:
     grid = []
     for c in C_GRID:
-        coef, b, *_ = fit(fit_ex, fit_m, features, c)
-        grid.append({"C": c, "holdout_top1": top1(hold_ex, hold_m, as_model(name, features, coef, b))})
-        print(f"[{name}] C={c}: holdout top-1 {grid[-1]['holdout_top1']:.4f}", file=sys.stderr, flush=True)
-    best_c = max(grid, key=lambda g: (g["holdout_top1"], -g["C"]))["C"]
-    coef, b, n_q, n_rows, n_pos = fit(fit_ex, fit_m, features, best_c)
+        coef, b, *_ = fit(data["fit"], mats["fit"], features, c)
+        grid.append({"C": c, "holdout_top1": top1(data["holdout"], mats["holdout"], as_model(name, features, coef, b))})
+        print(f"[{name} / {label}] C={c}: holdout top-1 {grid[-1]['holdout_top1']:.4f}", file=sys.stderr, flush=True)
+    best = max(grid, key=lambda g: (g["holdout_top1"], -g["C"]))
+    return {"features": label, "C": best["C"], "holdout_top1": best["holdout_top1"], "C_grid": grid}
+
+
+def train_one(name: str, embedder, data: dict, cache: Path) -> dict:
+    """One model: feature set and C by holdout top-1, ratio on the holdout, final fit on all train."""
+    print(f"[{name}] features", file=sys.stderr, flush=True)
+    mats = {split: matrices(examples, embedder, cache) for split, examples in data.items()}
+    sets = {"lexical": LEXICAL_FEATURES}
+    if embedder is not None:
+        sets = {"with embedding": extractive.FEATURES, **sets}
+    tried = [_best_c(name, label, data, mats, features) for label, features in sets.items()]
+    chosen = max(tried, key=lambda t: (t["holdout_top1"], -len(sets[t["features"]])))
+    features, best_c = sets[chosen["features"]], chosen["C"]
+    coef, b, n_q, n_rows, n_pos = fit(data["fit"], mats["fit"], features, best_c)
     fit_model = as_model(name, features, coef, b)
-    ratio, curve = choose_ratio(hold_ex, hold_m, fit_model)
+    ratio, curve = choose_ratio(data["holdout"], mats["holdout"], fit_model)
+    hold, para = data["holdout"], data["holdout_paragraph"]
     holdout = {
-        "questions": len(hold_ex),
-        "questions_with_answer_in_context": int(sum(e.labels.any() for e in hold_ex)),
-        "top1": top1(hold_ex, hold_m, fit_model),
-        "baselines_top1": baselines(hold_ex, hold_m) if embedder is not None else {
-            "overlap": baselines(hold_ex, hold_m)["overlap"]},
-        "answer": {"ratio": ratio, **answer_metrics(hold_ex, hold_m, fit_model, ratio)},
-        "one_sentence": answer_metrics(hold_ex, hold_m, fit_model, ratio, max_sentences=1),
+        "questions": len(hold),
+        "questions_with_answer_in_context": int(sum(e.labels.any() for e in hold)),
+        "top1": top1(hold, mats["holdout"], fit_model),
+        "baselines_top1": baselines(hold, mats["holdout"]),
+        "inside_gold_paragraph_top1": {"model": top1(para, mats["holdout_paragraph"], fit_model),
+                                       **baselines(para, mats["holdout_paragraph"])},
+        "answer": {"ratio": ratio, **answer_metrics(hold, mats["holdout"], fit_model, ratio)},
+        "one_sentence": answer_metrics(hold, mats["holdout"], fit_model, ratio, max_sentences=1),
         "ratio_curve": curve,
-        "C_grid": grid,
+        "feature_sets_tried": tried,
     }
-    coef_all, b_all, n_q_all, n_rows_all, n_pos_all = fit(all_ex, all_m, features, best_c)
+    if embedder is None:  # no cosine to compare with
+        for table in (holdout["baselines_top1"], holdout["inside_gold_paragraph_top1"]):
+            for key in ("cosine", "cosine+overlap"):
+                table.pop(key)
+    coef_all, b_all, n_q_all, n_rows_all, n_pos_all = fit(data["all"], mats["all"], features, best_c)
     return {
         "embedder": embedder.name if embedder is not None else None,
         "features": list(features),
@@ -326,14 +368,13 @@ def train(settings: Settings, embedders: Sequence[str], cache: Path, out: Path) 
     fit_q, hold_q = split_by_article(corpus.train_questions)
     print(f"train questions: {len(corpus.train_questions)} (fit {len(fit_q)}, holdout {len(hold_q)})",
           file=sys.stderr, flush=True)
-    fit_ex, hold_ex = context_examples(corpus, fit_q), context_examples(corpus, hold_q)
-    all_ex = fit_ex + hold_ex
-    lexical_features = [f for f in extractive.FEATURES if not f.startswith("cosine")]
-    models = {extractive.LEXICAL_MODEL: train_one(extractive.LEXICAL_MODEL, None, fit_ex, hold_ex, all_ex, cache,
-                                                  lexical_features)}
+    data = {"fit": context_examples(corpus, fit_q), "holdout": context_examples(corpus, hold_q),
+            "holdout_paragraph": paragraph_examples(corpus, hold_q)}
+    data["all"] = data["fit"] + data["holdout"]
+    models = {extractive.LEXICAL_MODEL: train_one(extractive.LEXICAL_MODEL, None, data, cache)}
     for spec in embedders:
         embedder = make_embedder(spec, settings)
-        models[embedder.name] = train_one(embedder.name, embedder, fit_ex, hold_ex, all_ex, cache, extractive.FEATURES)
+        models[embedder.name] = train_one(embedder.name, embedder, data, cache)
     payload = {
         "what": "ragcore.extractive sentence model: logistic regression, P(sentence holds the answer)",
         "produced_by": "scripts/train_extractive.py",
@@ -346,11 +387,12 @@ def train(settings: Settings, embedders: Sequence[str], cache: Path, out: Path) 
         "protocol": {"chunks": f"{CHUNK_SIZE}/{round(CHUNK_SIZE * 0.15)} production chunker",
                      "context": f"top-{CONTEXT_K} BM25 prefix-5 over train articles",
                      "label": "the candidate unit contains the gold answer span",
-                     "model_selection": f"C by holdout top-1; second_ratio maximises holdout answer rate − "
-                                        f"{SECOND_SENTENCE_COST} × two-sentence share; final fit on fit + holdout "
-                                        "with that C"},
-        "fallback_model": next((models[name]["embedder"] for name in models if name != extractive.LEXICAL_MODEL),
-                               extractive.LEXICAL_MODEL),
+                     "fit": "pairwise ranking logistic regression (answer unit minus other unit of the same "
+                            "question, both signs, no intercept) calibrated by Platt scaling on its score",
+                     "model_selection": f"feature set (with / without the embedding features) and C by holdout "
+                                        f"top-1; second_ratio maximises holdout answer rate − "
+                                        f"{SECOND_SENTENCE_COST} × two-sentence share; final fit on fit + holdout"},
+        "fallback_model": next((name for name in models if name != extractive.LEXICAL_MODEL), extractive.LEXICAL_MODEL),
         "models": models,
         "seconds": round(time.perf_counter() - started, 1),
     }

@@ -204,6 +204,38 @@ def test_which_model_serves_which_embedder(embedder) -> None:
         assert stored.for_embedder(embedder).name == embedder.name
 
 
+class RecordingEmbedder:
+    """Embeds the question as a query and sentences as passages, and records which was which."""
+
+    kind, model, name, dim = "fake", "recording", "recording", 2
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+        self.passages: list[str] = []
+
+    def embed_queries(self, texts):
+        self.queries += list(texts)
+        return np.array([[1.0, 0.0]] * len(texts), dtype=np.float32)
+
+    def embed_passages(self, texts):
+        self.passages += list(texts)
+        return np.array([[1.0, 0.0] if "acil" in t else [0.0, 1.0] for t in texts], dtype=np.float32)
+
+
+def test_a_model_with_embedding_features_embeds_queries_and_passages_apart() -> None:
+    model = ex.SentenceModel("recording", ("cosine_relative",), np.array([5.0]), -2.0, 0.5)
+    embedder = RecordingEmbedder()
+    ranked = ex.rank_passages(QUESTION, SOURCES, embedder, model)
+    assert ranked[0].number == 2 and "acil durum" in ranked[0].text
+    assert embedder.queries == [QUESTION] and embedder.passages == [c.text for c in candidates(SOURCES)]
+    with pytest.raises(ExtractiveModelError, match="needs an embedder"):
+        ex.rank_passages(QUESTION, SOURCES, None, model)
+    lexical = ex.SentenceModel("lexical", ("overlap",), np.array([5.0]), -2.0, 0.5)
+    quiet = RecordingEmbedder()
+    ex.rank_passages(QUESTION, SOURCES, quiet, lexical)
+    assert quiet.queries == quiet.passages == []  # a lexical model never embeds
+
+
 # ----------------------------------------------------------------------------- selection
 
 
@@ -219,10 +251,14 @@ def test_at_most_two_sentences_and_the_second_only_when_comparable() -> None:
 
 
 def test_the_quote_stays_within_400_characters() -> None:
-    long_a, long_b = "A" * 250 + ".", "B" * 250 + "."
-    chosen = select_passages([_p(1, long_a, 0.9), _p(2, long_b, 0.9), _p(3, "Kısa bir cümle.", 0.8)], ratio=0.5)
-    assert [p.text for p in chosen] == [long_a, "Kısa bir cümle."]
-    assert sum(len(p.text) for p in chosen) <= ex.MAX_CHARS
+    first = "Birinci uzun cümle " * 13 + "biter."  # 253 characters
+    second = "ikinci uzun cümle sürüyor " * 10 + "biter."
+    chosen = select_passages([_p(1, first, 0.9), _p(2, second, 0.9)], "ikinci cümle", ratio=0.5)
+    assert chosen[0].text == first and chosen[1].text.endswith(ELLIPSIS)  # clipped to the room left
+    assert chosen[1].text.rstrip(ELLIPSIS) in second and sum(len(p.text) for p in chosen) <= ex.MAX_CHARS
+    longer = "Uzun " * 66 + "son."  # 334 characters: too little room for a clipped second sentence
+    chosen = select_passages([_p(1, longer, 0.9), _p(2, second, 0.9), _p(3, "Kısa bir cümle.", 0.8)], ratio=0.5)
+    assert [p.text for p in chosen] == [longer, "Kısa bir cümle."]
 
 
 def test_an_over_long_sentence_is_clipped_verbatim_around_the_question_words() -> None:
