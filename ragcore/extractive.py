@@ -61,7 +61,7 @@ _LEAD_IN = ":;"
 # A stop after an initial, a Roman numeral or a title is not a sentence end ("Papa X. Leo",
 # "Muhammed b. Musa", "Hz. Ali"); the chunker may still cut there, the quote must not.
 _ABBREVIATION_END = re.compile(
-    r"(?:^|[\s(])(?:[A-ZÇĞİÖŞÜ]|[IVXLC]+|b|bin|Hz|Dr|Prof|Doç|St|vb|vs|bkz|Sn|No|Yrd|Av|Müh|Op|Uzm|Mr|Mrs|Av)\.$")
+    r"(?:^|[\s(])(?:[A-ZÇĞİÖŞÜ]|[IVXLC]+|b|Hz|Dr|Prof|Doç|St|vb|vs|bkz|Sn|No|Yrd|Av|Müh|Op|Uzm|Mr|Mrs)\.$")
 # An amendment note printed inside a law's text: "(Ek cümle: 10/9/2014-6552/5 md.)".
 _AMENDMENT = re.compile(r"^\((?:Ek|Değişik|Mülga|İptal|Yeniden düzenleme)[^()]*(?:\([^()]*\)[^()]*)*\)$")
 _UPPER_START = re.compile(r"^[A-ZÇĞİÖŞÜÂÎÛ]")
@@ -74,8 +74,7 @@ class Candidate:
 
     number: int  # 1-based position of its source in the context
     text: str  # verbatim, whitespace collapsed
-    position: int  # index among its source's candidates
-    count: int  # candidates in its source
+    position: int  # index among its source's units
 
 
 def _ending(text: str) -> str:
@@ -90,9 +89,9 @@ def _is_heading(text: str) -> bool:
         return True
     if _ARTICLE_MARKER_END.search(text):
         return True
-    return (_ending(text) not in _TERMINAL + _LEAD_IN + ","
-            and len(text) <= 120 and not re.search(r"\d", text) and bool(_UPPER_START.match(text))
-            and _ending(text) != ")")
+    # a title line: capitalised, short, no digits, no closing punctuation ("Kapsam ve istisnalar")
+    return (_ending(text) not in _TERMINAL + _LEAD_IN + ",)" and len(text) <= 120
+            and not re.search(r"\d", text) and bool(_UPPER_START.match(text)))
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -153,7 +152,7 @@ def candidates(sources: Sequence[Source]) -> list[Candidate]:
         for position, unit in enumerate(units):
             if unit not in seen:
                 seen.add(unit)
-                out.append(Candidate(number, unit, position, len(units)))
+                out.append(Candidate(number, unit, position))
     return out
 
 
@@ -185,15 +184,16 @@ _LIST_MARKER = re.compile(r"^\s*\(?(?:\d{1,3}|[a-zçğıöşü])\)\s*")
 _INSTITUTION_WORDS = ("işveren", "işçi", "çalışan", "kurum", "kurul", "bakanlı", "bakan", "müdürlü", "başkanlı",
                       "komisyon", "mahkeme", "meclis", "hükümet", "belediye", "valili", "şirket", "üniversite",
                       "dernek", "vakıf", "hekim", "uzman", "temsilci", "sendika", "padişah", "kral", "sultan",
-                      "halife", "imparator", "hükümdar", "vezir", "paşa", "bey", "hanım", "devlet", "ordu")
-_PLACE_WORDS = ("şehir", "şehr", "ülke", "bölge", "ilçe", "köy", "kent", "kasaba", "nehir", "nehr", "dağ", "deniz",
-                "göl", "ada", "kıta", "vilayet", "eyalet", "sancak", "liman", "körfez", "yarımada", "işyeri",
-                "bölüm", "mahalle", "semt", "başkent")
+                      "halife", "imparator", "hükümdar", "vezir", "paşa", "devlet")
+# (no "ada", "dağ", "göl": they begin "adalet", "dağıtım", "gölge"; a named island or mountain is a name)
+_PLACE_WORDS = ("şehir", "şehr", "ülke", "bölge", "ilçe", "köy", "kent", "kasaba", "nehir", "nehr", "deniz",
+                "kıta", "vilayet", "eyalet", "sancak", "liman", "körfez", "yarımada", "işyeri", "mahalle", "semt",
+                "başkent")
 _PLACE_SUFFIX = re.compile(r"^[A-ZÇĞİÖŞÜÂÎÛ][\wçğıöşüâîû]+['’](?:[dt][ae]n?|[yn]?[ae]|[dt][ae]ki)$")
 _PERSON_WHICH = ("kişi", "padişah", "kral", "sultan", "halife", "hükümdar", "imparator", "komutan", "yazar",
-                 "şair", "bilim", "devlet", "kurum", "kurul", "bakan", "isim", "ad")
+                 "şair", "bilim", "devlet", "kurum", "kurul", "bakan", "isim")
 _PLACE_WHICH = _PLACE_WORDS
-_DATE_WHICH = ("yıl", "tarih", "yüzyıl", "asır", "ay", "gün", "dönem", "sene", "zaman")
+_DATE_WHICH = ("yıl", "tarih", "yüzyıl", "asır", "gün", "dönem", "sene", "zaman", "ayda", "ayın")
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ def asked(question: str) -> Asked:
             amount = True
         elif re.fullmatch(r"kim(?:ler)?(?:dir|dır|in|e|i|den|le|lerdir|lerin|lere|leri)?", token):
             person = True
-        elif token.startswith(("nere", "neres")):
+        elif token.startswith("nere"):
             place = True
         elif token == "hangi" and following:
             which = following[:4]
