@@ -20,14 +20,13 @@ from ragcore import calibration
 from ragcore import users as usersmod
 from ragcore.config import Settings
 from ragcore.db import Database, DatabaseUnavailable
+from ragcore.extractive import ExtractiveGenerator, answer_passages, quote
 from ragcore.generation import (
     KIND_ANSWER,
     KIND_REFUSAL,
-    ExtractiveGenerator,
     Finalized,
     Generator,
     GeneratorError,
-    best_passage_answer,
     finalize,
 )
 from ragcore.models import (
@@ -105,18 +104,26 @@ class AnswerStream:
             yield piece
 
 
+def quoted_answer(question: str, sources: list[Source], embedder: object) -> Finalized:
+    """Replacement for an unreliable answer: what the extractive answerer quotes, with its sources."""
+    passages = answer_passages(question, sources, embedder)
+    if not passages:
+        return Finalized(FALLBACK_ANSWER, KIND_REFUSAL, ())
+    return Finalized(quote(passages), KIND_ANSWER, tuple(dict.fromkeys(p.number for p in passages)))
+
+
 def settle(raw: str, sources: list[Source], question: str, embedder: object, *, llm: bool
            ) -> tuple[Finalized, str | None]:
     """The post-generation policy, shared with the evaluation lab: parse citations, keep real
     refusals, and replace an instruction echo — or, from a language model, an answer without
-    one valid [n] — by the best passage with its source. Returns (result, notice or None)."""
+    one valid [n] — by quoted passages with their sources. Returns (result, notice or None)."""
     result = finalize(raw, sources)
     if result.kind not in (KIND_ANSWER, KIND_REFUSAL):
-        return best_passage_answer(question, sources, embedder), UNRELIABLE_NOTICE
+        return quoted_answer(question, sources, embedder), UNRELIABLE_NOTICE
     if result.kind == KIND_ANSWER and not result.cited and llm:
         # No valid [n]: nothing ties the text to the context (a model following an injected
         # "do not cite" instruction, or answering from memory) — never shown as grounded.
-        return best_passage_answer(question, sources, embedder), UNCITED_NOTICE
+        return quoted_answer(question, sources, embedder), UNCITED_NOTICE
     return result, None
 
 

@@ -1,5 +1,6 @@
 """Generators against the local fake Ollama/OpenAI server: streaming, errors, timeouts,
-missing models; the extractive quoter; and what happens to generated text afterwards."""
+missing models, backend choice; and what happens to generated text afterwards.
+(The extractive quoter has its own tests: tests/test_extractive.py.)"""
 
 from __future__ import annotations
 
@@ -8,12 +9,11 @@ import threading
 import pytest
 
 from ragcore.config import Settings
+from ragcore.extractive import ExtractiveGenerator
 from ragcore.generation import (
-    EXTRACTIVE_NOTICE,
     KIND_ANSWER,
     KIND_ECHO,
     KIND_REFUSAL,
-    ExtractiveGenerator,
     GeneratorError,
     OllamaGenerator,
     OpenAIGenerator,
@@ -21,12 +21,10 @@ from ragcore.generation import (
     finalize,
     make_generator,
     parse_citations,
-    split_sentences,
 )
 from ragcore.models import FALLBACK_ANSWER, Source
 from ragcore.ollama import OllamaStatus
 from ragcore.prompt import SYSTEM_PROMPT, build_messages
-from tests.retrieval_support import make_test_embedder
 
 RISK = (
     "Risk değerlendirmesi, kontrol, ölçüm ve araştırma MADDE 10 – (1) İşveren, iş sağlığı ve güvenliği "
@@ -191,31 +189,6 @@ def test_make_generator(fake_llm) -> None:
     assert isinstance(make_generator(settings.with_(llm_backend="extractive"), None), ExtractiveGenerator)
     with pytest.raises(GeneratorError, match="OPENAI_BASE_URL"):
         make_generator(settings.with_(llm_backend="openai"), None)
-
-
-# ----------------------------------------------------------------------------- extractive
-
-
-def test_extractive_quotes_the_answering_sentence_with_its_marker() -> None:
-    text = "".join(ExtractiveGenerator(make_test_embedder()).stream([], SOURCES, QUESTION))
-    assert text.startswith(EXTRACTIVE_NOTICE) and "alıntı" in text.lower()
-    quoted = [line for line in text.splitlines() if line.startswith("> ")]
-    assert 1 <= len(quoted) <= 3
-    assert "yaptırmakla yükümlüdür" in quoted[0] and quoted[0].endswith("[1]")
-    result = finalize(text, SOURCES)
-    assert result.kind == KIND_ANSWER and result.cited[0] == 1
-
-
-def test_extractive_without_embedder_and_without_sources() -> None:
-    text = "".join(ExtractiveGenerator(None).stream([], SOURCES, "acil durum planları"))
-    assert "acil durum planlarını" in text and "[2]" in text
-    assert "".join(ExtractiveGenerator(None).stream([], [], "x")) == FALLBACK_ANSWER
-
-
-def test_split_sentences_drops_fragments() -> None:
-    assert split_sentences("Kısa. Bu cümle yeterince uzun olduğu için kalır. (2)") == [
-        "Bu cümle yeterince uzun olduğu için kalır."
-    ]
 
 
 # ----------------------------------------------------------------------------- after generation

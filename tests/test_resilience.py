@@ -24,12 +24,8 @@ from ragcore.answer import AnswerService
 from ragcore.config import Settings
 from ragcore.documents import list_documents
 from ragcore.embeddings import USEEmbedder
-from ragcore.generation import (
-    EXTRACTIVE_NOTICE,
-    ExtractiveGenerator,
-    choose_generator_backend,
-    make_generator,
-)
+from ragcore.extractive import ExtractiveGenerator
+from ragcore.generation import choose_generator_backend, make_generator
 from ragcore.ingest import ingest_pdf
 from ragcore.models import STATUS_ANSWERED, STATUS_ERROR
 from ragcore.ollama import probe
@@ -111,7 +107,7 @@ def test_model_failure_gives_a_message_logs_the_question_and_the_app_keeps_worki
     answer = stream.answer
     # A clear Turkish message, then the best permitted passages quoted with their sources.
     assert answer.status == STATUS_ERROR and fragment in answer.notice, answer.notice
-    assert answer.text.startswith(f"⚠️ {answer.notice}\n\n{EXTRACTIVE_NOTICE}")
+    assert answer.text.startswith(f"⚠️ {answer.notice}\n\n> “")
     assert f"⚠️ {answer.notice}" in streamed and stream.replaced
     assert answer.sources and answer.cited and all(1 <= n <= len(answer.sources) for n in answer.cited)
     assert "[1]" in answer.text and answer.llm_called and answer.generator == generator.label
@@ -145,7 +141,7 @@ def test_auto_backend_without_ollama_quotes_instead(mehmet, db, settings, embedd
     assert choose_generator_backend(auto, status).kind == "extractive"
     generator = make_generator(auto, embedder, status)
     answer = AnswerService(db, auto, embedder, generator).ask(mehmet, QUESTION)
-    assert answer.status == STATUS_ANSWERED and not answer.llm_called and answer.text.startswith(EXTRACTIVE_NOTICE)
+    assert answer.status == STATUS_ANSWERED and not answer.llm_called and answer.text.startswith("> “")
 
 
 # ----------------------------------------------------------------------------- the app with Ollama down
@@ -187,7 +183,7 @@ def test_chat_page_with_ollama_down_says_so_and_keeps_answering(app_with_ollama_
         assert not at.exception, at.exception
         errors = [e.value for e in at.error]
         assert sum("Model sunucusu cevap veremedi" in e and "erişilemiyor" in e for e in errors) == turn, errors
-        assert sum("Alıntı modu" in m.value for m in at.markdown) >= turn
+        assert sum("\n> “" in m.value for m in at.markdown) >= turn  # the message, then the quoted passages
     with db.connection() as conn:
         rows = conn.execute("SELECT status, error FROM questions ORDER BY id").fetchall()
     assert [r[0] for r in rows] == [STATUS_ERROR, STATUS_ERROR] and all("erişilemiyor" in r[1] for r in rows)

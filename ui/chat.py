@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from ragcore.extractive import EXTRACTIVE_NOTICE
 from ragcore.models import STATUS_ERROR, STATUS_NEEDS_REVIEW, Answer, Source, User
 from ui.context import AppContext, Services, badge_for_label, generator_label
 from ui.markdown import escape_answer, escape_markdown, highlight
@@ -130,7 +131,10 @@ def render_footer(ctx: AppContext, user: User, turn: Turn) -> None:
         st.error(escape_markdown(f"Model sunucusu cevap veremedi: {turn.notice} En ilgili bölümler alıntılandı."),
                  icon=":material/cloud_off:")
     if turn.badge:
-        st.badge(escape_markdown(f"Üreten: {turn.badge}"), icon=":material/smart_toy:", color="gray" if turn.is_fallback else "blue")
+        quoted = turn.badge == badge_for_label("extractive")  # no language model: say so, explain on hover
+        st.badge(escape_markdown(f"Üreten: {turn.badge}" + (" · dil modeli kullanılmadı" if quoted else "")),
+                 icon=":material/smart_toy:", color="gray" if turn.is_fallback else "blue",
+                 help=EXTRACTIVE_NOTICE if quoted else None)
     render_sources(turn)
     render_feedback(ctx, user, turn)
 
