@@ -36,12 +36,20 @@ K1 = 1.5
 B = 0.75
 EPSILON = 0.25
 # Plans whose terms have at most this many postings in all (every role's) are scored
-# exhaustively: pruning would save less than its extra statement costs.
+# exhaustively: pruning would save less than its extra statements cost.
 EXHAUSTIVE_POSTINGS = 4000
-# The threshold is taken from the best chunks of the rarest terms, up to this many postings.
+# The threshold comes from the best chunks of the terms with the shortest lists (up to this
+# many postings, read in full) and of every other term's best few postings (`CHAMPIONS`).
 SEED_POSTINGS = 4000
-# Floating-point slack: bounds are inflated and the threshold deflated by this factor, so
-# that rounding can never prune a chunk whose exact score reaches the threshold.
+CHAMPIONS = 32
+# Each round reads until the postings left unread can add less than a share of the threshold
+# (a smaller share: more read, fewer chunks survive), scores the survivors with the highest
+# bounds exactly (index probes), and stands if no other survivor's bound reaches the
+# candidates-th best exact score. Otherwise the next round raises the threshold to that score
+# and reads more; after the last round, the plan is exhaustive.
+ROUNDS = ((0.9, 500), (0.6, 5000), (0.4, 50000))  # (rest share, chunks completed) per round
+# Floating-point slack: bounds are inflated and thresholds deflated by this factor, so that
+# rounding can never prune a chunk whose exact score reaches the threshold.
 SLACK = 1e-9
 
 ALL, HIGH, PROBE = "all", "high", "probe"
@@ -105,6 +113,7 @@ class LexicalPlan:
             "lex_terms": [t.term for t in self.terms],
             "lex_weights": [t.weight for t in self.terms],
             "lex_reads": list(self.reads),
+            "lex_low_bounds": [t.low_bound * (1 + SLACK) for t in self.terms],
             "lex_threshold": self.threshold,
             "lex_rest_bound": self.rest_bound,
         }
@@ -163,14 +172,14 @@ def _unread(term: TermStats, read: str) -> float:
     return bound * (1 + SLACK)
 
 
-def pruned_plan(terms: Sequence[TermStats], threshold: float) -> LexicalPlan:
-    """The cheapest reads found greedily such that the unread rest stays below `threshold`
-    (a lower bound of the candidates-th best score)."""
+def pruned_plan(terms: Sequence[TermStats], threshold: float, share: float = 1.0) -> LexicalPlan:
+    """Reads chosen greedily (bound removed per posting read) until what stays unread can add
+    less than `share` × `threshold`, a lower bound of the candidates-th best score."""
     if not threshold > 0:
         return exhaustive_plan(terms)
     limit = threshold * (1 - SLACK)
     reads = [PROBE] * len(terms)
-    while sum(_unread(t, r) for t, r in zip(terms, reads, strict=True)) >= limit:
+    while sum(_unread(t, r) for t, r in zip(terms, reads, strict=True)) >= share * limit:
         best: tuple[float, int, str] | None = None
         for i, (term, read) in enumerate(zip(terms, reads, strict=True)):
             options = []
@@ -181,11 +190,19 @@ def pruned_plan(terms: Sequence[TermStats], threshold: float) -> LexicalPlan:
             elif read == HIGH:
                 options.append((ALL, term.postings - term.high_postings))
             for new, cost in options:
-                gain = _unread(term, read) - _unread(term, new)
-                value = gain / (cost + 1)
+                value = (_unread(term, read) - _unread(term, new)) / (cost + 1)
                 if best is None or value > best[0]:
                     best = (value, i, new)
-        assert best is not None  # every term read in full leaves nothing unread
+        if best is None:  # every term read in full
+            break
         reads[best[1]] = best[2]
     rest = sum(_unread(t, r) for t, r in zip(terms, reads, strict=True))
     return LexicalPlan(tuple(terms), tuple(reads), limit, rest)
+
+
+def settled(scores: Sequence[float], next_bound: float | None, candidates: int) -> bool:
+    """Whether the exactly scored chunks are the top list: no survivor left unscored has a
+    bound reaching the candidates-th best exact score."""
+    if next_bound is None:
+        return True
+    return len(scores) >= candidates and next_bound * (1 + SLACK) < scores[candidates - 1] * (1 - SLACK)

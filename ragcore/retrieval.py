@@ -79,28 +79,92 @@ WHERE h.role = %(role)s AND h.terms > 0"""
 # the same float whichever statement computes it. `t` has (term, weight = qtf × idf).
 TERM_SCORE = "t.weight * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.doc_len / %(avgdl)s::float8))"
 
-# Pruning threshold: the chunks with the best partial score over the rarest terms, scored
-# exactly over every query term; the candidates-th best of those is a lower bound of the
-# candidates-th best score overall.
+# Pruning threshold: the chunks with the best score over the postings read — the rarest
+# terms in full and every other term's best few (impact order) — scored exactly over every
+# query term; the candidates-th best of those is a lower bound of the candidates-th best score.
 THRESHOLD_SQL = f"""
-WITH seed_terms AS (
-    SELECT * FROM unnest(%(seed_terms)s::text[], %(seed_weights)s::float8[]) AS t(term, weight)
+WITH lexical_terms AS (
+    SELECT * FROM unnest(%(lex_terms)s::text[], %(lex_weights)s::float8[], %(lex_seed)s::boolean[])
+                  AS t(term, weight, seed)
+),
+seed_parts AS (
+    SELECT p.chunk_id, {TERM_SCORE} AS part
+    FROM lexical_terms t JOIN postings p ON p.term = t.term
+    WHERE t.seed AND {ROLE_PREDICATE}
+    UNION ALL
+    SELECT best.chunk_id, best.part
+    FROM lexical_terms t CROSS JOIN LATERAL (
+        SELECT p.chunk_id, {TERM_SCORE} AS part FROM postings p
+        WHERE p.term = t.term AND p.high_impact AND {ROLE_PREDICATE}
+        ORDER BY p.impact DESC
+        LIMIT %(champions)s
+    ) best
+    WHERE NOT t.seed
 ),
 seed AS (
-    SELECT p.chunk_id
-    FROM seed_terms t JOIN postings p ON p.term = t.term
-    WHERE {ROLE_PREDICATE}
-    GROUP BY p.chunk_id
-    ORDER BY sum({TERM_SCORE}) DESC, p.chunk_id
-    LIMIT %(candidates)s
-),
-all_terms AS (
-    SELECT * FROM unnest(%(lex_terms)s::text[], %(lex_weights)s::float8[]) AS t(term, weight)
+    SELECT chunk_id FROM seed_parts GROUP BY chunk_id ORDER BY sum(part) DESC, chunk_id LIMIT %(candidates)s
 )
-SELECT sum({TERM_SCORE} ORDER BY t.term) AS score
-FROM seed s CROSS JOIN all_terms t JOIN postings p ON p.term = t.term AND p.chunk_id = s.chunk_id
-WHERE {ROLE_PREDICATE}
+SELECT sum(x.part ORDER BY x.term) AS score
+FROM seed s CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
+    SELECT p.term, {TERM_SCORE} AS part FROM postings p
+    WHERE p.term = t.term AND p.chunk_id = s.chunk_id AND {ROLE_PREDICATE}
+    OFFSET 0  -- one primary-key probe per (chunk, term), never a scan of a whole list
+) x
 GROUP BY s.chunk_id"""
+
+# Lexical leg: exact BM25 top candidates under a plan of ragcore.bm25. Terms read `all` have
+# every posting read (index-only scan of the covering primary key), terms read `high` only
+# their high-impact postings (the partial covering index). A chunk's bound is its score over
+# what was read plus what the unread postings could add to it; chunks whose bound stays below
+# the threshold are dropped; the `lex_complete` best bounds are scored exactly (their other
+# term weights by primary-key probes), in term order, so that the sum is the same float on
+# any plan PostgreSQL picks. Returns the top list and the next bound (see bm25.settled). The
+# exhaustive plan reads every term in full, threshold -inf, and completes every chunk.
+LEXICAL_SQL = f"""
+WITH lexical_terms AS (
+    SELECT * FROM unnest(%(lex_terms)s::text[], %(lex_weights)s::float8[], %(lex_reads)s::text[],
+                         %(lex_low_bounds)s::float8[]) WITH ORDINALITY AS t(term, weight, read, low_bound, pos)
+),
+read_parts AS MATERIALIZED (
+    SELECT p.chunk_id, t.pos, true AS in_full, {TERM_SCORE} AS part, {TERM_SCORE} AS gain
+    FROM lexical_terms t JOIN postings p ON p.term = t.term
+    WHERE t.read = 'all' AND {ROLE_PREDICATE}
+    UNION ALL
+    SELECT p.chunk_id, t.pos, false, 0, {TERM_SCORE} - t.low_bound
+    FROM lexical_terms t JOIN postings p ON p.term = t.term
+    WHERE t.read = 'high' AND p.high_impact AND {ROLE_PREDICATE}
+),
+viable AS (
+    SELECT chunk_id, bound FROM (
+        SELECT chunk_id, %(lex_rest_bound)s + sum(gain) AS bound FROM read_parts GROUP BY chunk_id
+    ) b
+    WHERE bound >= %(lex_threshold)s
+),
+best_plus AS MATERIALIZED (
+    SELECT chunk_id, bound FROM viable ORDER BY bound DESC, chunk_id LIMIT %(lex_complete)s::bigint + 1
+),
+best AS (
+    SELECT chunk_id FROM best_plus ORDER BY bound DESC, chunk_id LIMIT %(lex_complete)s::bigint
+),
+parts AS (
+    SELECT r.chunk_id, r.pos, r.part FROM read_parts r JOIN best b ON b.chunk_id = r.chunk_id
+    WHERE r.in_full
+    UNION ALL
+    SELECT b.chunk_id, t.pos, x.part
+    FROM best b CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
+        SELECT {TERM_SCORE} AS part FROM postings p
+        WHERE p.term = t.term AND p.chunk_id = b.chunk_id AND {ROLE_PREDICATE}
+        OFFSET 0  -- one primary-key probe per (chunk, term), never a scan of a whole list
+    ) x
+    WHERE t.read <> 'all'
+),
+top AS (
+    SELECT chunk_id, sum(part ORDER BY pos) AS score FROM parts
+    GROUP BY chunk_id ORDER BY score DESC, chunk_id LIMIT %(candidates)s
+)
+SELECT (SELECT array_agg(chunk_id ORDER BY score DESC, chunk_id) FROM top),
+       (SELECT array_agg(score ORDER BY score DESC, chunk_id) FROM top),
+       (SELECT bound FROM best_plus ORDER BY bound DESC, chunk_id OFFSET %(lex_complete)s::bigint LIMIT 1)"""
 
 # Dense leg: ORDER BY the distance operator so that the role's HNSW index serves it (its
 # partial index holds only the role's chunks; admin's is global), then rank the candidates.
@@ -117,49 +181,10 @@ dense AS (
     FROM dense_hits
 )"""
 
-# Lexical leg: exact BM25 top candidates under the plan of ragcore.bm25. Terms read `all`
-# have every posting read (index-only scan of the covering primary key), terms read `high`
-# only their high-impact postings (the partial covering index); chunks whose score over what
-# was read plus the bound of what was not stays below the threshold are dropped; the
-# survivors' other term weights come from primary-key probes. An exhaustive plan reads every
-# term in full with threshold -inf. Scores are summed in term order: bit-identical on any
-# plan PostgreSQL picks.
-LEXICAL_CTE = f"""
-lexical_terms AS (
-    SELECT * FROM unnest(%(lex_terms)s::text[], %(lex_weights)s::float8[], %(lex_reads)s::text[])
-                  AS t(term, weight, read)
-),
-read_parts AS MATERIALIZED (
-    SELECT p.chunk_id, p.term, t.read, {TERM_SCORE} AS part
-    FROM lexical_terms t JOIN postings p ON p.term = t.term
-    WHERE t.read = 'all' AND {ROLE_PREDICATE}
-    UNION ALL
-    SELECT p.chunk_id, p.term, t.read, {TERM_SCORE} AS part
-    FROM lexical_terms t JOIN postings p ON p.term = t.term
-    WHERE t.read = 'high' AND p.high_impact AND {ROLE_PREDICATE}
-),
-survivors AS (
-    SELECT chunk_id FROM read_parts
-    GROUP BY chunk_id
-    HAVING sum(part) + %(lex_rest_bound)s >= %(lex_threshold)s
-),
-lexical_parts AS (
-    SELECT r.chunk_id, r.term, r.part FROM read_parts r JOIN survivors s ON s.chunk_id = r.chunk_id
-    WHERE r.read = 'all'
-    UNION ALL
-    SELECT s.chunk_id, p.term, {TERM_SCORE}
-    FROM survivors s CROSS JOIN lexical_terms t JOIN postings p ON p.term = t.term AND p.chunk_id = s.chunk_id
-    WHERE t.read <> 'all' AND {ROLE_PREDICATE}
-),
-lexical_hits AS (
-    SELECT chunk_id AS id, sum(part ORDER BY term) AS score
-    FROM lexical_parts
-    GROUP BY chunk_id
-    ORDER BY score DESC, chunk_id
-    LIMIT %(candidates)s
-),
+# The lexical leg's result (LEXICAL_SQL, same snapshot), in rank order.
+LEXICAL_CTE = """
 lexical AS (
-    SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk FROM lexical_hits
+    SELECT id, score, rnk FROM unnest(%(lex_ids)s::bigint[], %(lex_scores)s::float8[]) WITH ORDINALITY AS l(id, score, rnk)
 )"""
 
 # Both legs joined; per-leg min-max normalisation for the weighted mode (a chunk missing from a
@@ -351,9 +376,23 @@ def read_snapshot(db: Database) -> Iterator[psycopg.Connection]:
         yield conn
 
 
-def _lexical_params(conn: psycopg.Connection, question: str, base: dict) -> dict:
-    """The lexical plan (ragcore.bm25) and the evidence weights, from the role's statistics."""
-    terms = query_terms(question)
+@dataclass(frozen=True)
+class LexicalResult:
+    """The lexical leg's top candidates (score DESC, id ASC) and how they were found."""
+
+    ids: list[int]
+    scores: list[float]
+    plan: bm25.LexicalPlan
+    rounds: int
+
+
+def lexical_leg(conn: psycopg.Connection, terms: list[str], base: dict, *, exhaustive: bool = False) -> tuple[
+        LexicalResult, int, dict[str, int], float]:
+    """Exact BM25 top candidates for the role, pruned where that pays (ragcore.bm25).
+
+    Returns the result, the role's chunk count, its df per query term, and avgdl (the
+    evidence weights use them). `exhaustive=True` skips pruning (tests compare the two).
+    """
     rows = conn.execute(TERM_STATS_SQL, {"terms": sorted(set(terms)), "role": base["role"]}).fetchall()
     n, total = int(rows[0][0]), int(rows[0][1])
     found = [bm25.TermRow(*r[2:]) for r in rows if r[2] is not None]
@@ -362,25 +401,46 @@ def _lexical_params(conn: psycopg.Connection, question: str, base: dict) -> dict
     if found and bm25.needs_mean_idf(n, [r.df for r in found]):
         mean_idf = conn.execute(MEAN_IDF_SQL, {"role": base["role"]}).fetchone()[0]
     stats = bm25.term_stats(terms, n, avgdl, found, mean_idf)
+    df = {r.term: r.df for r in found}
+    params = {**base, "avgdl": avgdl}
     plan = bm25.exhaustive_plan(stats)
-    if bm25.can_prune(stats):
-        seed = bm25.seed_terms(stats)
+    if not exhaustive and bm25.can_prune(stats):
+        seed = {t.term for t in bm25.seed_terms(stats)}
         scores = sorted((row[0] for row in conn.execute(THRESHOLD_SQL, {
-            **base, **plan.params(), "avgdl": avgdl,
-            "seed_terms": [t.term for t in seed], "seed_weights": [t.weight for t in seed],
+            **params, **plan.params(), "champions": bm25.CHAMPIONS,
+            "lex_seed": [t.term in seed for t in stats],
         })), reverse=True)
         if len(scores) >= base["candidates"]:
-            plan = bm25.pruned_plan(stats, scores[base["candidates"] - 1])
+            threshold = scores[base["candidates"] - 1]
+            for rounds, (share, complete) in enumerate(bm25.ROUNDS, start=1):
+                plan = bm25.pruned_plan(stats, threshold, share)
+                if plan.exhaustive:
+                    break
+                ids, scores, next_bound = conn.execute(LEXICAL_SQL, {
+                    **params, **plan.params(), "lex_complete": complete}).fetchone()
+                ids, scores = ids or [], scores or []
+                if bm25.settled(scores, next_bound, base["candidates"]):
+                    return LexicalResult(ids, scores, plan, rounds), n, df, avgdl
+                if len(scores) >= base["candidates"]:
+                    threshold = max(threshold, scores[base["candidates"] - 1])
+    plan = bm25.exhaustive_plan(stats)
+    ids, scores, _ = conn.execute(LEXICAL_SQL, {**params, **plan.params(), "lex_complete": None}).fetchone()
+    return LexicalResult(ids or [], scores or [], plan, 0), n, df, avgdl
+
+
+def _lexical_params(conn: psycopg.Connection, question: str, base: dict) -> dict:
+    """The lexical leg's candidates and the evidence weights, from the role's statistics."""
+    terms = query_terms(question)
+    result, n, df, _ = lexical_leg(conn, terms, base)
     counts = Counter(terms)
-    df = {r.term: r.df for r in found}
     wanted = sorted(set(evidence_terms(question)))
     return {
-        **plan.params(),
-        "avgdl": avgdl,
+        "lex_ids": result.ids,
+        "lex_scores": result.scores,
         "evidence_terms": wanted,
         "evidence_weights": [counts[t] * math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))
                              for t in wanted],
-        "lexical_plan": plan,
+        "lexical": result,
     }
 
 
@@ -446,8 +506,9 @@ def retrieve(
         rows = conn.execute(RETRIEVAL_SQL, params).fetchall()
     hits = [_row_to_hit(rank, row) for rank, row in enumerate((r for r in rows if r[0] is not None), start=1)]
     elapsed = (time.perf_counter() - started) * 1000
-    plan: bm25.LexicalPlan = params["lexical_plan"]
-    extra = {"lexical_exhaustive": plan.exhaustive, "lexical_reads": dict(Counter(plan.reads))}
+    lexical: LexicalResult = params["lexical"]
+    extra = {"lexical_exhaustive": lexical.plan.exhaustive, "lexical_rounds": lexical.rounds,
+             "lexical_reads": dict(Counter(lexical.plan.reads))}
     return Retrieval(question, role, mode, hits, _evidence(rows[0] if rows else None), elapsed, extra)
 
 

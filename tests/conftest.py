@@ -20,8 +20,9 @@ LAW_6331 = DOCUMENTS_DIR / "6331-is-sagligi-ve-guvenligi-kanunu.pdf"
 LAW_4857 = DOCUMENTS_DIR / "4857-is-kanunu.pdf"
 LAW_5510 = DOCUMENTS_DIR / "5510-sosyal-sigortalar-ve-genel-saglik-sigortasi-kanunu.pdf"
 
-# Tables emptied between tests. TRUNCATE skips the statement triggers, so lex_stats is reset too.
-_TABLES = "users, documents, chunks, postings, lexicon, questions, login_attempts"
+# Tables emptied between tests. TRUNCATE skips the statement triggers, so the per-role
+# statistics (lexicon, lex_df_histogram, lex_stats; migration 003) are reset explicitly too.
+_TABLES = "users, documents, chunks, postings, lexicon, lex_df_histogram, questions, login_attempts"
 
 
 @pytest.fixture(scope="session")

@@ -11,9 +11,9 @@
 --   tokens, about three quarters of the mean length of 1000-character chunks). The rest —
 --   about 70 % of the postings, tf = 1 in a chunk of normal length — can add at most a little
 --   more than a typical match, a bound that is tight; a partial covering index holds the high-
---   impact postings, so the pruned BM25 leg (ragcore.bm25) can read a common term's high-impact
---   postings alone. The split only decides what can be skipped: any split gives the same,
---   exact scores.
+--   impact postings, best first, so the pruned BM25 leg (ragcore.bm25) can read a common term's
+--   high-impact postings alone, or only its best few. The split only decides what can be
+--   skipped: any split gives the same, exact scores.
 -- * Statistics per role (role 'admin' = every chunk): lex_stats(role, chunk_count,
 --   total_length); lexicon(role, term, df, high_df, max_tf, min_len_per_tf, low_min_len);
 --   lex_df_histogram(role, df, terms) — how many terms of the role's vocabulary have that df,
@@ -60,10 +60,15 @@ DROP TABLE lex_stats;
 ALTER TABLE postings ADD COLUMN doc_len integer, ADD COLUMN roles_mask smallint;
 UPDATE postings p SET doc_len = c.lex_length, roles_mask = c.roles_mask FROM chunks c WHERE c.id = p.chunk_id;
 ALTER TABLE postings ALTER COLUMN doc_len SET NOT NULL, ALTER COLUMN roles_mask SET NOT NULL;
-ALTER TABLE postings ADD COLUMN high_impact boolean NOT NULL GENERATED ALWAYS AS (tf > 1 OR doc_len < 96) STORED;
+ALTER TABLE postings
+    ADD COLUMN high_impact boolean NOT NULL GENERATED ALWAYS AS (tf > 1 OR doc_len < 96) STORED,
+    -- The BM25 term weight at a typical mean length (128 tokens), without (k1 + 1): only the
+    -- order of a term's postings by likely contribution (its best chunks first), never a score.
+    ADD COLUMN impact real NOT NULL GENERATED ALWAYS AS ((tf / (tf + 0.375 + 1.125 * doc_len / 128.0))::real) STORED;
 ALTER TABLE postings DROP CONSTRAINT postings_pkey;
 ALTER TABLE postings ADD CONSTRAINT postings_pkey PRIMARY KEY (term, chunk_id) INCLUDE (tf, doc_len, roles_mask);
-CREATE INDEX postings_high_impact ON postings (term, chunk_id) INCLUDE (tf, doc_len, roles_mask) WHERE high_impact;
+CREATE INDEX postings_high_impact ON postings (term, impact DESC, chunk_id) INCLUDE (tf, doc_len, roles_mask)
+    WHERE high_impact;
 
 -- Writers that give only (term, chunk_id, tf) get the chunk's columns filled in; writers that
 -- give them (ragcore.ingest) are checked once per statement and chunk (postings_check_chunks).
