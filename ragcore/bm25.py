@@ -42,12 +42,13 @@ EXHAUSTIVE_POSTINGS = 4000
 # many postings, read in full) and of every other term's best few postings (`CHAMPIONS`).
 SEED_POSTINGS = 4000
 CHAMPIONS = 32
+SEED_CHUNKS = 4  # × candidates: how many of the best chunks so found are scored exactly
 # Each round reads until the postings left unread can add less than a share of the threshold
 # (a smaller share: more read, fewer chunks survive), scores the survivors with the highest
 # bounds exactly (index probes), and stands if no other survivor's bound reaches the
 # candidates-th best exact score. Otherwise the next round raises the threshold to that score
 # and reads more; after the last round, the plan is exhaustive.
-ROUNDS = ((0.9, 500), (0.6, 5000), (0.4, 50000))  # (rest share, chunks completed) per round
+ROUNDS = ((0.6, 2000), (0.4, 20000))  # (rest share, chunks completed) per round
 # Floating-point slack: bounds are inflated and thresholds deflated by this factor, so that
 # rounding can never prune a chunk whose exact score reaches the threshold.
 SLACK = 1e-9

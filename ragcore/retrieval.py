@@ -102,7 +102,7 @@ seed_parts AS (
     WHERE NOT t.seed
 ),
 seed AS (
-    SELECT chunk_id FROM seed_parts GROUP BY chunk_id ORDER BY sum(part) DESC, chunk_id LIMIT %(candidates)s
+    SELECT chunk_id FROM seed_parts GROUP BY chunk_id ORDER BY sum(part) DESC, chunk_id LIMIT %(seed_chunks)s
 )
 SELECT sum(x.part ORDER BY x.term) AS score
 FROM seed s CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
@@ -408,6 +408,7 @@ def lexical_leg(conn: psycopg.Connection, terms: list[str], base: dict, *, exhau
         seed = {t.term for t in bm25.seed_terms(stats)}
         scores = sorted((row[0] for row in conn.execute(THRESHOLD_SQL, {
             **params, **plan.params(), "champions": bm25.CHAMPIONS,
+            "seed_chunks": bm25.SEED_CHUNKS * base["candidates"],
             "lex_seed": [t.term in seed for t in stats],
         })), reverse=True)
         if len(scores) >= base["candidates"]:
