@@ -107,6 +107,36 @@ def load_documents(conn, batch: list[tuple[list[str], list[tuple[str, np.ndarray
                     copy.write_row((term, chunk_id, tf, doc_len, mask))
 
 
+def bulk_insert(
+    db: dbmod.Database,
+    title: str,
+    roles: Sequence[str],
+    chunks: Sequence[tuple[str, int, str | None]],
+    vectors: np.ndarray,
+) -> int:
+    """One document with its (text, page, article) chunks, vectors and postings via COPY, in
+    one transaction (scripts/calibrate_threshold.py stores its corpora with it)."""
+    with db.connection() as conn:
+        doc_id = conn.execute(
+            "INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
+            "VALUES (%s, %s, encode(sha256(convert_to(%s || clock_timestamp()::text || random()::text, 'UTF8')),"
+            " 'hex'), 1, %s, %s) RETURNING id",
+            (title, f"{title}.pdf", title, max([p for _, p, _ in chunks] or [1]), list(roles)),
+        ).fetchone()[0]
+        tokens = [lexical_tokens(text) for text, _, _ in chunks]
+        with conn.cursor().copy(f"COPY chunks ({CHUNK_COLUMNS}) FROM STDIN") as copy:
+            for ordinal, ((text, page, article), tk, vec) in enumerate(zip(chunks, tokens, vectors, strict=True)):
+                copy.write_row((doc_id, ordinal, page, page, article, text, 0, len(text), len(tk), list(roles), vec))
+        ids = {o: (i, n, m) for o, i, n, m in conn.execute(
+            "SELECT ordinal, id, lex_length, roles_mask FROM chunks WHERE document_id = %s", (doc_id,))}
+        with conn.cursor().copy("COPY postings (term, chunk_id, tf, doc_len, roles_mask) FROM STDIN") as copy:
+            for ordinal, tk in enumerate(tokens):
+                chunk_id, doc_len, mask = ids[ordinal]
+                for term, tf in Counter(tk).items():
+                    copy.write_row((term, chunk_id, tf, doc_len, mask))
+    return doc_id
+
+
 def build(db: dbmod.Database, n_chunks: int, texts: Sequence[str], vectors: np.ndarray) -> dict:
     """Load N chunks, then the HNSW indexes, then VACUUM ANALYZE; return the timings."""
     timings: dict[str, float] = {}

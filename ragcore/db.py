@@ -106,12 +106,14 @@ def _parse_version(text: str) -> tuple[int, ...]:
 class Database:
     """A connection pool on one namespace, with the pgvector type registered on every connection."""
 
-    def __init__(self, url: str, namespace: str = "public", *, min_size: int = 1, max_size: int = 8):
+    def __init__(self, url: str, namespace: str = "public", *, min_size: int = 1, max_size: int = 8,
+                 read_only: bool = False):
         if not _NAMESPACE_RE.match(namespace):
             raise DatabaseError(f"Invalid namespace {namespace!r}: use lowercase letters, digits and _")
         self.url = url
         self.namespace = namespace
-        self._bootstrap()
+        if not read_only:  # a read replica gets the extension and schemas from its primary
+            self._bootstrap()
         options = f"-c search_path={namespace},public"
         self.pool = ConnectionPool(
             url,
@@ -333,6 +335,18 @@ def open_database(settings: Settings, namespace: str = "public", *, apply_migrat
     if apply_migrations:
         migrate(db)
     return db
+
+
+def open_read_database(settings: Settings, namespace: str = "public") -> Database | None:
+    """A pool on DATABASE_READ_URL (a streaming replica) for retrieval, or None when unset.
+
+    Retrieval only reads, in read-only transactions, so a hot standby can serve it; nothing
+    is migrated there (migrations replicate from the primary). See docs/scaling.md for what
+    replication lag means for new documents and revoked roles.
+    """
+    if not settings.database_read_url:
+        return None
+    return Database(settings.database_read_url, namespace, read_only=True)
 
 
 def drop_namespace(db: Database, namespace: str) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import streamlit as st
 
 from ragcore.config import Settings, SettingsError
-from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database
+from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database, open_read_database
 from ragcore.ingest import remove_orphan_files
 from ragcore.users import announce_initial_admin, ensure_initial_admin
 
@@ -32,6 +32,12 @@ class AppContext:
     db: Database
     # True when this process generated the first admin password (it was printed to stdout).
     generated_admin_password: bool = False
+    # Retrieval's database: a read replica when DATABASE_READ_URL is set, else `db`.
+    read_db: Database | None = None
+
+    @property
+    def retrieval_db(self) -> Database:
+        return self.read_db or self.db
 
 
 @dataclass
@@ -49,10 +55,12 @@ class Services:
 
 
 def _close_context(ctx: AppContext) -> None:
-    try:
-        ctx.db.close()
-    except Exception:  # closing during a cache clear must not raise
-        log.exception("closing the database pool failed")
+    for database in (ctx.db, ctx.read_db):
+        try:
+            if database is not None:
+                database.close()
+        except Exception:  # closing during a cache clear must not raise
+            log.exception("closing the database pool failed")
 
 
 @st.cache_resource(show_spinner="Dayanak başlatılıyor…", on_release=_close_context)
@@ -65,7 +73,8 @@ def _app_context() -> AppContext:
         announce_initial_admin(password, settings)
     for path in remove_orphan_files(db, settings):
         log.warning("removed %s: left behind by an interrupted upload", path.name)
-    return AppContext(settings=settings, db=db, generated_admin_password=bool(password))
+    return AppContext(settings=settings, db=db, generated_admin_password=bool(password),
+                      read_db=open_read_database(settings))
 
 
 def get_context() -> AppContext:
@@ -124,7 +133,8 @@ def get_services() -> Services:
         services.generator = _generator()
         from ragcore.answer import AnswerService
 
-        services.answers = AnswerService(ctx.db, ctx.settings, services.embedder, services.generator)
+        services.answers = AnswerService(ctx.db, ctx.settings, services.embedder, services.generator,
+                                         read_db=ctx.read_db)
     except Exception as exc:
         log.warning("generator unavailable: %s", exc)
         services.errors["generator"] = str(exc)
