@@ -265,3 +265,50 @@ def test_role_bits_agree_with_the_configuration(world) -> None:
             mask = conn.execute("SELECT roles_mask(%s::text[])", ([role],)).fetchone()[0]
             assert mask == 1 | role_bit(role)
         assert conn.execute("SELECT roles_mask(%s::text[])", (list(ROLES),)).fetchone()[0] == 31
+
+
+def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
+    """A database built before migration 003 (old schema, data written the old way) gets role
+    bits, denormalised postings and exact per-role statistics, and its embedding space gets the
+    per-role HNSW indexes on the next start."""
+    from ragcore import db as dbmod
+
+    namespace = "test_upgrade_003"
+    database = dbmod.Database(pg_url, namespace)
+    dbmod.drop_namespace(database, namespace)
+    database.close()
+    database = dbmod.Database(pg_url, namespace)
+    try:
+        files = {version: body for version, _, body in dbmod._migration_files()}
+        with database.connection() as conn:
+            conn.execute(files[1])
+            conn.execute(files[2])
+            conn.execute("ALTER TABLE chunks ADD COLUMN embedding vector(3)")
+            conn.execute("CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
+            conn.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+                         "applied_at timestamptz NOT NULL DEFAULT now())")
+            conn.execute("INSERT INTO schema_migrations (version, name) VALUES (1, 'initial'), (2, 'login_attempts')")
+            conn.execute("INSERT INTO embedding_index (model, dim) VALUES ('old-model', 3)")
+            for n, (roles, texts) in enumerate([(["isg"], SECRET[:2]), (["ik", "personel"], SECRET[1:])]):
+                doc = conn.execute(
+                    "INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
+                    "VALUES ('eski', 'eski.pdf', %s, 1, 1, %s) RETURNING id", (f"{n:064x}", roles)).fetchone()[0]
+                for ordinal, text in enumerate(texts):
+                    tokens = lexical_tokens(text)
+                    chunk = conn.execute(
+                        "INSERT INTO chunks (document_id, ordinal, page_start, page_end, text, char_start, char_end,"
+                        " lex_length, allowed_roles, embedding) VALUES (%s, %s, 1, 1, %s, 0, 1, %s, %s, '[1,0,0]')"
+                        " RETURNING id", (doc, ordinal, text, len(tokens), roles)).fetchone()[0]
+                    for term, tf in Counter(tokens).items():
+                        conn.execute("INSERT INTO postings (term, chunk_id, tf) VALUES (%s, %s, %s)", (term, chunk, tf))
+        assert dbmod.migrate(database) == ["003_role_scoped_lexicon"]
+        assert _stored(database) == _recount(database)
+        _bounds_hold(database)
+        dbmod.ensure_embedding_space(database, "old-model", 3)
+        with database.connection() as conn:
+            names = {r[0] for r in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'chunks'", (namespace,))}
+        assert set(dbmod.embedding_indexes()) <= names
+    finally:
+        dbmod.drop_namespace(database, namespace)
+        database.close()
