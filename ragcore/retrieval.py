@@ -15,8 +15,10 @@ The lexical leg is BM25Okapi exactly as `rank_bm25` computes it over the role's 
 one deliberate difference: Turkish stop words (`ragcore.text.STOPWORDS`) are dropped from the
 query (`query_terms`). Pruning (`ragcore.bm25`) reads only the postings that can change the
 top candidates and is exact. A retrieval is a short sequence of statements in one read-only
-REPEATABLE READ transaction: the role's statistics for the query terms, the pruning threshold
-when the terms are common, then one statement with both legs, fusion and evidence.
+REPEATABLE READ transaction (`read_snapshot`): the role's statistics for the query terms, the
+pruning threshold when the terms are common, the lexical leg (one round, rarely two), then one
+statement with the dense leg, fusion and evidence. Retrieval may run on a read replica
+(`ragcore.db.open_read_database`).
 """
 
 from __future__ import annotations

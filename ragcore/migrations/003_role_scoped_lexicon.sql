@@ -88,6 +88,7 @@ CREATE TABLE lex_stats (
 );
 INSERT INTO lex_stats (role) SELECT role FROM role_bits ORDER BY bit;
 
+-- fillfactor: most writes update a row in place (HOT), leaving room on its page for that.
 CREATE TABLE lexicon (
     role            text NOT NULL,
     term            text NOT NULL,
@@ -97,14 +98,14 @@ CREATE TABLE lexicon (
     min_len_per_tf  float8,             -- over high-impact postings
     low_min_len     integer,            -- over the other postings (NULL: none yet)
     PRIMARY KEY (role, term)
-);
+) WITH (fillfactor = 70);
 
 CREATE TABLE lex_df_histogram (
     role            text NOT NULL,
     df              integer NOT NULL CHECK (df > 0),
     terms           integer NOT NULL CHECK (terms >= 0),
     PRIMARY KEY (role, df)
-);
+) WITH (fillfactor = 50);
 
 CREATE FUNCTION lexical_statistics_lock() RETURNS void LANGUAGE sql AS $$
     LOCK TABLE lex_stats IN SHARE ROW EXCLUSIVE MODE
