@@ -71,27 +71,3 @@ def test_production_dense_reuses_a_kept_namespace(settings, tmp_path, session_db
     finally:
         dbmod.drop_namespace(database, "eval_tquad_keep")
         database.close()
-
-
-@needs_tquad
-def test_answer_gate_evidence_matches_the_sql_evidence(settings, tmp_path, session_db):
-    from eval.answers import evidence_for
-    from ragcore.retrieval import retrieve
-
-    corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)), 8)
-    ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda spec: HashEmbedder(),
-                        corpus=corpus)
-    retriever = rv.make_retriever("production-lexical")
-    retriever.namespace = lambda size: "eval_tquad_evidence"
-    database = retriever._open(ws, 1000)
-    try:
-        questions = corpus.dev_questions[:15]
-        ours = evidence_for(ws, 1000, questions, [[] for _ in questions])
-        for q, mine in zip(questions, ours, strict=True):
-            sql = retrieve(database, ws.embedder("default"), q.question, "admin", k=5, mode="lexical").evidence
-            assert mine.coverage == pytest.approx(sql.coverage, abs=1e-6)
-            assert mine.best_bm25 == pytest.approx(sql.best_bm25, rel=1e-6)
-            assert mine.best_cosine == pytest.approx(sql.best_cosine, abs=1e-5)
-    finally:
-        dbmod.drop_namespace(database, "eval_tquad_evidence")
-        database.close()
