@@ -74,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         progress.close()
         ws.close()
+    if args.articles is not None:
+        report["entry"]["on"] += f", first {args.articles} articles only"
     if args.write:
         path = measurements.write_measured(measurements.RETRIEVAL_FILE, report["embedder"], report["entry"],
                                            args.measured_dir or measurements.MEASURED_DIR)
