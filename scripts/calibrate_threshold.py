@@ -268,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
         cache_db.close()
     result = calibrate(law["cases"], args.min_answered)
     entry = measured_entry(embedder.name, result, law["answerable"], law["unanswerable"])
+    if partial:
+        entry["on"] += (f", partial run: {args.law_questions or 'all'} law questions, "
+                        f"{args.history_questions} history questions")
     law["cases"] = [{**{k: v for k, v in c.items() if k != "evidence"}, **c["evidence"].as_dict()}
                     for c in law["cases"]]
     report = {"embedder": embedder.name, "laws": law, "calibration": result, "entry": entry,
