@@ -1,0 +1,36 @@
+"""GET /v1/health: is the database reachable? No authentication, nothing secret.
+
+For load balancers and compose health checks: 200 `{"status": "ok", "database": true}` or
+503 with `false`. It names no version, host, model or error text (an anonymous caller may
+ask); the reason goes to the server log, with any password removed by ragcore.db.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import psycopg
+import psycopg_pool
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from ragcore.api.deps import Context
+from ragcore.api.schemas import Health
+from ragcore.db import DatabaseError
+
+log = logging.getLogger(__name__)
+router = APIRouter(tags=["health"])
+PROBE_TIMEOUT_S = 3.0
+
+
+@router.get("/v1/health", response_model=Health, summary="Database reachable? (no authentication)",
+            responses={503: {"model": Health}})
+def health(context: Context) -> JSONResponse:
+    try:
+        db = context.database()
+        with db.pool.connection(timeout=PROBE_TIMEOUT_S) as conn:
+            conn.execute("SELECT 1").fetchone()
+    except (psycopg.Error, psycopg_pool.PoolTimeout, DatabaseError) as exc:
+        log.warning("health: database unreachable: %s: %s", type(exc).__name__, exc)
+        return JSONResponse(Health(status="unavailable", database=False).model_dump(), status_code=503)
+    return JSONResponse(Health(status="ok", database=True).model_dump())
