@@ -89,6 +89,16 @@ def test_openapi_document_and_docs_page(api) -> None:
     assert page.status_code == 200 and "swagger" in page.text.lower()
 
 
+def test_no_cross_origin_access_is_offered(api) -> None:
+    secret = person(api.db, "mehmet", "isg")
+    preflight = api.client.options("/v1/chat", headers={"Origin": "https://baska.example",
+                                                        "Access-Control-Request-Method": "POST"})
+    response = api.client.get("/v1/documents", headers=bearer(secret) | {"Origin": "https://baska.example"})
+    assert response.status_code == 200
+    for answer in (preflight, response):
+        assert not [h for h in answer.headers if h.lower().startswith("access-control-")]
+
+
 def test_unknown_route_and_method_get_the_error_shape(api) -> None:
     assert api.client.get("/v1/nothing-here").status_code == 404
     assert error_code(api.client.get("/v1/nothing-here")) == "not_found"

@@ -67,3 +67,13 @@ def test_compose_runs_a_separate_job_worker_on_the_app_image_and_volume():
     assert worker["build"] == app["build"] and worker["volumes"] == app["volumes"]  # shared DATA_DIR/uploads
     assert worker["environment"]["DATABASE_URL"] == app["environment"]["DATABASE_URL"]
     assert app["environment"]["WORKER_IN_APP"] == "false"  # the app does not process uploads itself
+
+
+def test_compose_runs_the_rest_api_on_the_app_image_bound_to_loopback():
+    services = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]
+    api, app = services["api"], services["app"]
+    assert api["command"][:4] == ["python", "-m", "ragcore", "api"]
+    assert api["build"] == app["build"] and api["volumes"] == app["volumes"]
+    assert api["environment"] == app["environment"]  # the same database, DATA_DIR, no worker of its own
+    assert api["ports"] == ["127.0.0.1:8502:8502"]
+    assert "/v1/health" in " ".join(api["healthcheck"]["test"])
