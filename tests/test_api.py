@@ -388,6 +388,14 @@ def test_document_detail_chunks_and_download(api, law) -> None:
     assert 'filename="yonetmelik.pdf"' in download.headers["content-disposition"]
 
 
+def test_a_hostile_file_name_cannot_inject_response_headers(api) -> None:
+    doc = ingest_pdf(api.db, api.settings, api.embedder, pdfs.text_pdf(["Makine bakimi yapilir."]),
+                     filename='a"b\r\nX-Kotu: 1;.pdf', roles=["isg"]).document_id
+    download = api.client.get(f"/v1/documents/{doc}/file", headers=bearer(person(api.db, "mehmet", "isg")))
+    assert download.status_code == 200 and "x-kotu" not in download.headers
+    assert download.headers["content-disposition"].startswith("attachment; filename*=utf-8''")
+
+
 def test_a_forbidden_document_is_answered_like_a_missing_one(api, law) -> None:
     secret = person(api.db, "ayse", "ik")
     for suffix in ("", "/file", "?chunks=true"):
@@ -437,6 +445,33 @@ def test_upload_queues_a_job_that_a_worker_turns_into_a_document(api) -> None:
     document_id = done["result"]["document_id"]
     listed = api.client.get("/v1/documents", headers=bearer(admin)).json()["documents"]
     assert [(d["id"], d["title"], d["allowed_roles"]) for d in listed] == [(document_id, "Talimat 7", ["isg", "uretim"])]
+
+
+def test_the_apis_own_worker_processes_an_upload(db, settings, model) -> None:
+    """With `worker=True` (WORKER_IN_APP) the API process runs the job itself, embedding
+    through its own embedder; the client only polls the job."""
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from ragcore.api import create_app
+    from ragcore.embedding_cache import CachedEmbedder
+
+    embedder = CachedEmbedder(model, db)
+    app = create_app(settings, db=db, embedder=embedder, generator=make_generator(settings, embedder), worker=True)
+    with TestClient(app, client=("10.0.0.1", 1)) as client:
+        admin = person(db, "yonetici", "admin")
+        job = client.post("/v1/documents", headers=bearer(admin), data={"roles": "ik"},
+                          files={"file": ("ik.pdf", pdfs.law_pdf(), "application/pdf")}).json()
+        deadline = time.monotonic() + 120
+        while (state := client.get(f"/v1/jobs/{job['job_id']}", headers=bearer(admin)).json())["status"] in jobs.ACTIVE:
+            assert time.monotonic() < deadline, state
+            time.sleep(0.2)
+        assert state["status"] == "succeeded", state
+        ik = person(db, "ayse", "ik")
+        listed = client.get("/v1/documents", headers=bearer(ik)).json()["documents"]
+        assert [d["id"] for d in listed] == [state["result"]["document_id"]]
+    assert app.state.context.worker is None  # stopped with the app
 
 
 def test_upload_accepts_comma_separated_roles(api) -> None:

@@ -94,12 +94,12 @@ class ApiContext:
 
     def start_worker(self) -> None:
         """The in-process job worker (WORKER_IN_APP), embedding through this process's embedder."""
-        from ragcore.jobs import BackgroundWorker
+        from ragcore.jobs import BackgroundWorker, JobFailed
 
         def embedder() -> Any:
             services = self.services()
             if services is None:
-                raise RuntimeError(self.errors.get("embedder", "embedder unavailable"))
+                raise JobFailed(f"Gömme modeli kullanılamıyor: {self.errors.get('embedder', 'bilinmeyen hata')}")
             return services.embedder
 
         self.worker = BackgroundWorker(self.settings, label="api", embedder_factory=embedder).start()
