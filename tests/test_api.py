@@ -510,6 +510,39 @@ def test_upload_without_a_file_and_with_two_files(api) -> None:
     assert count(api.db, "jobs") == 0 and incoming(api.settings) == []
 
 
+def test_an_upload_body_is_not_read_before_the_caller_is_known_to_be_an_admin(api) -> None:
+    """Counted at the ASGI boundary: for an anonymous, a bad and a non-admin token not one byte
+    of the upload is received (httpx's ASGI transport hands chunks over only when asked)."""
+    import asyncio
+
+    import httpx
+
+    received: list[int] = []
+
+    async def counting(scope, receive, send):
+        async def counted():
+            message = await receive()
+            received.append(len(message.get("body", b"")))
+            return message
+        await api.app(scope, counted, send)
+
+    isg = person(api.db, "mehmet", "isg")
+    body = b"--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.pdf\"\r\n\r\n" + pdfs.law_pdf()
+
+    async def send(headers: dict) -> int:
+        transport = httpx.ASGITransport(app=counting, client=("10.0.0.3", 1))
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+            response = await client.post("/v1/documents", content=body,
+                                         headers={"Content-Type": "multipart/form-data; boundary=x", **headers})
+        return response.status_code
+
+    for headers, status in (({}, 401), (bearer("dyk_" + "z" * 43), 401), (bearer(isg), 403)):
+        received.clear()
+        assert asyncio.run(send(headers)) == status
+        assert sum(received) == 0, (headers, received)
+    assert count(api.db, "jobs") == 0
+
+
 def test_oversized_uploads_are_refused_while_they_stream(db, settings, model) -> None:
     small = settings.with_(max_upload_mb=1)
     with api_app(db, small, model) as api:

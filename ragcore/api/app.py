@@ -103,6 +103,6 @@ def create_app(
     for module in (chat, search, documents, questions, health):
         app.include_router(module.router, max_body_size=MAX_BODY_BYTES)
     upload_limit = documents.upload_limit(settings)
-    app.include_router(documents.upload_router, max_body_size=upload_limit, form_limits=documents.UPLOAD_FORM_LIMITS)
+    app.include_router(documents.upload_router, max_body_size=upload_limit)
     app.add_middleware(DeclaredSizeGuard, upload_limit=upload_limit)
     return app

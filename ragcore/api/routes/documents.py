@@ -5,7 +5,8 @@ caller may not read is answered exactly like one that does not exist: the same 4
 An upload is a background job (`ragcore.jobs.submit_ingest`, the one the Dokümanlar page
 queues): the request returns 202 with the job at once. The request body is limited to
 MAX_UPLOAD_MB (plus multipart overhead) while it streams in, and the file is checked — size,
-roles, the PDF header — before anything is staged, so a refused upload writes nothing.
+roles, the PDF header — before anything is staged, so a refused upload writes nothing; and
+the body is read only once the token is known to be an admin's.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, File, Form, Query, Response, UploadFile
+from fastapi import APIRouter, Query, Request, Response
 from fastapi import Path as PathParam
 from fastapi.responses import FileResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData, UploadFile
 
 from ragcore import documents as docs
 from ragcore import jobs
@@ -31,11 +34,11 @@ from ragcore.api.schemas import (
     JobOut,
 )
 from ragcore.config import ROLES, Settings
-from ragcore.models import Document
+from ragcore.models import Document, User
 from ragcore.pdf import CorruptPdf, EmptyFile, NotAPdf, PdfError, check_header
 
 router = APIRouter(tags=["documents"])
-# Its own router: the app gives it the upload-sized body limit and multipart limits.
+# Its own router: the app gives it the upload-sized body limit.
 upload_router = APIRouter(tags=["documents"])
 
 MULTIPART_OVERHEAD = 1024 * 1024  # boundaries, headers and the small fields around the file
@@ -166,26 +169,72 @@ def _checked_pdf(file: UploadFile, settings: Settings) -> bytes:
     return data
 
 
+UPLOAD_SCHEMA = {
+    "required": True,
+    "content": {"multipart/form-data": {"schema": {
+        "type": "object", "required": ["file", "roles"],
+        "properties": {
+            "file": {"type": "string", "format": "binary", "description": "the PDF (at most MAX_UPLOAD_MB)"},
+            "roles": {"type": "array", "items": {"type": "string", "enum": list(ROLES)},
+                      "description": "roles that may read it (repeat the field, or separate with commas)"},
+            "title": {"type": "string", "maxLength": MAX_TITLE_CHARS, "description": "shown in citations"},
+        },
+    }}},
+}
+
+
+def _form_value(form: FormData, name: str) -> list[str]:
+    values = form.getlist(name)
+    if any(not isinstance(v, str) for v in values):
+        raise errors.validation_error([{"loc": ("body", name), "type": "string_type"}])
+    return values  # type: ignore[return-value]
+
+
+def _upload_fields(form: FormData) -> tuple[UploadFile, list[str], str | None]:
+    files = form.getlist("file")
+    if not files:
+        raise errors.validation_error([{"loc": ("body", "file"), "type": "missing"}])
+    if not isinstance(files[0], UploadFile):
+        raise errors.ApiError(422, "invalid_request", "İstek geçersiz: 'file' bir dosya olmalı.",
+                              "Invalid request: 'file' must be a file part.")
+    roles = _form_value(form, "roles")
+    if not roles:
+        raise errors.validation_error([{"loc": ("body", "roles"), "type": "missing"}])
+    titles = _form_value(form, "title")
+    title = titles[0] if titles else None
+    if title is not None and len(title) > MAX_TITLE_CHARS:
+        raise errors.validation_error([{"loc": ("body", "title"), "type": "string_too_long",
+                                        "ctx": {"max_length": MAX_TITLE_CHARS}}])
+    return files[0], roles, title
+
+
+def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[str], title: str | None) -> jobs.Job:
+    allowed = parse_roles(roles)
+    data = _checked_pdf(file, context.settings)
+    try:
+        return jobs.submit_ingest(context.database(), context.settings, data,
+                                  filename=Path(file.filename or "").name or "belge.pdf", roles=allowed,
+                                  title=(title or "").strip() or None, created_by=admin.username)
+    except jobs.JobError as exc:
+        raise errors.ApiError(422, "upload_refused", str(exc), "The upload was refused (see message_tr).") from None
+
+
 @upload_router.post(
-    "/v1/documents", status_code=202, response_model=JobOut,
+    "/v1/documents", status_code=202, response_model=JobOut, openapi_extra={"requestBody": UPLOAD_SCHEMA},
     summary="Upload a PDF (admin): multipart `file`, `roles` (repeat or comma-separate), optional `title`; "
             "202 with the background job",
     responses={401: {"model": ErrorResponse}, 403: {"model": ErrorResponse}, 413: {"model": ErrorResponse},
                415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
 )
-def upload(
-    admin: Admin, context: Context, response: Response,
-    file: Annotated[UploadFile, File(description="the PDF (at most MAX_UPLOAD_MB)")],
-    roles: Annotated[list[str], Form(description="roles that may read it: isg, ik, uretim, personel, admin")],
-    title: Annotated[str | None, Form(max_length=MAX_TITLE_CHARS, description="shown in citations")] = None,
-) -> JobOut:
-    allowed = parse_roles(roles)
-    data = _checked_pdf(file, context.settings)
-    db = context.database()
+async def upload(request: Request, admin: Admin, context: Context, response: Response) -> JobOut:
+    """The body is read only after the token was checked and found to be an admin's: an
+    anonymous or non-admin caller cannot make the server receive (and spool) an upload."""
+    form = await request.form(**UPLOAD_FORM_LIMITS)
     try:
-        job = jobs.submit_ingest(db, context.settings, data, filename=Path(file.filename or "").name or "belge.pdf",
-                                 roles=allowed, title=(title or "").strip() or None, created_by=admin.username)
-    except jobs.JobError as exc:
-        raise errors.ApiError(422, "upload_refused", str(exc), "The upload was refused (see message_tr).") from None
+        file, roles, title = _upload_fields(form)
+        job = await run_in_threadpool(_queue_upload, context, admin, file, roles, title)
+        workers = await run_in_threadpool(jobs.live_workers, context.database(), context.settings)
+    finally:
+        await form.close()
     response.headers["Location"] = f"/v1/jobs/{job.id}"
-    return job_out(job, jobs.live_workers(db, context.settings))
+    return job_out(job, workers)
