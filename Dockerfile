@@ -14,5 +14,8 @@ RUN mkdir -p /data && chown dayanak:dayanak /data
 USER dayanak
 ENV DATA_DIR=/data
 EXPOSE 8501 8502
-HEALTHCHECK --interval=30s --timeout=5s CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health')"
+# Healthy = the database answers (Streamlit's own /_stcore/health says 200 even when it does not)
+# and the app serves. `doctor --quick` never starts the embedded server; the app restarts it.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s CMD python -m ragcore doctor --quick && \
+    python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=3)"
 CMD ["streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true"]

@@ -2,7 +2,8 @@
 
 Every run: open (or reuse) the cached context, build the authenticator from the users table,
 resolve the signed-in user with the role from the database, write/delete the remember-me
-cookie once if needed, and build the navigation for that role.
+cookie once if needed, and build the navigation for that role. A database that does not
+answer ends the run with a Turkish message (`ui.context.database_guard`).
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import auth, navigation
-from ui.context import get_context
+from ui.context import database_guard, get_context
 from ui.login import render_login_page
 
 st.set_page_config(page_title="Dayanak", page_icon=":material/menu_book:", layout="centered")
 
 ctx = get_context()
-authenticator = auth.make_authenticator(ctx)
-user = auth.resolve_user(ctx, authenticator)
-auth.sync_cookie(ctx, authenticator, user)
-page = navigation.build(ctx, user, authenticator, lambda: render_login_page(ctx, authenticator))
-page.run()
+with database_guard(ctx):
+    authenticator = auth.make_authenticator(ctx)
+    user = auth.resolve_user(ctx, authenticator)
+    auth.sync_cookie(ctx, authenticator, user)
+    page = navigation.build(ctx, user, authenticator, lambda: render_login_page(ctx, authenticator))
+    page.run()

@@ -4,7 +4,8 @@ Two disjoint random samples of dev questions (seed 0): 300 *answerable* (context
 whole corpus) and 150 *unanswerable* (top-5 after removing every chunk of the question's own
 article, so the answer cannot be in the context). Each question goes through the app's path:
 evidence gate (`ragcore.calibration`), `ragcore.prompt.build_messages`, the configured generator
-(`ragcore.generation`), `finalize` (citations, refusal, instruction echo → best passage).
+(`ragcore.generation.make_generator`; the extractive one is `ragcore.extractive`),
+`ragcore.answer.settle` (citations, refusal, instruction echo → quoted passages).
 
 Scoring is deterministic (no judge model), see `score_answer`. Answers are cached line by line in
 the run folder, so an interrupted run resumes where it stopped.
@@ -41,6 +42,7 @@ REFUSAL_PHRASES = (
 )
 REFUSAL_MAX_WORDS = 25  # a long quote that merely contains "bulunmuyor" is not a refusal
 _MARKERS = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]")
+_QUOTE_LINE = re.compile(r"^> “.*” \[\d+\]$", re.MULTILINE)  # one quoted sentence (ragcore.extractive)
 
 
 # --------------------------------------------------------------------------- scoring
@@ -50,13 +52,9 @@ def strip_markers(text: str) -> str:
     return _MARKERS.sub(" ", text)
 
 
-def without_notice(answer: str) -> str:
-    """Drop the extractive generator's fixed "quoting, not generating" notice: it is not answer text."""
-    try:
-        from ragcore.generation import EXTRACTIVE_NOTICE
-    except ImportError:  # a generation module without the notice
-        return answer
-    return answer.replace(EXTRACTIVE_NOTICE, "").strip()
+def quoted_sentences(answer: str) -> int:
+    """How many sentences an answer quotes (the extractive answerer's `> “…” [n]` lines)."""
+    return len(_QUOTE_LINE.findall(answer))
 
 
 def exact_match(gold: str, answer: str) -> bool:
@@ -178,7 +176,7 @@ def evidence_for(ws: Workspace, size: int, questions: Sequence[Question], exclud
     terms (`ragcore.retrieval.evidence_terms`) present in the best BM25 chunk, each weighted by
     qtf × ln(1 + (N − df + 0.5)/(df + 0.5)) — the same formula as the SQL.
     """
-    from ragcore.retrieval import Evidence, evidence_terms
+    from ragcore.retrieval import Evidence, evidence_terms, query_terms
 
     chunks = ws.chunks(size)
     index = ws.bm25(size, "prefix5")
@@ -190,7 +188,7 @@ def evidence_for(ws: Workspace, size: int, questions: Sequence[Question], exclud
     for qi, q in enumerate(questions):
         allowed = np.ones(n, dtype=bool)
         allowed[list(exclude[qi])] = False
-        terms = lexical_tokens(q.question)
+        terms = query_terms(q.question)  # the app's lexical query: stop words dropped
         lex = index.scores(terms)
         lex[~allowed] = -np.inf
         best = int(np.argmax(lex))
@@ -313,12 +311,13 @@ def _row(ws, config, group: str, q: Question, cached: dict, relevant: set[int]) 
     context = [chunks.chunks[i].text for i in ranking]
     cited_relevant = [ranking[n - 1] in relevant for n in cached["cited"] if 0 < n <= len(ranking)]
     kind = "refusal" if cached["kind"] == "gate" else cached["kind"]
-    s = score_answer(q.answer, without_notice(cached["answer"]), context, cited_relevant, kind)
+    s = score_answer(q.answer, cached["answer"], context, cited_relevant, kind)
     return {
         "qid": q.qid, "group": group, "question": q.question, "gold_answer": q.answer, "answer": cached["answer"],
         "outcome": s.outcome, "exact": s.exact, "token_recall": s.token_recall, "correct": s.correct,
         "refused": s.refused, "gated": cached["kind"] == "gate", "gold_in_context": s.gold_in_context,
-        "cited": s.cited, "cited_gold": s.cited_gold,
+        "cited": s.cited, "cited_gold": s.cited_gold, "quoted_sentences": quoted_sentences(cached["answer"]),
+        "answer_chars": len(strip_markers(cached["answer"]).strip()),
         "top5": " ".join(chunks.chunks[i].chunk_id for i in ranking[:5]), "seconds": cached["seconds"],
     }
 
@@ -339,8 +338,15 @@ def summarise_groups(rows: list[dict]) -> dict:
                               dtype=float)
             lo, hi = metrics.bootstrap_ci(values, idx)
             rates[name] = {"mean": float(values.mean()), "ci": [lo, hi], "count": int(values.sum())}
+        answered = [r for r in sub if not _truthy(r["refused"])]
+        quotes = [int(r["quoted_sentences"]) for r in answered]
         out[group] = {"n": len(sub), "rates": rates,
-                      "mean_seconds": float(np.mean([r["seconds"] for r in sub]))}
+                      "mean_seconds": float(np.mean([r["seconds"] for r in sub])),
+                      "answered": {"n": len(answered),
+                                   "quoted_sentences_mean": float(np.mean(quotes)) if quotes else 0.0,
+                                   "quoted_sentences_max": max(quotes, default=0),
+                                   "chars_mean": float(np.mean([int(r["answer_chars"]) for r in answered]))
+                                   if answered else 0.0}}
     return out
 
 
@@ -371,4 +377,10 @@ def answers_markdown(summary: dict) -> str:
 
         lines.append(f"| {group} | {data['n']} | {cell('correct')} | {cell('correct_not_in_context')} | "
                      f"{cell('fallback')} | {cell('wrong')} | {cell('cited_gold')} |")
+    lines.append("")
+    for group, data in summary["groups"].items():
+        a = data.get("answered")
+        if a:
+            lines.append(f"{group}: {a['n']} answered, quoted sentences per answer {a['quoted_sentences_mean']:.2f} "
+                         f"(max {a['quoted_sentences_max']}), {a['chars_mean']:.0f} characters on average")
     return "\n".join(lines)

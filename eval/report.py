@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+import psutil
 
 REPO = Path(__file__).resolve().parent.parent
 SUMMARY = "summary.json"
@@ -39,12 +40,7 @@ def git_commit(repo: Path = REPO) -> dict:
 
 
 def machine() -> dict:
-    try:
-        import psutil
-
-        memory_gb = round(psutil.virtual_memory().total / 2**30, 1)
-    except ImportError:  # psutil is a runtime dependency, but the card must never fail
-        memory_gb = None
+    memory_gb = round(psutil.virtual_memory().total / 2**30, 1)
     return {
         "hostname": platform.node(),
         "platform": platform.platform(),

@@ -3,6 +3,10 @@
 The user's role is re-read from the database on every question, so a role change or a
 deactivation takes effect on the next question, not the next login. When the evidence is too
 weak the fallback sentence is returned without calling the generator at all.
+
+When the database does not answer (`DatabaseUnavailable`, within a few seconds), the question
+fails with a Turkish message and is kept in the local spool (`ragcore.spool`); the next question
+that reaches the database writes the spooled ones into the log.
 """
 
 from __future__ import annotations
@@ -15,15 +19,14 @@ from dataclasses import dataclass
 from ragcore import calibration
 from ragcore import users as usersmod
 from ragcore.config import Settings
-from ragcore.db import Database
+from ragcore.db import Database, DatabaseUnavailable
+from ragcore.extractive import ExtractiveGenerator, answer_passages, quote
 from ragcore.generation import (
     KIND_ANSWER,
     KIND_REFUSAL,
-    ExtractiveGenerator,
     Finalized,
     Generator,
     GeneratorError,
-    best_passage_answer,
     finalize,
 )
 from ragcore.models import (
@@ -37,14 +40,18 @@ from ragcore.models import (
     User,
 )
 from ragcore.prompt import build_messages
-from ragcore.questions import log_question
+from ragcore.questions import insert_question, question_record
 from ragcore.retrieval import Retrieval, resolve_mode, retrieve
+from ragcore.spool import QuestionSpool, spool_path
+from ragcore.text import sanitize
 
 log = logging.getLogger(__name__)
 
 UNRELIABLE_NOTICE = "Modelin cevabı güvenilir bulunmadı; en ilgili bölüm kaynağıyla birlikte alıntılandı."
 UNCITED_NOTICE = ("Modelin cevabı hiçbir kaynak göstermediği için güvenilir bulunmadı; "
                   "en ilgili bölüm kaynağıyla birlikte alıntılandı.")
+DATABASE_DOWN = ("Veritabanına şu anda ulaşılamıyor, soru cevaplanamadı. Sorunuz kaydedildi; "
+                 "birkaç saniye sonra tekrar deneyin. Sorun sürerse yöneticinize başvurun.")
 
 
 class QuestionError(ValueError):
@@ -52,7 +59,9 @@ class QuestionError(ValueError):
 
 
 def validate_question(question: str, max_chars: int) -> str:
-    text = (question or "").strip()
+    """The question as it will be answered and logged: control characters and lone surrogates
+    removed (PostgreSQL cannot store them), then checked for emptiness and length."""
+    text = sanitize(question or "").strip()
     if not text:
         raise QuestionError("Lütfen bir soru yazın; boş soru gönderilemez.")
     if len(text) > max_chars:
@@ -95,29 +104,40 @@ class AnswerStream:
             yield piece
 
 
+def quoted_answer(question: str, sources: list[Source], embedder: object) -> Finalized:
+    """Replacement for an unreliable answer: what the extractive answerer quotes, with its sources."""
+    passages = answer_passages(question, sources, embedder)
+    if not passages:
+        return Finalized(FALLBACK_ANSWER, KIND_REFUSAL, ())
+    return Finalized(quote(passages), KIND_ANSWER, tuple(dict.fromkeys(p.number for p in passages)))
+
+
 def settle(raw: str, sources: list[Source], question: str, embedder: object, *, llm: bool
            ) -> tuple[Finalized, str | None]:
     """The post-generation policy, shared with the evaluation lab: parse citations, keep real
     refusals, and replace an instruction echo — or, from a language model, an answer without
-    one valid [n] — by the best passage with its source. Returns (result, notice or None)."""
+    one valid [n] — by quoted passages with their sources. Returns (result, notice or None)."""
     result = finalize(raw, sources)
     if result.kind not in (KIND_ANSWER, KIND_REFUSAL):
-        return best_passage_answer(question, sources, embedder), UNRELIABLE_NOTICE
+        return quoted_answer(question, sources, embedder), UNRELIABLE_NOTICE
     if result.kind == KIND_ANSWER and not result.cited and llm:
         # No valid [n]: nothing ties the text to the context (a model following an injected
         # "do not cite" instruction, or answering from memory) — never shown as grounded.
-        return best_passage_answer(question, sources, embedder), UNCITED_NOTICE
+        return quoted_answer(question, sources, embedder), UNCITED_NOTICE
     return result, None
 
 
 class AnswerService:
-    def __init__(self, db: Database, settings: Settings, embedder: object, generator: Generator) -> None:
+    def __init__(self, db: Database, settings: Settings, embedder: object, generator: Generator, *,
+                 read_db: Database | None = None) -> None:
         self.db = db
+        self.read_db = read_db or db  # retrieval may run on a read replica (DATABASE_READ_URL)
         self.settings = settings
         self.embedder = embedder
         self.generator = generator
         self.mode = resolve_mode(settings, embedder)
         self.threshold = calibration.threshold_for(getattr(embedder, "name", ""), self.mode, settings)
+        self.spool = QuestionSpool(spool_path(settings))
 
     # ------------------------------------------------------------------ public
 
@@ -131,9 +151,14 @@ class AnswerService:
     def stream(self, user: User, question: str) -> AnswerStream:
         """Validate now (raising QuestionError), answer lazily while the caller iterates."""
         text = validate_question(question, self.settings.max_question_chars)
-        current = self._current_user(user)
+        started = time.perf_counter()
+        try:
+            current = self._current_user(user)
+        except DatabaseUnavailable as exc:
+            raise self._database_down(_Run(user, text, started), exc) from exc
+        self._write_spooled()
         stream = AnswerStream(iter(()))
-        stream._pieces = self._run(stream, _Run(current, text, time.perf_counter()))
+        stream._pieces = self._run(stream, _Run(current, text, started))
         return stream
 
     # ------------------------------------------------------------------ steps
@@ -150,9 +175,29 @@ class AnswerService:
             raise QuestionError("Hesabınız bulunamadı ya da devre dışı; soru soramazsınız.")
         return current
 
+    def _database_down(self, run: _Run, exc: DatabaseUnavailable) -> QuestionError:
+        """Keep the unanswered question in the spool; the Turkish error for the caller to raise."""
+        log.warning("question of %s not answered, database unavailable: %s", run.user.username, exc)
+        self.spool.append(question_record(
+            run.user, run.question, answer=None, status=STATUS_ERROR, generator=None, llm_called=False,
+            total_ms=_ms(run.started), error=f"veritabanına ulaşılamadı: {exc}"))
+        return QuestionError(DATABASE_DOWN)
+
+    def _write_spooled(self) -> None:
+        """The database answers again: log the questions kept while it did not."""
+        if not self.spool.pending():
+            return
+        try:
+            self.spool.flush(self.db)
+        except DatabaseUnavailable as exc:  # down again already; they stay in the spool
+            log.warning("spooled questions not written yet: %s", exc)
+
     def _run(self, stream: AnswerStream, run: _Run) -> Iterator[str]:
-        run.retrieval = retrieve(self.db, self.embedder, run.question, run.user.role,
-                                 k=self.settings.top_k, mode=self.mode)
+        try:
+            run.retrieval = retrieve(self.read_db, self.embedder, run.question, run.user.role,
+                                     k=self.settings.top_k, mode=self.mode)
+        except DatabaseUnavailable as exc:
+            raise self._database_down(run, exc) from exc
         if not run.retrieval.hits or calibration.should_refuse(run.retrieval.evidence, self.threshold):
             yield FALLBACK_ANSWER
             stream.answer = self._refused(run)
@@ -205,11 +250,18 @@ class AnswerService:
                 extra: dict | None = None) -> Answer:
         total = _ms(run.started)
         retrieval_ms = run.retrieval.ms if run.retrieval else None
-        question_id = log_question(
-            self.db, run.user, run.question, answer=text, status=status, generator=generator,
+        record = question_record(
+            run.user, run.question, answer=text, status=status, generator=generator,
             llm_called=llm_called, sources=sources, retrieval_ms=retrieval_ms,
             first_token_ms=run.first_token_ms, total_ms=total, error=error,
         )
+        question_id: int | None
+        try:
+            question_id = insert_question(self.db, record)
+        except DatabaseUnavailable as exc:  # the answer stands; its log row waits in the spool
+            log.warning("answer to %s not logged yet, database unavailable: %s", run.user.username, exc)
+            self.spool.append(record)
+            question_id = None
         return Answer(
             question=run.question, text=text, status=status, generator=generator or "none",
             llm_called=llm_called, sources=sources, cited=cited, question_id=question_id,

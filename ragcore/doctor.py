@@ -1,9 +1,16 @@
-"""Health checks shared by `python -m ragcore doctor` and the app's health panel."""
+"""Health checks shared by `python -m ragcore doctor` and the app's health panel.
+
+`quick_check` is the container health check (`doctor --quick`): does the database answer?
+Fast, no model probe, and it never starts the embedded server (a health check that revived the
+database would hide the outage it should report; the app itself restarts a dead server).
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from types import SimpleNamespace
+
+import psycopg
 
 from ragcore import db as dbmod
 from ragcore import ollama
@@ -97,6 +104,36 @@ def _measured_defaults(report: HealthReport, settings: Settings) -> None:
     source = ("REFUSAL_THRESHOLD" if settings.refusal_threshold is not None
               else f"calibrated for {name}" if calibrated else f"not calibrated for {name}: model-independent default")
     report.refusal_threshold = f"{threshold.signal} >= {threshold.value:g} ({source})"
+QUICK_CONNECT_TIMEOUT = 3  # seconds; the container's health check timeout is larger
+
+
+@dataclass(frozen=True)
+class QuickStatus:
+    ok: bool
+    database: str
+    detail: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def as_text(self) -> str:
+        return f"database: {'ok' if self.ok else 'DOWN'} ({self.database}): {self.detail}"
+
+
+def quick_check(settings: Settings) -> QuickStatus:
+    """Whether the database accepts a connection and answers a query; never raises."""
+    if settings.database_url:
+        kind, url = "external (DATABASE_URL)", settings.database_url
+    else:
+        kind, url = "embedded", dbmod.embedded_running_url(settings.data_dir)
+        if url is None:
+            return QuickStatus(False, kind, f"no PostgreSQL process is running for {settings.data_dir}")
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=QUICK_CONNECT_TIMEOUT) as conn:
+            version = conn.execute("SHOW server_version").fetchone()[0]
+    except psycopg.Error as exc:
+        return QuickStatus(False, kind, f"does not answer: {dbmod.redact_message(str(exc), url)}".strip())
+    return QuickStatus(True, kind, f"PostgreSQL {version} answers")
 
 
 def run_checks(settings: Settings, database: dbmod.Database | None = None) -> HealthReport:

@@ -1,42 +1,39 @@
 """Answer generators behind one streaming interface, and what happens to their text afterwards.
 
 Three backends: Ollama `/api/chat` (NDJSON stream), an OpenAI-compatible
-`/v1/chat/completions` (SSE stream; llama.cpp server, vLLM) and an extractive quoter that needs
-no model at all — the embedded default, so Dayanak answers with citations on a machine with no
-LLM. Every failure of a remote model becomes a `GeneratorError` with a Turkish message that
-says what to do.
+`/v1/chat/completions` (SSE stream; llama.cpp server, vLLM) and the extractive quoter of
+`ragcore.extractive`, which needs no model at all — the embedded default, so Dayanak answers
+with citations on a machine with no LLM. Every failure of a remote model becomes a
+`GeneratorError` with a Turkish message that says what to do.
 
 After generation `finalize` parses the [n] markers, drops those pointing outside the context,
 and tells a real refusal (the fallback sentence) from an instruction echo (the model repeating
-its rules, which is unreliable and replaced by the best passage).
+its rules, which is unreliable and replaced by quoted passages).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import re
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import httpx
-import numpy as np
 
 from ragcore import ollama
 from ragcore.config import Settings
+from ragcore.extractive import ExtractiveGenerator
 from ragcore.models import FALLBACK_ANSWER, BackendChoice, Source
 from ragcore.prompt import SYSTEM_PROMPT, TEMPERATURE
-from ragcore.text import lexical_tokens, turkish_lower, words
+from ragcore.text import sanitize, turkish_lower, words
 
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 3.0
 READ_TIMEOUT = 180.0  # a 7B model on two CPU cores can take minutes for the first token
 PROBE_TIMEOUT = 1.5
-EXTRACTIVE_NOTICE = "Alıntı modu: dil modeli kullanılmadı; cevap üretilmedi, dokümanlardaki ilgili cümleler aynen aktarılıyor."
 
 
 class GeneratorError(RuntimeError):
@@ -96,6 +93,17 @@ class _HttpGenerator:
     def _missing_model(self) -> str:
         return f"'{self.model}' modeli {self.server_name} üzerinde yok."
 
+    def _frame(self, text: str) -> dict:
+        """One JSON object of the stream; anything else is a broken server, said in Turkish."""
+        try:
+            frame = json.loads(text)
+        except ValueError:
+            frame = None
+        if not isinstance(frame, dict):
+            raise GeneratorError(f"{self.server_name} anlaşılamayan bir cevap gönderdi (bozuk akış verisi: "
+                                 f"{text[:80]!r}); cevap tamamlanamadı.")
+        return frame
+
     def stream(self, messages: list[dict], sources: Sequence[Source], question: str) -> Iterator[str]:
         url, body, headers = self._request(messages)
         try:
@@ -145,14 +153,21 @@ class OllamaGenerator(_HttpGenerator):
         for line in response.iter_lines():
             if not line.strip():
                 continue
-            frame = json.loads(line)
+            frame = self._frame(line)
             if frame.get("error"):
                 raise GeneratorError(f"Ollama hata döndürdü: {frame['error']}")
-            content = (frame.get("message") or {}).get("content") or ""
-            if content:
-                yield content
+            content = _field(frame, "message", "content")
+            if isinstance(content, str) and content:
+                yield sanitize(content)
             if frame.get("done"):
                 return
+
+
+def _field(value: object, *path: str) -> object:
+    """value[path[0]][path[1]]…, or None where a level is missing or not an object."""
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def openai_endpoint(base_url: str, path: str) -> str:
@@ -183,107 +198,13 @@ class OpenAIGenerator(_HttpGenerator):
             data = line[5:].strip()
             if data == "[DONE]":
                 return
-            frame = json.loads(data)
+            frame = self._frame(data)
             if frame.get("error"):
                 raise GeneratorError(f"OpenAI uyumlu sunucu hata döndürdü: {frame['error']}")
-            for choice in frame.get("choices", []):
-                content = (choice.get("delta") or {}).get("content") or ""
-                if content:
-                    yield content
-
-
-# ----------------------------------------------------------------------------- extractive
-
-# PDF text breaks lines mid-sentence, so whitespace is collapsed first; numbered paragraphs
-# "(2) …" start a new piece even when the previous one lacks a full stop.
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;:])\s+(?=\S)|\s+(?=\(\d+\)\s)")
-_MIN_SENTENCE_CHARS = 25
-LEXICAL_WEIGHT = 0.5  # extractive score = 0.5 · idf-weighted token overlap + 0.5 · cosine
-# + RANK_PRIOR / context number: retrieval judged the whole chunk (article context, BM25 over
-# all of it), a sentence alone cannot; on Law 6331 this keeps the penalty clause that merely
-# mentions risk assessment (Madde 26) from outranking the duty itself (Madde 10).
-RANK_PRIOR = 0.05
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentence-like pieces of a chunk; fragments too short to answer anything are dropped."""
-    pieces = (p.strip() for p in _SENTENCE_SPLIT.split(" ".join(text.split())))
-    return [p for p in pieces if len(p) >= _MIN_SENTENCE_CHARS]
-
-
-@dataclass(frozen=True)
-class Passage:
-    number: int  # 1-based position of its source in the context
-    text: str
-    score: float
-
-
-def _overlap_scores(question: str, sentences: list[str]) -> np.ndarray:
-    """Idf-weighted share of the question's prefix-5 tokens present in each sentence."""
-    query = set(lexical_tokens(question))
-    token_sets = [set(lexical_tokens(s)) for s in sentences]
-    df = Counter(t for tokens in token_sets for t in tokens & query)
-    n = len(sentences)
-    weight = {t: math.log((n + 1) / (df.get(t, 0) + 0.5)) for t in query}
-    total = sum(weight.values()) or 1.0
-    return np.array([sum(weight[t] for t in tokens & query) / total for tokens in token_sets])
-
-
-def rank_passages(question: str, sources: Sequence[Source], embedder: object | None) -> list[Passage]:
-    """Every sentence of the context scored by lexical overlap plus embedding similarity."""
-    candidates = [(n, s) for n, src in enumerate(sources, start=1) for s in split_sentences(src.text)]
-    if not candidates:
-        candidates = [(n, src.text.strip()) for n, src in enumerate(sources, start=1) if src.text.strip()]
-    if not candidates:
-        return []
-    texts = [text for _, text in candidates]
-    scores = _overlap_scores(question, texts)
-    if embedder is not None:
-        query = np.asarray(embedder.embed_queries([question]), dtype=np.float32)[0]  # type: ignore[attr-defined]
-        cosine = np.asarray(embedder.embed_passages(texts), dtype=np.float32) @ query  # type: ignore[attr-defined]
-        scores = LEXICAL_WEIGHT * scores + (1 - LEXICAL_WEIGHT) * cosine
-    scores = scores + RANK_PRIOR / np.array([n for n, _ in candidates], dtype=float)
-    ranked = sorted(zip(candidates, scores, strict=True), key=lambda item: -item[1])
-    return [Passage(n, text, float(score)) for (n, text), score in ranked]
-
-
-def select_passages(passages: list[Passage], limit: int = 3, ratio: float = 0.8) -> list[Passage]:
-    """The best passage, plus up to limit-1 more that score within `ratio` of it."""
-    if not passages:
-        return []
-    best = passages[0].score
-    chosen = [passages[0]]
-    for passage in passages[1:]:
-        if len(chosen) >= limit or passage.score < ratio * best:
-            break
-        if passage.text not in {c.text for c in chosen}:
-            chosen.append(passage)
-    return chosen
-
-
-def quote(passages: Sequence[Passage]) -> str:
-    lines = "\n".join(f"> “{p.text}” [{p.number}]" for p in passages)
-    return f"{EXTRACTIVE_NOTICE}\n\n{lines}"
-
-
-class ExtractiveGenerator:
-    """Quotes the 1–3 context sentences that best answer the question, with [n] markers."""
-
-    kind = "extractive"
-    model = "extractive"
-    label = "extractive"
-
-    def __init__(self, embedder: object | None = None) -> None:
-        self.embedder = embedder
-
-    def stream(self, messages: list[dict], sources: Sequence[Source], question: str) -> Iterator[str]:
-        passages = select_passages(rank_passages(question, sources, self.embedder))
-        if not passages:
-            yield FALLBACK_ANSWER
-            return
-        yield f"{EXTRACTIVE_NOTICE}\n\n"
-        for index, passage in enumerate(passages):
-            yield ("\n" if index else "") + f"> “{passage.text}” [{passage.number}]"
+            for choice in frame.get("choices") or []:
+                content = _field(choice, "delta", "content")
+                if isinstance(content, str) and content:
+                    yield sanitize(content)
 
 
 # ----------------------------------------------------------------------------- after generation
@@ -362,14 +283,6 @@ def finalize(text: str, sources: Sequence[Source]) -> Finalized:
     if is_refusal(re.sub(r"\[\d+\]", " ", cleaned)):
         return Finalized(FALLBACK_ANSWER, KIND_REFUSAL, ())
     return Finalized(cleaned, KIND_ANSWER, cited)
-
-
-def best_passage_answer(question: str, sources: Sequence[Source], embedder: object | None) -> Finalized:
-    """Replacement for an unreliable answer: the single best passage, quoted with its source."""
-    passages = rank_passages(question, sources, embedder)[:1]
-    if not passages:
-        return Finalized(FALLBACK_ANSWER, KIND_REFUSAL, ())
-    return Finalized(quote(passages), KIND_ANSWER, (passages[0].number,))
 
 
 # ----------------------------------------------------------------------------- choice

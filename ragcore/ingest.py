@@ -5,6 +5,12 @@ the document, its chunks with vectors and their postings are inserted in one tra
 the file is put in place under its final name (its sha256) just before that transaction, so a
 committed document always has its file. Any failure leaves no rows, an unchanged lexicon and
 no stored file; a crash leaves at most an unreferenced file (see `remove_orphan_files`).
+
+Uploads of the same bytes take turns: an advisory lock keyed by the sha256 is held from placing
+the file through the transaction to the clean-up after a failure, so an interrupted upload
+cannot remove the file of a concurrent one that commits. Inside the transaction the recorded
+embedding model is checked again under a lock that `reembed_all` conflicts with, so a re-embed
+committed while this upload was embedding cannot leave it storing vectors of the old model.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from ragcore.embeddings import Embedder, EmbeddingError
 from ragcore.files import create_private, private_dir
 from ragcore.models import Chunk
 from ragcore.pdf import PdfError, extract_pages
-from ragcore.text import lexical_tokens
+from ragcore.text import lexical_tokens, sanitize
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +103,21 @@ def default_title(filename: str) -> str:
     return stem[:500] or "Adsız belge"
 
 
+class EmbeddingModelChanged(IngestError):
+    """The document index moved to another embedding model while this upload was being embedded."""
+
+    def __init__(self, recorded: str, used: str) -> None:
+        super().__init__(
+            f"Belge işlenirken doküman dizini başka bir gömme modeline geçirildi (“{recorded}”); bu belgenin "
+            f"vektörleri “{used}” ile hesaplandığı için kaydedilmedi. Lütfen belgeyi yeniden yükleyin."
+        )
+
+
+def upload_lock(digest: str) -> str:
+    """The advisory lock that uploads (and the orphan sweep) of one file's bytes share."""
+    return f"dayanak-upload:{digest}"
+
+
 def find_by_sha256(conn: psycopg.Connection, digest: str) -> tuple[int, str] | None:
     row = conn.execute("SELECT id, title FROM documents WHERE sha256 = %s", (digest,)).fetchone()
     return (row[0], row[1]) if row else None
@@ -162,12 +183,23 @@ def insert_chunks(
 
 
 def insert_postings(conn: psycopg.Connection, chunk_ids: Sequence[int], texts: Sequence[str]) -> int:
-    """COPY (term, chunk_id, tf) rows; the statement trigger updates lexicon document frequencies."""
+    """COPY (term, chunk_id, tf, doc_len, roles_mask) rows; statement triggers update the
+    per-role statistics (migration 003).
+
+    Each posting carries its chunk's length and role bits so the BM25 leg never joins chunks;
+    both are read back from the chunk rows (roles_mask is generated there), and the trigger
+    checks them once per chunk.
+    """
+    chunk_columns = dict(
+        (row[0], row[1:]) for row in
+        conn.execute("SELECT id, lex_length, roles_mask FROM chunks WHERE id = ANY(%s)", (list(chunk_ids),))
+    )
     count = 0
-    with conn.cursor().copy("COPY postings (term, chunk_id, tf) FROM STDIN") as copy:
+    with conn.cursor().copy("COPY postings (term, chunk_id, tf, doc_len, roles_mask) FROM STDIN") as copy:
         for chunk_id, text in zip(chunk_ids, texts, strict=True):
+            doc_len, roles_mask = chunk_columns[chunk_id]
             for term, tf in Counter(lexical_tokens(text)).items():
-                copy.write_row((term, chunk_id, tf))
+                copy.write_row((term, chunk_id, tf, doc_len, roles_mask))
                 count += 1
     return count
 
@@ -192,13 +224,24 @@ def store_document(
     return document_id
 
 
-def _store(db: dbmod.Database, meta: dict, chunks: Sequence[Chunk], vectors: np.ndarray, report: Progress) -> int:
+def _store(db: dbmod.Database, meta: dict, chunks: Sequence[Chunk], vectors: np.ndarray,
+           space: dbmod.EmbeddingSpace, report: Progress) -> int:
+    """The insert transaction, with the embedding model checked again inside it."""
     report("store", 0, 3)
-    with db.connection() as conn:
-        existing = find_by_sha256(conn, meta["sha256"])
-        if existing:
-            raise DuplicateDocument(*existing)
-        return store_document(conn, meta, chunks, vectors, report)
+    try:
+        with db.connection() as conn:
+            recorded = dbmod.lock_embedding_space(conn)
+            if recorded != space:
+                raise EmbeddingModelChanged(recorded.model if recorded else "yok", space.model)
+            existing = find_by_sha256(conn, meta["sha256"])
+            if existing:
+                raise DuplicateDocument(*existing)
+            return store_document(conn, meta, chunks, vectors, report)
+    except psycopg.errors.UniqueViolation as exc:  # a writer that does not take the upload lock won
+        existing = _existing(db, meta["sha256"])
+        raise DuplicateDocument(*existing) if existing else IngestError(str(exc)) from exc
+    except psycopg.Error as exc:
+        raise IngestError(f"Belge veritabanına yazılamadı: {exc}") from exc
 
 
 # --------------------------------------------------------------------------- entry point
@@ -234,14 +277,20 @@ def ingest_pdf(
     chunks = chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap)
     report("chunk", len(chunks), len(chunks))
     try:
-        dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+        space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
         vectors = _embed(embedder, chunks, report)
-    except (EmbeddingError, dbmod.EmbeddingModelMismatch) as exc:
+    except dbmod.EmbeddingModelMismatch as exc:
+        raise IngestError(
+            f"Doküman dizini başka bir gömme modeliyle oluşturulmuş; ayarlı model “{embedder.name}”. Belge "
+            f"eklenmedi. Yönetici ya eski modeli yeniden ayarlamalı ya da `python -m ragcore reembed` ile tüm "
+            f"bölümleri yeni modelle yeniden gömmeli. ({exc})"
+        ) from exc
+    except EmbeddingError as exc:
         raise IngestError(str(exc)) from exc
 
-    name = Path(filename).name or "belge.pdf"
+    name = sanitize(Path(filename).name, single_line=True) or "belge.pdf"
     meta = {
-        "title": (title or "").strip()[:500] or default_title(name),
+        "title": sanitize(title or "", single_line=True).strip()[:500] or default_title(name),
         "filename": name,
         "sha256": digest,
         "size_bytes": len(data),
@@ -250,7 +299,7 @@ def ingest_pdf(
         "allowed_roles": allowed,
         "uploaded_by": uploaded_by,
     }
-    document_id = _store_with_file(db, settings, meta, data, chunks, vectors, report)
+    document_id = _store_with_file(db, settings, meta, data, chunks, vectors, space, report)
     seconds = time.perf_counter() - started
     log.info("ingested %s as document %d: %d pages, %d chunks in %.2fs", name, document_id,
              extracted.page_count, len(chunks), seconds)
@@ -259,33 +308,33 @@ def ingest_pdf(
 
 def _store_with_file(
     db: dbmod.Database, settings: Settings, meta: dict, data: bytes,
-    chunks: Sequence[Chunk], vectors: np.ndarray, report: Progress,
+    chunks: Sequence[Chunk], vectors: np.ndarray, space: dbmod.EmbeddingSpace, report: Progress,
 ) -> int:
     """File in place first, then the transaction: a committed document always has its file.
 
-    The file is named by its hash, so an identical concurrent upload writes identical bytes to
-    the same name. If the transaction fails the file is removed unless a committed document
-    (a concurrent winner) refers to it; a crash in between leaves only an unreferenced file,
-    which the repeated upload overwrites and `remove_orphan_files` collects.
+    All of it under the upload lock of these bytes, clean-up included: while this upload holds
+    it, no other upload of the same bytes can place its file or commit, so removing the file
+    after a failure (or Ctrl-C, or a Streamlit rerun) can only remove this upload's own copy.
+    A crash anywhere leaves at most an unreferenced file, which the repeated upload overwrites
+    and `remove_orphan_files` collects.
     """
-    final = stored_path(settings, meta["sha256"])
-    tmp = _write_temp(settings, meta["sha256"], data)
-    try:
-        os.replace(tmp, final)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise IngestError(f"Dosya kaydedilemedi: {exc}") from exc
-    try:
-        return _store(db, meta, chunks, vectors, report)
-    except psycopg.errors.UniqueViolation as exc:  # a concurrent upload of the same file won
-        existing = _existing(db, meta["sha256"])
-        raise DuplicateDocument(*existing) if existing else IngestError(str(exc)) from exc
-    except psycopg.Error as exc:
-        _remove_unless_referenced(db, final, meta["sha256"])
-        raise IngestError(f"Belge veritabanına yazılamadı: {exc}") from exc
-    except BaseException:
-        _remove_unless_referenced(db, final, meta["sha256"])
-        raise
+    digest = meta["sha256"]
+    with db.advisory_lock(upload_lock(digest)) as lock:
+        existing = find_by_sha256(lock, digest)
+        if existing:
+            raise DuplicateDocument(*existing)
+        final = stored_path(settings, digest)
+        tmp = _write_temp(settings, digest, data)
+        try:
+            os.replace(tmp, final)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise IngestError(f"Dosya kaydedilemedi: {exc}") from exc
+        try:
+            return _store(db, meta, chunks, vectors, space, report)
+        except BaseException:
+            _discard_file(lock, final, digest)
+            raise
 
 
 def _existing(db: dbmod.Database, digest: str) -> tuple[int, str] | None:
@@ -293,19 +342,23 @@ def _existing(db: dbmod.Database, digest: str) -> tuple[int, str] | None:
         return find_by_sha256(conn, digest)
 
 
-def _remove_unless_referenced(db: dbmod.Database, path: Path, digest: str) -> None:
+def _discard_file(lock: psycopg.Connection, path: Path, digest: str) -> None:
+    """After a failed store, with the upload lock still held: remove the file unless a committed
+    document refers to it (this upload's own, when the failure came after the commit)."""
     try:
-        referenced = _existing(db, digest) is not None
-    except psycopg.Error:
-        referenced = True  # cannot tell: keeping a stray file is safer than losing a document's file
+        referenced = find_by_sha256(lock, digest) is not None
+    except psycopg.Error as exc:  # the lock went with its connection: keep the file, the sweep decides
+        log.warning("kept %s after a failed upload: cannot check whether a document refers to it (%s)",
+                    path.name, exc)
+        return
     if not referenced:
         path.unlink(missing_ok=True)
 
 
 def remove_orphan_files(db: dbmod.Database, settings: Settings, min_age_s: float = 3600) -> list[Path]:
     """Delete stored files (and temp files) that no document refers to and that are older than
-    `min_age_s` — leftovers of a process killed mid-upload. Younger ones may belong to an
-    upload still in progress."""
+    `min_age_s` — leftovers of a process killed mid-upload. A file whose upload lock is held
+    belongs to an upload in progress and stays, whatever its age."""
     if not settings.uploads_dir.is_dir():
         return []
     with db.connection() as conn:
@@ -314,7 +367,11 @@ def remove_orphan_files(db: dbmod.Database, settings: Settings, min_age_s: float
     removed = []
     for path in settings.uploads_dir.iterdir():
         digest = path.name.lstrip(".").split(".")[0]
-        if path.is_file() and path.stat().st_mtime < cutoff and (path.suffix == ".tmp" or digest not in known):
+        if not (path.is_file() and path.stat().st_mtime < cutoff and (path.suffix == ".tmp" or digest not in known)):
+            continue
+        with db.advisory_lock(upload_lock(digest), wait=False) as lock:
+            if lock is None or (path.suffix != ".tmp" and find_by_sha256(lock, digest)):
+                continue  # being uploaded right now, or committed since the listing above
             path.unlink(missing_ok=True)
             removed.append(path)
     return removed

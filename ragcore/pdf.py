@@ -17,7 +17,7 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PdfStreamError
 
 from ragcore.models import Page
-from ragcore.text import normalize
+from ragcore.text import normalize, sanitize
 
 log = logging.getLogger(__name__)
 # pypdf warns about every repaired xref entry of real-world PDFs; the text is still right.
@@ -99,12 +99,14 @@ def fix_split_s(text: str) -> str:
 
 
 def normalize_page_text(raw: str) -> str:
-    """pypdf output → clean lines: NFKC, hyphenation, spacing, fonts' broken ğ, page-number lines.
+    """pypdf output → clean lines: control characters, NFKC, hyphenation, spacing, fonts' broken
+    ğ, page-number lines.
 
     Line breaks are kept: the chunker finds article headings and numbered paragraphs at line
-    starts.
+    starts. A text layer may map glyphs to U+0000 or to lone surrogates; `sanitize` drops them
+    here, so they never reach the database.
     """
-    text = raw.replace("\u00ad", "").replace("\r\n", "\n").replace("\r", "\n")
+    text = sanitize(raw).replace("\u00ad", "").replace("\r\n", "\n").replace("\r", "\n")
     text = fix_broken_g(text)  # before NFKC, which would turn a spacing breve into " ̆"
     text = normalize(text)
     text = _HYPHEN_WORD_RE.sub(r"\1\2", text)

@@ -9,20 +9,34 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from ragcore.db import Database
 from ragcore.models import STATUS_ANSWERED, STATUS_ERROR, STATUS_FALLBACK, STATUS_NEEDS_REVIEW, Source, User
+from ragcore.text import sanitize
 
 STATUSES = (STATUS_ANSWERED, STATUS_FALLBACK, STATUS_NEEDS_REVIEW, STATUS_ERROR)
 MAX_COMMENT_CHARS = 2000
 
 INSERT_SQL = """
 INSERT INTO questions (user_id, username, role, question, answer, status, generator, llm_called, sources,
-                       retrieval_ms, first_token_ms, total_ms, error)
+                       retrieval_ms, first_token_ms, total_ms, error, created_at)
 VALUES (%(user_id)s, %(username)s, %(role)s, %(question)s, %(answer)s, %(status)s, %(generator)s,
-        %(llm_called)s, %(sources)s::jsonb, %(retrieval_ms)s, %(first_token_ms)s, %(total_ms)s, %(error)s)
+        %(llm_called)s, %(sources)s::jsonb, %(retrieval_ms)s, %(first_token_ms)s, %(total_ms)s, %(error)s,
+        %(created_at)s::timestamptz)
 RETURNING id"""
+
+# A question kept in the spool while the database was down: inserted once, even when a flush is
+# repeated after a crash (same user, question and moment = same row); the user may be gone by now.
+SPOOLED_INSERT_SQL = """
+INSERT INTO questions (user_id, username, role, question, answer, status, generator, llm_called, sources,
+                       retrieval_ms, first_token_ms, total_ms, error, created_at)
+SELECT (SELECT id FROM users WHERE id = %(user_id)s), %(username)s, %(role)s, %(question)s, %(answer)s,
+       %(status)s, %(generator)s, %(llm_called)s, %(sources)s::jsonb, %(retrieval_ms)s, %(first_token_ms)s,
+       %(total_ms)s, %(error)s, %(created_at)s::timestamptz
+WHERE NOT EXISTS (SELECT 1 FROM questions
+                  WHERE username = %(username)s AND question = %(question)s
+                    AND created_at = %(created_at)s::timestamptz)"""
 
 COLUMNS = """id, username, role, question, answer, status, generator, llm_called, sources, retrieval_ms,
              first_token_ms, total_ms, error, feedback, feedback_comment, resolved_at, resolved_by, created_at"""
@@ -80,8 +94,7 @@ def source_record(source: Source) -> dict:
     return {**source.as_dict(), "chunk_id": source.chunk_id}
 
 
-def log_question(
-    db: Database,
+def question_record(
     user: User,
     question: str,
     *,
@@ -94,25 +107,37 @@ def log_question(
     first_token_ms: float | None = None,
     total_ms: float | None = None,
     error: str | None = None,
-) -> int:
-    """Insert one question; the role is the one the answer was computed with."""
+) -> dict:
+    """One row of the log as plain JSON-able values (what the spool keeps while the database is down).
+
+    `created_at` is the moment of asking, so a question written later keeps its place in time.
+    """
     if status not in STATUSES:
         raise ValueError(f"unknown status {status!r}")
-    params = {
+    return {
         "user_id": user.id, "username": user.username, "role": user.role, "question": question,
         "answer": answer, "status": status, "generator": generator, "llm_called": llm_called,
         "sources": json.dumps([source_record(s) for s in sources], ensure_ascii=False),
         "retrieval_ms": retrieval_ms, "first_token_ms": first_token_ms, "total_ms": total_ms, "error": error,
+        "created_at": datetime.now(UTC).isoformat(),
     }
+
+
+def insert_question(db: Database, record: dict) -> int:
     with db.connection() as conn:
-        return conn.execute(INSERT_SQL, params).fetchone()[0]
+        return conn.execute(INSERT_SQL, record).fetchone()[0]
+
+
+def log_question(db: Database, user: User, question: str, **outcome: object) -> int:
+    """Insert one question; the role is the one the answer was computed with."""
+    return insert_question(db, question_record(user, question, **outcome))  # type: ignore[arg-type]
 
 
 def set_feedback(db: Database, question_id: int, username: str, value: int, comment: str | None = None) -> None:
     """Rate an answer +1/-1; only the user who asked may rate it."""
     if value not in (-1, 1):
         raise QuestionLogError("Geri bildirim yalnızca olumlu (+1) ya da olumsuz (-1) olabilir.")
-    comment = (comment or "").strip()[:MAX_COMMENT_CHARS] or None
+    comment = sanitize(comment or "").strip()[:MAX_COMMENT_CHARS] or None
     with db.connection() as conn:
         row = conn.execute(FEEDBACK_SQL, {"value": value, "comment": comment, "id": question_id,
                                           "username": username}).fetchone()

@@ -30,6 +30,30 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 
 
+# C0/C1 control characters other than whitespace: PostgreSQL refuses U+0000 in text, and
+# none of them means anything in a title, a question or a PDF's text layer.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+_LINE_BREAK_RE = re.compile(r"[\t\n\r\x0b\x0c\x85\u2028\u2029]+")
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+
+
+def sanitize(text: str, *, single_line: bool = False) -> str:
+    """Text safe to store: control characters removed, lone surrogates replaced by U+FFFD.
+
+    Applied where text enters Dayanak (PDF text layer, titles, file names, questions, feedback),
+    so nothing downstream sees a NUL (PostgreSQL refuses it) or a lone surrogate (no UTF-8 form:
+    psycopg raises UnicodeEncodeError; they come from undecodable file names and argv). Surrogate
+    pairs that form a real character are joined. `single_line` turns line breaks and tabs into
+    one space (titles, file names).
+    """
+    if single_line:
+        text = _LINE_BREAK_RE.sub(" ", text)
+    text = _CONTROL_RE.sub("", text)
+    if _SURROGATE_RE.search(text):
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def normalize(text: str) -> str:
     """NFKC: folds ligatures and compatibility forms that PDFs produce (ﬁ → fi)."""
     return unicodedata.normalize("NFKC", text)

@@ -34,6 +34,7 @@ from bench.retrieval import bulk_insert  # noqa: E402
 from ragcore import db as dbmod  # noqa: E402
 from ragcore.calibration import SIGNALS  # noqa: E402
 from ragcore.config import Settings  # noqa: E402
+from ragcore.ingest import ingest_pdf  # noqa: E402
 from ragcore.retrieval import MODES, retrieve  # noqa: E402
 
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
@@ -109,25 +110,10 @@ def tquad_modes(url: str, settings: Settings, embedder) -> dict:
 
 
 def load_laws(db: dbmod.Database, settings: Settings, embedder, spec: dict) -> None:
-    try:
-        from ragcore.ingest import ingest_pdf
-    except ImportError:
-        ingest_pdf = None
+    """The laws go in as an upload puts them (the same ingest the app runs)."""
     for filename, meta in spec["documents"].items():
         data = (settings.documents_dir / filename).read_bytes()
-        if ingest_pdf is not None:
-            ingest_pdf(db, settings, embedder, data, filename=filename, roles=meta["roles"])
-            continue
-        from ragcore.chunking import chunk_pages
-        from ragcore.pdf import extract_pages
-
-        chunks = chunk_pages(extract_pages(data).pages, settings.chunk_size, settings.chunk_overlap)
-        vectors = embedder.embed_passages([c.text for c in chunks])
-        doc_id = bulk_insert(db, filename, meta["roles"], [(c.text, c.page_start, c.article) for c in chunks], vectors)
-        with db.connection() as conn:
-            for c in chunks:
-                conn.execute("UPDATE chunks SET page_end = %s WHERE document_id = %s AND ordinal = %s",
-                             (c.page_end, doc_id, c.ordinal))
+        ingest_pdf(db, settings, embedder, data, filename=filename, roles=meta["roles"])
 
 
 def _readers(filename: str, spec: dict) -> list[str]:

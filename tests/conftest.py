@@ -20,10 +20,40 @@ LAW_6331 = DOCUMENTS_DIR / "6331-is-sagligi-ve-guvenligi-kanunu.pdf"
 LAW_4857 = DOCUMENTS_DIR / "4857-is-kanunu.pdf"
 LAW_5510 = DOCUMENTS_DIR / "5510-sosyal-sigortalar-ve-genel-saglik-sigortasi-kanunu.pdf"
 
-# Tables emptied between tests. TRUNCATE skips the statement triggers, so lex_stats is reset too.
+# Tests marked `@pytest.mark.needs_data("laws" | "tquad")` fail (never skip) without their files,
+# so a run without the data cannot pass for a run with it.
+DATA_FILES = {
+    "laws": (LAW_6331, LAW_4857, LAW_5510),
+    "tquad": (TQUAD_DIR / "train-v0.1.json", TQUAD_DIR / "dev-v0.1.json"),
+}
+MISSING_DATA = (
+    "test data missing: {missing}. The data-dependent tests need the three sample laws in DOCUMENTS_DIR "
+    "(now {documents}) and TQuAD v0.1 in TQUAD_DIR (now {tquad}). Run `make download-data`, or point "
+    "DOCUMENTS_DIR / TQUAD_DIR at the folders that hold them."
+)
+
+
+def require_data(*names: str) -> None:
+    """Fail the calling test (or fixture) when the named data files are missing."""
+    unknown = [name for name in names if name not in DATA_FILES]
+    assert names and not unknown, f"needs_data takes {sorted(DATA_FILES)}, got {names}"
+    missing = [str(path) for name in names for path in DATA_FILES[name] if not path.is_file()]
+    if missing:
+        pytest.fail(MISSING_DATA.format(missing=", ".join(missing), documents=DOCUMENTS_DIR, tquad=TQUAD_DIR),
+                    pytrace=False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker in item.iter_markers("needs_data"):
+        require_data(*marker.args)
+
+
+# Tables emptied between tests. TRUNCATE skips the statement triggers, so the per-role
+# statistics (lexicon, lex_df_histogram, lex_stats; migration 003) are reset explicitly too.
 # public.embedding_cache is kept on purpose: it is content-addressed (a row is never wrong for a
 # later test), and keeping it makes the real-model tests pay for each text once per session.
-_TABLES = "users, documents, chunks, postings, lexicon, questions, login_attempts"
+_TABLES = "users, documents, chunks, postings, lexicon, lex_df_histogram, questions, login_attempts"
 # Our jobs and the queue library's jobs (ragcore.jobs), so no test's job reaches another's worker. Not
 # procrastinate_workers: a worker alive across tests (the browser test's app) must keep its row.
 _JOB_TABLES = "jobs, procrastinate_jobs, procrastinate_events, procrastinate_periodic_defers"
@@ -55,6 +85,16 @@ def _clean(database: dbmod.Database) -> None:
     with database.connection() as conn:
         conn.execute(f"TRUNCATE {_TABLES}, {_JOB_TABLES} RESTART IDENTITY CASCADE")
         conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")
+
+
+@pytest.fixture()
+def server_root() -> Iterator[Path]:
+    """A folder for a test's own embedded server, outside pytest's tmp_path (as `pg_root` is):
+    run as root, pgserver starts PostgreSQL as its own user, who must reach the data directory,
+    and every pytest session on the machine resets /tmp/pytest-of-root to mode 0700."""
+    root = Path(tempfile.mkdtemp(prefix="dayanak-server-"))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture()

@@ -25,6 +25,22 @@ def fake_vector(text: str, dim: int) -> list[float]:
     return (vec / np.linalg.norm(vec)).tolist()
 
 
+class HashEmbedder:
+    """A deterministic embedder (one seeded unit vector per text) for tests where only the
+    recorded model name matters: races between uploads and re-embedding, in their own namespace."""
+
+    kind = "hash"
+
+    def __init__(self, name: str = "hash-64", dim: int = 64) -> None:
+        self.name = self.model = name
+        self.dim = dim
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return np.array([fake_vector(f"{self.name}|{t}", self.dim) for t in texts], dtype=np.float32).reshape(-1, self.dim)
+
+    embed_queries = embed_passages
+
+
 @dataclass
 class FakeBehaviour:
     models: list[str] = field(default_factory=lambda: ["bge-m3:latest", "qwen2.5:7b-instruct"])
@@ -36,12 +52,18 @@ class FakeBehaviour:
     fail_status: int | None = None  # answer every model call with this HTTP status
     fail_after_chunks: int | None = None  # drop the connection after this many pieces
     fail_first_n: int = 0  # the first n model calls answer 503, then normal (retry tests)
+    malformed_after_chunks: int | None = None  # after this many pieces, one frame that is not JSON
 
 
 class FakeLLMServer:
     def __init__(self) -> None:
         self.behaviour = FakeBehaviour()
         self.requests: list[tuple[str, dict]] = []
+        # What happened, in order ("sending 0", …; tests add their own): streaming is checked by the
+        # order of events, never by timing. With `hold_after_first` set, the server sends the
+        # first piece and waits for that event before the rest.
+        self.events: list[str] = []
+        self.hold_after_first: threading.Event | None = None
         self._calls = 0
         handler = _make_handler(self)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -131,6 +153,9 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                     return
                 if index:
                     time.sleep(b.delay_between)
+                if index == 1 and server.hold_after_first is not None:
+                    server.hold_after_first.wait(10)  # bounded: a client that never reads still ends
+                server.events.append(f"sending {index}")  # before the write: the client cannot be earlier
                 self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
@@ -166,6 +191,8 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 ]
                 frames.append(json.dumps({"model": model, "message": {"role": "assistant", "content": ""},
                                           "done": True}).encode() + b"\n")
+                if server.behaviour.malformed_after_chunks is not None:  # a line cut off mid-object
+                    frames.insert(server.behaviour.malformed_after_chunks, b'{"model": "x", "message": {"cont\n')
                 if body.get("stream", True):
                     self._stream(frames, "application/x-ndjson")
                 else:
@@ -180,6 +207,8 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                              "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
                     frames.append(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 frames.append(b"data: [DONE]\n\n")
+                if server.behaviour.malformed_after_chunks is not None:
+                    frames.insert(server.behaviour.malformed_after_chunks, b'data: {"choices": [{"delta": \n\n')
                 self._stream(frames, "text/event-stream")
             else:
                 self._json(404, {"error": "not found"})

@@ -1,4 +1,4 @@
-"""Helpers for the retrieval/answer tests: the test embedder and direct chunk inserts.
+"""Helpers for the retrieval/answer tests: the embedded embedder and direct chunk inserts.
 
 Direct inserts write exactly what ingestion writes (chunks with lex_length, postings with tf,
 the embedding), so the SQL legs can be tested without depending on the PDF pipeline.
@@ -12,14 +12,15 @@ from dataclasses import dataclass
 from hashlib import sha256
 
 from ragcore import db as dbmod
+from ragcore.config import Settings
+from ragcore.embeddings import make_embedder
+from ragcore.ingest import ingest_pdf
 from ragcore.text import lexical_tokens
 
 
 def make_test_embedder():
-    """The embedded USE (fast; the retrieval tests do not depend on the model)."""
-    from ragcore.embeddings import USEEmbedder
-
-    return USEEmbedder()
+    """The app's own embedded embedder (USE), as `EMBED_BACKEND=use` makes it."""
+    return make_embedder(Settings(embed_backend="use"))
 
 
 @dataclass(frozen=True)
@@ -60,9 +61,7 @@ def insert_document(database: dbmod.Database, embedder, spec: DocSpec) -> int:
 
 
 def ingest_law(database: dbmod.Database, settings, embedder, path, roles: Sequence[str]) -> int:
-    """Ingest a real PDF through ragcore.ingest."""
-    from ragcore.ingest import ingest_pdf
-
+    """Ingest a real PDF the way an upload does."""
     result = ingest_pdf(database, settings, embedder, path.read_bytes(), filename=path.name, roles=list(roles))
     return result.document_id
 
@@ -70,5 +69,6 @@ def ingest_law(database: dbmod.Database, settings, embedder, path, roles: Sequen
 def clean(database: dbmod.Database) -> None:
     """Empty the tables (as the `db` fixture does) for module-scoped corpora."""
     with database.connection() as conn:
-        conn.execute("TRUNCATE users, documents, chunks, postings, lexicon, questions RESTART IDENTITY CASCADE")
+        conn.execute("TRUNCATE users, documents, chunks, postings, lexicon, lex_df_histogram, questions "
+                     "RESTART IDENTITY CASCADE")
         conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")

@@ -9,7 +9,8 @@ import pytest
 from ragcore import users
 from ragcore.answer import AnswerService, QuestionError
 from ragcore.config import Settings
-from ragcore.generation import ExtractiveGenerator, GeneratorError, OllamaGenerator
+from ragcore.extractive import EXTRACTIVE_NOTICE, ExtractiveGenerator
+from ragcore.generation import GeneratorError, OllamaGenerator
 from ragcore.models import (
     FALLBACK_ANSWER,
     STATUS_ANSWERED,
@@ -18,7 +19,7 @@ from ragcore.models import (
     STATUS_NEEDS_REVIEW,
 )
 from ragcore.questions import recent_questions
-from tests.conftest import LAW_6331
+from tests.conftest import LAW_6331, require_data
 from tests.retrieval_support import clean, ingest_law, make_test_embedder
 
 RISK_QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
@@ -53,6 +54,7 @@ def embedder():
 
 @pytest.fixture(scope="module")
 def law_db(session_db, embedder, tmp_path_factory, pg_url):
+    require_data("laws")
     clean(session_db)
     settings = Settings(database_url=pg_url, data_dir=tmp_path_factory.mktemp("answer") / "data", embed_backend="use")
     ingest_law(session_db, settings, embedder, Path(LAW_6331), ["isg", "personel"])
@@ -87,7 +89,8 @@ def test_demo_mehmet_extractive_quotes_article_10(law_db, settings, embedder) ->
     answer = _service(law_db, settings, embedder).ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)
     assert answer.status == STATUS_ANSWERED and answer.generator == "extractive" and not answer.llm_called
     assert answer.cited and answer.sources[answer.cited[0] - 1].article == "Madde 10"
-    assert "yükümlüdür" in answer.text and "Alıntı modu" in answer.text
+    assert "yükümlüdür" in answer.text and answer.text.startswith("> “")
+    assert EXTRACTIVE_NOTICE not in answer.text  # the UI shows it next to the answer, not in it
 
 
 def test_demo_ayse_gets_the_fallback_without_the_generator(law_db, settings, embedder) -> None:
@@ -163,7 +166,7 @@ def test_generator_failure_mid_answer_falls_back_to_quotes(law_db, settings, emb
     text = "".join(stream)
     answer = stream.answer
     assert answer.status == STATUS_ERROR and "kesildi" in answer.notice
-    assert "Alıntı modu" in text and answer.cited
+    assert "\n> “" in text and answer.cited
     logged = recent_questions(law_db, "mehmet")[0]
     assert logged.id == answer.question_id and logged.status == STATUS_ERROR and "kesildi" in logged.error
 
@@ -172,7 +175,7 @@ def test_ollama_down_is_logged_as_error(law_db, settings, embedder) -> None:
     generator = OllamaGenerator("http://127.0.0.1:9", "qwen2.5:7b-instruct")
     answer = _service(law_db, settings, embedder, generator).ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)
     assert answer.status == STATUS_ERROR and "erişilemiyor" in answer.notice
-    assert answer.text.count("Alıntı modu") == 1
+    assert answer.text.count("⚠️") == 1 and "\n> “" in answer.text
 
 
 def test_streamed_answer_with_the_fake_ollama(law_db, settings, embedder, fake_llm) -> None:

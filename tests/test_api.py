@@ -69,6 +69,7 @@ def test_health_and_requests_when_the_database_is_gone(db, settings, model, pg_u
 
     closed = Database(pg_url)
     closed.close()
+    closed.url = "postgresql://postgres@127.0.0.1:9/postgres"  # where it would reconnect: nobody answers
     with api_app(db, settings, model) as api:
         api.app.state.context.db = closed
         response = api.client.get("/v1/health")

@@ -267,7 +267,7 @@ def _finished_job(db: Database, deadline_s: float = TIMEOUT) -> jobs.Job:
     raise AssertionError(f"no job finished within {deadline_s} s: {jobs.list_jobs(db, limit=1)}")
 
 
-@pytest.mark.skipif(not LAW_6331.is_file(), reason="Law 6331 PDF not downloaded (scripts/download_data.py)")
+@pytest.mark.needs_data("laws")
 def test_upload_through_file_uploader_then_chat_cites_page_7(app_env: Path, db: Database) -> None:
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     _upload_law(admin, ["isg", "personel"])

@@ -60,10 +60,9 @@ def test_only_an_over_long_sentence_is_hard_cut():
     assert all(not c.text.startswith("elime") for c in chunks)  # cuts fall on spaces
 
 
+@pytest.mark.needs_data("tquad")
 def test_tquad_articles_keep_exact_spans():
     path = TQUAD_DIR / "dev-v0.1.json"
-    if not path.is_file():
-        pytest.skip("TQuAD not downloaded")
     articles = json.loads(path.read_text(encoding="utf-8"))["data"][:20]
     for article in articles:
         text = "\n".join(p["context"] for p in article["paragraphs"])
@@ -137,6 +136,7 @@ def pages_right(chunk: Chunk, text: str, starts: list[int], numbers: list[int]) 
     return starts[first] <= chunk.char_start < first_end and starts[last] < chunk.char_end <= hi
 
 
+@pytest.mark.needs_data("laws")
 @pytest.mark.parametrize("law", [LAW_6331, LAW_4857], ids=["6331", "4857"])
 def test_real_laws_meet_the_chunking_targets(law):
     pages = pdf.extract_pages(law.read_bytes()).pages

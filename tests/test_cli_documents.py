@@ -31,6 +31,7 @@ def cli(db, settings, monkeypatch, tmp_path, capsys):
     return run
 
 
+@pytest.mark.needs_data("laws")
 def test_ingest_chunks_documents_delete_round_trip(cli, tmp_path):
     code, result, _ = cli("ingest", str(LAW_6331), "--roles", "isg", "personel", "--json")
     assert code == 0

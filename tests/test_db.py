@@ -115,14 +115,25 @@ def test_lexical_statistics_follow_inserts_and_cascading_deletes(db):
             ).fetchone()[0]
             for ordinal, length in ((0, 3), (1, 5))
         ]
-        conn.execute("INSERT INTO postings VALUES ('işve', %s, 2), ('işve', %s, 1), ('risk', %s, 1)", (*ids, ids[0]))
-        assert conn.execute("SELECT chunk_count, total_length FROM lex_stats").fetchone() == (2, 8)
-        assert dict(conn.execute("SELECT term, df FROM lexicon").fetchall()) == {"işve": 2, "risk": 1}
+        conn.execute("INSERT INTO postings (term, chunk_id, tf) VALUES ('işve', %s, 2), ('işve', %s, 1), ('risk', %s, 1)",
+                     (*ids, ids[0]))
+
+        def stats(role: str) -> tuple:
+            return conn.execute("SELECT chunk_count, total_length FROM lex_stats WHERE role = %s", (role,)).fetchone()
+
+        def lexicon(role: str) -> dict:
+            return dict(conn.execute("SELECT term, df FROM lexicon WHERE role = %s", (role,)).fetchall())
+
+        assert stats("admin") == stats("isg") == (2, 8) and stats("ik") == (0, 0)
+        assert lexicon("admin") == lexicon("isg") == {"işve": 2, "risk": 1} and lexicon("ik") == {}
         conn.execute("UPDATE documents SET allowed_roles = '{ik}' WHERE id = %s", (doc,))
         assert {r[0] for r in conn.execute("SELECT allowed_roles[1] FROM chunks")} == {"ik"}
+        assert stats("admin") == stats("ik") == (2, 8) and stats("isg") == (0, 0)  # moved with the roles
+        assert lexicon("ik") == {"işve": 2, "risk": 1} and lexicon("isg") == {}
         conn.execute("DELETE FROM documents WHERE id = %s", (doc,))
-        assert conn.execute("SELECT chunk_count, total_length FROM lex_stats").fetchone() == (0, 0)
+        assert conn.execute("SELECT sum(chunk_count), sum(total_length) FROM lex_stats").fetchone() == (0, 0)
         assert conn.execute("SELECT count(*) FROM lexicon").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM lex_df_histogram").fetchone()[0] == 0
 
 
 def test_schema_rejects_unknown_roles_and_empty_role_lists(db):
@@ -135,21 +146,21 @@ def test_schema_rejects_unknown_roles_and_empty_role_lists(db):
             )
 
 
-def test_database_url_pointing_at_another_server(tmp_path):
+def test_database_url_pointing_at_another_server(server_root):
     """A second embedded server on its own socket, reached only through DATABASE_URL."""
-    other_url = dbmod.embedded_url(tmp_path / "other")
+    other_url = dbmod.embedded_url(server_root / "other")
     try:
-        settings = Settings(database_url=other_url, data_dir=tmp_path / "unused")
+        settings = Settings(database_url=other_url, data_dir=server_root / "unused")
         with dbmod.open_database(settings) as other:
             with other.connection() as conn:
                 conn.execute(
                     "INSERT INTO users (username, display_name, password_hash, role) VALUES ('xx', 'x', 'h', 'ik')"
                 )
                 socket_dir = conn.execute("SHOW unix_socket_directories").fetchone()[0]
-            assert str((tmp_path / "other").resolve()) in socket_dir
-        assert not (tmp_path / "unused" / "pg").exists()
+            assert str((server_root / "other").resolve()) in socket_dir
+        assert not (server_root / "unused" / "pg").exists()
     finally:
-        dbmod.stop_embedded(tmp_path / "other")
+        dbmod.stop_embedded(server_root / "other")
 
 
 def test_unreachable_database_is_a_clear_error(tmp_path):
@@ -157,9 +168,9 @@ def test_unreachable_database_is_a_clear_error(tmp_path):
         dbmod.Database(f"postgresql://postgres@/postgres?host={tmp_path}&connect_timeout=2")
 
 
-def test_pool_reconnects_after_a_server_restart(tmp_path):
-    url = dbmod.embedded_url(tmp_path / "restart")
-    server = next(s for p, s in dbmod._embedded_servers.items() if p == (tmp_path / "restart" / "pg" / "data").resolve())
+def test_pool_reconnects_after_a_server_restart(server_root):
+    url = dbmod.embedded_url(server_root / "restart")
+    server = next(s for p, s in dbmod._embedded_servers.items() if p == (server_root / "restart" / "pg" / "data").resolve())
     database = dbmod.Database(url, max_size=2)
     try:
         dbmod.migrate(database)
@@ -169,7 +180,7 @@ def test_pool_reconnects_after_a_server_restart(tmp_path):
             assert conn.execute("SELECT 1").fetchone()[0] == 1
     finally:
         database.close()
-        dbmod.stop_embedded(tmp_path / "restart")
+        dbmod.stop_embedded(server_root / "restart")
 
 
 _PROBE = textwrap.dedent(
@@ -199,8 +210,8 @@ def _probe(data_dir: Path, mode: str, **kwargs) -> subprocess.Popen:
     )
 
 
-def test_two_processes_share_one_embedded_server_and_data_survives_restart(tmp_path):
-    data_dir = tmp_path / "data"
+def test_two_processes_share_one_embedded_server_and_data_survives_restart(server_root):
+    data_dir = server_root / "data"
     holder = _probe(data_dir, "hold", stdin=subprocess.PIPE)
     try:
         first = json.loads(holder.stdout.readline())

@@ -77,3 +77,17 @@ def test_compose_runs_the_rest_api_on_the_app_image_bound_to_loopback():
     assert api["environment"] == app["environment"]  # the same database, DATA_DIR, no worker of its own
     assert api["ports"] == ["127.0.0.1:8502:8502"]
     assert "/v1/health" in " ".join(api["healthcheck"]["test"])
+
+
+def test_containers_are_healthy_only_while_the_database_answers():
+    """/_stcore/health answers 200 with the database down; `doctor --quick` does not."""
+    app = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]["app"]
+    assert "python -m ragcore doctor --quick" in " ".join(app["healthcheck"]["test"])
+    dockerfile = (REPO / "Dockerfile").read_text().replace("\\\n", " ")
+    [healthcheck] = [line for line in dockerfile.splitlines() if line.startswith("HEALTHCHECK")]
+    assert "CMD python -m ragcore doctor --quick &&" in healthcheck
+
+
+def test_ci_runs_the_browser_test_three_times():
+    script = (REPO / ".ci" / "run").read_text()
+    assert "make test" in script and re.search(r"for run in 2 3; do\n(.*\n)*?.*pytest -q -m browser", script)

@@ -81,9 +81,9 @@ def test_add_user_cli_reads_password_from_stdin_and_validates(pg_url, db, tmp_pa
     assert again.returncode == 1 and "zaten kayıtlı" in again.stderr
 
 
-def test_make_run_flow_on_a_fresh_embedded_data_dir(tmp_path):
+def test_make_run_flow_on_a_fresh_embedded_data_dir(server_root):
     """`make run` runs `init` (prints the first admin password once), then doctor sees PG 18."""
-    env = {"DATA_DIR": str(tmp_path / "data"), "OLLAMA_BASE_URL": "http://127.0.0.1:9"}
+    env = {"DATA_DIR": str(server_root / "data"), "OLLAMA_BASE_URL": "http://127.0.0.1:9"}
     before = _cli(["doctor", "--json"], **env)
     assert before.returncode == 0, before.stderr
     fresh = json.loads(before.stdout)
@@ -93,7 +93,7 @@ def test_make_run_flow_on_a_fresh_embedded_data_dir(tmp_path):
     first = _cli(["init"], **env)
     assert first.returncode == 0, first.stderr
     assert "ilk yönetici hesabı oluşturuldu" in first.stdout
-    password = (tmp_path / "data" / "secrets" / "initial_admin_password").read_text().strip()
+    password = (server_root / "data" / "secrets" / "initial_admin_password").read_text().strip()
     assert password in first.stdout
     again = _cli(["init"], **env)
     assert again.returncode == 0 and password not in again.stdout

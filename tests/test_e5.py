@@ -164,7 +164,7 @@ def test_an_e5_upload_into_a_use_index_is_refused_and_reembed_converts_it(e5_db,
                    filename="ucuncu.pdf", roles=["isg"])
 
 
-@pytest.mark.skipif(not LAW_6331.is_file(), reason="Law 6331 PDF not downloaded (scripts/download_data.py)")
+@pytest.mark.needs_data("laws")
 def test_law_6331_with_e5_pays_once_then_comes_from_the_cache(e5_db, settings, e5):
     data = LAW_6331.read_bytes()
     texts = [c.text for c in chunk_pages(extract_pages(data).pages, settings.chunk_size, settings.chunk_overlap)]

@@ -11,7 +11,7 @@ from eval import tquad
 from ragcore.models import FALLBACK_ANSWER
 from tests.conftest import TQUAD_DIR
 
-needs_tquad = pytest.mark.skipif(not (TQUAD_DIR / tquad.DEV_FILE).is_file(), reason="TQuAD files not present")
+needs_tquad = pytest.mark.needs_data("tquad")
 
 
 @pytest.mark.parametrize(
@@ -71,6 +71,12 @@ def test_score_outcomes():
     assert wrong.outcome == "wrong"
 
 
+def test_quoted_sentences_counts_the_extractive_quote_lines():
+    assert ans.quoted_sentences("> “Birinci cümle.” [1]\n> “İkinci cümle.” [3]") == 2
+    assert ans.quoted_sentences("Kale 1200 yılında yapıldı [1].") == 0
+    assert ans.quoted_sentences("⚠️ Sunucu yok.\n\n> “Tek cümle.” [2]") == 1
+
+
 def test_samples_are_disjoint_fixed_and_sized():
     questions = list(range(892))
     groups = ans.sample_groups(questions, 300, 150)
@@ -110,6 +116,8 @@ def test_tiny_answer_run_resumes_from_cache(settings, tmp_path, session_db):
     unanswerable = summary["groups"]["unanswerable"]["rates"]
     assert unanswerable["gold_in_context"]["mean"] <= 0.25  # own article removed from the context
     assert sum(summary["groups"]["answerable"]["rates"][o]["count"] for o in ans.OUTCOMES) == 6
+    answered = summary["groups"]["answerable"]["answered"]
+    assert answered["n"] == 6 and answered["quoted_sentences_max"] == 0 and answered["chars_mean"] > 0
     lines = (out / ans.ANSWERS_FILE).read_text(encoding="utf-8").splitlines()
     assert len(lines) == 10 and json.loads(lines[0])["fingerprint"].endswith("scripted")
     again = ScriptedGenerator()

@@ -18,7 +18,7 @@ from ui import context
 from ui.auth import USER
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "eval_lab.py")
-needs_tquad = pytest.mark.skipif(not (TQUAD_DIR / tquad.DEV_FILE).is_file(), reason="TQuAD files not present")
+needs_tquad = pytest.mark.needs_data("tquad")
 
 
 @needs_tquad

@@ -17,7 +17,7 @@ from eval.report import load_run, write_retrieval_run
 from eval.sweep import SweepConfig, make_workspace, run_sweep
 from tests.conftest import TQUAD_DIR
 
-needs_tquad = pytest.mark.skipif(not (TQUAD_DIR / tquad.DEV_FILE).is_file(), reason="TQuAD files not present")
+needs_tquad = pytest.mark.needs_data("tquad")
 
 
 class HashEmbedder:

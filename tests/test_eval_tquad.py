@@ -11,7 +11,7 @@ from eval import tquad
 from eval.relevance import relevance, relevant_chunks
 from tests.conftest import TQUAD_DIR
 
-needs_tquad = pytest.mark.skipif(not (TQUAD_DIR / tquad.DEV_FILE).is_file(), reason="TQuAD files not present")
+needs_tquad = pytest.mark.needs_data("tquad")
 
 
 @pytest.fixture(scope="module")

@@ -1,19 +1,19 @@
 """Generators against the local fake Ollama/OpenAI server: streaming, errors, timeouts,
-missing models; the extractive quoter; and what happens to generated text afterwards."""
+missing models, backend choice; and what happens to generated text afterwards.
+(The extractive quoter has its own tests: tests/test_extractive.py.)"""
 
 from __future__ import annotations
 
-import time
+import threading
 
 import pytest
 
 from ragcore.config import Settings
+from ragcore.extractive import ExtractiveGenerator
 from ragcore.generation import (
-    EXTRACTIVE_NOTICE,
     KIND_ANSWER,
     KIND_ECHO,
     KIND_REFUSAL,
-    ExtractiveGenerator,
     GeneratorError,
     OllamaGenerator,
     OpenAIGenerator,
@@ -21,12 +21,10 @@ from ragcore.generation import (
     finalize,
     make_generator,
     parse_citations,
-    split_sentences,
 )
 from ragcore.models import FALLBACK_ANSWER, Source
 from ragcore.ollama import OllamaStatus
 from ragcore.prompt import SYSTEM_PROMPT, build_messages
-from tests.retrieval_support import make_test_embedder
 
 RISK = (
     "Risk değerlendirmesi, kontrol, ölçüm ve araştırma MADDE 10 – (1) İşveren, iş sağlığı ve güvenliği "
@@ -78,15 +76,20 @@ def test_openai_request_and_base_url_without_v1(fake_llm) -> None:
     assert body["stream"] is True and body["temperature"] == 0.1
 
 
-def test_first_piece_arrives_before_the_stream_ends(fake_llm) -> None:
+@pytest.mark.parametrize("make", [_ollama, _openai])
+def test_first_piece_arrives_before_the_stream_ends(fake_llm, make) -> None:
+    """The server holds back everything after its first piece until the client has that piece;
+    a client that buffered the response would see it only after the server sent the rest."""
     fake_llm.behaviour.reply_chunks = 3
-    fake_llm.behaviour.delay_between = 0.3
-    started = time.perf_counter()
-    stream = _ollama(fake_llm).stream(_messages(), SOURCES, QUESTION)
-    next(stream)
-    first = time.perf_counter() - started
-    list(stream)
-    assert first < 0.3 < time.perf_counter() - started
+    fake_llm.hold_after_first = threading.Event()
+    stream = make(fake_llm).stream(_messages(), SOURCES, QUESTION)
+    first = next(stream)
+    fake_llm.events.append("client got the first piece")
+    fake_llm.hold_after_first.set()
+    rest = list(stream)
+    assert first + "".join(rest) == fake_llm.behaviour.reply and len(rest) == 2
+    assert fake_llm.events[:2] == ["sending 0", "client got the first piece"], fake_llm.events
+    assert fake_llm.events[-1] == "sending 3"  # the final frame came after the client's first piece
 
 
 # ----------------------------------------------------------------------------- failures
@@ -127,6 +130,29 @@ def test_server_error_status(fake_llm, make) -> None:
 
 
 @pytest.mark.parametrize("make", [_ollama, _openai])
+def test_malformed_frame_is_a_generator_error(fake_llm, make) -> None:
+    fake_llm.behaviour.reply_chunks = 4
+    fake_llm.behaviour.malformed_after_chunks = 2
+    received = []
+    with pytest.raises(GeneratorError, match="anlaşılamayan bir cevap gönderdi"):
+        for piece in make(fake_llm).stream(_messages(), SOURCES, QUESTION):
+            received.append(piece)
+    assert received == fake_llm.pieces()[:2]
+
+
+@pytest.mark.parametrize("make", [_ollama, _openai])
+@pytest.mark.parametrize("frame", ["[1, 2]", '"metin"', "null", '{"message": "duz metin", "choices": ["x"]}'])
+def test_frames_of_the_wrong_shape(fake_llm, make, frame) -> None:
+    """Valid JSON that is not an object is refused; an object of odd shape yields nothing from it."""
+    generator = make(fake_llm)
+    if frame.startswith("{"):
+        assert generator._frame(frame)["message"] == "duz metin"
+    else:
+        with pytest.raises(GeneratorError, match="bozuk akış verisi"):
+            generator._frame(frame)
+
+
+@pytest.mark.parametrize("make", [_ollama, _openai])
 def test_connection_dropped_mid_stream(fake_llm, make) -> None:
     fake_llm.behaviour.reply_chunks = 4
     fake_llm.behaviour.fail_after_chunks = 2
@@ -163,31 +189,6 @@ def test_make_generator(fake_llm) -> None:
     assert isinstance(make_generator(settings.with_(llm_backend="extractive"), None), ExtractiveGenerator)
     with pytest.raises(GeneratorError, match="OPENAI_BASE_URL"):
         make_generator(settings.with_(llm_backend="openai"), None)
-
-
-# ----------------------------------------------------------------------------- extractive
-
-
-def test_extractive_quotes_the_answering_sentence_with_its_marker() -> None:
-    text = "".join(ExtractiveGenerator(make_test_embedder()).stream([], SOURCES, QUESTION))
-    assert text.startswith(EXTRACTIVE_NOTICE) and "alıntı" in text.lower()
-    quoted = [line for line in text.splitlines() if line.startswith("> ")]
-    assert 1 <= len(quoted) <= 3
-    assert "yaptırmakla yükümlüdür" in quoted[0] and quoted[0].endswith("[1]")
-    result = finalize(text, SOURCES)
-    assert result.kind == KIND_ANSWER and result.cited[0] == 1
-
-
-def test_extractive_without_embedder_and_without_sources() -> None:
-    text = "".join(ExtractiveGenerator(None).stream([], SOURCES, "acil durum planları"))
-    assert "acil durum planlarını" in text and "[2]" in text
-    assert "".join(ExtractiveGenerator(None).stream([], [], "x")) == FALLBACK_ANSWER
-
-
-def test_split_sentences_drops_fragments() -> None:
-    assert split_sentences("Kısa. Bu cümle yeterince uzun olduğu için kalır. (2)") == [
-        "Bu cümle yeterince uzun olduğu için kalır."
-    ]
 
 
 # ----------------------------------------------------------------------------- after generation

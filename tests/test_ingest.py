@@ -25,19 +25,19 @@ def state(db: dbmod.Database, settings) -> dict:
     """Everything an ingest may write: row counts, lexicon, lex_stats, stored files."""
     with db.connection() as conn:
         counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("documents", "chunks", "postings")}
-        lexicon = dict(conn.execute("SELECT term, df FROM lexicon").fetchall())
-        stats = conn.execute("SELECT chunk_count, total_length FROM lex_stats").fetchone()
+        lexicon = dict(conn.execute("SELECT term, df FROM lexicon WHERE role = 'admin'").fetchall())
+        stats = conn.execute("SELECT chunk_count, total_length FROM lex_stats WHERE role = 'admin'").fetchone()
     files = sorted(p.name for p in settings.uploads_dir.glob("*")) if settings.uploads_dir.exists() else []
     return {"counts": counts, "lexicon": lexicon, "stats": stats, "files": files}
 
 
 def check_lexical_index(db: dbmod.Database) -> None:
-    """Postings, lexicon and lex_stats agree with the stored chunk texts."""
+    """Postings, lexicon and lex_stats (admin's: every chunk) agree with the stored chunk texts."""
     with db.connection() as conn:
         chunks = conn.execute("SELECT id, text, lex_length FROM chunks").fetchall()
         postings = conn.execute("SELECT term, chunk_id, tf FROM postings").fetchall()
-        lexicon = dict(conn.execute("SELECT term, df FROM lexicon").fetchall())
-        stats = conn.execute("SELECT chunk_count, total_length FROM lex_stats").fetchone()
+        lexicon = dict(conn.execute("SELECT term, df FROM lexicon WHERE role = 'admin'").fetchall())
+        stats = conn.execute("SELECT chunk_count, total_length FROM lex_stats WHERE role = 'admin'").fetchone()
     expected, df = set(), Counter()
     for chunk_id, text, lex_length in chunks:
         tokens = lexical_tokens(text)
@@ -50,6 +50,7 @@ def check_lexical_index(db: dbmod.Database) -> None:
     assert stats == (len(chunks), sum(row[2] for row in chunks))
 
 
+@pytest.mark.needs_data("laws")
 def test_law_6331_ingests_with_pages_articles_and_progress(db, settings, embedder):
     events: list[tuple[str, int, int]] = []
     result = ingest_pdf(db, settings, embedder, LAW_6331.read_bytes(), filename=LAW_6331.name,
@@ -174,6 +175,7 @@ def _rss_mb() -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.needs_data("laws")
 def test_law_5510_ingests_with_bounded_memory_and_progress(db, settings, embedder):
     """The one ingest of the 240-page law in the whole suite."""
     embedder.embed_passages(["ısınma"])  # load the model first so its weights do not count as growth

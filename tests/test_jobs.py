@@ -95,10 +95,6 @@ class HeldEmbedder:
         if not self.permits.acquire(timeout=DEADLINE_S):
             raise RuntimeError("the test never released the embedder")
 
-    def embed(self, texts):  # the embedder protocol before and after the embed_passages rename
-        self._take()
-        return self.inner.embed(texts)
-
     def embed_passages(self, texts):
         self._take()
         return self.inner.embed_passages(texts)
@@ -119,11 +115,6 @@ class MeetingEmbedder:
         if not self.met:
             self.barrier.wait(timeout=DEADLINE_S)  # BrokenBarrierError (the job fails) unless both arrive
             self.met = True
-
-    def embed(self, texts):
-        self._meet()
-        with self.lock:  # one shared model in this process: take turns once both have met
-            return self.inner.embed(texts)
 
     def embed_passages(self, texts):
         self._meet()

@@ -6,11 +6,12 @@ import pytest
 
 from ragcore import pdf
 from tests import pdfs
-from tests.conftest import LAW_6331
+from tests.conftest import LAW_6331, require_data
 
 
 @pytest.fixture(scope="module")
 def law_6331() -> pdf.PdfText:
+    require_data("laws")
     return pdf.extract_pages(LAW_6331.read_bytes())
 
 

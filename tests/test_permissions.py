@@ -16,7 +16,7 @@ import pytest
 from ragcore import users
 from ragcore.answer import AnswerService
 from ragcore.config import ROLES, Settings
-from ragcore.generation import ExtractiveGenerator
+from ragcore.extractive import ExtractiveGenerator
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
 

@@ -24,12 +24,8 @@ from ragcore.answer import AnswerService
 from ragcore.config import Settings
 from ragcore.documents import list_documents
 from ragcore.embeddings import USEEmbedder
-from ragcore.generation import (
-    EXTRACTIVE_NOTICE,
-    ExtractiveGenerator,
-    choose_generator_backend,
-    make_generator,
-)
+from ragcore.extractive import ExtractiveGenerator
+from ragcore.generation import choose_generator_backend, make_generator
 from ragcore.ingest import ingest_pdf
 from ragcore.models import STATUS_ANSWERED, STATUS_ERROR
 from ragcore.ollama import probe
@@ -70,6 +66,8 @@ FAILURES = {
     "openai answers HTTP 500": ("500", "openai", 10.0, "HTTP 500"),
     "ollama model not pulled": ("missing", "ollama", 10.0, "ollama pull"),
     "ollama down (closed port)": ("down", "ollama", 10.0, "çalışmıyor ya da erişilemiyor"),
+    "ollama sends a malformed frame": ("malformed", "ollama", 10.0, "anlaşılamayan bir cevap"),
+    "openai sends a malformed frame": ("malformed", "openai", 10.0, "anlaşılamayan bir cevap"),
 }
 
 
@@ -83,6 +81,8 @@ def _failing_settings(settings: Settings, fake_llm, how: str, backend: str) -> S
         behaviour.delay_before_first = 3.0
     elif how == "500":
         behaviour.fail_status = 500
+    elif how == "malformed":
+        behaviour.malformed_after_chunks = 2
     model = "yok-model:1b" if how == "missing" else MODEL
     return settings.with_(llm_backend=backend, llm_model=model, ollama_base_url=url,
                           openai_base_url=f"{url}/v1" if backend == "openai" else None, refusal_threshold=0.0)
@@ -90,7 +90,7 @@ def _failing_settings(settings: Settings, fake_llm, how: str, backend: str) -> S
 
 def _heal(fake_llm) -> None:
     b = fake_llm.behaviour
-    b.fail_after_chunks, b.delay_before_first, b.fail_status = None, 0.0, None
+    b.fail_after_chunks, b.delay_before_first, b.fail_status, b.malformed_after_chunks = None, 0.0, None, None
 
 
 @pytest.mark.parametrize("case", FAILURES)
@@ -107,12 +107,12 @@ def test_model_failure_gives_a_message_logs_the_question_and_the_app_keeps_worki
     answer = stream.answer
     # A clear Turkish message, then the best permitted passages quoted with their sources.
     assert answer.status == STATUS_ERROR and fragment in answer.notice, answer.notice
-    assert answer.text.startswith(f"⚠️ {answer.notice}\n\n{EXTRACTIVE_NOTICE}")
+    assert answer.text.startswith(f"⚠️ {answer.notice}\n\n> “")
     assert f"⚠️ {answer.notice}" in streamed and stream.replaced
     assert answer.sources and answer.cited and all(1 <= n <= len(answer.sources) for n in answer.cited)
     assert "[1]" in answer.text and answer.llm_called and answer.generator == generator.label
     assert answer.extra.get("fallback_generator") == "extractive"
-    if how == "drop":  # the half-streamed model text is not kept as the answer
+    if how in ("drop", "malformed"):  # the half-streamed model text is not kept as the answer
         assert "".join(fake_llm.pieces()[:2]) in streamed and GOOD_REPLY[:20] not in answer.text
     # The question is logged, as an error, with the message.
     logged = recent_questions(db, "mehmet")[0]
@@ -141,7 +141,7 @@ def test_auto_backend_without_ollama_quotes_instead(mehmet, db, settings, embedd
     assert choose_generator_backend(auto, status).kind == "extractive"
     generator = make_generator(auto, embedder, status)
     answer = AnswerService(db, auto, embedder, generator).ask(mehmet, QUESTION)
-    assert answer.status == STATUS_ANSWERED and not answer.llm_called and answer.text.startswith(EXTRACTIVE_NOTICE)
+    assert answer.status == STATUS_ANSWERED and not answer.llm_called and answer.text.startswith("> “")
 
 
 # ----------------------------------------------------------------------------- the app with Ollama down
@@ -183,7 +183,7 @@ def test_chat_page_with_ollama_down_says_so_and_keeps_answering(app_with_ollama_
         assert not at.exception, at.exception
         errors = [e.value for e in at.error]
         assert sum("Model sunucusu cevap veremedi" in e and "erişilemiyor" in e for e in errors) == turn, errors
-        assert sum("Alıntı modu" in m.value for m in at.markdown) >= turn
+        assert sum("\n> “" in m.value for m in at.markdown) >= turn  # the message, then the quoted passages
     with db.connection() as conn:
         rows = conn.execute("SELECT status, error FROM questions ORDER BY id").fetchall()
     assert [r[0] for r in rows] == [STATUS_ERROR, STATUS_ERROR] and all("erişilemiyor" in r[1] for r in rows)
@@ -198,14 +198,14 @@ def test_chat_page_with_ollama_down_says_so_and_keeps_answering(app_with_ollama_
 # ----------------------------------------------------------------------------- database restart
 
 
-def test_answer_service_reconnects_after_a_database_restart(tmp_path: Path, embedder) -> None:
-    url = dbmod.embedded_url(tmp_path / "restart")
-    pgdata = (tmp_path / "restart" / "pg" / "data").resolve()
+def test_answer_service_reconnects_after_a_database_restart(server_root: Path, embedder) -> None:
+    url = dbmod.embedded_url(server_root / "restart")
+    pgdata = (server_root / "restart" / "pg" / "data").resolve()
     server = dbmod._embedded_servers[pgdata]
     database = dbmod.Database(url, max_size=2)
     try:
         dbmod.migrate(database)
-        settings = Settings(database_url=url, data_dir=tmp_path / "data", embed_backend="use",
+        settings = Settings(database_url=url, data_dir=server_root / "data", embed_backend="use",
                             llm_backend="extractive", ollama_base_url="http://127.0.0.1:9", refusal_threshold=0.0)
         ingest_pdf(database, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
         mehmet = users.create_user(database, "mehmet", "isg", "mehmet-parola")
@@ -226,4 +226,4 @@ def test_answer_service_reconnects_after_a_database_restart(tmp_path: Path, embe
         assert [d.title for d in list_documents(database, "isg")] == ["yonetmelik"]
     finally:
         database.close()
-        dbmod.stop_embedded(tmp_path / "restart")
+        dbmod.stop_embedded(server_root / "restart")

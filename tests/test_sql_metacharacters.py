@@ -19,7 +19,7 @@ from ragcore.answer import AnswerService
 from ragcore.cli import main as cli_main
 from ragcore.documents import get_document, list_documents, set_document_roles
 from ragcore.embeddings import USEEmbedder
-from ragcore.generation import ExtractiveGenerator
+from ragcore.extractive import ExtractiveGenerator
 from ragcore.ingest import IngestError, ingest_pdf
 from ragcore.questions import recent_questions, review_queue, set_feedback
 from ragcore.retrieval import RetrievalError, retrieve, search

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from ragcore.extractive import EXTRACTIVE_NOTICE
 from ragcore.models import STATUS_ERROR, STATUS_NEEDS_REVIEW, Answer, Source, User
 from ui.context import AppContext, Services, badge_for_label, generator_label
 from ui.markdown import escape_answer, escape_markdown, highlight
@@ -130,7 +131,10 @@ def render_footer(ctx: AppContext, user: User, turn: Turn) -> None:
         st.error(escape_markdown(f"Model sunucusu cevap veremedi: {turn.notice} En ilgili bölümler alıntılandı."),
                  icon=":material/cloud_off:")
     if turn.badge:
-        st.badge(escape_markdown(f"Üreten: {turn.badge}"), icon=":material/smart_toy:", color="gray" if turn.is_fallback else "blue")
+        quoted = turn.badge == badge_for_label("extractive")  # no language model: say so, explain on hover
+        st.badge(escape_markdown(f"Üreten: {turn.badge}" + (" · dil modeli kullanılmadı" if quoted else "")),
+                 icon=":material/smart_toy:", color="gray" if turn.is_fallback else "blue",
+                 help=escape_markdown(EXTRACTIVE_NOTICE) if quoted else None)
     render_sources(turn)
     render_feedback(ctx, user, turn)
 
@@ -205,6 +209,24 @@ def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
             st.error(escape_markdown(turn.error))
     history().append(turn)
     st.session_state.pop(PENDING, None)
+
+
+def keep_unsent_question(ctx: AppContext, error: Exception) -> bool:
+    """The database went down before this run reached the chat: put the question just submitted
+    (if any) in the spool as an unanswered one, for the user last signed in. Returns whether one was."""
+    from ragcore.models import STATUS_ERROR
+    from ragcore.questions import question_record
+    from ragcore.spool import QuestionSpool, spool_path
+    from ragcore.text import sanitize
+    from ui.auth import USER
+
+    prompt, user = st.session_state.get("chat_input"), st.session_state.get(USER)
+    if not prompt or not sanitize(prompt).strip() or user is None:
+        return False
+    QuestionSpool(spool_path(ctx.settings)).append(question_record(
+        user, sanitize(prompt).strip(), answer=None, status=STATUS_ERROR, generator=None, llm_called=False,
+        error=f"veritabanına ulaşılamadı: {error}"))
+    return True
 
 
 def unavailable_message(services: Services) -> str:

@@ -18,6 +18,8 @@ its own environment (it stops the worker and closes the cached pool through `on_
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,10 +27,18 @@ import psycopg
 import streamlit as st
 
 from ragcore.config import Settings, SettingsError
-from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database
+from ragcore.db import (
+    Database,
+    DatabaseError,
+    DatabaseUnavailable,
+    ensure_embedding_space,
+    open_database,
+    open_read_database,
+)
 from ragcore.files import secure_data_dir
 from ragcore.ingest import remove_orphan_files
 from ragcore.jobs import remove_orphan_staged_files
+from ragcore.spool import QuestionSpool, spool_path
 from ragcore.users import announce_initial_admin, ensure_initial_admin
 
 log = logging.getLogger("dayanak.app")
@@ -44,6 +54,12 @@ class AppContext:
     db: Database
     # True when this process generated the first admin password (it was printed to stdout).
     generated_admin_password: bool = False
+    # Retrieval's database: a read replica when DATABASE_READ_URL is set, else `db`.
+    read_db: Database | None = None
+
+    @property
+    def retrieval_db(self) -> Database:
+        return self.read_db or self.db
 
 
 @dataclass
@@ -61,10 +77,12 @@ class Services:
 
 
 def _close_context(ctx: AppContext) -> None:
-    try:
-        ctx.db.close()
-    except Exception:  # closing during a cache clear must not raise
-        log.exception("closing the database pool failed")
+    for database in (ctx.db, ctx.read_db):
+        try:
+            if database is not None:
+                database.close()
+        except Exception:  # closing during a cache clear must not raise
+            log.exception("closing the database pool failed")
 
 
 @st.cache_resource(show_spinner="Dayanak başlatılıyor…", on_release=_close_context)
@@ -79,7 +97,9 @@ def _app_context() -> AppContext:
         log.warning("removed %s: left behind by an interrupted upload", path.name)
     for path in secure_data_dir(settings):
         log.warning("made %s private (it was readable by other users)", path)
-    return AppContext(settings=settings, db=db, generated_admin_password=bool(password))
+    QuestionSpool(spool_path(settings)).flush(db)  # questions asked while the database was down
+    return AppContext(settings=settings, db=db, generated_admin_password=bool(password),
+                      read_db=open_read_database(settings))
 
 
 def _stop_worker(worker: Any) -> None:
@@ -123,6 +143,29 @@ def get_context() -> AppContext:
         st.error(DATABASE_UNREACHABLE)
     st.stop()
     raise AssertionError("unreachable")  # st.stop() raises
+
+
+DATABASE_DOWN_PAGE = ("Veritabanına şu anda ulaşılamıyor. Birkaç saniye sonra sayfayı yenileyin; sorun sürerse "
+                      "yöneticinize başvurun.")
+
+
+@contextmanager
+def database_guard(ctx: AppContext) -> Iterator[None]:
+    """A page run that finds the database down ends with a Turkish message, not a traceback.
+
+    The database itself waits only a few seconds and restarts a dead embedded server first;
+    this is what is left when that did not help (an external database that is down). A chat
+    question submitted in this run goes to the spool, so the questions log still gets it.
+    """
+    from ui.chat import keep_unsent_question
+
+    try:
+        yield
+    except DatabaseUnavailable as exc:
+        log.warning("page stopped, database unavailable: %s", exc)
+        kept = keep_unsent_question(ctx, exc)
+        st.error(DATABASE_DOWN_PAGE + (" Sorunuz kaydedildi." if kept else ""), icon=":material/cloud_off:")
+        st.stop()
 
 
 @st.cache_resource(show_spinner="Gömme modeli yükleniyor…")
@@ -183,7 +226,8 @@ def get_services() -> Services:
         services.generator = _generator()
         from ragcore.answer import AnswerService
 
-        services.answers = AnswerService(ctx.db, ctx.settings, services.embedder, services.generator)
+        services.answers = AnswerService(ctx.db, ctx.settings, services.embedder, services.generator,
+                                         read_db=ctx.read_db)
     except Exception as exc:
         log.warning("generator unavailable: %s", exc)
         services.errors["generator"] = str(exc)

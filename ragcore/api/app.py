@@ -74,17 +74,18 @@ def create_app(
     settings: Settings,
     *,
     db: Any = None,
+    read_db: Any = None,
     embedder: Any = None,
     generator: Any = None,
     own_db: bool = False,
     worker: bool = False,
 ) -> FastAPI:
-    """The API over `settings`; tests inject `db`, `embedder` and `generator`.
+    """The API over `settings`; tests inject `db` (and a replica's `read_db`), `embedder` and `generator`.
 
     `own_db`: close the given pool on shutdown (the CLI opens it before serving). `worker`:
     run a background job worker in this process while it serves (WORKER_IN_APP).
     """
-    context = ApiContext(settings, db=db, embedder=embedder, generator=generator, owns_db=own_db or db is None)
+    context = ApiContext(settings, db=db, read_db=read_db, embedder=embedder, generator=generator, owns_db=own_db or db is None)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ragcore.answer import AnswerService
 from ragcore.config import Settings
-from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database
+from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database, open_read_database
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +36,15 @@ class Services:
 class ApiContext:
     settings: Settings
     db: Database | None = None
+    # Retrieval's database: a read replica (DATABASE_READ_URL) opened on first use, else `db`.
+    read_db: Database | None = None
     embedder: Any = None
     generator: Any = None
     owns_db: bool = False
     worker: Any = None
     errors: dict[str, str] = field(default_factory=dict)
     _services: Services | None = None
+    _read_opened: bool = False  # this context opened `read_db` (or found DATABASE_READ_URL unset)
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def database(self) -> Database:
@@ -52,6 +55,18 @@ class ApiContext:
                     self.db = open_database(self.settings)
                     self.owns_db = True
         return self.db
+
+    def retrieval_database(self) -> Database:
+        """Where retrieval reads: the replica (DATABASE_READ_URL) when set, else the primary —
+        the app's `AppContext.retrieval_db` choice. An injected `db` comes with its own `read_db`
+        (or none); only a context that opens its own pool opens the replica's."""
+        primary = self.database()
+        if self.read_db is None and self.owns_db and not self._read_opened:
+            with self._lock:
+                if not self._read_opened:
+                    self.read_db = open_read_database(self.settings)
+                    self._read_opened = True
+        return self.read_db or primary
 
     def services(self) -> Services | None:
         """Embedder, generator and answer service, made once they can be; None (see `errors`) until then."""
@@ -84,7 +99,7 @@ class ApiContext:
             generator = self.generator
             if generator is None:
                 generator = make_generator(self.settings, embedder, status or ollama.probe(self.settings.ollama_base_url))
-            answers = AnswerService(db, self.settings, embedder, generator)
+            answers = AnswerService(db, self.settings, embedder, generator, read_db=self.retrieval_database())
         except GeneratorError as exc:
             log.error("API: generator unavailable: %s", exc)
             self.errors["generator"] = str(exc)
@@ -110,6 +125,9 @@ class ApiContext:
         if self.worker is not None:
             self.worker.stop()
             self.worker = None
+        if self._read_opened and self.read_db is not None:
+            self.read_db.close()
+            self.read_db = None
         if self.owns_db and self.db is not None:
             self.db.close()
             self.db = None

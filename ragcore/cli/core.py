@@ -10,7 +10,7 @@ from ragcore import db as dbmod
 from ragcore import users
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.config import ROLES, Settings
-from ragcore.doctor import run_checks
+from ragcore.doctor import quick_check, run_checks
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("doctor", help="check database, models and servers")
+    p.add_argument("--quick", action="store_true",
+                   help="only check that the database answers (container health check: fast, no model probe)")
     add_json_flag(p)
     p.set_defaults(func=cmd_doctor)
 
@@ -61,6 +63,10 @@ def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    if args.quick:
+        status = quick_check(settings)
+        emit(status.as_dict(), args.json, status.as_text)
+        return 0 if status.ok else 1
     report = run_checks(settings)
     emit(report.as_dict(), args.json, report.as_text)
     return 0 if report.database_ok else 1

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 
 import psycopg
-import psycopg_pool
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
@@ -20,7 +19,6 @@ from ragcore.db import DatabaseError
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["health"])
-PROBE_TIMEOUT_S = 3.0
 
 
 @router.get("/v1/health", response_model=Health, summary="Database reachable? (no authentication)",
@@ -28,9 +26,9 @@ PROBE_TIMEOUT_S = 3.0
 def health(context: Context) -> JSONResponse:
     try:
         db = context.database()
-        with db.pool.connection(timeout=PROBE_TIMEOUT_S) as conn:
+        with db.connection() as conn:  # the pool's own recovery (new pool, embedded restart) first
             conn.execute("SELECT 1").fetchone()
-    except (psycopg.Error, psycopg_pool.PoolTimeout, DatabaseError) as exc:
+    except (psycopg.Error, DatabaseError) as exc:  # DatabaseUnavailable: no connection within checkout_timeout
         log.warning("health: database unreachable: %s: %s", type(exc).__name__, exc)
         return JSONResponse(Health(status="unavailable", database=False).model_dump(), status_code=503)
     return JSONResponse(Health(status="ok", database=True).model_dump())

@@ -1,0 +1,90 @@
+"""The Dokümanlar page lists documents without reading their PDFs.
+
+Each download button gets a callable (Streamlit's deferred download) instead of the file's
+bytes, so rendering the page for a user who may read many large documents reads nothing; the
+file is read when its button is clicked. The memory this saves is measured, not asserted here
+(see the helper's report: ten 45 MB documents).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
+from streamlit.testing.v1 import AppTest
+
+from ragcore import users
+from ragcore.embeddings import USEEmbedder
+from ragcore.ingest import ingest_pdf, stored_path
+from tests import pdfs
+from ui import context
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def embedder() -> USEEmbedder:
+    return USEEmbedder()
+
+
+@pytest.fixture()
+def app_env(db, settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name, value in {
+        "DATABASE_URL": settings.database_url, "DATA_DIR": str(settings.data_dir), "EMBED_BACKEND": "use",
+        "LLM_BACKEND": "extractive", "OLLAMA_BASE_URL": "http://127.0.0.1:9",
+        "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef", "ADMIN_PASSWORD": "yonetici-parola-1",
+        "LOGIN_SLEEP_TIME": "0",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(REPO)
+    context.reset(keep_models=True)
+    yield
+    context.reset(keep_models=True)
+
+
+def test_rendering_the_documents_page_reads_no_pdf(app_env, db, settings, embedder, monkeypatch) -> None:
+    stored = {f"belge-{n}.pdf": pdfs.text_pdf([f"MADDE 1 - (1) Belge {n}: calisanlara egitim verilir."])
+              for n in range(3)}
+    for name, data in stored.items():
+        ingest_pdf(db, settings, embedder, data, filename=name, roles=["personel"])
+    users.create_user(db, "ayse", "personel", "ayse-parola-1")
+
+    reads: list[Path] = []
+    read_bytes = Path.read_bytes
+
+    def counting_read_bytes(self: Path) -> bytes:
+        if self.parent == settings.uploads_dir:
+            reads.append(self)
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting_read_bytes)
+    deferred: dict[str, object] = {}  # file name -> the callable a click runs
+    add_deferred = MediaFileManager.add_deferred
+
+    def recording_add_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        deferred[file_name] = data_callable
+        return add_deferred(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", recording_add_deferred)
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.text_input(key="login_username").input("ayse")
+    at.text_input(key="login_password").input("ayse-parola-1")
+    next(b for b in at.button if b.label == "Giriş yap").click()
+    at.run()
+    at.switch_page("pages/documents.py").run()
+    at.run()  # a rerun, as every click on the page causes
+    assert not at.exception, at.exception
+
+    assert reads == [], "rendering the page read PDF files"
+    buttons = at.get("download_button")
+    assert len(buttons) == len(stored) and all(b.proto.deferred_file_id and not b.proto.url for b in buttons)
+    # What a click runs: that one document's file, read then.
+    assert sorted(deferred) == sorted(stored)
+    for name, data in stored.items():
+        assert deferred[name]() == data
+    assert sorted(reads) == sorted(stored_path(settings, hashlib.sha256(d).hexdigest()) for d in stored.values())
