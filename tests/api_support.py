@@ -43,11 +43,11 @@ class Api:
 
 @contextmanager
 def api_app(db: Database, settings: Settings, model: Any, generator: Any = None,
-            address: str = "10.0.0.1") -> Iterator[Api]:
+            address: str = "10.0.0.1", read_db: Database | None = None) -> Iterator[Api]:
     embedder = CachedEmbedder(model, db)
     ensure_embedding_space(db, embedder.name, embedder.dim)
     generator = generator if generator is not None else make_generator(settings, embedder)
-    app = create_app(settings, db=db, embedder=embedder, generator=generator)
+    app = create_app(settings, db=db, read_db=read_db, embedder=embedder, generator=generator)
     with TestClient(app, client=(address, 40000)) as client:
         yield Api(client, app, db, settings, embedder, generator)
 

@@ -619,3 +619,48 @@ def test_models_unavailable_is_a_503_and_documents_still_work(db, settings, mode
         response = client.post("/v1/chat", json={"question": QUESTION}, headers=bearer(secret))
         assert response.status_code == 503 and error_code(response) == "models_unavailable"
         assert client.get("/v1/search", params={"q": QUESTION}, headers=bearer(secret)).status_code == 503
+
+
+# ----------------------------------------------------------------------------- read replica
+
+
+def test_search_and_chat_retrieve_from_the_read_database_and_log_on_the_primary(db, settings, model, pg_url) -> None:
+    """DATABASE_READ_URL: retrieval reads `read_db` (here an empty namespace standing in for a
+    replica that has not replayed the upload yet), the question is logged on the primary."""
+    from ragcore.db import Database, drop_namespace, ensure_embedding_space, migrate
+
+    reader = Database(pg_url, "api_reader")
+    try:
+        migrate(reader)
+        with api_app(db, settings, model) as primary_only:
+            doc = ingest_pdf(db, settings, primary_only.embedder, pdfs.law_pdf(), filename="yonetmelik.pdf",
+                             roles=["isg"]).document_id
+            ensure_embedding_space(reader, primary_only.embedder.name, primary_only.embedder.dim)
+            token = bearer(person(db, "ayse", "isg"))
+            found = primary_only.client.get("/v1/search", params={"q": QUESTION}, headers=token).json()
+            assert {hit["document_id"] for hit in found["results"]} == {doc}
+        with api_app(db, settings, model, read_db=reader) as api:
+            found = api.client.get("/v1/search", params={"q": QUESTION}, headers=token).json()
+            assert found["results"] == []
+            answer = api.client.post("/v1/chat", json={"question": QUESTION}, headers=token).json()
+            assert answer["text"] == FALLBACK_ANSWER and answer["sources"] == []
+            assert count(db, "questions") == 1 and count(reader, "questions") == 0
+            assert api.client.get(f"/v1/documents/{doc}", headers=token).status_code == 200  # the primary's list
+    finally:
+        drop_namespace(db, "api_reader")
+        reader.close()
+
+
+def test_a_context_that_opens_its_own_pool_opens_the_replica_too(db, settings, pg_url) -> None:
+    from dataclasses import replace
+
+    from ragcore.api.context import ApiContext
+
+    context = ApiContext(replace(settings, database_read_url=pg_url), db=db, owns_db=True)
+    replica = context.retrieval_database()
+    try:
+        assert replica is not db and replica.url == pg_url and context.retrieval_database() is replica
+    finally:
+        replica.close()
+    injected = ApiContext(replace(settings, database_read_url=pg_url), db=db)  # tests: no pool of its own
+    assert injected.retrieval_database() is db
