@@ -95,12 +95,25 @@ def test_threshold_calibration_tunes_on_one_half_and_reports_on_the_other(tmp_pa
     assert "reporting half" in got.measured
 
 
-def test_bench_loads_documents_through_the_upload_write_path(db):
+def test_bench_loads_documents_through_the_upload_write_path(pg_url):
     from bench.retrieval import load_documents
     from ragcore import db as dbmod
     from ragcore.text import lexical_tokens
 
-    dbmod.ensure_embedding_space(db, "hash-bow-64", 64)
+    db = dbmod.Database(pg_url, "test_bench_write")  # its own namespace: a 64-d index of its own
+    try:
+        dbmod.drop_namespace(db, "test_bench_write")
+        db.close()
+        db = dbmod.Database(pg_url, "test_bench_write")
+        dbmod.migrate(db)
+        dbmod.ensure_embedding_space(db, "hash-bow-64", 64)
+        _load_and_check(db, load_documents, lexical_tokens)
+    finally:
+        dbmod.drop_namespace(db, "test_bench_write")
+        db.close()
+
+
+def _load_and_check(db, load_documents, lexical_tokens) -> None:
     embedder = HashEmbedder()
     texts = ["İş kazası üç gün içinde bildirilir.", "Yıllık izin on dört günden az olamaz.", "Yemekhane açıktır."]
     vectors = embedder.embed_passages(texts)
