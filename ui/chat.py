@@ -237,7 +237,7 @@ def _terms(ctx: AppContext, user: User, answer: Answer) -> frozenset[str]:
         return frozenset()
     from ragcore.highlighting import highlight_terms
 
-    return highlight_terms(ctx.db, answer.question, user.role)
+    return highlight_terms(ctx.retrieval_db, answer.question, user.role)
 
 
 def keep_unsent_question(ctx: AppContext, error: Exception) -> bool:

@@ -90,14 +90,14 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
         role = user.role
     try:
         concrete = resolve_mode(ctx.settings, embedder, None if mode == "auto" else mode)
-        result = retrieve(ctx.db, embedder, question, role, k=k, mode=concrete)
+        result = retrieve(ctx.retrieval_db, embedder, question, role, k=k, mode=concrete)
     except RetrievalError as exc:
         st.error(escape_markdown(str(exc)))
         return None
     name = getattr(embedder, "name", "")
     threshold = calibration.threshold_for(name, concrete, ctx.settings)
     origin = labels.threshold_origin(threshold.measured, measurements.threshold_default(name).calibrated)
-    return SearchView(question, role, concrete, result, threshold, origin, highlight_terms(ctx.db, question, role))
+    return SearchView(question, role, concrete, result, threshold, origin, highlight_terms(ctx.retrieval_db, question, role))
 
 
 def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
