@@ -66,3 +66,61 @@ def threshold_origin(measured: str, calibrated: bool) -> str:
 def threshold_text(signal: str, value: float, origin: str) -> str:
     """"soru terimlerinin kapsanma oranı ≥ 0,450 (…)"."""
     return f"{signal_label(signal)} ≥ {formatting.number(value)} ({origin})"
+
+
+# --------------------------------------------------------------------------- evaluation lab tables
+# Turkish column names for the lab's tables (the keys are those of `eval.report.list_runs`, the
+# run summaries and `eval.metrics.METRICS`). Shared here so the lab page (ui/lab_*.py) and any
+# other table show one vocabulary; metric abbreviations stay as the literature writes them.
+LAB_COLUMNS = {
+    "folder": "Çalıştırma",
+    "kind": "Tür",
+    "created": "Oluşturulma",
+    "retrievers": "Arama yöntemleri",
+    "retriever": "Arama yöntemi",
+    "chunk_sizes": "Parça boyutları",
+    "chunk_size": "Parça boyutu",
+    "commit": "Kod sürümü",
+    "questions": "Soru sayısı",
+    "seconds": "Süre (sn)",
+    "tuned_weight": "Ağırlık (eğitim kümesi)",
+    "recall@1": "Recall@1",
+    "recall@5": "Recall@5",
+    "recall@10": "Recall@10",
+    "mrr@10": "MRR@10",
+    "ndcg@10": "nDCG@10",
+    "system": "Sistem",
+    "baseline": "Taban",
+    "metric": "Ölçü",
+    "diff": "Fark",
+    "ci": "Güven aralığı",
+    "p_holm": "p (Holm)",
+}
+LAB_KINDS = {"retrieval": "Arama", "answers": "Cevap"}
+METRIC_HELP = {
+    "recall@1": "Doğru bölümün ilk sırada bulunduğu soruların oranı",
+    "recall@5": "Doğru bölümün ilk 5 sonuç içinde bulunduğu soruların oranı",
+    "recall@10": "Doğru bölümün ilk 10 sonuç içinde bulunduğu soruların oranı",
+    "mrr@10": "Doğru bölümün sırasının tersinin ortalaması (ilk 10 içinde)",
+    "ndcg@10": "Sıraya göre indirimli kazanç, ilk 10 sonuç",
+}
+
+
+def lab_column(key: str) -> str:
+    """A lab table's column in Turkish ("chunk_sizes" → "Parça boyutları"); unknown keys unchanged."""
+    return LAB_COLUMNS.get(key, key)
+
+
+def lab_column_config(keys: list[str]) -> dict[str, object]:
+    """`st.dataframe(column_config=…)` for a frame with these raw keys as columns: Turkish
+    labels, the metrics' meaning on hover, metric columns narrow so ndcg@10 is not cut off."""
+    import streamlit as st
+
+    config: dict[str, object] = {}
+    for key in keys:
+        if key in METRIC_HELP:
+            config[key] = st.column_config.NumberColumn(lab_column(key), help=METRIC_HELP[key], format="localized",
+                                                        width="small")
+        else:
+            config[key] = st.column_config.Column(lab_column(key))
+    return config
