@@ -37,7 +37,8 @@ _FILE_LIKE = re.compile(
 _LAW_NUMBER = re.compile(r"^Kanun\s+(?:Numarası|No)\s*[.:]?\s*:?\s*(\d{3,5})\b", re.IGNORECASE | re.MULTILINE)
 # Lines that structure a document but do not name it.
 _STRUCTURAL = re.compile(
-    r"^((BİRİNCİ|İKİNCİ|ÜÇÜNCÜ|DÖRDÜNCÜ|BEŞİNCİ|[IVX]+\.?)\s+(BÖLÜM|KISIM|KİTAP)|(GEÇİCİ\s+|EK\s+)?MADDE\b|İÇİNDEKİLER)",
+    r"^((BİRİNCİ|İKİNCİ|ÜÇÜNCÜ|DÖRDÜNCÜ|BEŞİNCİ|BIRINCI|IKINCI|UCUNCU|DORDUNCU|BESINCI|[IVX]+\.?)\s+"
+    r"(BÖLÜM|BOLUM|KISIM|KİTAP|KITAP)|(GEÇİCİ\s+|GECICI\s+|EK\s+)?MADDE\b|İÇİNDEKİLER|ICINDEKILER)",
     re.IGNORECASE,
 )
 # Words written in lower case inside a Turkish title.
@@ -55,9 +56,12 @@ def turkish_upper(text: str) -> str:
     return text.replace("i", "İ").replace("ı", "I").upper()
 
 
-def _capitalised(word: str) -> str:
-    lowered = turkish_lower(word)
-    return turkish_upper(lowered[:1]) + lowered[1:]
+_TURKISH_LETTERS = re.compile("[İıŞşĞğÇçÖöÜü]")
+
+
+def _capitalised(word: str, ascii_folded: bool) -> str:
+    lowered = word.lower() if ascii_folded else turkish_lower(word)
+    return (lowered[:1].upper() if ascii_folded else turkish_upper(lowered[:1])) + lowered[1:]
 
 
 def turkish_title_case(text: str) -> str:
@@ -67,6 +71,8 @@ def turkish_title_case(text: str) -> str:
     vowel-less abbreviations ("SGK") stay upper case; an apostrophe suffix stays lower case
     ("TÜRKİYE'NİN" → "Türkiye'nin").
     """
+    # Text without a single Turkish letter was written in ASCII ("YONETMELIK"): its I is an i.
+    ascii_folded = not _TURKISH_LETTERS.search(text)
     out = []
     for index, word in enumerate(text.split()):
         bare = word.strip("()[],.;:\"'“”")
@@ -75,7 +81,7 @@ def turkish_title_case(text: str) -> str:
         elif index > 0 and turkish_lower(word) in _LOWER_WORDS:
             out.append(turkish_lower(word))
         else:
-            out.append("-".join(_capitalised(part) for part in word.split("-")))
+            out.append("-".join(_capitalised(part, ascii_folded) for part in word.split("-")))
     return " ".join(out)
 
 

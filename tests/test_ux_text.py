@@ -13,6 +13,7 @@ from ragcore import formatting
 from ragcore.config import ROLES
 from ragcore.db import Database
 from ragcore.documents import DocumentNotFound, get_document, set_document_title
+from ragcore.embeddings import USEEmbedder
 from ragcore.highlighting import COMMON_WORDS, highlight_terms, question_terms
 from ragcore.ingest import ingest_pdf
 from ragcore.pdf import extract_pages
@@ -21,9 +22,14 @@ from ragcore.text import reflow
 from ragcore.titles import TitleError, clean_title, default_title, heading_title, turkish_title_case
 from tests import pdfs
 from tests.conftest import LAW_4857, LAW_5510, LAW_6331
-from tests.fakes import HashEmbedder
 from ui import labels
 from ui.upload import ROLE_HELP, roles_text, stored_roles
+
+
+@pytest.fixture(scope="module")
+def embedder() -> USEEmbedder:
+    return USEEmbedder()  # the model the other app tests index with (one embedding space per database)
+
 
 # ----------------------------------------------------------------------------- numbers
 
@@ -78,12 +84,14 @@ def test_turkish_title_case_and_headings() -> None:
     assert turkish_title_case("SOSYAL SİGORTALAR VE GENEL SAĞLIK SİGORTASI KANUNU") == \
         "Sosyal Sigortalar ve Genel Sağlık Sigortası Kanunu"
     assert turkish_title_case("İŞ KANUNU") == "İş Kanunu"
+    assert turkish_title_case("ORNEK YONETMELIK") == "Ornek Yonetmelik"  # ASCII text: its I is an i
+    assert heading_title("ORNEK YONETMELIK\nBIRINCI BOLUM\nAmac") == "Ornek Yonetmelik"
     assert heading_title("BİRİNCİ BÖLÜM\nGenel Hükümler") is None  # a structure line names nothing
     assert heading_title("İş Güvenliği Prosedürü\nBu prosedür işyerinde uygulanır.") == "İş Güvenliği Prosedürü"
 
 
-def test_admin_title_edit_is_validated_and_stored(db: Database, settings) -> None:
-    doc_id = ingest_pdf(db, settings, HashEmbedder(), pdfs.text_pdf(["Madde 1 - Amac ve kapsam."]),
+def test_admin_title_edit_is_validated_and_stored(db: Database, settings, embedder) -> None:
+    doc_id = ingest_pdf(db, settings, embedder, pdfs.text_pdf(["Madde 1 - Amac ve kapsam."]),
                         filename="prosedur.pdf", roles=["isg"]).document_id
     for bad in ("", "   ", "\x00\x01", "x" * 501):
         with pytest.raises(TitleError):
@@ -119,20 +127,20 @@ def test_common_words_are_not_highlight_terms() -> None:
     assert not {"gün", "içind", "kaç"} & terms and {"gün", "içinde", "kaç"} <= COMMON_WORDS
 
 
-def test_highlight_terms_drop_words_frequent_in_the_roles_documents(db: Database, settings) -> None:
+def test_highlight_terms_drop_words_frequent_in_the_roles_documents(db: Database, settings, embedder) -> None:
     # 25 chunks (one page each) that all say "Isveren" (Turkish lower case: "ısveren"); one says "yangin".
     pages = [f"Madde {i} - Isveren calisanlari bilgilendirir, bolum {i}." for i in range(1, 25)]
     pages.append("Madde 25 - Isveren yangin tatbikati yaptirir.")
-    ingest_pdf(db, settings, HashEmbedder(), pdfs.text_pdf(pages), filename="uzun.pdf", roles=["isg"])
+    ingest_pdf(db, settings, embedder, pdfs.text_pdf(pages), filename="uzun.pdf", roles=["isg"])
     terms = highlight_terms(db, "Isveren yangin tatbikati yaptirir mi?", "isg")
     assert "yangi" in terms and "ısver" not in terms  # "isveren" is in every chunk the role reads
     # For a role that reads none of them there is no frequency to judge by: the word list alone.
     assert "ısver" in highlight_terms(db, "Isveren yangin tatbikati yaptirir mi?", "ik")
 
 
-def test_cited_page_is_read_only_by_roles_that_read_the_document(db: Database, settings) -> None:
+def test_cited_page_is_read_only_by_roles_that_read_the_document(db: Database, settings, embedder) -> None:
     data = pdfs.text_pdf(["Birinci sayfa metni.", "Madde 9 - Ikinci sayfa metni.", "Ucuncu sayfa."])
-    doc_id = ingest_pdf(db, settings, HashEmbedder(), data, filename="uc-sayfa.pdf", roles=["isg"]).document_id
+    doc_id = ingest_pdf(db, settings, embedder, data, filename="uc-sayfa.pdf", roles=["isg"]).document_id
     doc = get_document(db, doc_id, "admin")
     page = read_page(settings, doc, 2, "isg")
     assert page.page_count == 3 and "Ikinci sayfa metni." in page.text

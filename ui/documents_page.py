@@ -106,7 +106,14 @@ def _edit_roles(ctx: AppContext, doc: Document) -> None:
             st.rerun()
 
 
-@st.dialog("Dokümanı sil")
+CONFIRM = "doc_confirm_delete"  # the document whose delete dialog is open (survives full reruns)
+
+
+def _forget_confirm() -> None:
+    st.session_state.pop(CONFIRM, None)
+
+
+@st.dialog("Dokümanı sil", on_dismiss=_forget_confirm)
 def confirm_delete(ctx: AppContext, doc: Document) -> None:
     """The confirmation, in a dialog: nothing is deleted until "Evet, sil"."""
     from ragcore.documents import delete_document
@@ -115,8 +122,10 @@ def confirm_delete(ctx: AppContext, doc: Document) -> None:
                                "dokümandan kaynak gösteremez. Emin misiniz?"), icon=":material/warning:")
     with st.container(horizontal=True, horizontal_alignment="right"):
         if st.button("Vazgeç", key=f"doc_delete_no_{doc.id}"):
+            _forget_confirm()
             st.rerun()
         if st.button("Evet, sil", key=f"doc_delete_yes_{doc.id}", type="primary", icon=":material/delete:"):
+            _forget_confirm()
             try:
                 delete_document(ctx.db, ctx.settings, doc.id)
                 _flash(f"“{doc.title}” silindi.")
@@ -142,6 +151,8 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
                 _edit_title(ctx, doc)
                 _edit_roles(ctx, doc)
                 if st.button("Sil", key=f"doc_delete_{doc.id}", icon=":material/delete:"):
+                    st.session_state[CONFIRM] = doc.id
+                if st.session_state.get(CONFIRM) == doc.id:
                     confirm_delete(ctx, doc)
 
 
