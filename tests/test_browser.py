@@ -44,6 +44,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 TIMINGS: dict[str, float] = {}
+APP_DATA_DIR: list[Path] = []  # the running app's DATA_DIR (where its stored PDFs are), set by app_url
 WAIT_MS = 90_000  # the longest any expected state may take to appear (a loaded CI machine), not a delay
 ATTEMPTS = 3  # an interaction a rerun swallowed is repeated at most this often
 
@@ -67,10 +68,12 @@ def app_url(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
     """`streamlit run app.py` on a free localhost port, DATABASE_URL at the test server."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     port = _free_port()
+    data_dir = tmp_path_factory.mktemp("browser-data")
+    APP_DATA_DIR.append(data_dir)
     env = {
         **os.environ,
         "DATABASE_URL": pg_url,
-        "DATA_DIR": str(tmp_path_factory.mktemp("browser-data")),
+        "DATA_DIR": str(data_dir),
         "EMBED_BACKEND": "use",
         "LLM_BACKEND": "extractive",
         "OLLAMA_BASE_URL": "http://127.0.0.1:9",
@@ -371,42 +374,49 @@ def _visible_words(page: object) -> set[str]:
     # Material icons are ligatures ("search", "upload"): their text is not a word anyone reads.
     text = page.evaluate("""() => [...document.querySelectorAll("[data-testid='stMain'], [data-testid='stSidebar']")]
         .map(root => { const copy = root.cloneNode(true);
-                       copy.querySelectorAll("[data-testid='stIconMaterial']").forEach(icon => icon.remove());
-                       document.body.appendChild(copy); const seen = copy.innerText; copy.remove(); return seen; })
+                       document.body.appendChild(copy);
+                       [...copy.querySelectorAll("*")].filter(el => el.matches("[data-testid='stIconMaterial']")
+                           || getComputedStyle(el).fontFamily.includes("Material")).forEach(icon => icon.remove());
+                       const seen = copy.innerText; copy.remove(); return seen; })
         .join(" ")""")  # type: ignore[attr-defined]
     return {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_@]*", text)}
 
 
-def _nav_paths(page: object) -> list[str]:
+def _nav_paths(page: object, app_url: str) -> list[str]:
+    """The url paths of the sidebar's pages ("" for the default page at the root)."""
     hrefs = page.locator("[data-testid='stSidebarNav'] a").evaluate_all("els => els.map(e => e.href)")  # type: ignore[attr-defined]
-    return [h.rstrip("/").rsplit("/", 1)[-1] for h in hrefs]
+    return [h.rstrip("/")[len(app_url):].lstrip("/") for h in hrefs]
 
 
 @pytest.mark.needs_data("laws")
 def test_every_page_is_turkish_reload_keeps_it_and_a_citation_opens_its_page(
         app_url: str, browser_page: object, db: Database, settings: Settings) -> None:
+    from dataclasses import replace
+
     from playwright.sync_api import expect
 
     from ragcore.embeddings import make_embedder
     from ragcore.ingest import ingest_pdf
 
     page = browser_page
-    ingest_pdf(db, settings, make_embedder(settings), LAW_6331.read_bytes(), filename=LAW_6331.name,
+    app_settings = replace(settings, data_dir=APP_DATA_DIR[-1])  # the page dialog reads the app's stored file
+    ingest_pdf(db, app_settings, make_embedder(settings), LAW_6331.read_bytes(), filename=LAW_6331.name,
                roles=["isg", "personel"], uploaded_by="admin")  # titled from its first heading
     _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
     _ensure_user(db, "mehmet", "isg", "mehmet-parola-1")
 
     for username, password in (("mehmet", "mehmet-parola-1"), ("admin", ADMIN_PASSWORD)):
         _login(page, app_url, username, password)
-        for path in _nav_paths(page):
+        for index, path in enumerate(_nav_paths(page, app_url)):
             if path in NOT_YET_OURS:
                 continue
-            page.goto(f"{app_url}/{path}")  # type: ignore[attr-defined]
-            expect(page.get_by_role("button", name="Çıkış yap")).to_be_visible()  # type: ignore[attr-defined]
+            page.locator("[data-testid='stSidebarNav'] a").nth(index).click()  # type: ignore[attr-defined]
+            page.wait_for_url(f"{app_url}/{path}")  # type: ignore[attr-defined]
             _idle(page)
             foreign = _visible_words(page) & ENGLISH - ALLOWED_FOREIGN
             assert not foreign, (username, path, sorted(foreign))
         # Reload keeps the page (a new session, signed in again by the cookie).
+        assert _cookie_present(page), "the remember-me cookie never reached the browser"
         page.goto(f"{app_url}/dokumanlar")  # type: ignore[attr-defined]
         expect(page.get_by_role("heading", name="Dokümanlar", exact=True)).to_be_visible()  # type: ignore[attr-defined]
         page.reload()  # type: ignore[attr-defined]
