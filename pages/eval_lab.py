@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from eval import charts
+from eval.answers import RETRIEVERS as ANSWER_RETRIEVERS
 from eval.answers import AnswerConfig, run_answers
 from eval.metrics import METRICS
 from eval.report import list_runs, load_run, new_run_dir, runs_root, write_retrieval_run
@@ -104,7 +105,8 @@ def render_new_retrieval_run() -> None:
 
 def render_new_answer_run() -> None:
     with st.form("answers"):
-        retriever = st.selectbox("Bağlam için arama yöntemi", ["hybrid-weighted", "bm25-prefix5", "hybrid", "dense", "bm25"])
+        retriever = st.selectbox("Arama (uygulamanın kendi yolu)", list(ANSWER_RETRIEVERS),
+                                 help="production: uygulamanın seçtiği mod; production-<mod>: modu zorla")
         size = st.selectbox("Parça boyutu", list(CHUNK_SIZES), index=1)
         answerable = st.number_input("Cevaplanabilir soru sayısı", 10, 600, 300, step=10)
         unanswerable = st.number_input("Cevaplanamaz soru sayısı", 10, 300, 150, step=10)
