@@ -372,9 +372,12 @@ def _visible_words(page: object) -> set[str]:
     import re
 
     # Material icons are ligatures ("search", "upload"): their text is not a word anyone reads.
+    # The file uploader's drop zone ("Drag and drop file here", "Upload") is Streamlit's own
+    # text, which Streamlit does not translate: not ours, left out.
     text = page.evaluate("""() => [...document.querySelectorAll("[data-testid='stMain'], [data-testid='stSidebar']")]
         .map(root => { const copy = root.cloneNode(true);
                        document.body.appendChild(copy);
+                       copy.querySelectorAll("[data-testid='stFileUploaderDropzone']").forEach(zone => zone.remove());
                        [...copy.querySelectorAll("*")].filter(el => el.matches("[data-testid='stIconMaterial']")
                            || getComputedStyle(el).fontFamily.includes("Material")).forEach(icon => icon.remove());
                        const seen = copy.innerText; copy.remove(); return seen; })
