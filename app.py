@@ -1,8 +1,9 @@
 """Dayanak: the Streamlit entry point. Thin on purpose; the logic lives in `ui/` and `ragcore/`.
 
-Every run: open (or reuse) the cached context, build the authenticator from the users table,
-resolve the signed-in user with the role from the database, write/delete the remember-me
-cookie once if needed, and build the navigation for that role. A database that does not
+Every run: remember the page the session was opened at (on its first run only), open (or
+reuse) the cached context, build the authenticator from the users table, resolve the
+signed-in user with the role from the database, write/delete the remember-me cookie once if
+needed, and build the navigation for that role. A database that does not
 answer ends the run with a Turkish message (`ui.context.database_guard`).
 """
 
@@ -16,6 +17,7 @@ from ui.login import render_login_page
 
 st.set_page_config(page_title="Dayanak", page_icon=":material/menu_book:", layout="centered")
 
+navigation.remember_requested_page()  # first, before anything a rerun could interrupt
 ctx = get_context()
 with database_guard(ctx):
     authenticator = auth.make_authenticator(ctx)

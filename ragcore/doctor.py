@@ -37,6 +37,17 @@ class HealthReport:
     generator_backend: str | None = None
     generator_model: str | None = None
     generator_reason: str | None = None
+    # The same facts as data, for renderings in other languages (the app's Turkish panel);
+    # the *_reason strings above are the English rendering for the CLI and the log.
+    embedding_causes: list[str] = field(default_factory=list)
+    generator_causes: list[str] = field(default_factory=list)
+    index_model: str | None = None
+    index_dim: int | None = None
+    retrieval_origin: str | None = None  # "setting" | "measured" | "untuned" | "invalid"
+    retrieval_weight: float | None = None  # the dense weight when the mode is weighted
+    threshold_signal: str | None = None
+    threshold_value: float | None = None
+    threshold_origin: str | None = None  # "setting" | "calibrated" | "default"
     ollama_url: str = ""
     ollama_reachable: bool = False
     ollama_models: list[str] = field(default_factory=list)
@@ -89,21 +100,26 @@ def _measured_defaults(report: HealthReport, settings: Settings) -> None:
     try:
         report.retrieval_mode = resolve_mode(settings, SimpleNamespace(name=name))
     except RetrievalError as exc:
-        report.retrieval_mode, report.retrieval_reason = "invalid", str(exc)
+        report.retrieval_mode, report.retrieval_reason, report.retrieval_origin = "invalid", str(exc), "invalid"
         return
     if settings.retrieval_mode != "auto":
-        report.retrieval_reason = f"RETRIEVAL_MODE={settings.retrieval_mode}"
+        report.retrieval_reason, report.retrieval_origin = f"RETRIEVAL_MODE={settings.retrieval_mode}", "setting"
     elif measured.tuned:
-        report.retrieval_reason = f"auto: measured for {name}: {measured.measured}"
+        report.retrieval_reason, report.retrieval_origin = f"auto: measured for {name}: {measured.measured}", "measured"
     else:
         report.retrieval_reason = f"auto: not tuned for {name} (no entry in ragcore/measured/retrieval.json); rrf"
+        report.retrieval_origin = "untuned"
     if report.retrieval_mode == "weighted":
         report.retrieval_reason += f"; dense weight {measured.weight:g}"
+        report.retrieval_weight = measured.weight
     threshold = threshold_for(name, report.retrieval_mode, settings)
     calibrated = measurements.threshold_default(name).calibrated
     source = ("REFUSAL_THRESHOLD" if settings.refusal_threshold is not None
               else f"calibrated for {name}" if calibrated else f"not calibrated for {name}: model-independent default")
     report.refusal_threshold = f"{threshold.signal} >= {threshold.value:g} ({source})"
+    report.threshold_signal, report.threshold_value = threshold.signal, threshold.value
+    report.threshold_origin = ("setting" if settings.refusal_threshold is not None
+                               else "calibrated" if calibrated else "default")
 QUICK_CONNECT_TIMEOUT = 3  # seconds; the container's health check timeout is larger
 
 
@@ -149,10 +165,12 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
 
     embed = choose_embedding_backend(settings, status)
     report.embedding_backend, report.embedding_model, report.embedding_reason = embed.kind, embed.model, embed.reason
+    report.embedding_causes = list(embed.causes)
     report.embedding_name = index_name(embed, settings)
     _measured_defaults(report, settings)
     gen = choose_generator_backend(settings, status)
     report.generator_backend, report.generator_model, report.generator_reason = gen.kind, gen.model, gen.reason
+    report.generator_causes = list(gen.causes)
 
     owned = database is None
     try:
@@ -167,6 +185,8 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
         if not report.migrations_pending:
             space = dbmod.current_embedding_space(db)
             report.embedding_index = f"{space.model} ({space.dim}-d)" if space else None
+            if space:
+                report.index_model, report.index_dim = space.model, space.dim
             with db.connection() as conn:
                 report.documents = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
                 report.chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]

@@ -15,6 +15,7 @@ from ragcore import db as dbmod
 from ragcore.config import Settings
 from ragcore.ingest import stored_path, validate_roles
 from ragcore.models import Chunk, Document
+from ragcore.titles import clean_title
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,30 @@ def readable_chunks(db: dbmod.Database, chunk_ids: Iterable[int], role: str) -> 
     return {row[0] for row in rows}
 
 
+def term_document_frequencies(db: dbmod.Database, terms: Iterable[str], role: str) -> tuple[int, dict[str, int]]:
+    """How many chunks the role may read, and in how many of them each lexical term occurs.
+
+    Counted over the role's readable chunks only (never the global lexicon), so what the UI
+    derives from it (which words it bolds) depends on nothing the role cannot read.
+    `terms` are `ragcore.text.lexical_tokens` forms.
+    """
+    wanted = sorted(set(terms))
+    with db.connection() as conn:
+        readable = conn.execute(
+            f"SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {_VISIBLE}",
+            {"role": role},
+        ).fetchone()[0]
+        if not wanted or not readable:
+            return readable, {}
+        rows = conn.execute(
+            f"""SELECT p.term, count(*) FROM postings p
+                JOIN chunks c ON c.id = p.chunk_id JOIN documents d ON d.id = c.document_id
+                WHERE p.term = ANY(%(terms)s) AND {_VISIBLE} GROUP BY p.term""",
+            {"terms": wanted, "role": role},
+        ).fetchall()
+    return readable, {term: count for term, count in rows}
+
+
 def document_chunks(db: dbmod.Database, document_id: int, role: str) -> list[Chunk]:
     """The document's chunks in order; DocumentNotFound if the role may not read it."""
     if get_document(db, document_id, role) is None:
@@ -116,6 +141,23 @@ def set_document_roles(db: dbmod.Database, document_id: int, roles: Iterable[str
         ).fetchone()
     if updated is None:
         raise DocumentNotFound(document_id)
+    return get_document(db, document_id, "admin")  # type: ignore[return-value]
+
+
+def set_document_title(db: dbmod.Database, document_id: int, title: str) -> Document:
+    """Rename a document (admin-only: check before); the title is validated by `titles.clean_title`.
+
+    Raises `TitleError` (Turkish message) for an empty or too long title, DocumentNotFound when
+    the document is gone. Citations already on screen keep the old title until the next answer.
+    """
+    cleaned = clean_title(title)
+    with db.connection() as conn:
+        updated = conn.execute(
+            "UPDATE documents SET title = %s WHERE id = %s RETURNING id", (cleaned, document_id)
+        ).fetchone()
+    if updated is None:
+        raise DocumentNotFound(document_id)
+    log.info("document %d renamed to %r", document_id, cleaned)
     return get_document(db, document_id, "admin")  # type: ignore[return-value]
 
 

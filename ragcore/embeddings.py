@@ -392,22 +392,22 @@ def choose_embedding_backend(settings: Settings, status: ollama.OllamaStatus | N
     """Which backend to use and why (shown by doctor and logged). Never raises."""
     backend, model = settings.embed_backend, settings.embed_model
     if backend == "use":
-        return BackendChoice("use", USE_MODEL, "EMBED_BACKEND=use")
+        return BackendChoice("use", USE_MODEL, "EMBED_BACKEND=use", ("setting",))
     if backend == "e5":
-        return BackendChoice("e5", E5_MODEL, "EMBED_BACKEND=e5")
+        return BackendChoice("e5", E5_MODEL, "EMBED_BACKEND=e5", ("setting",))
     if backend == "ollama":
-        return BackendChoice("ollama", model, "EMBED_BACKEND=ollama")
+        return BackendChoice("ollama", model, "EMBED_BACKEND=ollama", ("setting",))
     status = status if status is not None else ollama.probe(settings.ollama_base_url)
     if status.reachable and status.has_model(model):
-        return BackendChoice("ollama", model, f"auto: Ollama reachable and has {model}")
+        return BackendChoice("ollama", model, f"auto: Ollama reachable and has {model}", ("ollama_has_model",))
     if status.reachable:
-        why = f"auto: Ollama reachable but {model} is not pulled (`ollama pull {model}`)"
+        why, cause = f"auto: Ollama reachable but {model} is not pulled (`ollama pull {model}`)", "ollama_missing_model"
     else:
-        why = f"auto: Ollama not reachable at {settings.ollama_base_url}"
+        why, cause = f"auto: Ollama not reachable at {settings.ollama_base_url}", "ollama_unreachable"
     unsupported = e5_unsupported()
     if unsupported:
-        return BackendChoice("use", USE_MODEL, f"{why}; {unsupported}: using embedded USE")
-    return BackendChoice("e5", E5_MODEL, f"{why}; using embedded e5")
+        return BackendChoice("use", USE_MODEL, f"{why}; {unsupported}: using embedded USE", (cause, "cpu_lacks_e5"))
+    return BackendChoice("e5", E5_MODEL, f"{why}; using embedded e5", (cause,))
 
 
 def index_name(choice: BackendChoice, settings: Settings) -> str:

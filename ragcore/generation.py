@@ -305,22 +305,26 @@ def choose_generator_backend(
     """Explicit LLM_BACKEND wins; auto takes Ollama with LLM_MODEL, else the OpenAI server, else quoting."""
     backend = settings.llm_backend
     if backend == "extractive":
-        return BackendChoice("extractive", "extractive", "LLM_BACKEND=extractive")
+        return BackendChoice("extractive", "extractive", "LLM_BACKEND=extractive", ("setting",))
     if backend == "ollama":
-        return BackendChoice("ollama", settings.llm_model, "LLM_BACKEND=ollama")
+        return BackendChoice("ollama", settings.llm_model, "LLM_BACKEND=ollama", ("setting",))
     if backend == "openai":
-        return BackendChoice("openai", settings.llm_model, "LLM_BACKEND=openai")
+        return BackendChoice("openai", settings.llm_model, "LLM_BACKEND=openai", ("setting",))
     status = status or ollama.probe(settings.ollama_base_url, transport=transport)
     if status.reachable and status.has_model(settings.llm_model):
-        return BackendChoice("ollama", settings.llm_model, f"auto: Ollama has {settings.llm_model}")
+        return BackendChoice("ollama", settings.llm_model, f"auto: Ollama has {settings.llm_model}",
+                             ("ollama_has_model",))
     ollama_why = (f"Ollama has no {settings.llm_model} (ollama pull {settings.llm_model})" if status.reachable
                   else "Ollama not reachable")
+    causes: tuple[str, ...] = ("ollama_missing_model" if status.reachable else "ollama_unreachable",)
     if settings.openai_base_url:
         ok, why = _openai_reachable(settings, transport)
         if ok:
-            return BackendChoice("openai", settings.llm_model, f"auto: {ollama_why}; OpenAI-compatible server reachable")
+            return BackendChoice("openai", settings.llm_model, f"auto: {ollama_why}; OpenAI-compatible server reachable",
+                                 (*causes, "openai_reachable"))
         ollama_why += f"; OpenAI-compatible server not reachable ({why})"
-    return BackendChoice("extractive", "extractive", f"auto: {ollama_why}; quoting passages without an LLM")
+        causes += ("openai_unreachable",)
+    return BackendChoice("extractive", "extractive", f"auto: {ollama_why}; quoting passages without an LLM", causes)
 
 
 def make_generator(

@@ -28,6 +28,7 @@ import numpy as np
 import psycopg
 
 from ragcore import db as dbmod
+from ragcore import formatting
 from ragcore.chunking import chunk_pages
 from ragcore.config import ROLES, Settings
 from ragcore.embeddings import Embedder, EmbeddingError
@@ -35,6 +36,7 @@ from ragcore.files import create_private, private_dir
 from ragcore.models import Chunk
 from ragcore.pdf import PdfError, extract_pages
 from ragcore.text import lexical_tokens, sanitize
+from ragcore.titles import MAX_TITLE_CHARS, default_title
 
 log = logging.getLogger(__name__)
 
@@ -93,14 +95,9 @@ def validate_roles(roles: Iterable[str] | None) -> list[str]:
 def check_size(data: bytes, settings: Settings) -> None:
     if len(data) > settings.max_upload_bytes:
         raise IngestError(
-            f"Dosya çok büyük: {len(data) / 1024 / 1024:.1f} MB; en fazla {settings.max_upload_mb} MB "
+            f"Dosya çok büyük: {formatting.megabytes(len(data))}; en fazla {settings.max_upload_mb} MB "
             "yüklenebilir (MAX_UPLOAD_MB)."
         )
-
-
-def default_title(filename: str) -> str:
-    stem = Path(filename).stem.replace("_", " ").replace("-", " ").strip()
-    return stem[:500] or "Adsız belge"
 
 
 class EmbeddingModelChanged(IngestError):
@@ -290,7 +287,8 @@ def ingest_pdf(
 
     name = sanitize(Path(filename).name, single_line=True) or "belge.pdf"
     meta = {
-        "title": sanitize(title or "", single_line=True).strip()[:500] or default_title(name),
+        "title": sanitize(title or "", single_line=True).strip()[:MAX_TITLE_CHARS]
+        or default_title(name, extracted.title, extracted.pages[0].text),
         "filename": name,
         "sha256": digest,
         "size_bytes": len(data),

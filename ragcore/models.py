@@ -125,4 +125,8 @@ class BackendChoice:
 
     kind: str  # embeddings: "e5" | "ollama" | "use"; generation: "ollama" | "openai" | "extractive"
     model: str
-    reason: str
+    reason: str  # English, for the log and `doctor`
+    # The same reason as codes, for a translated rendering (the app's Turkish health panel):
+    # "setting", "ollama_has_model", "ollama_missing_model", "ollama_unreachable",
+    # "cpu_lacks_e5", "openai_reachable", "openai_unreachable".
+    causes: tuple[str, ...] = ()

@@ -61,11 +61,13 @@ class NoTextLayer(PdfError):
 
 @dataclass(frozen=True)
 class PdfText:
-    """Pages with text (1-based numbers as printed in citations) and the pages skipped as empty."""
+    """Pages with text (1-based numbers as printed in citations), the pages skipped as empty, and
+    the title stored in the PDF's metadata (None when absent or unreadable)."""
 
     pages: list[Page]
     skipped_pages: list[int] = field(default_factory=list)
     page_count: int = 0
+    title: str | None = None
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -166,6 +168,18 @@ def _page_count(reader: PdfReader) -> int:
     return count
 
 
+def metadata_title(reader: PdfReader) -> str | None:
+    """The document information's /Title, if the PDF has a readable one (it is only a hint)."""
+    try:
+        title = reader.metadata.title if reader.metadata else None
+    except Exception as exc:  # a broken info dictionary costs the hint, not the upload
+        log.info("unreadable PDF metadata: %s", type(exc).__name__)
+        return None
+    if not title:
+        return None
+    return sanitize(str(title), single_line=True).strip() or None
+
+
 def extract_pages(data: bytes, *, progress: PageProgress | None = None) -> PdfText:
     """Text of every page; empty pages are skipped and listed, a PDF without any text refused.
 
@@ -176,6 +190,8 @@ def extract_pages(data: bytes, *, progress: PageProgress | None = None) -> PdfTe
     count = _page_count(reader)
     pages: list[Page] = []
     skipped: list[int] = []
+    if progress is not None:
+        progress(0, count)  # the page count is known before the first (slow) page is read
     for index in range(count):
         try:
             raw = reader.pages[index].extract_text() or ""
@@ -194,4 +210,4 @@ def extract_pages(data: bytes, *, progress: PageProgress | None = None) -> PdfTe
         raise NoTextLayer(count)
     if skipped:
         log.info("skipped %d page(s) without text: %s", len(skipped), skipped)
-    return PdfText(pages=pages, skipped_pages=skipped, page_count=count)
+    return PdfText(pages=pages, skipped_pages=skipped, page_count=count, title=metadata_title(reader))

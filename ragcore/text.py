@@ -109,3 +109,51 @@ def get_tokenizer(name: str) -> Tokenizer:
         return TOKENIZERS[name]
     except KeyError:
         raise ValueError(f"unknown tokenizer {name!r}; choose from {', '.join(TOKENIZERS)}") from None
+
+
+# --------------------------------------------------------------------------- re-flowing lines
+
+# A line that starts a paragraph or list item: "(1)", "a)", "ç)", "1)", "1.", "- ", "•", an
+# article heading, or an amendment note ("(Ek fıkra: …)", "(Değişik: …)").
+_PARAGRAPH_START = re.compile(
+    r"^(\(\d+\)|\d+[.)]\s|[a-zçğıöşü]\)|[-–•·]\s|(?:GEÇİCİ\s+|EK\s+|Geçici\s+|Ek\s+)?(?:MADDE|Madde)\s+\d"
+    r"|\((?:Ek|Değişik|Mülga|İptal|Ek fıkra|Değişik fıkra)\b)"
+)
+_SENTENCE_END = (".", ":", ";", "!", "?")
+# A line this much shorter than the longest one ends its paragraph (the PDF did not wrap it).
+_SHORT_LINE = 0.6
+
+
+def _upper_case_line(line: str) -> bool:
+    letters = [ch for ch in line if ch.isalpha()]
+    return len(letters) >= 3 and all(not ch.islower() for ch in letters)
+
+
+def reflow(text: str) -> str:
+    """Join the lines a PDF wrapped inside a paragraph; keep real paragraph and list breaks.
+
+    The stored text keeps the PDF's lines (the chunker reads article headings and numbered
+    paragraphs at line starts); on screen a sentence broken in the middle reads badly. A line
+    break stays where the next line opens a paragraph or list item, where an upper-case
+    heading line ends, where a sentence ends and the next line begins with a capital, and
+    after a line much shorter than the others (the last line of a paragraph or a heading).
+    """
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    if len(lines) < 2:
+        return "\n".join(lines)
+    width = max(len(line) for line in lines)
+    out = [lines[0]]
+    for previous, line in zip(lines, lines[1:], strict=False):
+        breaks = (
+            _PARAGRAPH_START.match(line)
+            or _upper_case_line(previous)
+            or _upper_case_line(line)
+            or (previous.endswith(_SENTENCE_END) and line[:1].isupper())
+            or len(previous) < _SHORT_LINE * width
+        )
+        if breaks:
+            out.append(line)
+        else:
+            out[-1] += " " + line
+    return "\n".join(out)

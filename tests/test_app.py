@@ -18,11 +18,12 @@ from streamlit.testing.v1 import AppTest
 
 from ragcore import jobs, users
 from ragcore.db import Database, EmbeddingSpace, current_embedding_space, ensure_embedding_space
+from ragcore.highlighting import question_terms
 from tests import pdfs
 from tests.conftest import LAW_6331
 from tests.pdfs import text_pdf
 from ui import context
-from ui.markdown import escape_markdown, highlight, question_terms
+from ui.markdown import escape_markdown, highlight
 
 REPO = Path(__file__).resolve().parent.parent
 APP = str(REPO / "app.py")
@@ -105,7 +106,7 @@ def test_markdown_escaping_keeps_document_text_inert() -> None:
 
 def test_highlight_bolds_question_terms_by_prefix() -> None:
     text = "Madde 10 – (1) İşveren, risk değerlendirmesi yapmak veya yaptırmakla yükümlüdür."
-    out = highlight(text, QUESTION)
+    out = highlight(text, question_terms(QUESTION))
     assert "**İşveren**" in out and "**risk**" in out and "**değerlendirmesi**" in out
     assert "**yükümlüdür**" in out and "**veya**" not in out
     assert "müdür" not in question_terms(QUESTION)
@@ -363,8 +364,9 @@ def test_without_ollama_the_app_answers_with_e5(app_env: Path, db: Database, fre
         assert current_embedding_space(db) == EmbeddingSpace("e5-small-q4", 384)
         assert context.get_embedder().kind == "e5"
         health = "\n".join(t.value for t in admin.text) + texts(admin)
-        assert "e5 / multilingual-e5-small (e5-small-q4)" in health, health
-        assert "Ollama not reachable" in health and "not tuned for e5-small-q4" in health
+        assert "gömülü e5 · multilingual-e5-small (dizin adı e5-small-q4)" in health, health
+        assert "Ollama'ya ulaşılamıyor" in health and "bu gömme modeli için ölçüm yok" in health
+        assert "not reachable" not in health and "auto:" not in health  # the panel is Turkish
 
         users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
         mehmet = login(new_app(), "mehmet", "mehmet-parola-1")
@@ -372,7 +374,7 @@ def test_without_ollama_the_app_answers_with_e5(app_env: Path, db: Database, fre
         assert not mehmet.exception, mehmet.exception
         shown = texts(mehmet)
         assert "uc is gunu icinde Sosyal Guvenlik Kurumuna bildirir.” [1]" in shown, shown
-        assert "is-kazasi.pdf — s. 1–2" in shown, shown
+        assert "[1] is kazasi · Madde 14 · s. 1–2" in shown, shown  # title · article · page
         with db.connection() as conn:
             status = conn.execute("SELECT status FROM questions WHERE username = 'mehmet'").fetchone()[0]
         assert status == "answered"

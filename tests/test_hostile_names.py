@@ -156,7 +156,7 @@ def test_hostile_names_render_literally_everywhere(db: Database, monkeypatch: py
     admin.run()
 
     admin.multiselect(key=f"doc_roles_{doc_id}").set_value(["isg", "personel"])
-    button(admin, "Kaydet").click()
+    button(admin, "Rolleri kaydet").click()
     admin.run()  # the role-change message names the title
     assert_literal(admin, CONSTRUCTS, "role change message")
 

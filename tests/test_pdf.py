@@ -70,4 +70,4 @@ def test_pages_without_text_are_skipped_and_reported():
     result = pdf.extract_pages(pdfs.text_pdf(["Bir.", "", "Uc."]), progress=lambda d, t: seen.append((d, t)))
     assert result.page_count == 3 and result.skipped_pages == [2]
     assert [(p.number, p.text) for p in result.pages] == [(1, "Bir."), (3, "Uc.")]
-    assert seen == [(1, 3), (2, 3), (3, 3)]
+    assert seen == [(0, 3), (1, 3), (2, 3), (3, 3)]  # 0 first: the count is shown before page 1

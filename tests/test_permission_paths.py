@@ -607,7 +607,7 @@ def test_app_documents_page_and_navigation_per_role(world: World, app_env) -> No
                         (role, len(downloads)))
         assert not at.get("file_uploader")
         page = _every_element(at)
-        world.ledger.ok("app.documents", "Erişim rollerini değiştir" not in page and "Evet, sil" not in page
+        world.ledger.ok("app.documents", "Erişim rolleri" not in page and "Başlığı düzenle" not in page and "Evet, sil" not in page
                         and not [b for b in at.button if b.label == "Sil"], (role, "admin controls shown"))
     world.assert_no_new_leaks(before)
 

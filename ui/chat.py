@@ -22,11 +22,15 @@ import streamlit as st
 
 from ragcore.extractive import EXTRACTIVE_NOTICE
 from ragcore.models import STATUS_ERROR, STATUS_NEEDS_REVIEW, Answer, Source, User
-from ui.context import AppContext, Services, badge_for_label, generator_label
-from ui.markdown import escape_answer, escape_markdown, highlight
+from ui.context import AppContext, Services, badge_for_label
+from ui.markdown import escape_answer, escape_markdown
+from ui.sources import render_source
 
 HISTORY = "chat_history"
 PENDING = "chat_pending"
+NO_MODEL_BADGE = "Model çağrılmadı: kaynaklarda yeterli dayanak bulunamadı"
+NO_MODEL_HELP = ("Arama, erişebildiğiniz dokümanlarda bu soruya yetecek kadar ilgili bir bölüm bulamadı; bu yüzden "
+                 "ne bir dil modeli ne de alıntı modu çalıştırıldı.")
 REVOKED_NOTICE = ("Bu cevabın dayandığı kaynaklardan en az birine artık erişiminiz yok (doküman silindi ya da "
                   "erişim rolleri değişti); cevap ve kaynakları gizlendi.")
 
@@ -44,24 +48,33 @@ class Turn:
     error: str | None = None
     timings: dict = field(default_factory=dict)
     revoked: bool = False  # a source became unreadable: answer and sources dropped
+    terms: frozenset[str] = frozenset()  # the question's words bolded in the sources
 
     @property
     def is_fallback(self) -> bool:
         return self.status in ("fallback", STATUS_NEEDS_REVIEW)
 
+    @property
+    def quoted(self) -> bool:
+        """Written by the extractive quoter (no language model)."""
+        return self.badge == badge_for_label("extractive")
 
-def turn_from_answer(answer: Answer, services: Services) -> Turn:
+
+def turn_from_answer(answer: Answer, terms: frozenset[str] = frozenset()) -> Turn:
+    """The answer as the chat keeps it. No badge when no generator ran (the refusal gate
+    answered before any model was asked): the footer says so instead."""
     return Turn(
         question=answer.question,
         text=answer.text,
         status=answer.status,
-        badge=badge_for_label(answer.generator, generator_label(services.generator)),
+        badge=badge_for_label(answer.generator),
         sources=tuple(answer.sources),
         cited=tuple(answer.cited),
         question_id=answer.question_id,
         notice=answer.notice,
         timings={"retrieval_ms": answer.retrieval_ms, "first_token_ms": answer.first_token_ms,
                  "total_ms": answer.total_ms},
+        terms=terms,
     )
 
 
@@ -76,18 +89,12 @@ def take_prompt(settings_max_chars: int) -> None:
         st.session_state[PENDING] = prompt
 
 
-def render_sources(turn: Turn) -> None:
+def render_sources(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
     if not turn.sources:
         return
     st.caption("Kaynaklar")
     for source in turn.sources:
-        parts = [f"[{source.rank}] {source.title}", source.page_label]
-        if source.article:
-            parts.append(source.article)
-        parts.append(f"skor {source.score:.3f}")
-        with st.expander(escape_markdown(" · ".join(parts)), expanded=False):
-            st.caption(escape_markdown(f"{source.filename} — {source.page_label}"))
-            st.markdown(highlight(source.text, turn.question))
+        render_source(ctx, user, source, turn.terms, f"{key}_src{source.rank}")
 
 
 def _save_feedback(ctx: AppContext, user: User, question_id: int) -> None:
@@ -118,24 +125,32 @@ def render_feedback(ctx: AppContext, user: User, turn: Turn) -> None:
         st.caption(escape_markdown(st.session_state[f"fb_saved_{qid}"]))
 
 
-def render_footer(ctx: AppContext, user: User, turn: Turn) -> None:
+def render_badge(turn: Turn) -> None:
+    """Who wrote the answer; when nobody did (the refusal gate), that no model was called."""
+    if not turn.badge:
+        if turn.is_fallback:
+            st.badge(NO_MODEL_BADGE, icon=":material/block:", color="gray", help=NO_MODEL_HELP)
+        return
+    suffix = " · dil modeli kullanılmadı" if turn.quoted else ""  # no language model: say so, explain on hover
+    st.badge(escape_markdown(f"Üreten: {turn.badge}{suffix}"), icon=":material/smart_toy:",
+             color="gray" if turn.is_fallback else "blue", help=escape_markdown(EXTRACTIVE_NOTICE) if turn.quoted else None)
+
+
+def render_footer(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
     """Everything under the answer text: status, badge, notice, sources, feedback."""
     if turn.status == STATUS_NEEDS_REVIEW:
         st.warning("Erişebildiğiniz dokümanlarda bu sorunun cevabı bulunamadı. Soru, yöneticinin "
                    "inceleme kuyruğuna eklendi.", icon=":material/help:")
     elif turn.is_fallback:
-        st.warning("Model, kaynaklarda bu sorunun cevabını bulamadı.", icon=":material/help:")
+        st.warning("Alıntı modu, kaynaklarda bu soruyu cevaplayan bir cümle bulamadı." if turn.quoted
+                   else "Dil modeli, kaynaklarda bu sorunun cevabını bulamadı.", icon=":material/help:")
     if turn.notice and turn.status != STATUS_ERROR:
         st.info(escape_markdown(turn.notice), icon=":material/info:")
     if turn.status == STATUS_ERROR and turn.notice:
         st.error(escape_markdown(f"Model sunucusu cevap veremedi: {turn.notice} En ilgili bölümler alıntılandı."),
                  icon=":material/cloud_off:")
-    if turn.badge:
-        quoted = turn.badge == badge_for_label("extractive")  # no language model: say so, explain on hover
-        st.badge(escape_markdown(f"Üreten: {turn.badge}" + (" · dil modeli kullanılmadı" if quoted else "")),
-                 icon=":material/smart_toy:", color="gray" if turn.is_fallback else "blue",
-                 help=escape_markdown(EXTRACTIVE_NOTICE) if quoted else None)
-    render_sources(turn)
+    render_badge(turn)
+    render_sources(ctx, user, turn, key)
     render_feedback(ctx, user, turn)
 
 
@@ -153,7 +168,12 @@ def apply_permissions(ctx: AppContext, user: User, turns: list[Turn]) -> None:
                                 revoked=True)
 
 
-def render_turn(ctx: AppContext, user: User, turn: Turn) -> None:
+def turn_key(turn: Turn, index: int) -> str:
+    """Widget keys of a turn: its question's id once logged, else its place in the history."""
+    return f"chat_q{turn.question_id}" if turn.question_id is not None else f"chat_t{index}"
+
+
+def render_turn(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
     with st.chat_message("user"):
         st.markdown(escape_markdown(turn.question))
     with st.chat_message("assistant"):
@@ -164,7 +184,7 @@ def render_turn(ctx: AppContext, user: User, turn: Turn) -> None:
             st.error(escape_markdown(turn.error))
             return
         st.markdown(escape_answer(turn.text))
-        render_footer(ctx, user, turn)
+        render_footer(ctx, user, turn, key)
 
 
 def _escaped(pieces: Iterable[str]) -> Iterator[str]:
@@ -197,10 +217,10 @@ def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
                 answer = stream.answer
                 if answer is None:
                     raise RuntimeError("cevap tamamlanamadı")
-                turn = turn_from_answer(answer, services)
+                turn = turn_from_answer(answer, _terms(ctx, user, answer))
                 if stream.replaced:
                     placeholder.markdown(escape_answer(answer.text))
-                render_footer(ctx, user, turn)
+                render_footer(ctx, user, turn, turn_key(turn, len(history())))
             except QuestionError as exc:
                 turn.error = str(exc)
             except Exception as exc:  # the UI must say what went wrong, in Turkish
@@ -209,6 +229,15 @@ def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
             st.error(escape_markdown(turn.error))
     history().append(turn)
     st.session_state.pop(PENDING, None)
+
+
+def _terms(ctx: AppContext, user: User, answer: Answer) -> frozenset[str]:
+    """The question's words to bold in this answer's sources (rare in what the role reads)."""
+    if not answer.sources:
+        return frozenset()
+    from ragcore.highlighting import highlight_terms
+
+    return highlight_terms(ctx.retrieval_db, answer.question, user.role)
 
 
 def keep_unsent_question(ctx: AppContext, error: Exception) -> bool:
@@ -243,8 +272,8 @@ def render_chat(ctx: AppContext, user: User) -> None:
     if not turns and st.session_state.get(PENDING) is None:
         st.info("Dokümanlarınız hakkında Türkçe bir soru sorun; cevap, kaynak sayfalarıyla birlikte gelir. "
                 "Örnek: *İşveren risk değerlendirmesi yapmakla yükümlü müdür?*", icon=":material/chat:")
-    for turn in turns:
-        render_turn(ctx, user, turn)
+    for index, turn in enumerate(turns):
+        render_turn(ctx, user, turn, turn_key(turn, index))
     if st.session_state.get(PENDING) is not None:
         answer_pending(ctx, get_services_safely(), user)
 

@@ -129,6 +129,8 @@ def get_context() -> AppContext:
     Exceptions are not cached by `st.cache_resource`, so the next rerun tries again.
     Also starts the in-process job worker once (see the module docstring).
     """
+    from ui.navigation import error_navigation  # late: ui.navigation imports this module
+
     try:
         ctx = _app_context()
         _job_worker()
@@ -141,6 +143,7 @@ def get_context() -> AppContext:
         # log gets them, the password already removed by ragcore.db.
         log.error("database unavailable: %s", exc)
         st.error(DATABASE_UNREACHABLE)
+    error_navigation()
     st.stop()
     raise AssertionError("unreachable")  # st.stop() raises
 

@@ -1,6 +1,7 @@
 """Dokümanlar: the documents the role may read; for the admin also upload, jobs, roles and delete.
 
-An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py)
+Each card's actions sit in one row (download; for the admin: title, roles, delete); deleting
+asks in a dialog (`st.dialog`). An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py)
 follows it; the page itself never waits for a PDF to be parsed or embedded.
 
 The list comes from `ragcore.documents.list_documents(db, role)`, which applies the same role
@@ -14,14 +15,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from ragcore.config import ROLE_LABELS, ROLES
+from ragcore import formatting
 from ragcore.models import Document, User
 from ui.context import AppContext
 from ui.jobs import render_jobs
 from ui.markdown import alert, escape_markdown
-from ui.upload import role_picker, upload_document
-
-CONFIRM = "doc_confirm_delete"
+from ui.upload import role_picker, roles_text, upload_document
 
 
 def _flash(message: str, kind: str = "success") -> None:
@@ -35,7 +34,7 @@ def render_upload(ctx: AppContext, admin: User) -> None:
                                 max_upload_size=ctx.settings.max_upload_mb,
                                 help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar okunamaz.")
         title = st.text_input("Başlık (isteğe bağlı)", key="doc_upload_title",
-                              placeholder="Boş bırakılırsa dosya adından üretilir")
+                              placeholder="Boş bırakılırsa PDF'in kendi başlığı ya da ilk sayfasındaki başlık kullanılır")
         roles = role_picker("doc_upload_roles")
         submitted = st.form_submit_button("Yükle", type="primary", icon=":material/upload:")
     if submitted:
@@ -47,11 +46,6 @@ def render_upload(ctx: AppContext, admin: User) -> None:
             _flash(outcome.message)
             st.rerun()
         st.error(escape_markdown(outcome.message))
-
-
-def _roles_text(roles: tuple[str, ...] | list[str]) -> str:
-    ordered = sorted(roles, key=lambda r: ROLES.index(r) if r in ROLES else len(ROLES))
-    return ", ".join(ROLE_LABELS.get(r, r) for r in ordered)
 
 
 def _download(ctx: AppContext, user: User, doc: Document) -> None:
@@ -71,38 +65,95 @@ def _download(ctx: AppContext, user: User, doc: Document) -> None:
                        mime="application/pdf", key=f"doc_download_{doc.id}", icon=":material/download:")
 
 
-def _admin_actions(ctx: AppContext, doc: Document) -> None:
-    from ragcore.documents import delete_document, set_document_roles
+def _edit_title(ctx: AppContext, doc: Document) -> None:
+    from ragcore.documents import set_document_title
+    from ragcore.titles import TitleError
 
-    with st.popover("Erişim rollerini değiştir", icon=":material/lock_person:"):
+    with st.popover("Başlığı düzenle", icon=":material/edit:"):
+        title = st.text_input("Başlık", value=doc.title, key=f"doc_title_{doc.id}", max_chars=500,
+                              help="Her kaynak gösteriminde bu başlık görünür.")
+        if st.button("Başlığı kaydet", key=f"doc_title_save_{doc.id}", type="primary"):
+            try:
+                renamed = set_document_title(ctx.db, doc.id, title)
+            except TitleError as exc:
+                st.error(escape_markdown(str(exc)))
+                return
+            except LookupError:
+                _flash("Doküman bu arada silinmiş.", "warning")
+            else:
+                _flash(f"Başlık değiştirildi: “{renamed.title}”.")
+            st.rerun()
+
+
+def _edit_roles(ctx: AppContext, doc: Document) -> None:
+    from ragcore.documents import set_document_roles
+
+    with st.popover("Erişim rolleri", icon=":material/lock_person:"):
         roles = role_picker(f"doc_roles_{doc.id}", default=doc.allowed_roles)
-        if st.button("Kaydet", key=f"doc_roles_save_{doc.id}"):
+        if st.button("Rolleri kaydet", key=f"doc_roles_save_{doc.id}", type="primary"):
             if not roles:
                 st.error("En az bir rol seçilmeli.")
+                return
+            try:
+                set_document_roles(ctx.db, doc.id, roles)
+            except ValueError as exc:
+                st.error(escape_markdown(str(exc)))
+                return
+            except LookupError:
+                _flash("Doküman bu arada silinmiş.", "warning")
             else:
-                try:
-                    set_document_roles(ctx.db, doc.id, roles)
-                    _flash(f"“{doc.title}” artık şu rollere açık: {_roles_text(roles)}.")
-                    st.rerun()
-                except ValueError as exc:
-                    st.error(escape_markdown(str(exc)))
-    if st.session_state.get(CONFIRM) == doc.id:
-        st.warning(escape_markdown(f"“{doc.title}” ve tüm bölümleri kalıcı olarak silinecek. Emin misiniz?"))
-        cols = st.columns(2)
-        if cols[0].button("Evet, sil", key=f"doc_delete_yes_{doc.id}", type="primary"):
-            st.session_state.pop(CONFIRM, None)
+                _flash(f"“{doc.title}” artık şu rollere açık: {roles_text(roles)}.")
+            st.rerun()
+
+
+CONFIRM = "doc_confirm_delete"  # the document whose delete dialog is open (survives full reruns)
+
+
+def _forget_confirm() -> None:
+    st.session_state.pop(CONFIRM, None)
+
+
+@st.dialog("Dokümanı sil", on_dismiss=_forget_confirm)
+def confirm_delete(ctx: AppContext, doc: Document) -> None:
+    """The confirmation, in a dialog: nothing is deleted until "Evet, sil"."""
+    from ragcore.documents import delete_document
+
+    st.warning(escape_markdown(f"“{doc.title}” ve bütün bölümleri kalıcı olarak silinecek; sohbet artık bu "
+                               "dokümandan kaynak gösteremez. Emin misiniz?"), icon=":material/warning:")
+    with st.container(horizontal=True, horizontal_alignment="right"):
+        if st.button("Vazgeç", key=f"doc_delete_no_{doc.id}"):
+            _forget_confirm()
+            st.rerun()
+        if st.button("Evet, sil", key=f"doc_delete_yes_{doc.id}", type="primary", icon=":material/delete:"):
+            _forget_confirm()
             try:
                 delete_document(ctx.db, ctx.settings, doc.id)
                 _flash(f"“{doc.title}” silindi.")
             except LookupError:
                 _flash("Doküman zaten silinmiş.", "warning")
             st.rerun()
-        if cols[1].button("Vazgeç", key=f"doc_delete_no_{doc.id}"):
-            st.session_state.pop(CONFIRM, None)
-            st.rerun()
-    elif st.button("Sil", key=f"doc_delete_{doc.id}", icon=":material/delete:"):
-        st.session_state[CONFIRM] = doc.id
-        st.rerun()
+
+
+def _card(ctx: AppContext, user: User, doc: Document) -> None:
+    with st.container(border=True):
+        st.markdown(f"**{escape_markdown(doc.title)}**")
+        meta = (f"{doc.filename} · {formatting.integer(doc.page_count)} sayfa · "
+                f"{formatting.integer(doc.chunk_count)} bölüm · {formatting.date(doc.created_at)}")
+        if doc.uploaded_by:
+            meta += f" · yükleyen: {doc.uploaded_by}"
+        st.caption(escape_markdown(meta))
+        st.caption(escape_markdown(f"Okuyabilen roller: {roles_text(doc.allowed_roles)}"))
+        if doc.skipped_pages:
+            st.caption(escape_markdown(f"Metni okunamayan sayfalar: {', '.join(map(str, doc.skipped_pages))}"))
+        with st.container(horizontal=True, gap="small", vertical_alignment="center"):  # the card's actions, one row
+            _download(ctx, user, doc)
+            if user.role == "admin":
+                _edit_title(ctx, doc)
+                _edit_roles(ctx, doc)
+                if st.button("Sil", key=f"doc_delete_{doc.id}", icon=":material/delete:"):
+                    st.session_state[CONFIRM] = doc.id
+                if st.session_state.get(CONFIRM) == doc.id:
+                    confirm_delete(ctx, doc)
 
 
 def render_documents_page(ctx: AppContext, user: User) -> None:
@@ -122,19 +173,4 @@ def render_documents_page(ctx: AppContext, user: User) -> None:
     st.subheader(f"Erişebildiğiniz dokümanlar ({len(documents)})" if user.role != "admin"
                  else f"Tüm dokümanlar ({len(documents)})")
     for doc in documents:
-        with st.container(border=True):
-            st.markdown(f"**{escape_markdown(doc.title)}**")
-            when = doc.created_at.astimezone().strftime("%d.%m.%Y")
-            meta = f"{doc.filename} · {doc.page_count} sayfa · {doc.chunk_count} bölüm · {when}"
-            if doc.uploaded_by:
-                meta += f" · yükleyen: {doc.uploaded_by}"
-            st.caption(escape_markdown(meta))
-            st.caption(escape_markdown(f"Okuyabilen roller: {_roles_text(doc.allowed_roles)}"))
-            if doc.skipped_pages:
-                st.caption(escape_markdown(f"Metni okunamayan sayfalar: {', '.join(map(str, doc.skipped_pages))}"))
-            cols = st.columns([1, 1, 1])
-            with cols[0]:
-                _download(ctx, user, doc)
-            if user.role == "admin":
-                with cols[1]:
-                    _admin_actions(ctx, doc)
+        _card(ctx, user, doc)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ragcore import formatting
 from ragcore.jobs import Job
 from ragcore.models import User
 from ui.context import AppContext
@@ -63,22 +64,27 @@ def _job_card(ctx: AppContext, job: Job) -> None:
     kind = jobs.KINDS.get(job.kind)
     with st.container(border=True):
         st.markdown("**" + escape_markdown(f"İş #{job.id} · {kind.label if kind else job.kind} · {job.label}") + "**")
-        when = job.created_at.astimezone().strftime("%d.%m.%Y %H:%M")
-        meta = f"{job.status_label} · {job.created_by or 'komut satırı'} · {when}"
+        meta = f"{job.status_label} · {job.created_by or 'komut satırı'} · {formatting.date_time(job.created_at)}"
         if job.attempts > 1:
             meta += f" · {job.attempts}. deneme"
         st.caption(escape_markdown(meta))
-        if job.status == jobs.RUNNING and kind is not None:
-            text = kind.describe_progress(job)
+        # One slot for the job's state, so a bar drawn while it ran is replaced by its outcome,
+        # never left above it.
+        slot = st.empty()
+        if job.status == jobs.RUNNING and kind is not None and job.stage in kind.stages:
+            fraction = kind.fraction(job)
+            text = kind.describe_progress(job) + f" · toplam {formatting.percent(fraction, 0)}"
             if job.cancel_requested_at:
                 text += " · iptal ediliyor…"
-            st.progress(kind.fraction(job), text=escape_markdown(text))
+            slot.progress(fraction, text=escape_markdown(text))
+        elif job.status == jobs.RUNNING:  # no stage reported yet: nothing to measure, so no empty bar
+            slot.caption("Başlıyor…" + (" · iptal ediliyor…" if job.cancel_requested_at else ""))
         elif job.status == jobs.QUEUED:
-            st.caption("Sırada: bir işçi boşalınca başlar.")
+            slot.caption("Sırada: bir işçi boşalınca başlar.")
         elif job.status == jobs.FAILED:
-            st.error(escape_markdown(job.error or "İş başarısız oldu."), icon=":material/error:")
+            slot.error(escape_markdown(job.error or "İş başarısız oldu."), icon=":material/error:")
         elif job.status == jobs.SUCCEEDED and kind is not None and job.result:
-            st.caption(escape_markdown(kind.summary(job.result)))
+            slot.caption(escape_markdown(kind.summary(job.result)))
         _actions(ctx, job)
 
 

@@ -17,17 +17,16 @@ Every Markdown body and label in `app.py`, `ui/` and `pages/` is a literal, or g
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 import streamlit as st
 
-from ragcore.text import PREFIX_LENGTH, STOPWORDS, turkish_lower, words
+from ragcore.highlighting import MIN_TERM_CHARS
+from ragcore.text import PREFIX_LENGTH, turkish_lower
 
 # CommonMark escapable punctuation, plus ":" (Streamlit emoji/icon/colour shortcodes) and "$" (LaTeX).
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:=\"'&^%@])")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-MIN_TERM_CHARS = 3
-# Question particles and copulas that carry no content ("yükümlü müdür?", "nedir?").
-_PARTICLES = frozenset("midir mıdır mudur müdür nedir neler hangi hangisi kaç nasıldır var yok".split())
 
 
 def escape_markdown(text: str) -> str:
@@ -48,18 +47,12 @@ def alert(kind: str, text: str) -> None:
         st.info(escape_markdown(text))
 
 
-def question_terms(question: str) -> set[str]:
-    """Prefixes of the question's content words (the same prefix-5 idea the lexical index uses)."""
-    return {
-        word[:PREFIX_LENGTH]
-        for word in words(question)
-        if len(word) >= MIN_TERM_CHARS and word not in STOPWORDS and word not in _PARTICLES and not word.isdigit()
-    }
+def highlight(text: str, terms: Collection[str]) -> str:
+    """Escaped `text` with the words whose prefix-5 form is one of `terms` in **bold**.
 
-
-def highlight(text: str, question: str) -> str:
-    """Escaped `text` with the words that share a prefix with a question term in **bold**."""
-    terms = question_terms(question)
+    `terms` come from `ragcore.highlighting.highlight_terms` (content words that are rare in
+    the documents the reader's role may read), computed once per answer or search.
+    """
     out: list[str] = []
     position = 0
     for match in _WORD.finditer(text):

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ragcore import formatting
+from ragcore.config import ROLE_LABELS
 from ragcore.models import STATUS_NEEDS_REVIEW, User
 from ui.context import AppContext
-from ui.markdown import escape_markdown
+from ui.markdown import escape_answer, escape_markdown
 from ui.upload import role_picker, upload_document
 
 
@@ -32,22 +34,19 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
     if not queue:
         st.info("Kuyruk boş: cevapsız kalan ya da olumsuz oylanan soru yok.", icon=":material/task_alt:")
         return
-    st.caption(f"{len(queue)} açık kayıt · en yenisi üstte")
+    st.caption(escape_markdown(f"{formatting.integer(len(queue))} açık kayıt · en yenisi üstte"))
     pending = _pending_uploads(ctx)
     for item in queue:
         reason = "Cevap bulunamadı" if item.status == STATUS_NEEDS_REVIEW else "Olumsuz geri bildirim"
-        when = item.created_at.astimezone().strftime("%d.%m.%Y %H:%M")
-        header = f"{reason} · {item.username} ({item.role}) · {when}"
+        header = f"{reason} · {item.username} ({ROLE_LABELS.get(item.role, item.role)}) · {formatting.date_time(item.created_at)}"
         with st.container(border=True):
             st.caption(escape_markdown(header))
             st.markdown(f"**Soru:** {escape_markdown(item.question)}")
             if item.status != STATUS_NEEDS_REVIEW and item.answer:
                 with st.expander("Verilen cevap"):
-                    st.markdown(escape_markdown(item.answer))
+                    st.markdown(escape_answer(item.answer))  # quoted passages as quotes, the text escaped
                     for src in item.sources:
-                        pages = (f"s. {src.get('page_start')}" if src.get("page_start") == src.get("page_end")
-                                 else f"s. {src.get('page_start')}–{src.get('page_end')}")
-                        st.caption(escape_markdown(f"[{src.get('rank')}] {src.get('title')} · {pages}"))
+                        st.caption(escape_markdown(stored_source_label(src)))
             if item.feedback_comment:
                 st.markdown(f"**Yorum:** {escape_markdown(item.feedback_comment)}")
             if item.id in pending:
@@ -79,6 +78,14 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
                             _flash(outcome.message + " Doküman eklenince kayıt çözülecek.")
                             st.rerun()
                         st.error(escape_markdown(outcome.message))
+
+
+def stored_source_label(src: dict) -> str:
+    """A source as the questions log stored it (`Source.as_dict`), labelled like the chat's."""
+    start, end = src.get("page_start"), src.get("page_end")
+    pages = f"s. {start}" if start == end else f"s. {start}–{end}"
+    parts = [str(src.get("title") or "—")] + ([str(src["article"])] if src.get("article") else []) + [pages]
+    return f"[{src.get('rank')}] " + " · ".join(parts)
 
 
 def _pending_uploads(ctx: AppContext) -> dict:

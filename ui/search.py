@@ -7,92 +7,128 @@ phrasings while calibrating REFUSAL_THRESHOLD.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 import streamlit as st
 
+from ragcore import formatting
+from ragcore.calibration import Threshold
 from ragcore.config import ROLE_LABELS, ROLES
 from ragcore.models import User
+from ragcore.retrieval import Retrieval
+from ui import labels
 from ui.context import AppContext, get_embedder
-from ui.markdown import escape_markdown, highlight
+from ui.markdown import escape_markdown
+from ui.sources import render_source
 
-MODE_LABELS = {
-    "auto": "otomatik (ayarlardaki)",
-    "rrf": "rrf: yoğun + sözcüksel, sıra füzyonu",
-    "weighted": "weighted: ağırlıklı skor",
-    "dense": "dense: yalnız vektör",
-    "lexical": "lexical: yalnız BM25",
+SEARCH_MODES = ("auto", "rrf", "weighted", "dense", "lexical")
+COLUMNS = {
+    "#": st.column_config.NumberColumn("#", help="Sıra", width="small"),
+    "Doküman": st.column_config.TextColumn("Doküman", width="large"),
+    "Madde": st.column_config.TextColumn("Madde"),
+    "Sayfa": st.column_config.TextColumn("Sayfa", width="small"),
+    "Skor": st.column_config.TextColumn("Skor", help="Seçilen modun birleşik skoru"),
+    "Kosinüs": st.column_config.TextColumn("Kosinüs", help="Vektör benzerliği (— : vektör aramasında çıkmadı)"),
+    "BM25": st.column_config.TextColumn("BM25", help="Sözcük eşleşmesi skoru (— : sözcük aramasında çıkmadı)"),
 }
 
 
-def render_search_page(ctx: AppContext, user: User) -> None:
-    from ragcore import calibration
-    from ragcore.retrieval import RetrievalError, resolve_mode, retrieve
+LAST = "search_last"  # the last search, kept so the sources' buttons survive their rerun
 
+
+@dataclass(frozen=True)
+class SearchView:
+    question: str
+    role: str
+    mode: str
+    result: Retrieval
+    threshold: Threshold
+    origin: str
+    terms: frozenset[str]
+
+
+def render_search_page(ctx: AppContext, user: User) -> None:
     st.title("Kaynak arama")
     st.caption("Yalnızca arama: model çağrılmaz, soru kaydedilmez. Skorlar eşik ayarı içindir.")
     with st.form("search_form"):
         question = st.text_input("Arama metni", key="search_question", max_chars=ctx.settings.max_question_chars,
                                  placeholder="ör. risk değerlendirmesi")
         cols = st.columns(3)
-        mode = cols[0].selectbox("Mod", list(MODE_LABELS), format_func=MODE_LABELS.get, key="search_mode")
+        mode = cols[0].selectbox("Mod", SEARCH_MODES, format_func=labels.mode_label, key="search_mode")
         k = cols[1].number_input("Sonuç sayısı", min_value=1, max_value=50, value=10, key="search_k")
         roles = ROLES if user.role == "admin" else (user.role,)
         role = cols[2].selectbox("Rol gözüyle", roles, format_func=lambda r: ROLE_LABELS.get(r, r),
                                  key="search_role", help="Yönetici, başka bir rolün neleri göreceğini deneyebilir.")
         submitted = st.form_submit_button("Ara", type="primary", icon=":material/search:")
-    if not submitted:
-        return
-    if not question.strip():
-        st.error("Lütfen aranacak bir metin yazın.")
-        return
+    if submitted:
+        st.session_state.pop(LAST, None)
+        if not question.strip():
+            st.error("Lütfen aranacak bir metin yazın.")
+            return
+        view = run_search(ctx, user, question.strip(), mode, int(k), role)
+        if view is None:
+            return
+        st.session_state[LAST] = view
+    view = st.session_state.get(LAST)
+    if view is not None and (user.role == "admin" or view.role == user.role):  # a changed role drops it
+        render_results(ctx, user, view)
+
+
+def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, role: str) -> SearchView | None:
+    """Retrieve as `role` sees it; a Turkish error on the page (and None) when that fails."""
+    from ragcore import calibration, measurements
+    from ragcore.highlighting import highlight_terms
+    from ragcore.retrieval import RetrievalError, resolve_mode, retrieve
+
     try:
         embedder = get_embedder()
     except Exception as exc:
         st.error(escape_markdown(f"Arama modeli kullanılamıyor: {exc}"))
-        return
+        return None
     if role != user.role and user.role != "admin":
         role = user.role
     try:
         concrete = resolve_mode(ctx.settings, embedder, None if mode == "auto" else mode)
-        result = retrieve(ctx.retrieval_db, embedder, question.strip(), role, k=int(k), mode=concrete)
+        result = retrieve(ctx.retrieval_db, embedder, question, role, k=k, mode=concrete)
     except RetrievalError as exc:
         st.error(escape_markdown(str(exc)))
-        return
-    threshold = calibration.threshold_for(getattr(embedder, "name", ""), concrete, ctx.settings)
-    ev = result.evidence
-    refuse = calibration.should_refuse(ev, threshold)
+        return None
+    name = getattr(embedder, "name", "")
+    threshold = calibration.threshold_for(name, concrete, ctx.settings)
+    origin = labels.threshold_origin(threshold.measured, measurements.threshold_default(name).calibrated)
+    return SearchView(question, role, concrete, result, threshold, origin, highlight_terms(ctx.retrieval_db, question, role))
+
+
+def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
+    from ragcore import calibration
+
+    ev, threshold = view.result.evidence, view.threshold
     cols = st.columns(4)
-    cols[0].metric("Mod", concrete)
-    cols[1].metric("Kanıt skoru", f"{threshold.score(ev):.3f}", help=escape_markdown(f"sinyal: {threshold.signal}"))
-    cols[2].metric("Eşik", f"{threshold.value:.3f}", help=escape_markdown(f"kaynak: {threshold.measured}"))
-    cols[3].metric("Süre", f"{result.ms:.0f} ms")
-    if refuse:
+    cols[0].metric("Mod", escape_markdown(labels.mode_short(view.mode)), help=escape_markdown(labels.mode_label(view.mode)))
+    cols[1].metric("Kanıt skoru", formatting.number(threshold.score(ev)),
+                   help=escape_markdown(f"Ölçülen sinyal: {labels.signal_label(threshold.signal)}"))
+    cols[2].metric("Eşik", formatting.number(threshold.value), help=escape_markdown(f"Eşik değeri {view.origin}."))
+    cols[3].metric("Süre", formatting.milliseconds(view.result.ms))
+    if calibration.should_refuse(ev, threshold):
         st.warning("Bu kanıtla sohbet cevap vermez (yedek cevap + inceleme kuyruğu).", icon=":material/block:")
     else:
         st.success("Bu kanıtla sohbet cevap üretir.", icon=":material/check:")
     st.caption(escape_markdown(
-        f"en iyi kosinüs: {_fmt(ev.best_cosine)} · en iyi BM25: {_fmt(ev.best_bm25)} · "
-        f"kapsama: {ev.coverage:.3f} · izinli isabet: {ev.permitted_hits}"
+        f"en iyi kosinüs: {formatting.number(ev.best_cosine)} · en iyi BM25: {formatting.number(ev.best_bm25)} · "
+        f"kapsama: {formatting.number(ev.coverage)} · izinli isabet: {formatting.integer(ev.permitted_hits)}"
     ))
-    if not result.hits:
+    if not view.result.hits:
         st.info("Bu rolün erişebildiği dokümanlarda sonuç yok.")
         return
     rows = [
-        {"#": h.source.rank, "Doküman": h.source.title, "Sayfa": h.source.page_label, "Madde": h.source.article or "",
-         "Skor": round(h.source.score, 4), "Kosinüs": _round(h.dense_score), "BM25": _round(h.lexical_score)}
-        for h in result.hits
+        {"#": h.source.rank, "Doküman": h.source.title, "Madde": h.source.article or "—", "Sayfa": h.source.page_label,
+         "Skor": formatting.number(h.source.score, 4), "Kosinüs": formatting.number(h.dense_score, 4),
+         "BM25": formatting.number(h.lexical_score, 4)}
+        for h in view.result.hits
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    for hit in result.hits:
-        s = hit.source
-        label = f"[{s.rank}] {s.title} · {s.page_label}" + (f" · {s.article}" if s.article else "") + f" · {s.score:.3f}"
-        with st.expander(escape_markdown(label)):
-            st.markdown(highlight(s.text, question))
-
-
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=COLUMNS)
+    # The dialog reads the page with the viewer's own role; the admin looking through another
+    # role's eyes reads it as admin.
+    for hit in view.result.hits:
+        render_source(ctx, user, hit.source, view.terms, f"search_src{hit.source.rank}", score_name="skor")

@@ -57,12 +57,44 @@ def upload_document(
                                "listesinde görünür.", job_id=job.id)
 
 
+EVERYONE = "*"  # the picker's "Herkes" option; stored as every role
+EVERYONE_LABEL = "Herkes"
+ROLE_HELP = ("Yönetici her dokümanı görür. “Herkes” dokümanı bütün rollere açar. “Tüm personel” yalnızca "
+             "personel rolüdür: İSG, İK ve üretim kullanıcıları böyle bir dokümanı görmez.")
+
+
+def is_everyone(roles: Sequence[str]) -> bool:
+    """Every role may read it (the admin reads everything anyway, so it need not be listed)."""
+    return set(ROLES) - {"admin"} <= set(roles)
+
+
+def stored_roles(choice: Sequence[str]) -> list[str]:
+    """What the picker's choice is stored as: "Herkes" becomes every role."""
+    return list(ROLES) if EVERYONE in choice else [r for r in choice if r in ROLES]
+
+
+def role_label(role: str) -> str:
+    return EVERYONE_LABEL if role == EVERYONE else ROLE_LABELS.get(role, role)
+
+
+def roles_text(roles: Sequence[str]) -> str:
+    """"Herkes", or the roles' Turkish names in the order of ROLES."""
+    if is_everyone(roles):
+        return EVERYONE_LABEL
+    ordered = sorted(roles, key=lambda r: ROLES.index(r) if r in ROLES else len(ROLES))
+    return ", ".join(ROLE_LABELS.get(r, r) for r in ordered)
+
+
 def role_picker(key: str, default: Sequence[str] = ("personel",)) -> list[str]:
-    return st.multiselect(
+    """Who may read a document; returns the roles to store (never the "Herkes" marker)."""
+    chosen = [EVERYONE] if is_everyone(default) else [r for r in default if r in ROLES]
+    picked = st.multiselect(
         "Kimler okuyabilir?",
-        ROLES,
-        default=[r for r in default if r in ROLES],
-        format_func=lambda r: ROLE_LABELS.get(r, r),
+        (EVERYONE, *ROLES),
+        default=chosen,
+        format_func=role_label,
         key=key,
-        help="Yönetici her dokümanı görür. 'Tüm personel' herkese açık demektir.",
+        help=ROLE_HELP,
+        placeholder="Rol seçin",
     )
+    return stored_roles(picked)

@@ -28,7 +28,7 @@ from ui.markdown import alert, escape_markdown
 
 
 def _role_label(role: str) -> str:
-    return f"{ROLE_LABELS.get(role, role)} ({role})"
+    return ROLE_LABELS.get(role, role)  # the Turkish name only; the code ("admin", "ik") is for the CLI
 
 
 def check_new_password(password: str, repeat: str) -> str | None:
@@ -45,15 +45,21 @@ def generate_password() -> str:
     return secrets.token_urlsafe(12)
 
 
-def _flash(message: str, kind: str = "success", code: str | None = None) -> None:
-    """A message for the next run; `code` (a generated password) is shown verbatim under it."""
-    st.session_state["users_flash"] = (kind, message, code)
+PAGE_TOP = "top"
+PASSWORD_FORM = "password"  # shown under the password form, where the admin is looking
 
 
-def _show_flash() -> None:
-    flash = st.session_state.pop("users_flash", None)
-    if flash:
-        kind, message, code = flash
+def _flash(message: str, kind: str = "success", code: str | None = None, where: str = PAGE_TOP) -> None:
+    """A message for the next run; `code` (a generated password) is shown verbatim under it.
+    `where`: the place on the page that shows it (the form the action was taken in)."""
+    st.session_state["users_flash"] = (kind, message, code, where)
+
+
+def _show_flash(where: str = PAGE_TOP) -> None:
+    flash = st.session_state.get("users_flash")
+    if flash and flash[3] == where:
+        del st.session_state["users_flash"]
+        kind, message, code, _where = flash
         alert(kind, message)
         if code:
             st.code(code, language=None)
@@ -144,8 +150,10 @@ def render_password_form(ctx: AppContext, target: User, is_me: bool) -> None:
                                       autocomplete="new-password", help="Boş bırakırsanız rastgele bir parola üretilir.")
         repeat = cols[1].text_input("Yeni parola (tekrar)", type="password", key=f"users_reset_rep_{target.username}",
                                     autocomplete="new-password")
-        if not st.form_submit_button("Parolayı değiştir"):
-            return
+        submitted = st.form_submit_button("Parolayı değiştir")
+    _show_flash(PASSWORD_FORM)
+    if not submitted:
+        return
     if is_me:
         result = throttle.login(ctx.db, target.username, (current or "").strip(), auth.client_address())
         if result.user is None:
@@ -172,9 +180,9 @@ def render_password_form(ctx: AppContext, target: User, is_me: bool) -> None:
         message = f"'{target.username}' parolası değiştirildi; kullanıcının açık oturumları kapatıldı."
     if shown:
         _flash(message + " Yeni parola aşağıda; yalnızca şimdi gösteriliyor, güvenli bir yoldan iletin.",
-               "warning", shown)
+               "warning", shown, PASSWORD_FORM)
     else:
-        _flash(message)
+        _flash(message, where=PASSWORD_FORM)
     st.rerun()
 
 

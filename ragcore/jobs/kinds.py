@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragcore import formatting
 from ragcore.config import Settings
 from ragcore.db import Database
 from ragcore.jobs.store import Job
@@ -98,22 +99,16 @@ class JobKind:
             return "Başlıyor…" if job.status == "running" else job.status_label
         text = stage.label
         if job.total > 1:
-            text += f": {job.done}/{job.total}" + (f" {stage.unit}" if stage.unit else "")
+            text += ": " + formatting.count_of(job.done, job.total, stage.unit)
         left = job.seconds_left()
         if left is not None:
-            text += f" · yaklaşık {format_duration(left)} kaldı"
+            text += f" · yaklaşık {formatting.duration(left)} kaldı"
         return text
 
 
 def format_duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} sn"
-    minutes, rest = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} dk {rest} sn" if rest else f"{minutes} dk"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} sa {minutes} dk"
+    """Kept for callers of the jobs package: `ragcore.formatting.duration`."""
+    return formatting.duration(seconds)
 
 
 KINDS: dict[str, JobKind] = {}

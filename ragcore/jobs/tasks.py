@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ragcore import formatting
 from ragcore.config import Settings
 from ragcore.db import Database
 from ragcore.ingest import IngestError, check_size, ingest_pdf, reembed_all, validate_roles
@@ -173,8 +174,8 @@ def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
 
 def _ingest_summary(result: dict[str, Any]) -> str:
     skipped = result.get("skipped_pages") or []
-    text = (f"belge #{result.get('document_id')} “{result.get('title')}”: {result.get('pages')} sayfa, "
-            f"{result.get('chunks')} bölüm, {result.get('seconds', 0):.1f} sn")
+    text = (f"belge #{result.get('document_id')} “{result.get('title')}”: {formatting.integer(result.get('pages'))} "
+            f"sayfa, {formatting.integer(result.get('chunks'))} bölüm, {formatting.seconds(result.get('seconds', 0))}")
     return text + (f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else "")
 
 
@@ -213,7 +214,8 @@ REEMBED_KIND = register_kind(JobKind(
     label="Yeniden gömme",
     run=_run_reembed,
     stages=REEMBED_STAGES,
-    summary=lambda result: f"{result.get('chunks')} bölüm yeniden gömüldü: {result.get('model')} ({result.get('dim')}-d)",
+    summary=lambda result: (f"{formatting.integer(result.get('chunks'))} bölüm yeniden gömüldü: {result.get('model')} "
+                            f"({result.get('dim')} boyutlu)"),
     queueing_lock=REEMBED,
     already_queued="Sırada bekleyen bir yeniden gömme işi zaten var.",
 ))

@@ -1,0 +1,97 @@
+"""A cited source as the reader meets it: "[1] İş Sağlığı ve Güvenliği Kanunu (6331) · Madde 14 · s. 9".
+
+The expander holds the passage (the PDF's wrapped lines re-flowed, the question's rare terms in
+bold) and a button that opens the cited page in a dialog: the page's text as extracted at
+upload, and the page itself as a one-page PDF to open in the browser's own viewer
+(`ragcore.source_pages` says why there is no rendered image). Chat and Kaynak arama share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from functools import partial
+
+import streamlit as st
+
+from ragcore import formatting
+from ragcore.models import Source, User
+from ragcore.text import reflow
+from ui.context import AppContext
+from ui.markdown import escape_markdown, highlight
+
+
+def source_label(source: Source) -> str:
+    """Title · article · page, the way a lawyer cites ("… (6331) · Madde 14 · s. 9")."""
+    parts = [source.title]
+    if source.article:
+        parts.append(source.article)
+    parts.append(source.page_label)
+    return " · ".join(parts)
+
+
+def page_button_label(source: Source) -> str:
+    """"Sayfayı aç · s. 9" ("Sayfaları aç · s. 9–10" for a range)."""
+    return ("Sayfayı aç" if source.page_start == source.page_end else "Sayfaları aç") + f" · {source.page_label}"
+
+
+def render_source(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str, *,
+                  score_name: str = "benzerlik skoru") -> None:
+    """One source as an expander: label, passage, score, and the button that opens its page."""
+    with st.expander(escape_markdown(f"[{source.rank}] {source_label(source)}"), expanded=False):
+        st.markdown(highlight(reflow(source.text), terms))
+        cols = st.columns([3, 2], vertical_alignment="center")
+        cols[0].caption(escape_markdown(f"{source.filename} · {score_name} {formatting.number(source.score)}"))
+        if cols[1].button(escape_markdown(page_button_label(source)), key=f"{key}_page", icon=":material/menu_book:",
+                          width="stretch"):
+            open_page_dialog(ctx, user, source, terms)
+
+
+def open_page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str]) -> None:
+    st.dialog(escape_markdown(source_label(source)), width="large")(_page_dialog)(ctx, user, source, terms)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _page_text(_settings: object, _doc: object, _role: str, sha256: str, number: int) -> tuple[int, str]:
+    """(page count, page text), cached per file and page. A hit skips the role check inside
+    `read_page`; every caller has just read the document with its own role (get_document)."""
+    from ragcore.source_pages import read_page
+
+    page = read_page(_settings, _doc, number, _role)  # type: ignore[arg-type]
+    return page.page_count, page.text
+
+
+def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str]) -> None:
+    from ragcore.documents import get_document
+    from ragcore.source_pages import PageNotFound, page_filename, page_pdf
+
+    doc = get_document(ctx.db, source.document_id, user.role)
+    if doc is None:  # deleted, or no longer readable by this role
+        st.warning("Bu kaynağın belgesine artık erişiminiz yok ya da belge silindi.", icon=":material/lock:")
+        return
+    pages = list(range(source.page_start, source.page_end + 1))
+    number = pages[0]
+    if len(pages) > 1:
+        number = st.segmented_control("Sayfa", pages, default=pages[0], format_func=lambda n: f"s. {n}",
+                                      key=f"page_choice_{source.chunk_id}") or pages[0]
+    try:
+        count, text = _page_text(ctx.settings, doc, user.role, doc.sha256, number)
+    except PageNotFound as exc:
+        st.error(escape_markdown(str(exc)))
+        return
+    st.caption(escape_markdown(f"Sayfa {number} / {count} · {doc.filename}"))
+    with st.container(height=420, border=True):
+        st.markdown(highlight(reflow(text), terms) if text else "*Bu sayfada metin yok.*")
+    cols = st.columns(2)
+    cols[0].download_button(
+        escape_markdown(f"s. {number} (PDF)"), data=partial(page_pdf, ctx.settings, doc, number, user.role),
+        file_name=page_filename(doc, number), mime="application/pdf", icon=":material/picture_as_pdf:",
+        key=f"page_pdf_{source.chunk_id}_{number}", width="stretch",
+        help="Yalnızca bu sayfayı içeren bir PDF: tarayıcınızın PDF görüntüleyicisi doğrudan bu sayfayı açar.",
+    )
+    from ragcore.documents import document_file
+
+    path = document_file(ctx.settings, doc, user.role)
+    if path is not None:
+        cols[1].download_button("Belgenin tamamı (PDF)", data=path.read_bytes, file_name=doc.filename,
+                                mime="application/pdf", icon=":material/download:",
+                                key=f"page_doc_{source.chunk_id}", width="stretch")
