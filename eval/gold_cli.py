@@ -1,6 +1,6 @@
 """`python -m eval gold …`: gold sets and gold runs from the command line (the page's twin).
 
-    gold import --file F --name N      # JSONL or CSV; a bad line imports nothing and is named
+    gold import --file F --name N      # JSONL or CSV (--questions F is the same); a bad line imports nothing
     gold sample                        # the shipped paraphrase set
     gold list | gold history --name N | gold export --name N [--version V] [--format csv] [--out F]
     gold run --set N --embedders e5,use --modes weighted,lexical --chunk-sizes 1000 --k 5
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = gold.add_subparsers(dest="gold_command", required=True)
 
     p = g.add_parser("import", help="import a JSONL or CSV gold file as (a new version of) a set")
-    p.add_argument("--file", type=Path, required=True)
+    p.add_argument("--file", "--questions", dest="file", type=Path, required=True, help="the gold file (.jsonl or .csv)")
     p.add_argument("--name", required=True, help="gold set name (created if new)")
     p.set_defaults(func=cmd_import)
 
