@@ -176,7 +176,7 @@ def evidence_for(ws: Workspace, size: int, questions: Sequence[Question], exclud
     terms (`ragcore.retrieval.evidence_terms`) present in the best BM25 chunk, each weighted by
     qtf × ln(1 + (N − df + 0.5)/(df + 0.5)) — the same formula as the SQL.
     """
-    from ragcore.retrieval import Evidence, evidence_terms
+    from ragcore.retrieval import Evidence, evidence_terms, query_terms
 
     chunks = ws.chunks(size)
     index = ws.bm25(size, "prefix5")
@@ -188,7 +188,7 @@ def evidence_for(ws: Workspace, size: int, questions: Sequence[Question], exclud
     for qi, q in enumerate(questions):
         allowed = np.ones(n, dtype=bool)
         allowed[list(exclude[qi])] = False
-        terms = lexical_tokens(q.question)
+        terms = query_terms(q.question)  # the app's lexical query: stop words dropped
         lex = index.scores(terms)
         lex[~allowed] = -np.inf
         best = int(np.argmax(lex))

@@ -30,7 +30,10 @@ BM25_B = 0.75
 BM25_EPSILON = 0.25
 RRF_K = 60
 FUSION_CANDIDATES = 50  # ragcore.retrieval.MIN_CANDIDATES for k <= 12
-HYBRID_LEXICAL = "prefix5"  # the production lexical leg
+# The production lexical leg: prefix-5 postings, the question without stop words
+# (ragcore.retrieval.query_terms). `bm25-app`; the hybrids and the production gap use it.
+APP_LEXICAL = "app"
+HYBRID_LEXICAL = APP_LEXICAL
 EMBED_BATCH = 64
 WEIGHT_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))
 
@@ -277,20 +280,27 @@ class Retriever:
 
 class BM25Retriever(Retriever):
     def __init__(self, tokenizer: str = "plain"):
-        if tokenizer not in TOKENIZERS:
+        if tokenizer not in TOKENIZERS and tokenizer != APP_LEXICAL:
             raise ValueError(f"unknown tokenizer {tokenizer!r}")
         self.tokenizer = tokenizer
         self.name = "bm25" if tokenizer == "plain" else f"bm25-{tokenizer}"
-        self.description = f"BM25Okapi (k1 1.5, b 0.75) over ragcore.text {tokenizer} tokens, exact"
+        self.description = (f"BM25Okapi (k1 1.5, b 0.75) over ragcore.text {tokenizer} tokens, exact"
+                            if tokenizer != APP_LEXICAL else
+                            "BM25Okapi (k1 1.5, b 0.75) over prefix-5 tokens, the question without stop words "
+                            "(ragcore.retrieval.query_terms), exact: the app's lexical leg")
 
     def config(self) -> dict:
         return {**super().config(), "tokenizer": self.tokenizer, "k1": BM25_K1, "b": BM25_B}
 
     def scores(self, ws, size, questions, split):
-        index = ws.bm25(size, self.tokenizer)
+        from ragcore.retrieval import query_terms
+
+        app = self.tokenizer == APP_LEXICAL
+        index = ws.bm25(size, "prefix5" if app else self.tokenizer)
         if ws.progress:
             ws.progress(f"scoring {self.name} {size}", 0, len(questions))
-        queries = tokenize_all([q.question for q in questions], self.tokenizer)
+        queries = ([query_terms(q.question) for q in questions] if app
+                   else tokenize_all([q.question for q in questions], self.tokenizer))
         out = index.score_matrix(queries)
         if ws.progress:
             ws.progress(f"scoring {self.name} {size}", len(questions), len(questions))
@@ -405,7 +415,7 @@ def make_retriever(name: str, **options) -> Retriever:
 
 
 def known_retrievers() -> list[str]:
-    names = ["bm25"] + [f"bm25-{t}" for t in TOKENIZERS if t != "plain"]
+    names = ["bm25"] + [f"bm25-{t}" for t in TOKENIZERS if t != "plain"] + [f"bm25-{APP_LEXICAL}"]
     return names + ["dense", "hybrid", "hybrid-weighted", "production", "production-lexical", "production-dense",
                     "production-rrf", "production-weighted"]
 

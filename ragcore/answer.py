@@ -128,8 +128,10 @@ def settle(raw: str, sources: list[Source], question: str, embedder: object, *, 
 
 
 class AnswerService:
-    def __init__(self, db: Database, settings: Settings, embedder: object, generator: Generator) -> None:
+    def __init__(self, db: Database, settings: Settings, embedder: object, generator: Generator, *,
+                 read_db: Database | None = None) -> None:
         self.db = db
+        self.read_db = read_db or db  # retrieval may run on a read replica (DATABASE_READ_URL)
         self.settings = settings
         self.embedder = embedder
         self.generator = generator
@@ -192,7 +194,7 @@ class AnswerService:
 
     def _run(self, stream: AnswerStream, run: _Run) -> Iterator[str]:
         try:
-            run.retrieval = retrieve(self.db, self.embedder, run.question, run.user.role,
+            run.retrieval = retrieve(self.read_db, self.embedder, run.question, run.user.role,
                                      k=self.settings.top_k, mode=self.mode)
         except DatabaseUnavailable as exc:
             raise self._database_down(run, exc) from exc

@@ -34,6 +34,7 @@ class SettingsError(ValueError):
 # name -> (default, one-line description). The README documents each; a test checks that.
 SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "DATABASE_URL": ("(unset)", "PostgreSQL URL; unset starts the embedded server under DATA_DIR"),
+    "DATABASE_READ_URL": ("(unset)", "read replica for retrieval (answers, search); unset: DATABASE_URL serves it"),
     "DATA_DIR": ("./data", "embedded database, stored uploads, secrets, caches"),
     "OLLAMA_BASE_URL": ("http://127.0.0.1:11434", "Ollama server for embeddings and answers"),
     "EMBED_BACKEND": ("auto", "auto | e5 (embedded multilingual-e5-small) | ollama | use (embedded USE, small machines)"),
@@ -138,6 +139,7 @@ def _opt(env: Mapping[str, str], name: str) -> str | None:
 @dataclass(frozen=True)
 class Settings:
     database_url: str | None = None
+    database_read_url: str | None = None
     data_dir: Path = Path("data")
     ollama_base_url: str = "http://127.0.0.1:11434"
     embed_backend: str = "auto"
@@ -177,6 +179,7 @@ class Settings:
             raise SettingsError(f"CHUNK_OVERLAP ({chunk_overlap}) must be smaller than CHUNK_SIZE ({chunk_size})")
         return cls(
             database_url=_opt(merged, "DATABASE_URL"),
+            database_read_url=_opt(merged, "DATABASE_READ_URL"),
             data_dir=Path(merged.get("DATA_DIR", "").strip() or "data").expanduser().absolute(),
             ollama_base_url=(_opt(merged, "OLLAMA_BASE_URL") or "http://127.0.0.1:11434").rstrip("/"),
             embed_backend=_choice(merged, "EMBED_BACKEND", EMBED_BACKENDS, "auto"),

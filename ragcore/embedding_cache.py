@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import psycopg
 
-from ragcore.db import Database
+from ragcore.db import Database, DatabaseUnavailable
 from ragcore.embeddings import Embedder, EmbeddingError
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ def lookup(db: Database, model: str, kind: str, keys: Sequence[bytes]) -> dict[b
                 params = {"model": model, "kind": kind, "keys": unique[start : start + READ_BATCH]}
                 for key, dim, blob in conn.execute(LOOKUP_SQL, params):
                     found[bytes(key)] = _vector(model, dim, blob)
-    except psycopg.Error as exc:
+    except (psycopg.Error, DatabaseUnavailable) as exc:
         raise EmbeddingCacheError(f"Gömme önbelleği okunamadı (public.embedding_cache): {exc}") from exc
     return found
 
@@ -91,7 +91,7 @@ def store(db: Database, model: str, kind: str, keys: Sequence[bytes], vectors: n
     try:
         with db.connection() as conn:
             conn.execute(STORE_SQL, params)
-    except psycopg.Error as exc:
+    except (psycopg.Error, DatabaseUnavailable) as exc:
         raise EmbeddingCacheError(f"Gömme önbelleğine yazılamadı (public.embedding_cache): {exc}") from exc
 
 

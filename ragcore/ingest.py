@@ -183,12 +183,23 @@ def insert_chunks(
 
 
 def insert_postings(conn: psycopg.Connection, chunk_ids: Sequence[int], texts: Sequence[str]) -> int:
-    """COPY (term, chunk_id, tf) rows; the statement trigger updates lexicon document frequencies."""
+    """COPY (term, chunk_id, tf, doc_len, roles_mask) rows; statement triggers update the
+    per-role statistics (migration 003).
+
+    Each posting carries its chunk's length and role bits so the BM25 leg never joins chunks;
+    both are read back from the chunk rows (roles_mask is generated there), and the trigger
+    checks them once per chunk.
+    """
+    chunk_columns = dict(
+        (row[0], row[1:]) for row in
+        conn.execute("SELECT id, lex_length, roles_mask FROM chunks WHERE id = ANY(%s)", (list(chunk_ids),))
+    )
     count = 0
-    with conn.cursor().copy("COPY postings (term, chunk_id, tf) FROM STDIN") as copy:
+    with conn.cursor().copy("COPY postings (term, chunk_id, tf, doc_len, roles_mask) FROM STDIN") as copy:
         for chunk_id, text in zip(chunk_ids, texts, strict=True):
+            doc_len, roles_mask = chunk_columns[chunk_id]
             for term, tf in Counter(lexical_tokens(text)).items():
-                copy.write_row((term, chunk_id, tf))
+                copy.write_row((term, chunk_id, tf, doc_len, roles_mask))
                 count += 1
     return count
 

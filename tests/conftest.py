@@ -48,10 +48,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker in item.iter_markers("needs_data"):
         require_data(*marker.args)
 
-# Tables emptied between tests. TRUNCATE skips the statement triggers, so lex_stats is reset too.
+
+# Tables emptied between tests. TRUNCATE skips the statement triggers, so the per-role
+# statistics (lexicon, lex_df_histogram, lex_stats; migration 003) are reset explicitly too.
 # public.embedding_cache is kept on purpose: it is content-addressed (a row is never wrong for a
 # later test), and keeping it makes the real-model tests pay for each text once per session.
-_TABLES = "users, documents, chunks, postings, lexicon, questions, login_attempts"
+_TABLES = "users, documents, chunks, postings, lexicon, lex_df_histogram, questions, login_attempts"
 # The lab's tables (migration 007): gold sets and lab runs with their result cache.
 _LAB_TABLES = "gold_sets, gold_set_versions, gold_questions, lab_runs, lab_results"
 # Our jobs and the queue library's jobs (ragcore.jobs), so no test's job reaches another's worker. Not

@@ -69,5 +69,6 @@ def ingest_law(database: dbmod.Database, settings, embedder, path, roles: Sequen
 def clean(database: dbmod.Database) -> None:
     """Empty the tables (as the `db` fixture does) for module-scoped corpora."""
     with database.connection() as conn:
-        conn.execute("TRUNCATE users, documents, chunks, postings, lexicon, questions RESTART IDENTITY CASCADE")
+        conn.execute("TRUNCATE users, documents, chunks, postings, lexicon, lex_df_histogram, questions "
+                     "RESTART IDENTITY CASCADE")
         conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")

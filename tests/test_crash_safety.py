@@ -49,7 +49,7 @@ def _counts(db) -> dict[str, int]:
             table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
             for table in ("documents", "chunks", "postings", "lexicon")
         }
-        counts["lex_stats"] = sum(conn.execute("SELECT chunk_count, total_length FROM lex_stats").fetchone())
+        counts["lex_stats"] = conn.execute("SELECT sum(chunk_count + total_length) FROM lex_stats").fetchone()[0]
     return counts
 
 

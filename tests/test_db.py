@@ -115,14 +115,25 @@ def test_lexical_statistics_follow_inserts_and_cascading_deletes(db):
             ).fetchone()[0]
             for ordinal, length in ((0, 3), (1, 5))
         ]
-        conn.execute("INSERT INTO postings VALUES ('işve', %s, 2), ('işve', %s, 1), ('risk', %s, 1)", (*ids, ids[0]))
-        assert conn.execute("SELECT chunk_count, total_length FROM lex_stats").fetchone() == (2, 8)
-        assert dict(conn.execute("SELECT term, df FROM lexicon").fetchall()) == {"işve": 2, "risk": 1}
+        conn.execute("INSERT INTO postings (term, chunk_id, tf) VALUES ('işve', %s, 2), ('işve', %s, 1), ('risk', %s, 1)",
+                     (*ids, ids[0]))
+
+        def stats(role: str) -> tuple:
+            return conn.execute("SELECT chunk_count, total_length FROM lex_stats WHERE role = %s", (role,)).fetchone()
+
+        def lexicon(role: str) -> dict:
+            return dict(conn.execute("SELECT term, df FROM lexicon WHERE role = %s", (role,)).fetchall())
+
+        assert stats("admin") == stats("isg") == (2, 8) and stats("ik") == (0, 0)
+        assert lexicon("admin") == lexicon("isg") == {"işve": 2, "risk": 1} and lexicon("ik") == {}
         conn.execute("UPDATE documents SET allowed_roles = '{ik}' WHERE id = %s", (doc,))
         assert {r[0] for r in conn.execute("SELECT allowed_roles[1] FROM chunks")} == {"ik"}
+        assert stats("admin") == stats("ik") == (2, 8) and stats("isg") == (0, 0)  # moved with the roles
+        assert lexicon("ik") == {"işve": 2, "risk": 1} and lexicon("isg") == {}
         conn.execute("DELETE FROM documents WHERE id = %s", (doc,))
-        assert conn.execute("SELECT chunk_count, total_length FROM lex_stats").fetchone() == (0, 0)
+        assert conn.execute("SELECT sum(chunk_count), sum(total_length) FROM lex_stats").fetchone() == (0, 0)
         assert conn.execute("SELECT count(*) FROM lexicon").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM lex_df_histogram").fetchone()[0] == 0
 
 
 def test_schema_rejects_unknown_roles_and_empty_role_lists(db):

@@ -154,8 +154,9 @@ def _unique_pdf() -> bytes:
 
 
 def test_an_unreachable_cache_fails_the_upload_with_its_message_and_stores_nothing(db, settings, pg_url):
-    closed = dbmod.Database(pg_url, max_size=1)
+    closed = dbmod.Database(pg_url, max_size=1, checkout_timeout=0.5)
     closed.close()
+    closed.url = "postgresql://postgres@127.0.0.1:9/postgres"  # where it would reconnect: nobody answers
     embedder = CachedEmbedder(USEEmbedder(), closed)  # the index's own model, so only the cache fails
     with pytest.raises(IngestError, match="Gömme önbelleği okunamadı"):
         ingest_pdf(db, settings, embedder, _unique_pdf(), filename="onbellek.pdf", roles=["isg"])

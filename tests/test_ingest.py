@@ -25,19 +25,19 @@ def state(db: dbmod.Database, settings) -> dict:
     """Everything an ingest may write: row counts, lexicon, lex_stats, stored files."""
     with db.connection() as conn:
         counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("documents", "chunks", "postings")}
-        lexicon = dict(conn.execute("SELECT term, df FROM lexicon").fetchall())
-        stats = conn.execute("SELECT chunk_count, total_length FROM lex_stats").fetchone()
+        lexicon = dict(conn.execute("SELECT term, df FROM lexicon WHERE role = 'admin'").fetchall())
+        stats = conn.execute("SELECT chunk_count, total_length FROM lex_stats WHERE role = 'admin'").fetchone()
     files = sorted(p.name for p in settings.uploads_dir.glob("*")) if settings.uploads_dir.exists() else []
     return {"counts": counts, "lexicon": lexicon, "stats": stats, "files": files}
 
 
 def check_lexical_index(db: dbmod.Database) -> None:
-    """Postings, lexicon and lex_stats agree with the stored chunk texts."""
+    """Postings, lexicon and lex_stats (admin's: every chunk) agree with the stored chunk texts."""
     with db.connection() as conn:
         chunks = conn.execute("SELECT id, text, lex_length FROM chunks").fetchall()
         postings = conn.execute("SELECT term, chunk_id, tf FROM postings").fetchall()
-        lexicon = dict(conn.execute("SELECT term, df FROM lexicon").fetchall())
-        stats = conn.execute("SELECT chunk_count, total_length FROM lex_stats").fetchone()
+        lexicon = dict(conn.execute("SELECT term, df FROM lexicon WHERE role = 'admin'").fetchall())
+        stats = conn.execute("SELECT chunk_count, total_length FROM lex_stats WHERE role = 'admin'").fetchone()
     expected, df = set(), Counter()
     for chunk_id, text, lex_length in chunks:
         tokens = lexical_tokens(text)

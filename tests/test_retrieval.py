@@ -1,5 +1,6 @@
-"""Retrieval legs against a real PostgreSQL: BM25 equals rank_bm25, dense equals numpy cosine,
-fusion equals its definition, and the role predicate sits inside every query."""
+"""Retrieval legs against a real PostgreSQL: BM25 equals rank_bm25 over the role's own chunks,
+dense equals numpy cosine, fusion equals its definition, and the role predicate sits inside
+every query."""
 
 from __future__ import annotations
 
@@ -13,18 +14,23 @@ from ragcore import db as dbmod
 from ragcore.config import Settings
 from ragcore.retrieval import (
     MODES,
+    RETRIEVAL_SQL,
     RRF_K,
     RetrievalError,
+    query_terms,
+    read_snapshot,
     resolve_mode,
     retrieve,
     search,
+    statement_params,
 )
 from ragcore.text import lexical_tokens
 from tests.conftest import LAW_6331, require_data
 from tests.retrieval_support import DocSpec, clean, ingest_law, insert_document, make_test_embedder
 
-# Small Turkish corpus: "ve" and "işveren" are in more than half of the chunks (negative idf,
-# so rank_bm25's epsilon floor matters), "İşveren"/"IŞIK" exercise Turkish case folding.
+# Small Turkish corpus: "işveren" is in more than half of the chunks (negative idf, so
+# rank_bm25's epsilon floor matters — for admin and, in its four chunks, for isg), "ve" is a
+# stop word (dropped from queries), "İşveren"/"IŞIK" exercise Turkish case folding.
 DOCS = [
     DocSpec("isg-el-kitabi", ("isg",), (
         ("İşveren risk değerlendirmesi yapmak ve yaptırmakla yükümlüdür ve işveren kayıt tutar.", 1, "Madde 10"),
@@ -68,40 +74,62 @@ def corpus(session_db: dbmod.Database, embedder):
     return session_db, rows
 
 
-def _bm25(rows) -> BM25Okapi:
-    return BM25Okapi([lexical_tokens(text) for _, text, _, _ in rows])
-
-
 def _permitted(role: str, roles: list[str]) -> bool:
     return role == "admin" or role in roles
 
 
+def _role_bm25(rows, role: str) -> tuple[BM25Okapi, list[int]]:
+    """rank_bm25 over the chunks the role may read only: its idf, avgdl and N are the role's."""
+    mine = [(cid, text) for cid, text, roles, *_ in rows if _permitted(role, roles)]
+    return BM25Okapi([lexical_tokens(text) for _, text in mine]), [cid for cid, _ in mine]
+
+
+def _expected_ranking(rows, role: str, query: str) -> list[tuple[float, int]]:
+    bm25, ids = _role_bm25(rows, role)
+    scores = bm25.get_scores(query_terms(query))
+    return sorted(((float(s), cid) for cid, s in zip(ids, scores, strict=True) if s > 0),
+                  key=lambda pair: (-pair[0], pair[1]))
+
+
 @pytest.mark.parametrize("role", ["admin", "isg", "ik", "personel", "uretim"])
 @pytest.mark.parametrize("query", QUERIES)
-def test_lexical_leg_equals_rank_bm25(corpus, embedder, query: str, role: str) -> None:
+def test_lexical_leg_equals_rank_bm25_over_the_roles_chunks(corpus, embedder, query: str, role: str) -> None:
     database, rows = corpus
-    expected = _bm25(rows).get_scores(lexical_tokens(query))
-    want = sorted(
-        ((float(s), cid) for (cid, _, roles, _), s in zip(rows, expected, strict=True)
-         if s > 0 and _permitted(role, roles)),
-        key=lambda pair: (-pair[0], pair[1]),
-    )
+    want = _expected_ranking(rows, role, query)
     got = retrieve(database, embedder, query, role, k=len(rows), mode="lexical").hits
     got = [(h.lexical_score, h.source.chunk_id) for h in got if h.lexical_score > 0]
     assert [cid for _, cid in got] == [cid for _, cid in want]
-    assert np.allclose([s for s, _ in got], [s for s, _ in want], atol=1e-6)
+    assert np.allclose([s for s, _ in got], [s for s, _ in want], rtol=1e-12, atol=0)
 
 
-def test_negative_idf_uses_epsilon_times_mean_idf(corpus, embedder) -> None:
-    """'ve' is in every chunk: its idf is negative and must become 0.25 × mean idf, as in rank_bm25."""
+def test_role_statistics_differ_from_global_ones(corpus, embedder) -> None:
+    """The same chunk scores differently for isg and admin: N, avgdl and df are the role's."""
+    database, _ = corpus
+    query = QUERIES[0]
+    isg = {h.source.chunk_id: h.lexical_score for h in retrieve(database, embedder, query, "isg", k=5, mode="lexical").hits}
+    admin = {h.source.chunk_id: h.lexical_score for h in retrieve(database, embedder, query, "admin", k=10, mode="lexical").hits}
+    shared = set(isg) & set(admin)
+    assert shared and all(isg[c] != admin[c] for c in shared)
+
+
+@pytest.mark.parametrize("role", ["admin", "isg"])
+def test_negative_idf_uses_epsilon_times_the_roles_mean_idf(corpus, embedder, role: str) -> None:
+    """'işveren' is in 8 of 10 chunks and in all 4 of isg's: its idf is negative and must become
+    0.25 × the mean idf of the role's vocabulary, as rank_bm25 over the role's chunks has it."""
     database, rows = corpus
-    bm25 = _bm25(rows)
-    assert bm25.idf["ve"] == pytest.approx(0.25 * bm25.average_idf)
-    got = retrieve(database, embedder, "ve", "admin", k=len(rows), mode="lexical").hits
-    assert len(got) == len(rows)
-    expected = dict(zip([r[0] for r in rows], bm25.get_scores(["ve"]), strict=True))
+    bm25, ids = _role_bm25(rows, role)
+    assert bm25.idf["işver"] == pytest.approx(0.25 * bm25.average_idf)
+    got = retrieve(database, embedder, "işveren", role, k=len(rows), mode="lexical").hits
+    expected = dict(zip(ids, bm25.get_scores(["işver"]), strict=True))
+    assert {h.source.chunk_id for h in got} == {cid for cid, s in expected.items() if s > 0}
     for hit in got:
-        assert hit.lexical_score == pytest.approx(expected[hit.source.chunk_id], abs=1e-6)
+        assert hit.lexical_score == pytest.approx(expected[hit.source.chunk_id], rel=1e-12)
+
+
+def test_stop_words_are_not_query_terms(corpus, embedder) -> None:
+    database, _ = corpus
+    assert query_terms("ve bir bu İşveren ile") == ["işver"]
+    assert retrieve(database, embedder, "ve ve bu", "admin", k=5, mode="lexical").hits == []
 
 
 def test_turkish_case_folding_happens_in_python(corpus, embedder) -> None:
@@ -184,16 +212,19 @@ def test_role_without_documents_gets_nothing(session_db, embedder) -> None:
     assert result.hits == [] and result.evidence.permitted_hits == 0 and result.evidence.best_cosine is None
 
 
-def test_dense_query_uses_the_hnsw_index(corpus, embedder) -> None:
-    from ragcore.retrieval import RETRIEVAL_SQL, _params
-
+@pytest.mark.parametrize(("role", "index"), [("isg", "chunks_embedding_hnsw_isg"), ("uretim", "chunks_embedding_hnsw_uretim"),
+                                           ("admin", "chunks_embedding_hnsw")])
+def test_dense_query_uses_the_roles_hnsw_index(corpus, embedder, role: str, index: str) -> None:
+    """With the parameterised statement (a custom plan for the role's bit), the dense leg scans
+    the role's partial HNSW index — admin the global one."""
     database, _ = corpus
-    params = _params(QUERIES[0], embedder.embed_queries([QUERIES[0]])[0], "isg", 5, "rrf", 0.3)
-    with database.connection() as conn:
-        database.apply_retrieval_settings(conn)
+    with read_snapshot(database) as conn:
+        params = statement_params(conn, QUERIES[0], embedder.embed_queries([QUERIES[0]])[0], role, k=5, mode="rrf",
+                                  weight=0.5)
         conn.execute("SET LOCAL enable_seqscan = off")
-        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + RETRIEVAL_SQL, params))
-    assert "chunks_embedding_hnsw" in plan
+        for _ in range(7):  # past psycopg's prepare threshold: the prepared statement too
+            plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + RETRIEVAL_SQL, params))
+            assert f"Index Scan using {index} on chunks" in plan
 
 
 def test_bad_role_and_mode_are_refused(corpus, embedder) -> None:
@@ -245,18 +276,19 @@ def test_law_6331_risk_question_finds_article_10_page_7(law, embedder, mode: str
         assert sources[0] is found[0]
 
 
-def test_law_6331_bm25_equals_rank_bm25(law, embedder) -> None:
+@pytest.mark.parametrize("role", ["admin", "isg"])
+def test_law_6331_bm25_equals_rank_bm25(law, embedder, role: str) -> None:
     with law.connection() as conn:
         rows = conn.execute("SELECT id, text FROM chunks ORDER BY id").fetchall()
     bm25 = BM25Okapi([lexical_tokens(text) for _, text in rows])
     for query in ("İşveren risk değerlendirmesi yapmakla yükümlü müdür?", "iş kazası bildirimi kaç gün",
                   "çalışanların eğitimi ve bilgilendirilmesi"):
-        scores = bm25.get_scores(lexical_tokens(query))
+        scores = bm25.get_scores(query_terms(query))
         want = sorted(((float(s), cid) for (cid, _), s in zip(rows, scores, strict=True) if s > 0),
                       key=lambda p: (-p[0], p[1]))[:20]
-        got = retrieve(law, embedder, query, "admin", k=20, mode="lexical").hits
+        got = retrieve(law, embedder, query, role, k=20, mode="lexical").hits
         assert [h.source.chunk_id for h in got] == [cid for _, cid in want]
-        assert np.allclose([h.lexical_score for h in got], [s for s, _ in want], atol=1e-6)
+        assert np.allclose([h.lexical_score for h in got], [s for s, _ in want], rtol=1e-12, atol=0)
 
 
 def test_law_6331_is_invisible_to_other_roles(law, embedder) -> None:

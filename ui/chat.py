@@ -134,7 +134,7 @@ def render_footer(ctx: AppContext, user: User, turn: Turn) -> None:
         quoted = turn.badge == badge_for_label("extractive")  # no language model: say so, explain on hover
         st.badge(escape_markdown(f"Üreten: {turn.badge}" + (" · dil modeli kullanılmadı" if quoted else "")),
                  icon=":material/smart_toy:", color="gray" if turn.is_fallback else "blue",
-                 help=EXTRACTIVE_NOTICE if quoted else None)
+                 help=escape_markdown(EXTRACTIVE_NOTICE) if quoted else None)
     render_sources(turn)
     render_feedback(ctx, user, turn)
 

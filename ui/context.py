@@ -27,7 +27,14 @@ import psycopg
 import streamlit as st
 
 from ragcore.config import Settings, SettingsError
-from ragcore.db import Database, DatabaseError, DatabaseUnavailable, ensure_embedding_space, open_database
+from ragcore.db import (
+    Database,
+    DatabaseError,
+    DatabaseUnavailable,
+    ensure_embedding_space,
+    open_database,
+    open_read_database,
+)
 from ragcore.files import secure_data_dir
 from ragcore.ingest import remove_orphan_files
 from ragcore.jobs import remove_orphan_staged_files
@@ -47,6 +54,12 @@ class AppContext:
     db: Database
     # True when this process generated the first admin password (it was printed to stdout).
     generated_admin_password: bool = False
+    # Retrieval's database: a read replica when DATABASE_READ_URL is set, else `db`.
+    read_db: Database | None = None
+
+    @property
+    def retrieval_db(self) -> Database:
+        return self.read_db or self.db
 
 
 @dataclass
@@ -64,10 +77,12 @@ class Services:
 
 
 def _close_context(ctx: AppContext) -> None:
-    try:
-        ctx.db.close()
-    except Exception:  # closing during a cache clear must not raise
-        log.exception("closing the database pool failed")
+    for database in (ctx.db, ctx.read_db):
+        try:
+            if database is not None:
+                database.close()
+        except Exception:  # closing during a cache clear must not raise
+            log.exception("closing the database pool failed")
 
 
 @st.cache_resource(show_spinner="Dayanak başlatılıyor…", on_release=_close_context)
@@ -83,7 +98,8 @@ def _app_context() -> AppContext:
     for path in secure_data_dir(settings):
         log.warning("made %s private (it was readable by other users)", path)
     QuestionSpool(spool_path(settings)).flush(db)  # questions asked while the database was down
-    return AppContext(settings=settings, db=db, generated_admin_password=bool(password))
+    return AppContext(settings=settings, db=db, generated_admin_password=bool(password),
+                      read_db=open_read_database(settings))
 
 
 def _stop_worker(worker: Any) -> None:
@@ -210,7 +226,8 @@ def get_services() -> Services:
         services.generator = _generator()
         from ragcore.answer import AnswerService
 
-        services.answers = AnswerService(ctx.db, ctx.settings, services.embedder, services.generator)
+        services.answers = AnswerService(ctx.db, ctx.settings, services.embedder, services.generator,
+                                         read_db=ctx.read_db)
     except Exception as exc:
         log.warning("generator unavailable: %s", exc)
         services.errors["generator"] = str(exc)

@@ -54,7 +54,7 @@ def render_search_page(ctx: AppContext, user: User) -> None:
         role = user.role
     try:
         concrete = resolve_mode(ctx.settings, embedder, None if mode == "auto" else mode)
-        result = retrieve(ctx.db, embedder, question.strip(), role, k=int(k), mode=concrete)
+        result = retrieve(ctx.retrieval_db, embedder, question.strip(), role, k=int(k), mode=concrete)
     except RetrievalError as exc:
         st.error(escape_markdown(str(exc)))
         return

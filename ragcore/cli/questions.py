@@ -42,6 +42,15 @@ def _open(settings: Settings) -> tuple[dbmod.Database, object]:
     return db, embedder
 
 
+def _open_read(settings: Settings, db: dbmod.Database) -> dbmod.Database | None:
+    """The read replica for retrieval (DATABASE_READ_URL), or None: then `db` serves it."""
+    try:
+        return dbmod.open_read_database(settings)
+    except dbmod.DatabaseError as exc:
+        db.close()
+        raise CommandError(str(exc)) from exc
+
+
 def _source_lines(sources: list[Source]) -> str:
     lines = []
     for s in sources:
@@ -58,13 +67,16 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     if k < 1:
         raise CommandError("--k must be at least 1")
     db, embedder = _open(settings)
+    read_db = _open_read(settings, db)
     try:
         mode = resolve_mode(settings, embedder, args.mode)
-        result = retrieve(db, embedder, args.question, args.role, k=k, mode=mode)
+        result = retrieve(read_db or db, embedder, args.question, args.role, k=k, mode=mode)
     except RetrievalError as exc:
         raise CommandError(str(exc)) from exc
     finally:
         db.close()
+        if read_db is not None:
+            read_db.close()
     payload = {
         "question": args.question,
         "role": args.role,
@@ -83,6 +95,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from ragcore.users import get_user
 
     db, embedder = _open(settings)
+    read_db = _open_read(settings, db)
     try:
         user = get_user(db, args.user)
         if user is None:
@@ -90,12 +103,14 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
         if not user.active:
             raise CommandError(f"user {args.user!r} is inactive")
         try:
-            service = AnswerService(db, settings, embedder, make_generator(settings, embedder))
+            service = AnswerService(db, settings, embedder, make_generator(settings, embedder), read_db=read_db)
             answer = service.ask(user, args.question)
         except (QuestionError, GeneratorError, RetrievalError) as exc:
             raise CommandError(str(exc)) from exc
     finally:
         db.close()
+        if read_db is not None:
+            read_db.close()
     payload = {
         "answer": answer.text,
         "status": answer.status,

@@ -1,0 +1,315 @@
+"""Retrieval on a corpus large enough for the real indexes to be used (issue 12 item 7, issue 14).
+
+5,000 chunks of TQuAD text (500-character lab chunks, topped up with re-mixed ones) in
+documents of 20 chunks with selective roles (uretim reads ~5 %), seeded random unit vectors,
+in a namespace of its own. Checked here:
+
+* the pruned lexical leg (ragcore.bm25) is really pruning on these questions and returns
+  exactly — bit for bit — what the exhaustive plan returns, which equals rank_bm25 over the
+  role's chunks;
+* the dense leg uses the role's partial HNSW index (EXPLAIN, and index scan counters for the
+  prepared statement), every permitted chunk is reachable (its own vector finds it first) and
+  no forbidden chunk appears; on the global index alone, the role filter needs the iterative
+  scan (without it most queries return fewer than the candidates);
+* the statistics property of issue 11 at this scale, with pruned plans.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import psycopg
+import pytest
+from rank_bm25 import BM25Okapi
+
+from ragcore import bm25
+from ragcore import db as dbmod
+from ragcore.config import ROLES
+from ragcore.retrieval import (
+    DENSE_CTE,
+    RETRIEVAL_SQL,
+    _params,
+    lexical_leg,
+    query_terms,
+    read_snapshot,
+    retrieve,
+    statement_params,
+)
+from ragcore.text import lexical_tokens
+from tests.conftest import TQUAD_DIR
+
+NAMESPACE = "test_retrieval_scale"
+N_CHUNKS = 5000
+DOC_CHUNKS = 20
+DIM = 64
+ROLE_WEIGHTS = {"isg": 0.5, "ik": 0.25, "personel": 0.2, "uretim": 0.05}
+SEED = 7
+
+
+class VectorBook:
+    """A deterministic 'embedder': unit vectors from a seeded generator, one per text."""
+
+    kind, model, name, dim = "test", "seeded-random-64", "seeded-random-64", DIM
+
+    def __init__(self) -> None:
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        out = []
+        for text in texts:
+            if text not in self.vectors:
+                rng = np.random.default_rng(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
+                v = rng.normal(size=DIM).astype(np.float32)
+                self.vectors[text] = v / np.linalg.norm(v)
+            out.append(self.vectors[text])
+        return np.vstack(out)
+
+    embed_queries = embed_passages
+
+
+@pytest.fixture(scope="module")
+def tquad():
+    from eval.tquad import chunk_corpus, load_corpus
+
+    corpus = load_corpus(TQUAD_DIR)
+    return [c.text for c in chunk_corpus(corpus, 500).chunks], [q.question for q in corpus.dev_questions]
+
+
+def _texts(base: list[str], rng: random.Random) -> list[str]:
+    texts = list(base[:N_CHUNKS])
+    while len(texts) < N_CHUNKS:
+        other = base[rng.randrange(len(base))].split(". ")
+        texts.append(f"{base[rng.randrange(len(base))]} {rng.choice(other)}")
+    return texts
+
+
+@pytest.fixture(scope="module")
+def scale(pg_url, tquad):
+    """The namespace with its 5,000 chunks, built once; vectors keyed by chunk id."""
+    base, questions = tquad
+    rng = random.Random(SEED)
+    nrng = np.random.default_rng(SEED)
+    database = dbmod.Database(pg_url, NAMESPACE)
+    dbmod.drop_namespace(database, NAMESPACE)
+    database.close()
+    database = dbmod.Database(pg_url, NAMESPACE)
+    dbmod.migrate(database)
+    dbmod.ensure_embedding_space(database, VectorBook.name, DIM)
+    texts = _texts(base, rng)
+    vectors = nrng.normal(size=(N_CHUNKS, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    roles, weights = zip(*ROLE_WEIGHTS.items(), strict=True)
+    roles_of: list[list[str]] = []
+    with database.connection() as conn:
+        for start in range(0, N_CHUNKS, DOC_CHUNKS):
+            role = rng.choices(roles, weights)[0]
+            roles_of += [[role]] * (min(start + DOC_CHUNKS, N_CHUNKS) - start)
+            doc = conn.execute(
+                "INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
+                "VALUES (%s, %s, %s, 1, 1, %s) RETURNING id",
+                (f"d{start}", f"d{start}.pdf", f"{start:064x}", [role])).fetchone()[0]
+            with conn.cursor().copy("COPY chunks (document_id, ordinal, page_start, page_end, text, char_start, "
+                                    "char_end, lex_length, allowed_roles, embedding) FROM STDIN") as copy:
+                for i in range(start, min(start + DOC_CHUNKS, N_CHUNKS)):
+                    copy.write_row((doc, i - start, 1, 1, texts[i], 0, len(texts[i]),
+                                    len(lexical_tokens(texts[i])), [role], vectors[i]))
+        rows = conn.execute("SELECT id, text FROM chunks ORDER BY id").fetchall()
+        with conn.cursor().copy("COPY postings (term, chunk_id, tf) FROM STDIN") as copy:
+            for chunk_id, text in rows:
+                for term, tf in Counter(lexical_tokens(text)).items():
+                    copy.write_row((term, chunk_id, tf))
+    with database.pool.connection() as conn:
+        conn.autocommit = True
+        conn.execute("VACUUM (ANALYZE) chunks")
+        conn.execute("VACUUM (ANALYZE) postings")
+        conn.autocommit = False
+    with database.connection() as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+    chunks = [(cid, texts[i], rows_roles, vectors[i]) for i, (cid, rows_roles) in enumerate(zip(ids, roles_of, strict=True))]
+    yield database, chunks, questions
+    dbmod.drop_namespace(database, NAMESPACE)
+    database.close()
+
+
+def _permitted(role: str, roles: list[str]) -> bool:
+    return role == "admin" or role in roles
+
+
+# ----------------------------------------------------------------------------- lexical pruning
+
+QUESTION_COUNT = 40
+
+
+@pytest.fixture()
+def always_prune(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plan pruning for every question, however few postings: the constant only decides when
+    pruning is worth a statement; exactness must hold whenever it is used."""
+    monkeypatch.setattr(bm25, "EXHAUSTIVE_POSTINGS", 0)
+
+
+DEFAULT_ROUNDS = bm25.ROUNDS
+TINY_ROUNDS = ((1.0, 1), (0.9, 3), (0.8, 9))
+
+
+@pytest.mark.parametrize("rounds", [DEFAULT_ROUNDS, TINY_ROUNDS], ids=["default", "tiny"])
+@pytest.mark.parametrize("role", ["admin", "isg", "ik"])
+def test_pruned_lexical_leg_is_exactly_the_exhaustive_one(scale, always_prune, monkeypatch, role: str, rounds) -> None:
+    """Pruned equals exhaustive bit for bit; with tiny completion sizes ("tiny") most
+    questions need further rounds or the exhaustive fallback, which must be exact too."""
+    monkeypatch.setattr(bm25, "ROUNDS", rounds)
+    database, chunks, questions = scale
+    pruned = unread = later = 0
+    with read_snapshot(database) as conn:
+        for question in questions[:QUESTION_COUNT]:
+            base = _params(question, None, role, 5, "lexical", 0.0)  # 50 candidates, as the app asks
+            got, *_ = lexical_leg(conn, query_terms(question), base)
+            want, *_ = lexical_leg(conn, query_terms(question), base, exhaustive=True)
+            assert (got.ids, got.scores) == (want.ids, want.scores), question  # bit for bit
+            pruned += not got.plan.exhaustive
+            unread += sum(read != bm25.ALL for read in got.plan.reads)
+            later += got.rounds != 1
+    # The questions really exercise pruning: most plans leave postings of some terms unread.
+    if rounds == DEFAULT_ROUNDS:
+        assert pruned >= QUESTION_COUNT // 2 and unread >= QUESTION_COUNT // 2, (pruned, unread)
+    else:  # later rounds and the exhaustive fallback were exercised
+        assert later >= QUESTION_COUNT // 2, later
+
+
+@pytest.mark.parametrize("role", ["isg", "uretim"])
+def test_pruned_lexical_leg_equals_rank_bm25_over_the_roles_chunks(scale, always_prune, role: str) -> None:
+    database, chunks, questions = scale
+    mine = [(cid, text) for cid, text, roles, _ in chunks if _permitted(role, roles)]
+    index = BM25Okapi([lexical_tokens(text) for _, text in mine])
+    book = VectorBook()
+    for question in questions[:12]:
+        scores = index.get_scores(query_terms(question))
+        want = sorted(((float(s), cid) for (cid, _), s in zip(mine, scores, strict=True) if s > 0),
+                      key=lambda p: (-p[0], p[1]))[:50]
+        got = retrieve(database, book, question, role, k=50, mode="lexical").hits
+        assert [h.source.chunk_id for h in got] == [cid for _, cid in want], question
+        assert np.allclose([h.lexical_score for h in got], [s for s, _ in want], rtol=1e-12, atol=0)
+
+
+# ----------------------------------------------------------------------------- dense leg
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_dense_leg_uses_the_roles_partial_hnsw_index(scale, role: str) -> None:
+    database, _, questions = scale
+    index = "chunks_embedding_hnsw" if role == "admin" else f"chunks_embedding_hnsw_{role}"
+    book = VectorBook()
+    with read_snapshot(database) as conn:
+        assert conn.execute("SHOW hnsw.iterative_scan").fetchone()[0] == "relaxed_order"
+        params = statement_params(conn, questions[0], book.embed_queries([questions[0]])[0], role, k=5, mode="rrf",
+                                  weight=0.5)
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + RETRIEVAL_SQL, params))
+        assert f"Index Scan using {index} on chunks c" in plan, plan
+        counts = ("SELECT c.relname, pg_stat_get_xact_numscans(c.oid) FROM pg_class c "
+                  "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                  "WHERE n.nspname = current_schema() AND c.relname LIKE 'chunks_embedding_hnsw%%'")
+        before = dict(conn.execute(counts).fetchall())  # this backend's scans not yet flushed
+        for _ in range(8):  # past psycopg's prepare threshold: a prepared statement, custom plans
+            conn.execute(RETRIEVAL_SQL, params).fetchall()
+        scans = {name: n - before[name] for name, n in conn.execute(counts).fetchall()}
+    assert scans[index] == 8 and all(n == 0 for name, n in scans.items() if name != index), scans
+
+
+def _dense_ids(conn, vector: np.ndarray, role: str, candidates: int = 50) -> list[int]:
+    sql = f"WITH {DENSE_CTE} SELECT id FROM dense ORDER BY rnk"
+    return [r[0] for r in conn.execute(sql, {"qvec": vector, "role_bit": dbmod.role_bit(role),
+                                             "candidates": candidates})]
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_permitted_chunk_is_reachable_and_no_forbidden_one_appears(scale, role: str) -> None:
+    """Each permitted chunk's own vector finds it first (all of uretim's, a sample of the
+    others'); a forbidden chunk's vector finds a full list of permitted chunks, never itself."""
+    database, chunks, _ = scale
+    rng = random.Random(f"{SEED}-{role}")
+    mine = [(cid, vec) for cid, _, roles, vec in chunks if _permitted(role, roles)]
+    other = [(cid, vec) for cid, _, roles, vec in chunks if not _permitted(role, roles)]
+    allowed = {cid for cid, _ in mine}
+    sample = mine if len(mine) <= 400 else rng.sample(mine, 400)
+    with read_snapshot(database) as conn:
+        for cid, vec in sample:
+            ids = _dense_ids(conn, vec, role)
+            assert ids[0] == cid and len(ids) == 50 and set(ids) <= allowed
+        for cid, vec in rng.sample(other, min(100, len(other))):
+            ids = _dense_ids(conn, vec, role)
+            assert cid not in ids and len(ids) == 50 and set(ids) <= allowed
+
+
+def test_the_global_index_serves_a_selective_role_only_with_the_iterative_scan(scale) -> None:
+    """Without uretim's partial index, its queries go to the global graph with the role filter:
+    the iterative scan still returns full, permitted candidate lists; switched off, the first
+    ef_search neighbours hold only a few uretim chunks."""
+    database, chunks, _ = scale
+    allowed = {cid for cid, _, roles, _ in chunks if "uretim" in roles}
+    probes = [vec for _, _, _, vec in random.Random(SEED).sample(chunks, 30)]
+    with database.connection() as conn:
+        try:
+            conn.execute("DROP INDEX chunks_embedding_hnsw_uretim")
+            database.apply_retrieval_settings(conn)
+            conn.execute("SET LOCAL enable_seqscan = off")
+            plan = "\n".join(r[0] for r in conn.execute(
+                f"EXPLAIN WITH {DENSE_CTE} SELECT id FROM dense",
+                {"qvec": probes[0], "role_bit": dbmod.role_bit("uretim"), "candidates": 50}))
+            assert "Index Scan using chunks_embedding_hnsw on chunks c" in plan, plan
+            full = [_dense_ids(conn, v, "uretim") for v in probes]
+            assert all(len(ids) == 50 and set(ids) <= allowed for ids in full)
+            conn.execute("SET LOCAL hnsw.iterative_scan = off")
+            short = [_dense_ids(conn, v, "uretim") for v in probes]
+            assert all(set(ids) <= allowed for ids in short)
+            assert sum(len(ids) < 50 for ids in short) >= len(probes) * 0.9
+        finally:
+            conn.rollback()  # the index comes back
+
+
+# ----------------------------------------------------------------------------- issue 11 at scale
+
+
+def test_statistics_property_holds_with_pruned_plans(scale, always_prune) -> None:
+    """A 60-chunk ik document made of the most common text of the corpus, stored and deleted:
+    uretim's and isg's lexical and weighted results (pruned plans) stay bit-identical."""
+    from ragcore.ingest import store_document
+    from ragcore.models import Chunk
+
+    database, chunks, questions = scale
+    book = VectorBook()
+
+    def view(role: str) -> list:
+        out = []
+        for question in questions[:15]:
+            for mode in ("lexical", "weighted"):
+                r = retrieve(database, book, question, role, k=5, mode=mode)
+                out.append(([(h.source.chunk_id, h.source.score.hex(), h.lexical_score, h.dense_score)
+                             for h in r.hits], r.evidence))
+        return out
+
+    before = {role: view(role) for role in ("uretim", "isg")}
+    texts = [text for _, text, _, _ in chunks[:60]]
+    pieces = [Chunk(ordinal=i, text=t, page_start=1, page_end=1, article=None, char_start=0, char_end=len(t))
+              for i, t in enumerate(texts)]
+    meta = {"title": "ik-kopya", "filename": "ik-kopya.pdf", "sha256": "e" * 64, "size_bytes": 1,
+            "page_count": 1, "allowed_roles": ["ik"]}
+    with database.connection() as conn:
+        doc = store_document(conn, meta, pieces, book.embed_passages([f"kopya {t}" for t in texts]))
+    try:
+        for role in before:
+            assert view(role) == before[role], role
+    finally:
+        with database.connection() as conn:
+            conn.execute("DELETE FROM documents WHERE id = %s", (doc,))
+    for role in before:
+        assert view(role) == before[role], role
+
+
+def test_a_writer_cannot_store_postings_that_disagree_with_their_chunk(scale) -> None:
+    database, chunks, _ = scale
+    with pytest.raises(psycopg.errors.RaiseException), database.connection() as conn:
+        conn.execute("INSERT INTO postings (term, chunk_id, tf, doc_len, roles_mask) VALUES ('zzzzz', %s, 1, 1, 1)",
+                     (chunks[0][0],))

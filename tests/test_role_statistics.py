@@ -1,0 +1,320 @@
+"""Nothing a role sees depends on documents it cannot read (issue 11.1), and the per-role
+statistics stay exact under every write.
+
+Property: for a fixed set of questions, storing a document a role cannot read, moving that
+document (or an existing one) between other roles, and deleting it again leave every field of
+the role's `retrieve` results (ids, order, scores, leg scores, evidence) in every mode, and of
+its `AnswerService` answers (text, status, sources, citations, evidence), identical bit for bit.
+The roles that can read the document do see it change (so the comparison can fail).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from ragcore import users
+from ragcore.answer import AnswerService
+from ragcore.config import ROLES, Settings
+from ragcore.documents import delete_document, set_document_roles
+from ragcore.generation import ExtractiveGenerator
+from ragcore.ingest import store_document
+from ragcore.models import Chunk
+from ragcore.retrieval import MODES, retrieve
+from ragcore.text import lexical_tokens
+from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
+
+READERS = [r for r in ROLES if r != "admin"]
+BASE = [
+    DocSpec("isg-prosedur", ("isg",), (
+        ("İşveren risk değerlendirmesi yapmakla yükümlüdür. Risk değerlendirmesi yılda bir yenilenir.", 1, "Madde 4"),
+        ("Acil durum planı hazırlanır ve yangın tatbikatı yılda bir kez yapılır.", 2, "Madde 5"),
+        ("İş kazası üç iş günü içinde Sosyal Güvenlik Kurumuna bildirilir.", 3, "Madde 6"),
+    )),
+    DocSpec("ik-yonetmelik", ("ik",), (
+        ("Yıllık ücretli izin süresi on dört günden az olamaz ve izin talepleri yazılı yapılır.", 1, "Madde 53"),
+        ("Fazla çalışma ücreti normal ücretin yüzde elli fazlasıdır.", 2, "Madde 41"),
+    )),
+    DocSpec("uretim-talimat", ("uretim",), (
+        ("Pres makinesinde koruyucu eldiven ve gözlük takılır; makine bakımı vardiya sonunda yapılır.", 1, None),
+        ("Risk değerlendirmesi üretim hattında her yıl yenilenir ve işveren onaylar.", 2, None),
+    )),
+    DocSpec("ortak-el-kitabi", ("isg", "personel"), (
+        ("Çalışanlara işe başlamadan önce iş güvenliği eğitimi verilir ve eğitim kayıtları saklanır.", 1, None),
+        ("Kişisel koruyucu donanım işveren tarafından ücretsiz verilir.", 2, None),
+    )),
+    DocSpec("personel-rehberi", ("personel", "ik"), (
+        ("Servis saatleri ve yemekhane kuralları personel panosunda duyurulur.", 1, None),
+        ("Yıllık izin planı her yıl ocak ayında hazırlanır.", 2, None),
+    )),
+]
+# Mentions query words ("işveren", "risk", "izin", "ücret") and a name and an amount that only
+# this document holds: the issue's oracle (coverage of "Ahmet Yılmaz" moved 0.480 → 0.539).
+SECRET = (
+    "Ahmet Yılmaz'ın aylık ücreti 85.000 TL'dir ve işveren bu ücreti gizli tutar.",
+    "Risk değerlendirmesi raporunda Ahmet Yılmaz'ın yıllık izin hakkı ve fazla çalışma ücreti yazılıdır.",
+    "İşveren izin, ücret ve risk kayıtlarını ayrı bir dosyada saklar.",
+)
+QUESTIONS = [
+    "Ahmet Yılmaz'ın ücreti ne kadar?",
+    "İşveren risk değerlendirmesi yapmakla yükümlü müdür?",
+    "Yıllık izin kaç gündür?",
+    "Fazla çalışma ücreti nasıl hesaplanır?",
+    "İş güvenliği eğitimi ne zaman verilir?",
+    "85.000 TL",
+    "Şirket pikniği ne zaman?",
+]
+
+
+class MemoEmbedder:
+    """The test embedder with its vectors remembered per text: the views below embed the same
+    questions and sentences many times, and a deterministic model gives the same vectors."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.kind, self.model, self.name, self.dim = inner.kind, inner.model, inner.name, inner.dim
+        self.known: dict[tuple[str, str], np.ndarray] = {}
+
+    def _embed(self, kind: str, texts, embed):
+        missing = [t for t in dict.fromkeys(texts) if (kind, t) not in self.known]
+        if missing:
+            self.known.update(zip(((kind, t) for t in missing), embed(missing), strict=True))
+        return np.vstack([self.known[kind, t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_queries(self, texts):
+        return self._embed("q", texts, self.inner.embed_queries)
+
+    def embed_passages(self, texts):
+        return self._embed("p", texts, self.inner.embed_passages)
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return MemoEmbedder(make_test_embedder())
+
+
+@pytest.fixture(scope="module")
+def world(session_db, embedder, tmp_path_factory, pg_url):
+    clean(session_db)
+    for spec in BASE:
+        insert_document(session_db, embedder, spec)
+    people = {role: users.create_user(session_db, f"stat-{role}", role, "parola-123") for role in ROLES}
+    settings = Settings(database_url=pg_url, data_dir=tmp_path_factory.mktemp("stats") / "data",
+                        embed_backend="use", llm_backend="extractive")
+    service = AnswerService(session_db, settings, embedder, ExtractiveGenerator(embedder))
+    return session_db, settings, people, service
+
+
+def _exact(value):
+    """Floats as their exact hex form, recursively, so that == means bit for bit."""
+    if isinstance(value, float):
+        return value.hex()
+    if isinstance(value, dict):
+        return {k: _exact(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_exact(v) for v in value]
+    return value
+
+
+def _view(world, embedder, role: str) -> dict:
+    """Everything the role can see for the fixed questions (timings and log ids left out)."""
+    database, _, people, service = world
+    seen = {}
+    for question in QUESTIONS:
+        for mode in MODES:
+            r = retrieve(database, embedder, question, role, k=5, mode=mode)
+            seen[(question, mode)] = _exact({
+                "hits": [dataclasses.asdict(h) for h in r.hits],
+                "evidence": r.evidence.as_dict(),
+            })
+        answer = service.ask(people[role], question)
+        seen[(question, "answer")] = _exact({
+            "text": answer.text, "status": answer.status, "generator": answer.generator,
+            "llm_called": answer.llm_called, "sources": [dataclasses.asdict(s) for s in answer.sources],
+            "cited": answer.cited, "notice": answer.notice, "evidence": answer.extra.get("evidence"),
+        })
+    return seen
+
+
+def _store_secret(world, embedder, roles: list[str]) -> int:
+    database = world[0]
+    chunks = [Chunk(ordinal=i, text=text, page_start=1, page_end=1, article=None, char_start=0, char_end=len(text))
+              for i, text in enumerate(SECRET)]
+    meta = {"title": "gizli-bordro", "filename": "gizli-bordro.pdf", "sha256": f"{random.getrandbits(256):064x}",
+            "size_bytes": 1, "page_count": 1, "allowed_roles": roles}
+    with database.connection() as conn:
+        return store_document(conn, meta, chunks, embedder.embed_passages(list(SECRET)))
+
+
+@pytest.mark.parametrize("role", READERS)
+def test_unreadable_document_changes_nothing_the_role_sees(world, embedder, role: str) -> None:
+    database, settings = world[0], world[1]
+    others = [r for r in READERS if r != role]
+    before = _view(world, embedder, role)
+    doc = _store_secret(world, embedder, others[:1])
+    assert _view(world, embedder, role) == before, "after storing a document the role cannot read"
+    set_document_roles(database, doc, others[1:])
+    assert _view(world, embedder, role) == before, "after moving it between other roles"
+    delete_document(database, settings, doc)
+    assert _view(world, embedder, role) == before, "after deleting it"
+
+
+def test_readers_of_the_document_do_see_it_change(world, embedder) -> None:
+    """The comparison can fail: for a role that may read the new document, the view changes."""
+    database, settings = world[0], world[1]
+    before = _view(world, embedder, "ik")
+    doc = _store_secret(world, embedder, ["ik"])
+    try:
+        after = _view(world, embedder, "ik")
+        assert after != before
+        changed = {key for key in before if before[key] != after[key]}
+        assert ("Ahmet Yılmaz'ın ücreti ne kadar?", "lexical") in changed
+    finally:
+        delete_document(database, settings, doc)
+    assert _view(world, embedder, "ik") == before  # and deleting restores it exactly
+
+
+def test_moving_an_existing_document_between_other_roles(world, embedder) -> None:
+    """The uretim document becomes uretim+ik, then ik only, then back: isg and personel see nothing move."""
+    database = world[0]
+    with database.connection() as conn:
+        doc = conn.execute("SELECT id FROM documents WHERE title = 'uretim-talimat'").fetchone()[0]
+    before = {role: _view(world, embedder, role) for role in ("isg", "personel")}
+    for roles in (["uretim", "ik"], ["ik"], ["uretim"]):
+        set_document_roles(database, doc, roles)
+        for role in ("isg", "personel"):
+            assert _view(world, embedder, role) == before[role], (roles, role)
+
+
+# ----------------------------------------------------------------------------- exact statistics
+
+
+def _recount(database) -> dict:
+    """Every statistic recounted in Python from the stored chunk texts and roles."""
+    with database.connection() as conn:
+        rows = conn.execute("SELECT text, lex_length, allowed_roles FROM chunks").fetchall()
+    stats = {role: [0, 0] for role in ROLES}
+    df: dict[str, Counter] = {role: Counter() for role in ROLES}
+    for text, lex_length, roles in rows:
+        tokens = lexical_tokens(text)
+        assert lex_length == len(tokens)
+        for role in ROLES:
+            if role == "admin" or role in roles:
+                stats[role][0] += 1
+                stats[role][1] += len(tokens)
+                df[role].update(set(tokens))
+    histogram = {(role, d): n for role in ROLES for d, n in Counter(df[role].values()).items()}
+    return {
+        "lex_stats": {role: tuple(v) for role, v in stats.items()},
+        "lexicon": {(role, term): n for role in ROLES for term, n in df[role].items()},
+        "histogram": histogram,
+    }
+
+
+def _stored(database) -> dict:
+    with database.connection() as conn:
+        return {
+            "lex_stats": {r: (n, t) for r, n, t in conn.execute("SELECT role, chunk_count, total_length FROM lex_stats")},
+            "lexicon": {(r, t): d for r, t, d in conn.execute("SELECT role, term, df FROM lexicon")},
+            "histogram": {(r, d): n for r, d, n in conn.execute("SELECT role, df, terms FROM lex_df_histogram")},
+        }
+
+
+def _bounds_hold(database) -> None:
+    """max_tf / min_len_per_tf bound every posting of the term for the role (never too tight)."""
+    with database.connection() as conn:
+        bad = conn.execute(
+            """SELECT count(*) FROM postings p JOIN role_bits r ON (p.roles_mask & r.bit) <> 0
+               JOIN lexicon l ON l.role = r.role AND l.term = p.term
+               WHERE p.tf > l.max_tf OR p.doc_len::float8 / p.tf < l.min_len_per_tf""").fetchone()[0]
+        missing = conn.execute(
+            """SELECT count(*) FROM postings p JOIN role_bits r ON (p.roles_mask & r.bit) <> 0
+               LEFT JOIN lexicon l ON l.role = r.role AND l.term = p.term WHERE l.term IS NULL""").fetchone()[0]
+        denormalised = conn.execute(
+            """SELECT count(*) FROM postings p JOIN chunks c ON c.id = p.chunk_id
+               WHERE p.doc_len <> c.lex_length OR p.roles_mask <> c.roles_mask""").fetchone()[0]
+    assert (bad, missing, denormalised) == (0, 0, 0)
+
+
+def test_statistics_equal_a_recount_after_random_writes(world, embedder) -> None:
+    """Random stores, role changes and deletes (seeded): after each, every per-role statistic
+    equals a recount from the chunk texts, and the pruning bounds still hold."""
+    database, settings = world[0], world[1]
+    rng = random.Random(11)
+    added: list[int] = []
+    for step in range(12):
+        action = rng.choice(["store", "store", "roles", "delete"]) if added else "store"
+        if action == "store":
+            added.append(_store_secret(world, embedder, rng.sample(READERS, rng.randint(1, 3))))
+        elif action == "roles":
+            set_document_roles(database, rng.choice(added), rng.sample(READERS, rng.randint(1, 4)))
+        else:
+            delete_document(database, settings, added.pop(rng.randrange(len(added))))
+        assert _stored(database) == _recount(database), (step, action)
+        _bounds_hold(database)
+    for doc in added:
+        delete_document(database, settings, doc)
+    assert _stored(database) == _recount(database)
+
+
+def test_role_bits_agree_with_the_configuration(world) -> None:
+    from ragcore.db import role_bit
+
+    database = world[0]
+    with database.connection() as conn:
+        assert dict(conn.execute("SELECT role, bit FROM role_bits").fetchall()) == {r: role_bit(r) for r in ROLES}
+        for role in ROLES:
+            mask = conn.execute("SELECT roles_mask(%s::text[])", ([role],)).fetchone()[0]
+            assert mask == 1 | role_bit(role)
+        assert conn.execute("SELECT roles_mask(%s::text[])", (list(ROLES),)).fetchone()[0] == 31
+
+
+def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
+    """A database built before migration 003 (old schema, data written the old way) gets role
+    bits, denormalised postings and exact per-role statistics, and its embedding space gets the
+    per-role HNSW indexes on the next start."""
+    from ragcore import db as dbmod
+
+    namespace = "test_upgrade_003"
+    database = dbmod.Database(pg_url, namespace)
+    dbmod.drop_namespace(database, namespace)
+    database.close()
+    database = dbmod.Database(pg_url, namespace)
+    try:
+        files = {version: body for version, _, body in dbmod._migration_files()}
+        with database.connection() as conn:
+            conn.execute(files[1])
+            conn.execute(files[2])
+            conn.execute("ALTER TABLE chunks ADD COLUMN embedding vector(3)")
+            conn.execute("CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
+            conn.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+                         "applied_at timestamptz NOT NULL DEFAULT now())")
+            conn.execute("INSERT INTO schema_migrations (version, name) VALUES (1, 'initial'), (2, 'login_attempts')")
+            conn.execute("INSERT INTO embedding_index (model, dim) VALUES ('old-model', 3)")
+            for n, (roles, texts) in enumerate([(["isg"], SECRET[:2]), (["ik", "personel"], SECRET[1:])]):
+                doc = conn.execute(
+                    "INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
+                    "VALUES ('eski', 'eski.pdf', %s, 1, 1, %s) RETURNING id", (f"{n:064x}", roles)).fetchone()[0]
+                for ordinal, text in enumerate(texts):
+                    tokens = lexical_tokens(text)
+                    chunk = conn.execute(
+                        "INSERT INTO chunks (document_id, ordinal, page_start, page_end, text, char_start, char_end,"
+                        " lex_length, allowed_roles, embedding) VALUES (%s, %s, 1, 1, %s, 0, 1, %s, %s, '[1,0,0]')"
+                        " RETURNING id", (doc, ordinal, text, len(tokens), roles)).fetchone()[0]
+                    for term, tf in Counter(tokens).items():
+                        conn.execute("INSERT INTO postings (term, chunk_id, tf) VALUES (%s, %s, %s)", (term, chunk, tf))
+        assert dbmod.migrate(database) == ["003_role_scoped_lexicon"]
+        assert _stored(database) == _recount(database)
+        _bounds_hold(database)
+        dbmod.ensure_embedding_space(database, "old-model", 3)
+        with database.connection() as conn:
+            names = {r[0] for r in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'chunks'", (namespace,))}
+        assert set(dbmod.embedding_indexes()) <= names
+    finally:
+        dbmod.drop_namespace(database, namespace)
+        database.close()
