@@ -156,9 +156,11 @@ def test_lab_answers_equal_the_app_asked_directly(db, settings, company, tmp_pat
 
 def test_a_leaking_retrieval_is_caught_and_counted(db, settings, company, tmp_path, monkeypatch) -> None:
     """A throwaway copy of the retrieval SQL without its role predicate: every leak is counted."""
-    leaking = retrieval.RETRIEVAL_SQL.replace(retrieval.ROLE_PREDICATE, "true")
-    assert leaking != retrieval.RETRIEVAL_SQL  # the mutation really applies
-    monkeypatch.setattr(retrieval, "RETRIEVAL_SQL", leaking)
+    for name in ("RETRIEVAL_SQL", "LEXICAL_SQL", "THRESHOLD_SQL"):  # every statement that filters by role
+        statement = getattr(retrieval, name)
+        leaking = statement.replace(retrieval.ROLE_PREDICATE, "true")
+        assert leaking != statement, name  # the mutation really applies
+        monkeypatch.setattr(retrieval, name, leaking)
     _, summary = _run(db, settings, _spec(company), tmp_path / "run")
     cases = gold_report.load_cases(tmp_path / "run")
     for config in summary["configurations"]:
