@@ -124,11 +124,13 @@ def test_the_html_report_is_self_contained(db, settings, company, tmp_path) -> N
     assert "&lt;" not in page or True  # question text is escaped (checked below with a hostile question)
 
 
-def test_lab_answers_equal_the_app_asked_directly(db, settings, company, tmp_path) -> None:
+@pytest.mark.parametrize("mode", ["lexical", "weighted"])
+def test_lab_answers_equal_the_app_asked_directly(db, settings, company, tmp_path, mode) -> None:
     """Exact: the app's own upload path and answer service, asked by hand, give the lab's results."""
-    _run(db, settings, _spec(company, modes=("lexical",)), tmp_path / "run")
+    _run(db, settings, _spec(company, modes=(mode,)), tmp_path / "run")
     lab = {(c["qid"], c["role"]): c for c in gold_report.load_cases(tmp_path / "run")}
-    app_settings = settings.with_(chunk_size=CHUNK_SIZE, chunk_overlap=45, retrieval_mode="lexical", top_k=5,
+    assert len(lab) == CASES
+    app_settings = settings.with_(chunk_size=CHUNK_SIZE, chunk_overlap=45, retrieval_mode=mode, top_k=5,
                                   data_dir=tmp_path / "app")
     app_db = dbmod.open_database(app_settings, "test_lab_app")
     try:
@@ -145,7 +147,7 @@ def test_lab_answers_equal_the_app_asked_directly(db, settings, company, tmp_pat
             assert answer.status == case["answer"]["status"] and list(answer.cited) == case["answer"]["cited"]
             assert [(s.filename, s.page_label, s.text[:600]) for s in answer.sources] == [
                 (s["filename"], s["pages"], s["text"]) for s in case["answer"]["sources"]]
-            found = retrieval.retrieve(app_db, embedder, case["question"], role, k=10, mode="lexical")
+            found = retrieval.retrieve(app_db, embedder, case["question"], role, k=10, mode=mode)
             assert [(s.filename, s.page_label, s.score) for s in found.sources] == [
                 (s["filename"], s["pages"], s["score"]) for s in case["sources"]]
             assert found.evidence.as_dict() == case["gate"]["evidence"]
