@@ -60,6 +60,7 @@ OPEN_GATE = -1.0  # below every evidence score: the gate only refuses when nothi
 SNIPPET_CHARS = 600
 MODE_LABELS = {"weighted": "ağırlıklı", "lexical": "sözcüksel (BM25)", "dense": "yoğun (vektör)", "rrf": "RRF"}
 STAGES = ("index", "ask", "report")
+INGEST_STEPS = {"extract": "sayfalar", "chunk": "parçalar", "embed": "gömme", "store": "kayıt"}
 PROGRESS_WRITE_S = 1.0
 
 
@@ -384,7 +385,12 @@ def run_gold(db: Database, settings: Settings, run_id: int, progress: Progress |
                 built += 1
                 report("index", built, total_docs, f"{c.embedder} · {c.chunk_size} karakter: {doc.filename}")
 
-            ingest_corpus(index, embedder(c.embedder), documents, tick)
+            def step(doc: CorpusDocument, stage: str, done: int, total: int, c: Configuration = c) -> None:
+                report("index", built, total_docs,
+                       f"{c.embedder} · {c.chunk_size} karakter: {doc.filename} ({INGEST_STEPS.get(stage, stage)} "
+                       f"{done}/{total})")
+
+            ingest_corpus(index, embedder(c.embedder), documents, tick, step)
             info = {"namespace": index.namespace, "seconds": round(index.seconds, 3), "chunks": index.chunks,
                     "chunk_overlap": index.chunk_overlap, "documents": len(documents)}
             lab_runs.store_result(db, run_id, c.index_key, "index", info)

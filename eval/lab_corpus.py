@@ -139,15 +139,21 @@ def open_index(settings: Settings, namespace: str, folder: Path, *, embedder_spe
 
 
 def ingest_corpus(index: Index, embedder: object, documents: Sequence[CorpusDocument],
-                  progress: Callable[[CorpusDocument], None] | None = None) -> None:
-    """Every document through `ingest_pdf` with its roles; one user per role to ask as."""
+                  progress: Callable[[CorpusDocument], None] | None = None,
+                  within: Callable[[CorpusDocument, str, int, int], None] | None = None) -> None:
+    """Every document through `ingest_pdf` with its roles; one user per role to ask as.
+
+    `progress(doc)` after each document; `within(doc, stage, done, total)` on each of
+    `ingest_pdf`'s own steps (extract, chunk, every embedding batch, store), so that a job can be
+    cancelled while a large document is being embedded, not only between documents."""
     started = time.perf_counter()
     for doc in documents:
         data = doc.path.read_bytes()
         if hashlib.sha256(data).hexdigest() != doc.sha256:
             raise CorpusError(f"“{doc.filename}” dosyası yüklendiğinden beri değişmiş (sha256 tutmuyor).")
+        step = None if within is None else (lambda stage, done, total, doc=doc: within(doc, stage, done, total))
         result = ingest_pdf(index.db, index.settings, embedder, data, filename=doc.filename, roles=doc.roles,
-                            title=doc.title, uploaded_by="lab")
+                            title=doc.title, uploaded_by="lab", progress=step)
         index.document_ids[result.document_id] = doc.sha256
         index.chunks += result.chunks
         if progress:

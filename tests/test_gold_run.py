@@ -227,6 +227,34 @@ def test_a_cancelled_run_leaves_no_namespace(db, settings, company, tmp_path) ->
     assert lab_namespaces(db) == []
 
 
+def test_a_run_can_be_cancelled_while_a_document_is_embedded(db, settings, company, tmp_path) -> None:
+    """Cancelling is checked on every step of the upload path (each embedding batch), not only
+    between documents: a large document with a slow embedder does not hold a cancel for minutes."""
+    seen: list[tuple[str, int, int]] = []
+    details: list[str] = []
+
+    def cancel_inside_the_first_document(stage, done, total):
+        seen.append((stage, done, total))
+        if stage == "index" and len(seen) == 3:  # the start, then two steps inside the first document
+            raise JobCancelled()
+
+    run = create_gold_run(db, settings, _spec(company), created_by="admin", folder=tmp_path / "run")
+    original = lab_runs.write_progress
+
+    def recording(db_, run_id, progress):
+        details.append(progress["configuration"])
+        return original(db_, run_id, progress)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lab_runs, "write_progress", recording)
+        mp.setattr(gr, "PROGRESS_WRITE_S", 0.0)  # every step written: the page's detail line is checked
+        with pytest.raises(JobCancelled):
+            run_gold(db, settings, run.id, cancel_inside_the_first_document, embedder_factory=hash_factory)
+    assert seen == [("index", 0, 2)] * 3  # no document finished
+    assert any(d.startswith("hash · 300 karakter: isg-yonetmelik.pdf (") for d in details), details
+    assert lab_namespaces(db) == [] and lab_runs.cached_results(db, run.id) == {}
+
+
 def test_two_concurrent_runs_keep_to_their_own_data(db, settings, company, tmp_path) -> None:
     barrier = threading.Barrier(2, timeout=120)
     during: dict[str, list[str]] = {}
