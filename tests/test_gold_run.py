@@ -110,8 +110,15 @@ def test_a_run_measures_the_company_through_the_app(db, settings, company, tmp_p
     assert run.attempt == 1 and run.progress["stage"] == "report"
 
 
+HOSTILE = 'Yemekhane <script>alert(1)</script> & <img src=x onerror="y"> saat kacta?'
+
+
 def test_the_html_report_is_self_contained(db, settings, company, tmp_path) -> None:
-    _, summary = _run(db, settings, _spec(company, modes=("lexical",)), tmp_path / "run")
+    hostile = GOLD_JSONL.replace("Sirket yemekhanesi saat kacta acilir?", HOSTILE.replace('"', '\\"'))
+    assert hostile != GOLD_JSONL
+    version, _ = goldstore.import_file(db, "küçük şirket", "g.jsonl", hostile.encode(), created_by="admin")
+    assert version.version == 2
+    _, summary = _run(db, settings, _spec(version, modes=("lexical",)), tmp_path / "run")
     page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page
     # nothing is fetched when it is opened: no external src/href/url(), only data: images
@@ -121,7 +128,9 @@ def test_the_html_report_is_self_contained(db, settings, company, tmp_path) -> N
     assert len(images) == 7
     assert summary["run"]["data"]["fingerprint"] in page and summary["run"]["code"]["commit"][:12] in page
     assert "İzin sızıntısı: 0" in page and "Öneri." in page
-    assert "&lt;" not in page or True  # question text is escaped (checked below with a hostile question)
+    # the hostile question is text on the page, not markup
+    assert "<script" not in page and "<img src=x" not in page
+    assert "Yemekhane &lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;img" in page
 
 
 @pytest.mark.parametrize("mode", ["lexical", "weighted"])
