@@ -1,6 +1,7 @@
 """The statistics a gold run adds (eval/gold_stats.py) on hand-computed cases: relevance of a
 source, the abstention curve, latency percentiles, the AUC of the gate's score (against
-scikit-learn), the recommendation — and Turkish number formatting (eval/numbers.py)."""
+scikit-learn), the recommendation and its intervals and p-values (against scipy.stats) — and Turkish
+number formatting (eval/numbers.py)."""
 
 from __future__ import annotations
 
@@ -146,3 +147,38 @@ def test_turkish_numbers() -> None:
     assert percent(0.125) == "%12,5"
     assert ci_text([0.886, 0.924]) == "[0,886–0,924]" and ci_text([-0.041, 0.015], signed_values=True) == "[−0,041; +0,015]"
     assert with_ci({"mean": 0.9, "ci": [0.8, 0.95]}) == "0,900 [0,800–0,950]"
+
+
+def test_the_recommendations_intervals_and_p_values_agree_with_scipy() -> None:
+    """The paired interval and p-value behind each comparison, computed again by
+    `scipy.stats.bootstrap` and `scipy.stats.permutation_test` on fixed seeds: the same within
+    Monte-Carlo error (different random draws), and Holm over the family exactly as defined."""
+    from scipy import stats
+
+    n = 60
+    rng = np.random.default_rng(8)  # p ≈ 0.38 and ≈ 0.003: one tie, one clear loss
+    best = rng.random(n)
+    systems = _systems({"best": best, "close": best + rng.normal(0, 0.12, n) - 0.02,
+                        "worse": best + rng.normal(0, 0.12, n) - 0.05})
+    costs = {"best": gs.Cost(900.0, 100.0), "close": gs.Cost(300.0, 50.0), "worse": gs.Cost(10.0, 1.0)}
+    r = gs.recommend(systems, costs, {k: k for k in systems}, "ndcg@10", metrics.bootstrap_indices(n))
+    assert r["best"] == "best"
+    pvalues = {}
+    for name in ("close", "worse"):
+        ours = r["comparisons"][name]
+        system, base = systems[name]["ndcg@10"], systems["best"]["ndcg@10"]
+        d = system - base
+        assert ours["diff"] == pytest.approx(d.mean(), abs=1e-12)
+        boot = stats.bootstrap((d,), np.mean, n_resamples=20000, confidence_level=0.95, method="percentile",
+                               random_state=np.random.default_rng(1))
+        assert ours["ci"] == pytest.approx([boot.confidence_interval.low, boot.confidence_interval.high], abs=0.004)
+        perm = stats.permutation_test((system, base), lambda x, y, axis: np.mean(x - y, axis=axis),
+                                      permutation_type="samples", vectorized=True, n_resamples=20000,
+                                      alternative="two-sided", random_state=np.random.default_rng(2))
+        assert 0.001 < perm.pvalue < 0.5  # a p-value where the comparison means something
+        assert ours["p"] == pytest.approx(perm.pvalue, abs=0.01)
+        pvalues[name] = ours["p"]
+    low, high = sorted(pvalues, key=pvalues.get)
+    assert r["comparisons"][low]["p_holm"] == pytest.approx(min(1.0, 2 * pvalues[low]))
+    assert r["comparisons"][high]["p_holm"] == pytest.approx(max(min(1.0, 2 * pvalues[low]), pvalues[high]))
+    assert r["tied_with_best"] == ["close"] and r["chosen"] == "close"  # the cheaper "worse" is separable
