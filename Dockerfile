@@ -1,4 +1,5 @@
-# Dayanak app image. The database and Ollama run as their own services (compose.yaml).
+# Dayanak image: the app, the REST API and the job worker (compose.yaml). The database and Ollama run
+# as their own services.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
@@ -12,7 +13,7 @@ COPY --chown=dayanak:dayanak . .
 RUN mkdir -p /data && chown dayanak:dayanak /data
 USER dayanak
 ENV DATA_DIR=/data
-EXPOSE 8501
+EXPOSE 8501 8502
 # Healthy = the database answers (Streamlit's own /_stcore/health says 200 even when it does not)
 # and the app serves. `doctor --quick` never starts the embedded server; the app restarts it.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s CMD python -m ragcore doctor --quick && \

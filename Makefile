@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 PORT   ?= 8501
 
-.PHONY: run test lint bench doctor worker download-data clean-venv mutation-check
+.PHONY: run test lint bench doctor worker api download-data clean-venv mutation-check
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ doctor: $(VENV)/.runtime-installed
 # A separate background-job worker (`make run` already runs one inside the app).
 worker: $(VENV)/.runtime-installed
 	$(PY) -m ragcore worker
+
+# The REST API on API_HOST:API_PORT (127.0.0.1:8502); see the README's REST API section.
+api: $(VENV)/.runtime-installed
+	$(PY) -m ragcore api
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .

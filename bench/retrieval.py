@@ -39,13 +39,10 @@ from bench import RESULTS, percentile, publish
 from ragcore import db as dbmod
 from ragcore.config import ROLES, Settings
 from ragcore.retrieval import MODES, RETRIEVAL_SQL, read_snapshot, retrieve, statement_params
-from ragcore.text import lexical_tokens
 
 DOC_CHUNKS = 50
 BATCH_DOCS = 40  # documents per load transaction
 ROLE_CHOICES = tuple(r for r in ROLES if r != "admin")
-CHUNK_COLUMNS = ("document_id, ordinal, page_start, page_end, article, text, char_start, char_end, "
-                 "lex_length, allowed_roles, embedding")
 STAT_TABLES = ("lexicon", "lex_df_histogram", "lex_stats")
 
 
@@ -83,58 +80,20 @@ def synthetic_chunks(n_chunks: int, texts: Sequence[str], vectors: np.ndarray, s
 
 
 def load_documents(conn, batch: list[tuple[list[str], list[tuple[str, np.ndarray]]]], first: int) -> None:
-    """One transaction: the documents, their chunks (COPY) and postings (COPY) — what
-    `ragcore.ingest.store_document` writes, many documents per statement."""
-    doc_ids = []
-    for offset, (roles, _rows) in enumerate(batch):
+    """One transaction: each document through `ragcore.ingest.store_document`, the upload's
+    own write path (documents row, chunks and postings by COPY, statistics triggers)."""
+    import hashlib
+
+    from ragcore.ingest import store_document
+    from ragcore.models import Chunk
+
+    for offset, (roles, rows) in enumerate(batch):
         title = f"bench-{first + offset}"
-        doc_ids.append(conn.execute(
-            "INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
-            "VALUES (%s, %s, encode(sha256(convert_to(%s, 'UTF8')), 'hex'), 1, 1, %s) RETURNING id",
-            (title, f"{title}.pdf", title, roles)).fetchone()[0])
-    tokens = [[lexical_tokens(text) for text, _ in rows] for _, rows in batch]
-    with conn.cursor().copy(f"COPY chunks ({CHUNK_COLUMNS}) FROM STDIN") as copy:
-        for doc_id, (roles, rows), toks in zip(doc_ids, batch, tokens, strict=True):
-            for ordinal, ((text, vec), tk) in enumerate(zip(rows, toks, strict=True)):
-                copy.write_row((doc_id, ordinal, 1, 1, None, text, 0, len(text), len(tk), roles, vec))
-    ids = {(d, o): (i, n, m) for i, d, o, n, m in conn.execute(
-        "SELECT id, document_id, ordinal, lex_length, roles_mask FROM chunks WHERE document_id = ANY(%s)", (doc_ids,))}
-    with conn.cursor().copy("COPY postings (term, chunk_id, tf, doc_len, roles_mask) FROM STDIN") as copy:
-        for doc_id, toks in zip(doc_ids, tokens, strict=True):
-            for ordinal, tk in enumerate(toks):
-                chunk_id, doc_len, mask = ids[(doc_id, ordinal)]
-                for term, tf in Counter(tk).items():
-                    copy.write_row((term, chunk_id, tf, doc_len, mask))
-
-
-def bulk_insert(
-    db: dbmod.Database,
-    title: str,
-    roles: Sequence[str],
-    chunks: Sequence[tuple[str, int, str | None]],
-    vectors: np.ndarray,
-) -> int:
-    """One document with its (text, page, article) chunks, vectors and postings via COPY, in
-    one transaction (scripts/calibrate_threshold.py stores its corpora with it)."""
-    with db.connection() as conn:
-        doc_id = conn.execute(
-            "INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
-            "VALUES (%s, %s, encode(sha256(convert_to(%s || clock_timestamp()::text || random()::text, 'UTF8')),"
-            " 'hex'), 1, %s, %s) RETURNING id",
-            (title, f"{title}.pdf", title, max([p for _, p, _ in chunks] or [1]), list(roles)),
-        ).fetchone()[0]
-        tokens = [lexical_tokens(text) for text, _, _ in chunks]
-        with conn.cursor().copy(f"COPY chunks ({CHUNK_COLUMNS}) FROM STDIN") as copy:
-            for ordinal, ((text, page, article), tk, vec) in enumerate(zip(chunks, tokens, vectors, strict=True)):
-                copy.write_row((doc_id, ordinal, page, page, article, text, 0, len(text), len(tk), list(roles), vec))
-        ids = {o: (i, n, m) for o, i, n, m in conn.execute(
-            "SELECT ordinal, id, lex_length, roles_mask FROM chunks WHERE document_id = %s", (doc_id,))}
-        with conn.cursor().copy("COPY postings (term, chunk_id, tf, doc_len, roles_mask) FROM STDIN") as copy:
-            for ordinal, tk in enumerate(tokens):
-                chunk_id, doc_len, mask = ids[ordinal]
-                for term, tf in Counter(tk).items():
-                    copy.write_row((term, chunk_id, tf, doc_len, mask))
-    return doc_id
+        meta = {"title": title, "filename": f"{title}.pdf", "sha256": hashlib.sha256(title.encode()).hexdigest(),
+                "size_bytes": 1, "page_count": 1, "allowed_roles": list(roles)}
+        chunks = [Chunk(ordinal=ordinal, text=text, page_start=1, page_end=1, article=None, char_start=0,
+                        char_end=len(text)) for ordinal, (text, _) in enumerate(rows)]
+        store_document(conn, meta, chunks, np.vstack([vec for _, vec in rows]))
 
 
 def build(db: dbmod.Database, n_chunks: int, texts: Sequence[str], vectors: np.ndarray) -> dict:

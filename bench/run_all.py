@@ -16,7 +16,7 @@ import psutil
 
 from bench import RESULTS
 
-BENCHMARKS = ("embedders", "ingest", "retrieval", "sweep", "load")
+BENCHMARKS = ("embedders", "ingest", "retrieval", "sweep", "load", "api_load")
 
 
 def machine_line() -> str:

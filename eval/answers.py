@@ -1,11 +1,15 @@
-"""Answer evaluation: the seed's protocol with the app's own prompt, generator and refusal gate.
+"""Answer evaluation: the seed's protocol, answered by the app's own `AnswerService`.
 
-Two disjoint random samples of dev questions (seed 0): 300 *answerable* (context = top-5 from the
-whole corpus) and 150 *unanswerable* (top-5 after removing every chunk of the question's own
-article, so the answer cannot be in the context). Each question goes through the app's path:
-evidence gate (`ragcore.calibration`), `ragcore.prompt.build_messages`, the configured generator
-(`ragcore.generation.make_generator`; the extractive one is `ragcore.extractive`),
-`ragcore.answer.settle` (citations, refusal, instruction echo → quoted passages).
+Two disjoint random samples of dev questions (seed 0): 300 *answerable* (the whole corpus) and 150
+*unanswerable* (the question's own article withdrawn from the corpus while it is asked, so the
+answer cannot be in the context). The corpus is stored through the upload's write path in the
+namespace `eval_tquad_<size>` (`eval.retrievers.ProductionRetriever`), and each question is asked
+through `ragcore.answer.AnswerService.ask` as an admin of that namespace: retrieval SQL
+(`ragcore.retrieval.retrieve`, the mode the app resolves), the evidence gate
+(`ragcore.calibration`), `ragcore.prompt.build_messages`, the configured generator
+(`ragcore.generation.make_generator`; the extractive one is `ragcore.extractive`) and
+`ragcore.answer.settle`. The ranking and evidence recorded per question come from the same
+`retrieve` call the service makes (deterministic, so they are the service's own).
 
 Scoring is deterministic (no judge model), see `score_answer`. Answers are cached line by line in
 the run folder, so an interrupted run resumes where it stopped.
@@ -16,7 +20,7 @@ from __future__ import annotations
 import json
 import random
 import re
-import time
+import secrets
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,10 +28,16 @@ from pathlib import Path
 import numpy as np
 
 from eval import metrics
-from eval.relevance import relevance, unanswerable_mask
-from eval.retrievers import Workspace, make_retriever, tokenize_all
+from eval.relevance import relevance
+from eval.retrievers import Workspace, make_retriever
 from eval.tquad import Progress, Question
-from ragcore.models import FALLBACK_ANSWER, Source
+from ragcore.models import (
+    FALLBACK_ANSWER,
+    STATUS_ANSWERED,
+    STATUS_ERROR,
+    STATUS_FALLBACK,
+    STATUS_NEEDS_REVIEW,
+)
 from ragcore.text import lexical_tokens, turkish_lower, words
 
 SAMPLE_SEED = 0
@@ -123,10 +133,13 @@ def score_answer(gold: str, answer: str, context: Sequence[str], cited_relevant:
 
 # --------------------------------------------------------------------------- protocol
 
+RETRIEVERS = ("production", *(f"production-{m}" for m in ("rrf", "weighted", "dense", "lexical")))
+EVAL_USER = "eval-lab"
+
 
 @dataclass
 class AnswerConfig:
-    retriever: str = "hybrid-weighted"
+    retriever: str = "production"  # the app's retrieval; production-<mode> forces a mode
     chunk_size: int = 1000
     answerable: int = 300
     unanswerable: int = 150
@@ -135,6 +148,12 @@ class AnswerConfig:
 
     def fingerprint(self, generator_label: str) -> str:
         return f"{self.retriever}|{self.chunk_size}|{self.k}|{self.gate}|{generator_label}"
+
+    def mode(self) -> str | None:
+        if self.retriever not in RETRIEVERS:
+            raise ValueError(f"answers go through the app's retrieval: --retriever must be one of "
+                             f"{', '.join(RETRIEVERS)}, not {self.retriever!r}")
+        return self.retriever.partition("-")[2] or None
 
 
 def sample_groups(questions: Sequence[Question], answerable: int, unanswerable: int,
@@ -158,75 +177,35 @@ def load_cache(path: Path, fingerprint: str) -> dict[str, dict]:
     return done
 
 
-def _sources(ws: Workspace, size: int, ranking: Sequence[int], scores: Sequence[float]) -> list[Source]:
-    chunks = ws.chunks(size)
-    out = []
-    for rank, (i, s) in enumerate(zip(ranking, scores, strict=True), start=1):
-        c = chunks.chunks[i]
-        art = ws.corpus.articles[c.article]
-        out.append(Source(rank=rank, chunk_id=i, document_id=c.article, title=art.title, filename=art.key,
-                          page_start=1, page_end=1, article=None, score=float(s), text=c.text))
-    return out
+def service_settings(settings, config: AnswerConfig):
+    """The settings the service answers with: the run's k and mode; without the gate, a
+    threshold nothing falls below (a question with no permitted chunk is still refused)."""
+    changes: dict = {"top_k": config.k}
+    if config.mode():
+        changes["retrieval_mode"] = config.mode()
+    if not config.gate:
+        changes["refusal_threshold"] = float("-inf")
+    return settings.with_(**changes)
 
 
-def evidence_for(ws: Workspace, size: int, questions: Sequence[Question], exclude) -> list:
-    """The refusal evidence of ragcore.retrieval (EVIDENCE_CTE), computed exactly over the permitted chunks.
+def answer_service(db, settings, embedder, generator):
+    """`AnswerService` over the namespace, and the admin it answers as (created once)."""
+    from ragcore import users
+    from ragcore.answer import AnswerService
 
-    best cosine and best BM25 over the permitted chunks; coverage = share of the question's content
-    terms (`ragcore.retrieval.evidence_terms`) present in the best BM25 chunk, each weighted by
-    qtf × ln(1 + (N − df + 0.5)/(df + 0.5)) — the same formula as the SQL.
-    """
-    from ragcore.retrieval import Evidence, evidence_terms, query_terms
-
-    chunks = ws.chunks(size)
-    index = ws.bm25(size, "prefix5")
-    vectors = ws.vectors("default", chunks.texts, f"chunks {size}", "p")
-    qvec = ws.vectors("default", [q.question for q in questions], f"answer questions ({len(questions)})", "q")
-    postings = _chunk_terms(ws, size)
-    n = len(chunks)
-    out = []
-    for qi, q in enumerate(questions):
-        allowed = np.ones(n, dtype=bool)
-        allowed[list(exclude[qi])] = False
-        terms = query_terms(q.question)  # the app's lexical query: stop words dropped
-        lex = index.scores(terms)
-        lex[~allowed] = -np.inf
-        best = int(np.argmax(lex))
-        content = set(evidence_terms(q.question))
-        weights = {}
-        for t in set(terms) & content:
-            df = index.df[index.vocab[t]] if t in index.vocab else 0.0
-            weights[t] = terms.count(t) * np.log(1 + (n - df + 0.5) / (df + 0.5))
-        total = sum(weights.values())
-        covered = sum(w for t, w in weights.items() if t in postings[best])
-        cos = vectors @ qvec[qi]
-        out.append(Evidence(best_cosine=float(cos[allowed].max()), best_bm25=float(lex[best]),
-                            coverage=float(covered / total) if total else 0.0, permitted_hits=int(allowed.sum())))
-    return out
-
-
-def _chunk_terms(ws: Workspace, size: int) -> list[set[str]]:
-    return [set(t) for t in tokenize_all(ws.chunks(size).texts, "prefix5")]
-
-
-def _generate(generator, embedder, question: str, sources: list[Source]) -> tuple[str, str, tuple[int, ...], float]:
-    """The answer service's generation step: prompt → stream → `ragcore.answer.settle`."""
-    from ragcore.answer import settle
-    from ragcore.prompt import build_messages
-
-    started = time.perf_counter()
-    raw = "".join(generator.stream(build_messages(question, sources), sources, question))
-    result, _ = settle(raw, sources, question, embedder, llm=getattr(generator, "kind", "") != "extractive")
-    return result.text, result.kind, tuple(result.cited), time.perf_counter() - started
+    user = users.get_user(db, EVAL_USER) or users.create_user(db, EVAL_USER, "admin", secrets.token_urlsafe(24))
+    return AnswerService(db, settings, embedder, generator), user
 
 
 def run_answers(settings, config: AnswerConfig, out_dir: Path, progress: Progress | None = None, *,
                 workspace: Workspace | None = None, generator=None,
-                questions: Sequence[Question] | None = None) -> dict:
+                questions: Sequence[Question] | None = None, namespace: str | None = None,
+                keep_namespace: bool = False) -> dict:
     """Run (or resume) the answer evaluation into `out_dir`; return the summary."""
     from eval.report import run_card, write_csv, write_json
     from eval.sweep import make_workspace
 
+    config.mode()  # a bad --retriever fails before anything is stored
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     ws = workspace or make_workspace(settings, progress)
@@ -241,34 +220,49 @@ def run_answers(settings, config: AnswerConfig, out_dir: Path, progress: Progres
     fingerprint = config.fingerprint(getattr(generator, "label", "?"))
     cache_path = out_dir / ANSWERS_FILE
     done = load_cache(cache_path, fingerprint)
-    threshold = _threshold(settings, embedder, config)
 
+    production = make_retriever("production")
+    if namespace:
+        production.namespace = lambda size: namespace
+    answer_settings = service_settings(settings, config)
+    db = production._open(ws, config.chunk_size)
     rows: list[dict] = []
-    retriever = make_retriever(config.retriever)
-    chunks = ws.chunks(config.chunk_size)
-    for group, picked in groups.items():
-        qs = [pool[i] for i in picked]
-        exclude = [unanswerable_mask(chunks, q) if group == "unanswerable" else [] for q in qs]
-        top = retriever.rank(ws, config.chunk_size, qs, "dev", config.k, exclude)
-        rel = relevance(chunks, qs)
-        evidence = evidence_for(ws, config.chunk_size, qs, exclude) if config.gate else [None] * len(qs)
-        with cache_path.open("a", encoding="utf-8") as cache:
-            for n, (q, ranking, ev, relevant) in enumerate(zip(qs, top, evidence, rel, strict=True)):
-                if progress:
-                    progress(f"answering {group}", n, len(qs))
-                key = f"{group}:{q.qid}"
-                if key not in done:
-                    done[key] = _answer_one(ws, config, generator, embedder, q, ranking, ev, threshold)
-                    done[key].update({"key": key, "fingerprint": fingerprint})
-                    cache.write(json.dumps(done[key], ensure_ascii=False) + "\n")
-                    cache.flush()
-                rows.append(_row(ws, config, group, q, done[key], set(relevant)))
-        if progress:
-            progress(f"answering {group}", len(qs), len(qs))
+    try:
+        service, user = answer_service(db, answer_settings, embedder, generator)
+        threshold = _threshold(service, config)
+        index = production.chunk_index(db, ws, config.chunk_size)
+        chunks = ws.chunks(config.chunk_size)
+        for group, picked in groups.items():
+            qs = [pool[i] for i in picked]
+            rel = relevance(chunks, qs)
+            with cache_path.open("a", encoding="utf-8") as cache:
+                for n, (q, relevant) in enumerate(zip(qs, rel, strict=True)):
+                    if progress:
+                        progress(f"answering {group}", n, len(qs))
+                    key = f"{group}:{q.qid}"
+                    if key not in done:
+                        if group == "unanswerable":
+                            with production.withdrawn(db, ws, config.chunk_size, q.article, index):
+                                done[key] = ask(service, user, db, q.question, index)
+                        else:
+                            done[key] = ask(service, user, db, q.question, index)
+                        done[key].update({"key": key, "fingerprint": fingerprint})
+                        cache.write(json.dumps(done[key], ensure_ascii=False) + "\n")
+                        cache.flush()
+                    rows.append(_row(ws, config, group, q, done[key], set(relevant)))
+            if progress:
+                progress(f"answering {group}", len(qs), len(qs))
+    finally:
+        if not keep_namespace:
+            from ragcore import db as dbmod
+
+            dbmod.drop_namespace(db, production.namespace(config.chunk_size))
+        db.close()
 
     summary = {
         "run": run_card("answers", ws.corpus, {**asdict(config), "sample_seed": SAMPLE_SEED,
-                                               "threshold": threshold, "scoring": scoring_rules()},
+                                               "mode": service.mode, "threshold": threshold,
+                                               "scoring": scoring_rules()},
                         embedders={"default": embedder}, generator=generator, settings=settings),
         "groups": summarise_groups(rows),
     }
@@ -279,30 +273,27 @@ def run_answers(settings, config: AnswerConfig, out_dir: Path, progress: Progres
     return summary
 
 
-def _threshold(settings, embedder, config: AnswerConfig) -> dict | None:
+def _threshold(service, config: AnswerConfig) -> dict | None:
     if not config.gate:
         return None
-    from ragcore import calibration
-    from ragcore.retrieval import resolve_mode
-
-    mode = resolve_mode(settings, embedder)
-    t = calibration.threshold_for(getattr(embedder, "name", ""), mode, settings)
-    return {"value": t.value, "signal": t.signal, "measured": t.measured, "mode": mode}
+    t = service.threshold
+    return {"value": t.value, "signal": t.signal, "measured": t.measured, "mode": service.mode}
 
 
-def _answer_one(ws, config, generator, embedder, q: Question, ranking, evidence, threshold) -> dict:
-    ranking = [int(i) for i in ranking if i >= 0]
-    if evidence is not None and threshold is not None:
-        from ragcore import calibration
+KINDS = {STATUS_NEEDS_REVIEW: "gate", STATUS_FALLBACK: "refusal", STATUS_ANSWERED: "answer", STATUS_ERROR: "error"}
 
-        if calibration.should_refuse(evidence, calibration.Threshold(threshold["value"], threshold["signal"],
-                                                                     threshold["measured"])):
-            return {"answer": FALLBACK_ANSWER, "kind": "gate", "cited": [], "ranking": ranking, "seconds": 0.0,
-                    "evidence": evidence.as_dict()}
-    sources = _sources(ws, config.chunk_size, ranking, [0.0] * len(ranking))
-    text, kind, cited, seconds = _generate(generator, embedder, q.question, sources)
-    return {"answer": text, "kind": kind, "cited": list(cited), "ranking": ranking, "seconds": round(seconds, 3),
-            "evidence": evidence.as_dict() if evidence is not None else None}
+
+def ask(service, user, db, question: str, index: dict[int, int]) -> dict:
+    """One question through `AnswerService.ask`, with the ranking and evidence of the same
+    `retrieve` call the service makes (chunk indices into the run's ChunkSet)."""
+    from ragcore.retrieval import retrieve
+
+    retrieval = retrieve(service.read_db, service.embedder, question, user.role, k=service.settings.top_k,
+                         mode=service.mode)
+    answer = service.ask(user, question)
+    return {"answer": answer.text, "kind": KINDS[answer.status], "cited": list(answer.cited),
+            "ranking": [index[s.chunk_id] for s in retrieval.sources],
+            "seconds": round((answer.total_ms or 0.0) / 1000, 3), "evidence": retrieval.evidence.as_dict()}
 
 
 def _row(ws, config, group: str, q: Question, cached: dict, relevant: set[int]) -> dict:

@@ -78,8 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_retrieval)
 
     p = sub.add_parser("answers", help="answer evaluation: 300 answerable + 150 unanswerable dev questions")
-    p.add_argument("--retriever", default="hybrid-weighted",
-                   help="exact retriever for the top-5 context (default: the measured best mode for USE)")
+    p.add_argument("--retriever", default="production",
+                   help="production (the app's retrieval and mode, through AnswerService) or "
+                        "production-<rrf|weighted|dense|lexical> to force a mode")
     p.add_argument("--chunk-size", type=int, default=1000)
     p.add_argument("--answerable", type=int, default=300)
     p.add_argument("--unanswerable", type=int, default=150)

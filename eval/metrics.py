@@ -7,18 +7,18 @@ gain 1/log2(rank + 1), normalised by the ideal ranking of all the question's rel
 (min(R, 10) of them at the top); so a system that ranks both overlapping chunks first scores 1,
 one that ranks only one of them first scores a little less. This is the standard binary nDCG.
 
-Uncertainty: 95 % percentile bootstrap over questions (2,000 resamples, fixed seed; the same
-resample indices for every system, so CIs of differences are paired). Significance against a
-baseline: paired sign-flip randomization test on per-question differences, Holm-corrected across
-the compared systems per metric.
+Uncertainty: 95 % percentile bootstrap over questions (`scipy.stats.bootstrap`, 2,000 resamples,
+fixed seed; the same resample indices for every system, so CIs of differences are paired).
+Significance against a baseline: paired sign-flip randomization test on per-question differences
+(`scipy.stats.permutation_test`), Holm-corrected across the compared systems per metric.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 
 import numpy as np
+from scipy import stats
 
 METRICS: tuple[str, ...] = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
 RESAMPLES = 2000
@@ -79,24 +79,51 @@ def recall_curve(first_ranks: np.ndarray, max_k: int = DEPTH) -> list[float]:
 
 
 # --------------------------------------------------------------------------- bootstrap
+# scipy.stats does the statistics. The one thing kept by hand is the shared resample matrix:
+# every system of a run is resampled with the *same* question indices, so that the CI of a
+# difference is paired and a system's own CI and its difference CI come from one draw. That
+# matrix is exactly what `scipy.stats.bootstrap` draws for n observations from
+# `np.random.default_rng(SEED)` (tests/test_stats.py checks the intervals against scipy's, and
+# the sign-flip p-values against `scipy.stats.permutation_test`, on fixed seeds).
 
 
 def bootstrap_indices(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
-    """(resamples, n) question indices; shared by all systems so that comparisons are paired."""
+    """(resamples, n) question indices; shared by all systems so that comparisons are paired.
+
+    The same draw as `scipy.stats.bootstrap(..., n_resamples=resamples, rng=default_rng(seed))`."""
     return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
 
 
 def percentile_ci(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    lo, hi = np.percentile(samples, [tail, 100.0 - tail])
+    """The percentile interval of a bootstrap distribution, as scipy.stats.bootstrap computes it
+    (`method="percentile"`: `scipy.stats.quantile` at (1 − c)/2 and (1 + c)/2)."""
+    tail = (1.0 - confidence) / 2.0
+    lo, hi = stats.quantile(np.asarray(samples, dtype=float), np.array([tail, 1.0 - tail]))
     return float(lo), float(hi)
 
 
-def bootstrap_ci(values: np.ndarray, indices: np.ndarray | None = None) -> tuple[float, float]:
-    """95 % percentile bootstrap CI of the mean of `values`."""
+def scipy_bootstrap_ci(values: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED,
+                       confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """95 % percentile bootstrap CI of the mean by `scipy.stats.bootstrap` itself."""
     values = np.asarray(values, dtype=float)
-    idx = bootstrap_indices(len(values)) if indices is None else indices
-    return percentile_ci(values[idx].mean(axis=1))
+    if len(values) and np.all(values == values[0]):  # scipy warns on a degenerate sample; the CI is the value
+        return float(values[0]), float(values[0])
+    result = stats.bootstrap((values,), np.mean, n_resamples=resamples, method="percentile",
+                             confidence_level=confidence, vectorized=True, rng=np.random.default_rng(seed))
+    ci = result.confidence_interval
+    return float(ci.low), float(ci.high)
+
+
+def bootstrap_ci(values: np.ndarray, indices: np.ndarray | None = None) -> tuple[float, float]:
+    """95 % percentile bootstrap CI of the mean of `values`.
+
+    Without `indices`: `scipy.stats.bootstrap`. With the run's shared `indices` (one draw for
+    every system, see above): the percentile interval of the means over those resamples, which
+    is scipy's result whenever `indices` is `bootstrap_indices(len(values))`."""
+    values = np.asarray(values, dtype=float)
+    if indices is None:
+        return scipy_bootstrap_ci(values)
+    return percentile_ci(values[indices].mean(axis=1))
 
 
 def summarise(scores: Mapping[str, np.ndarray], indices: np.ndarray | None = None) -> dict[str, dict]:
@@ -113,26 +140,30 @@ def summarise(scores: Mapping[str, np.ndarray], indices: np.ndarray | None = Non
 # --------------------------------------------------------------------------- paired comparison
 
 
-@lru_cache(maxsize=4)
-def _signs(n: int, permutations: int, seed: int) -> np.ndarray:
-    """The ±1 sign-flip matrix, drawn once per (n, permutations, seed) and shared by every test."""
-    rng = np.random.default_rng(seed)
-    return rng.choice(np.array([-1.0, 1.0]), size=(permutations, n))
+def _abs_sum(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.abs(np.sum(x, axis=axis))
 
 
 def randomization_p(diffs: np.ndarray, permutations: int = PERMUTATIONS, seed: int = SEED) -> float:
-    """Two-sided paired sign-flip test of mean(diffs) = 0, with the +1 correction (never 0)."""
+    """Two-sided paired sign-flip test of mean(diffs) = 0: `scipy.stats.permutation_test` on one
+    sample (`permutation_type="samples"` flips signs) with the statistic |sum|, so that "as
+    extreme" means |sum of flipped| ≥ |observed sum|. Random flips have scipy's +1 correction
+    (never 0); with 2**n ≤ permutations scipy enumerates every sign pattern (exact p)."""
     d = np.asarray(diffs, dtype=float)
     if not np.any(d):
         return 1.0
-    observed = abs(d.sum())
-    flipped = np.abs(_signs(len(d), permutations, seed) @ d)
-    hits = int(np.sum(flipped >= observed - 1e-9))
-    return (hits + 1) / (permutations + 1)
+    result = stats.permutation_test((d,), _abs_sum, permutation_type="samples", alternative="greater",
+                                    n_resamples=permutations, vectorized=True, batch=2000,
+                                    rng=np.random.default_rng(seed))
+    return float(result.pvalue)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm step-down adjusted p-values (monotone, capped at 1), in the input order."""
+    """Holm step-down adjusted p-values (monotone, capped at 1), in the input order.
+
+    Kept by hand: scipy.stats has only false-discovery-rate control (`false_discovery_control`,
+    Benjamini-Hochberg/Yekutieli), not Holm's family-wise step-down; statsmodels is not a
+    dependency for these eight lines."""
     m = len(pvalues)
     order = sorted(range(m), key=lambda i: pvalues[i])
     adjusted = [0.0] * m
@@ -178,3 +209,15 @@ def compare(
             results[name]["p_holm"] = p_holm
             rows[name]["metrics"][metric] = results[name]
     return [rows[name] for name in others]
+
+
+# --------------------------------------------------------------------------- separation
+
+
+def auc(positives: Sequence[float], negatives: Sequence[float]) -> float:
+    """P(a random positive scores above a random negative), ties counted half: the Mann-Whitney
+    U statistic of the positives over n_pos × n_neg (`scipy.stats.mannwhitneyu`)."""
+    pos, neg = np.asarray(positives, dtype=float), np.asarray(negatives, dtype=float)
+    if not len(pos) or not len(neg):
+        raise ValueError("AUC needs at least one positive and one negative score")
+    return float(stats.mannwhitneyu(pos, neg, alternative="two-sided").statistic / (len(pos) * len(neg)))

@@ -17,19 +17,23 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from eval.tquad import ChunkSet, Corpus, Progress, Question, chunk_corpus
-from ragcore.text import TOKENIZERS, get_tokenizer, words
+from ragcore import bm25, retrieval
+from ragcore.text import TOKENIZERS, get_tokenizer
 
-BM25_K1 = 1.5
-BM25_B = 0.75
-BM25_EPSILON = 0.25
-RRF_K = 60
-FUSION_CANDIDATES = 50  # ragcore.retrieval.MIN_CANDIDATES for k <= 12
+# The app's constants, never retyped: BM25Okapi's k1/b/epsilon (ragcore.bm25), RRF's k and the
+# per-leg candidates of ragcore.retrieval (max(MIN_CANDIDATES, 4k) = MIN_CANDIDATES for k <= 12).
+BM25_K1 = bm25.K1
+BM25_B = bm25.B
+BM25_EPSILON = bm25.EPSILON
+RRF_K = retrieval.RRF_K
+FUSION_CANDIDATES = retrieval.MIN_CANDIDATES
 # The production lexical leg: prefix-5 postings, the question without stop words
 # (ragcore.retrieval.query_terms). `bm25-app`; the hybrids and the production gap use it.
 APP_LEXICAL = "app"
@@ -97,11 +101,7 @@ class BM25Index:
 
 
 def tokenize_all(texts: Sequence[str], tokenizer: str) -> list[list[str]]:
-    """Tokenise texts; plain and prefix-5 share one pass of `words` (the slow part)."""
-    if tokenizer == "plain":
-        return [words(t) for t in texts]
-    if tokenizer == "prefix5":
-        return [[w[:5] for w in words(t)] for t in texts]
+    """Tokenise texts with a `ragcore.text` tokenizer ("prefix5" is `lexical_tokens`, the postings' form)."""
     fn = get_tokenizer(tokenizer)
     return [fn(t) for t in texts]
 
@@ -293,13 +293,11 @@ class BM25Retriever(Retriever):
         return {**super().config(), "tokenizer": self.tokenizer, "k1": BM25_K1, "b": BM25_B}
 
     def scores(self, ws, size, questions, split):
-        from ragcore.retrieval import query_terms
-
         app = self.tokenizer == APP_LEXICAL
         index = ws.bm25(size, "prefix5" if app else self.tokenizer)
         if ws.progress:
             ws.progress(f"scoring {self.name} {size}", 0, len(questions))
-        queries = ([query_terms(q.question) for q in questions] if app
+        queries = ([retrieval.query_terms(q.question) for q in questions] if app
                    else tokenize_all([q.question for q in questions], self.tokenizer))
         out = index.score_matrix(queries)
         if ws.progress:
@@ -360,8 +358,11 @@ class WeightedRetriever(Retriever):
         return top_indices(weighted_scores(dense, lexical, w, exclude), depth)
 
 
-def tune_weight(ws: Workspace, size: int, retriever: WeightedRetriever) -> dict:
-    """Grid-search w on a fixed sample of train questions: best Recall@5, then MRR@10, then lower w."""
+def tune_weight(ws: Workspace, size: int, retriever: WeightedRetriever,
+                weights: Sequence[float] = WEIGHT_GRID) -> dict:
+    """The one tuning of the dense weight (the sweep's `hybrid-weighted` and scripts/tune_retrieval.py
+    both call it): grid search on a fixed sample of train questions, exact fusion over every chunk;
+    best Recall@5, then MRR@10, then the lower w."""
     from eval.metrics import per_question
     from eval.relevance import relevance
     from eval.tquad import sample_train_questions
@@ -371,13 +372,13 @@ def tune_weight(ws: Workspace, size: int, retriever: WeightedRetriever) -> dict:
     dense = retriever.dense.scores(ws, size, questions, "train")
     lexical = retriever.lexical.scores(ws, size, questions, "train")
     grid = []
-    for i, w in enumerate(WEIGHT_GRID):
+    for i, w in enumerate(weights):
         if ws.progress:
-            ws.progress(f"tuning weight {size}", i, len(WEIGHT_GRID))
+            ws.progress(f"tuning weight {size}", i, len(weights))
         scores = per_question(top_indices(weighted_scores(dense, lexical, w), 10), rel)
         grid.append({"weight": w, "recall@5": float(scores["recall@5"].mean()), "mrr@10": float(scores["mrr@10"].mean())})
     if ws.progress:
-        ws.progress(f"tuning weight {size}", len(WEIGHT_GRID), len(WEIGHT_GRID))
+        ws.progress(f"tuning weight {size}", len(weights), len(weights))
     best = max(grid, key=lambda g: (g["recall@5"], g["mrr@10"], -g["weight"]))
     return {"weight": best["weight"], "train_questions": len(questions), "objective": "recall@5 then mrr@10",
             "grid": grid}
@@ -455,34 +456,41 @@ def corpus_fingerprint(chunks: ChunkSet, model: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def store_corpus(db, chunks: ChunkSet, corpus: Corpus, vectors: np.ndarray, marker: str,
-                 progress: Progress | None = None, batch: int = 100) -> None:
-    """Write the chunked corpus through `ragcore.ingest.store_document` (the upload's own write
-    path: COPY, lexical tokens, triggers), one document per article, `batch` articles per transaction."""
+def store_articles(conn, chunks: ChunkSet, corpus: Corpus, articles: Sequence[int], vectors: np.ndarray,
+                   marker: str) -> None:
+    """Inside the caller's transaction: each article as one document through
+    `ragcore.ingest.store_document` (the upload's own write path: COPY, lexical tokens, triggers)."""
     from ragcore import ingest
     from ragcore.models import Chunk
 
+    for index in articles:
+        article = corpus.articles[index]
+        members = chunks.by_article[article.index]
+        if not members:
+            continue
+        data = article.text.encode("utf-8")  # the key is hashed in too: some articles share a text
+        meta = {
+            "title": article.title[:500] or article.key,
+            "filename": article.key,
+            "sha256": hashlib.sha256(article.key.encode() + b"\0" + data).hexdigest(),
+            "size_bytes": len(data),
+            "page_count": 1,
+            "allowed_roles": ["admin"],
+            "uploaded_by": marker,
+        }
+        pieces = [Chunk(ordinal=chunks.chunks[i].ordinal, text=chunks.chunks[i].text, page_start=1, page_end=1,
+                        article=None, char_start=chunks.chunks[i].start, char_end=chunks.chunks[i].end)
+                  for i in members]
+        ingest.store_document(conn, meta, pieces, vectors[members])
+
+
+def store_corpus(db, chunks: ChunkSet, corpus: Corpus, vectors: np.ndarray, marker: str,
+                 progress: Progress | None = None, batch: int = 100) -> None:
+    """Write the chunked corpus, one document per article, `batch` articles per transaction."""
     total = len(corpus.articles)
     for lo in range(0, total, batch):
         with db.connection() as conn:
-            for article in corpus.articles[lo : lo + batch]:
-                members = chunks.by_article[article.index]
-                if not members:
-                    continue
-                data = article.text.encode("utf-8")  # the key is hashed in too: some articles share a text
-                meta = {
-                    "title": article.title[:500] or article.key,
-                    "filename": article.key,
-                    "sha256": hashlib.sha256(article.key.encode() + b"\0" + data).hexdigest(),
-                    "size_bytes": len(data),
-                    "page_count": 1,
-                    "allowed_roles": ["admin"],
-                    "uploaded_by": marker,
-                }
-                pieces = [Chunk(ordinal=chunks.chunks[i].ordinal, text=chunks.chunks[i].text, page_start=1, page_end=1,
-                                article=None, char_start=chunks.chunks[i].start, char_end=chunks.chunks[i].end)
-                          for i in members]
-                ingest.store_document(conn, meta, pieces, vectors[members])
+            store_articles(conn, chunks, corpus, range(lo, min(lo + batch, total)), vectors, marker)
         if progress:
             progress(f"storing corpus {chunks.size}", min(lo + batch, total), total)
 
@@ -497,6 +505,7 @@ class ProductionRetriever(Retriever):
         self.keep_namespace = False
         self.used: set[int] = set()
         self.report: dict[int, dict] = {}
+        self.markers: dict[int, str] = {}
 
     def config(self) -> dict:
         return {**super().config(), "mode": self.mode or "auto (resolve_mode)", "role": "admin"}
@@ -511,6 +520,7 @@ class ProductionRetriever(Retriever):
         chunks = ws.chunks(size)
         embedder = ws.embedder("default")
         marker = f"eval-lab:{corpus_fingerprint(chunks, embedder.name)}"
+        self.markers[size] = marker
         db = dbmod.open_database(ws.settings, self.namespace(size))
         with db.connection() as conn:
             stored = conn.execute("SELECT count(*), count(DISTINCT uploaded_by), max(uploaded_by) FROM documents").fetchone()
@@ -542,14 +552,11 @@ class ProductionRetriever(Retriever):
             texts = [q.question for q in questions]
             qe = _QueryVectors(embedder, texts, ws.vectors("default", texts, f"{split} questions ({len(texts)})", "q"))
             mode = resolve_mode(ws.settings, embedder, self.mode)
-            with db.connection() as conn:
-                rows = conn.execute("SELECT c.id, d.filename, c.ordinal FROM chunks c JOIN documents d ON d.id = c.document_id")
-                by_db_id = {row[0]: f"{row[1]}#{row[2]}" for row in rows}
-            index = {c.chunk_id: c.index for c in ws.chunks(size).chunks}
+            index = self.chunk_index(db, ws, size)
             out = np.full((len(questions), depth), -1, dtype=np.int64)
             for qi, text in enumerate(texts):
                 sources = search(db, qe, text, "admin", k=depth, mode=mode, settings=ws.settings)
-                ids = [index[by_db_id[s.chunk_id]] for s in sources][:depth]
+                ids = [index[s.chunk_id] for s in sources][:depth]
                 out[qi, : len(ids)] = ids
                 if ws.progress and (qi % 25 == 0 or qi == len(texts) - 1):
                     ws.progress(f"querying {self.name} {size}", qi + 1, len(texts))
@@ -564,6 +571,38 @@ class ProductionRetriever(Retriever):
                 dbmod.drop_namespace(db, self.namespace(size))
             db.close()
         return out
+
+    @staticmethod
+    def chunk_index(db, ws: Workspace, size: int, document_ids: Sequence[int] | None = None) -> dict[int, int]:
+        """Database chunk id → index into the size's ChunkSet (by article key and ordinal)."""
+        index = {c.chunk_id: c.index for c in ws.chunks(size).chunks}
+        sql = "SELECT c.id, d.filename, c.ordinal FROM chunks c JOIN documents d ON d.id = c.document_id"
+        with db.connection() as conn:
+            rows = (conn.execute(sql + " WHERE d.id = ANY(%s)", (list(document_ids),)) if document_ids is not None
+                    else conn.execute(sql))
+            return {row[0]: index[f"{row[1]}#{row[2]}"] for row in rows}
+
+    @contextmanager
+    def withdrawn(self, db, ws: Workspace, size: int, article: int, index: dict[int, int]) -> Iterator[None]:
+        """The namespace without one article (its document deleted, statistics updated by the
+        triggers) for the duration of the block, then stored again the same way; `index` is
+        updated with the new chunk ids. The answer evaluation's unanswerable protocol."""
+        key = ws.corpus.articles[article].key
+        with db.connection() as conn:
+            gone = [row[0] for row in conn.execute("DELETE FROM chunks WHERE document_id IN "
+                                                   "(SELECT id FROM documents WHERE filename = %s) RETURNING id", (key,))]
+            conn.execute("DELETE FROM documents WHERE filename = %s", (key,))
+        for chunk_id in gone:
+            index.pop(chunk_id, None)
+        try:
+            yield
+        finally:
+            chunks = ws.chunks(size)
+            vectors = ws.vectors("default", chunks.texts, f"chunks {size}", "p")
+            with db.connection() as conn:
+                store_articles(conn, chunks, ws.corpus, [article], vectors, self.markers[size])
+                ids = [row[0] for row in conn.execute("SELECT id FROM documents WHERE filename = %s", (key,))]
+            index.update(self.chunk_index(db, ws, size, ids))
 
     def cleanup(self, ws: Workspace) -> None:
         """Drop the namespaces kept during a sweep (several production modes share one per size)."""

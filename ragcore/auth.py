@@ -139,6 +139,30 @@ def begin_attempt(
     return LoginGate(True, attempts, remaining)
 
 
+def count_address_attempt(
+    db: Database, key: str, address: str | None, *, policy: ThrottlePolicy = DEFAULT_POLICY,
+    now: datetime | None = None,
+) -> LoginGate:
+    """Count one attempt for (key, address) alone, without the key-wide counter, and decide.
+
+    For keys that are not accounts: the REST API counts every rejected token under one key
+    per client address (ragcore.tokens), and a key-wide counter there would let a few
+    addresses lock every client out. Same table, statement and purge as logins, so
+    `policy.window` must be the login window (the purge of either would cut the other's).
+    """
+    if policy.window != DEFAULT_POLICY.window:
+        raise ValueError("an address counter shares the login window (purge_stale serves both)")
+    current = _now(now)
+    purge_stale(db, policy=policy, now=current)
+    with db.connection() as conn:
+        attempts, started = conn.execute(_COUNT_SQL, {
+            "username": _key(key), "address": _address(address), "now": current, "window": policy.window,
+            "cap": _CAP}).fetchone()
+    if attempts > policy.max_attempts:
+        return LoginGate(False, attempts, 0, _retry_after(started, current, policy))
+    return LoginGate(True, attempts, policy.max_attempts - attempts)
+
+
 def login(
     db: Database, username: str, password: str, address: str | None, *, policy: ThrottlePolicy = DEFAULT_POLICY,
     now: datetime | None = None,

@@ -60,6 +60,8 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "LOG_LEVEL": ("INFO", "Python log level"),
     "WORKER_IN_APP": ("true", "run a background job worker inside the app process (false when separate workers run)"),
     "JOB_HEARTBEAT_SECONDS": ("10", "worker heartbeat; a worker silent for 3× this long is taken for dead, its job failed"),
+    "API_HOST": ("127.0.0.1", "address `python -m ragcore api` binds to (REST API)"),
+    "API_PORT": ("8502", "port of the REST API"),
 }
 
 
@@ -115,6 +117,13 @@ def _positive_float(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+def _port(env: Mapping[str, str], name: str, default: int) -> int:
+    value = _int(env, name, default, minimum=1)
+    if value > 65535:
+        raise SettingsError(f"{name} must be a TCP port (1–65535), got {value}")
+    return value
+
+
 def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
     value = env.get(name, "").strip().lower() or default
     if value not in choices:
@@ -165,6 +174,8 @@ class Settings:
     log_level: str = "INFO"
     worker_in_app: bool = True
     job_heartbeat_seconds: float = 10.0
+    api_host: str = "127.0.0.1"
+    api_port: int = 8502
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")) -> Settings:
@@ -205,6 +216,8 @@ class Settings:
             log_level=(_opt(merged, "LOG_LEVEL") or "INFO").upper(),
             worker_in_app=_bool(merged, "WORKER_IN_APP", True),
             job_heartbeat_seconds=_positive_float(merged, "JOB_HEARTBEAT_SECONDS", 10.0),
+            api_host=_opt(merged, "API_HOST") or "127.0.0.1",
+            api_port=_port(merged, "API_PORT", 8502),
         )
 
     def with_(self, **changes: object) -> Settings:

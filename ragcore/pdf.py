@@ -124,6 +124,12 @@ def normalize_page_text(raw: str) -> str:
 # --------------------------------------------------------------------------- reading
 
 
+def check_header(data: bytes) -> None:
+    """The cheap checks (empty, not a PDF, cut off at the end) without parsing anything, for a
+    front end that refuses a file before queueing it (the REST API); raises a `PdfError`."""
+    _check_header(data)
+
+
 def _check_header(data: bytes) -> None:
     if not data:
         raise EmptyFile()

@@ -1,25 +1,33 @@
-"""Measure retrieval modes and calibrate the refusal threshold: `python scripts/calibrate_threshold.py`.
+"""Calibrate the refusal threshold for the configured embedder: `python scripts/calibrate_threshold.py`.
 
-1. Modes on TQuAD (the evaluation lab's corpus: 697 articles, 1000-char chunks, 892 dev
-   questions): Recall@5 and MRR@10 for dense, lexical, RRF and weighted fusion; the weighted
-   mode's dense weight is tuned on 300 train questions and reported on dev.
-2. Modes on the laws: Laws 6331 (isg, personel) and 4857 (ik, personel) ingested; the
-   hand-written questions of scripts/law_questions.json asked by each role that may read
-   the answer; hit = the right article on one of the right pages in the top 5.
-3. Refusal: the evidence signals (ragcore.retrieval.Evidence) of answerable questions versus
-   unanswerable ones — off-topic company questions (roles isg, ik, personel), law questions
-   asked by a role that cannot read that law, and TQuAD dev history questions — with the
-   separation (AUC) and the threshold that maximises balanced accuracy.
+1. Modes on the laws: Laws 6331 (isg, personel) and 4857 (ik, personel) ingested as an upload
+   puts them (`ragcore.ingest.ingest_pdf`); the hand-written questions of
+   scripts/law_questions.json asked by each role that may read the answer; hit = the right
+   article on one of the right pages in the top 5.
+2. Refusal: the evidence signals (ragcore.retrieval.Evidence, from the app's retrieval SQL) of
+   answerable questions versus unanswerable ones — off-topic company questions (roles isg, ik,
+   personel), law questions asked by a role that cannot read that law, and TQuAD dev history
+   questions. The cases are split in two, stratified by kind (seed 0): the *tuning* half picks
+   the signal (highest AUC) and the threshold (the highest cut that still answers at least
+   `--min-answered` of the tuning half's answerable cases: we prefer answering, because a weak
+   but permitted context still goes to the model, whose own refusal is the second line); the
+   *reporting* half says how that threshold does on cases it was not chosen on.
 
-Prints a JSON report (and writes it with --out). Runs on the configured embedder
-(EMBED_BACKEND: e5 without Ollama, EMBED_BACKEND=use for the USE, ollama for bge-m3), in
-throw-away namespaces of the app's database, whose embedding cache makes reruns cheap.
+Prints a JSON report (and writes it with --out); with `--write` the signal and value become the
+embedder's entry in ragcore/measured/thresholds.json. Runs on the configured embedder
+(EMBED_BACKEND=e5 for the embedded e5, use, ollama), in throw-away namespaces of the app's
+database, whose embedding cache makes reruns cheap:
+
+    EMBED_BACKEND=e5 python scripts/calibrate_threshold.py --write
+
+The fusion mode and dense weight are tuned elsewhere, by scripts/tune_retrieval.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import sys
 import time
@@ -30,15 +38,17 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.retrieval import bulk_insert  # noqa: E402
+from eval.metrics import auc  # noqa: E402
 from ragcore import db as dbmod  # noqa: E402
+from ragcore import measurements  # noqa: E402
 from ragcore.calibration import SIGNALS  # noqa: E402
 from ragcore.config import Settings  # noqa: E402
 from ragcore.ingest import ingest_pdf  # noqa: E402
 from ragcore.retrieval import MODES, retrieve  # noqa: E402
 
-WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
 HISTORY_QUESTIONS = 150
+SPLIT_SEED = 0
+MIN_ANSWERED = 0.95
 
 
 def _embedder(settings: Settings, cache_db: dbmod.Database):
@@ -58,54 +68,6 @@ def _fresh(url: str, namespace: str) -> dbmod.Database:
     return db
 
 
-# ----------------------------------------------------------------------------- TQuAD modes
-
-
-def tquad_modes(url: str, settings: Settings, embedder) -> dict:
-    from eval.tquad import chunk_corpus, load_corpus, sample_train_questions
-
-    corpus = load_corpus(settings.tquad_dir)
-    chunkset = chunk_corpus(corpus, 1000)
-    db = _fresh(url, "calibration_tquad")
-    try:
-        dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
-        vectors = embedder.embed_passages([c.text for c in chunkset.chunks])
-        spans: dict[int, tuple[int, int, int]] = {}
-        for article, indices in enumerate(chunkset.by_article):
-            if not indices:
-                continue
-            rows = [(chunkset.chunks[i].text, 1, None) for i in indices]
-            doc_id = bulk_insert(db, f"tquad-{article}", ["personel"], rows, vectors[indices])
-            with db.connection() as conn:
-                for cid, ordinal in conn.execute("SELECT id, ordinal FROM chunks WHERE document_id = %s", (doc_id,)):
-                    c = chunkset.chunks[indices[ordinal]]
-                    spans[cid] = (c.article, c.start, c.end)
-        with db.connection() as conn:
-            conn.execute("ANALYZE")
-
-        def score(questions, mode: str, weight: float = 0.3) -> dict:
-            recall, rr = [], []
-            for q in questions:
-                hits = retrieve(db, embedder, q.question, "personel", k=10, mode=mode, weight=weight).hits
-                ranks = [r for r, h in enumerate(hits, 1)
-                         if (s := spans[h.source.chunk_id])[0] == q.article and s[1] <= q.start and q.end <= s[2]]
-                recall.append(1.0 if ranks and ranks[0] <= 5 else 0.0)
-                rr.append(1.0 / ranks[0] if ranks else 0.0)
-            return {"recall@5": round(float(np.mean(recall)), 3), "mrr@10": round(float(np.mean(rr)), 3),
-                    "n": len(questions)}
-
-        train = sample_train_questions(corpus, 300)
-        tuning = {str(w): score(train, "weighted", w) for w in WEIGHTS}
-        best_w = max(WEIGHTS, key=lambda w: (tuning[str(w)]["recall@5"], tuning[str(w)]["mrr@10"]))
-        dev = corpus.dev_questions
-        result = {mode: score(dev, mode, best_w) for mode in MODES}
-        return {"chunks": len(chunkset), "weighted_tuning_train": tuning, "weighted_dense_weight": best_w,
-                "dev": result}
-    finally:
-        dbmod.drop_namespace(db, "calibration_tquad")
-        db.close()
-
-
 # ----------------------------------------------------------------------------- laws
 
 
@@ -120,26 +82,28 @@ def _readers(filename: str, spec: dict) -> list[str]:
     return [r for r in spec["documents"][filename]["roles"]]
 
 
-def law_cases(spec: dict, settings: Settings) -> tuple[list[tuple], list[tuple]]:
+def law_cases(spec: dict, settings: Settings, history: int = HISTORY_QUESTIONS, law_questions: int | None = None
+              ) -> tuple[list[tuple], list[tuple]]:
     """(question, role, expected) answerable cases and (question, role, kind) unanswerable ones."""
     from eval.tquad import load_corpus
 
     answerable, unanswerable = [], []
     all_roles = ("isg", "ik", "personel")
-    for item in spec["answerable"]:
+    for item in spec["answerable"][:law_questions]:
         readers = _readers(item["document"], spec)
         for role in all_roles:
             if role in readers:
                 answerable.append((item["question"], role, item))
             else:
                 unanswerable.append((item["question"], role, "other-law"))
-    for question in spec["offtopic"]:
+    for question in spec["offtopic"][:law_questions]:
         for role in all_roles:
             unanswerable.append((question, role, "offtopic"))
-    corpus = load_corpus(settings.tquad_dir)
-    rng = random.Random(0)
-    for q in rng.sample(corpus.dev_questions, HISTORY_QUESTIONS):
-        unanswerable.append((q.question, "personel", "tquad"))
+    if history:
+        corpus = load_corpus(settings.tquad_dir)
+        rng = random.Random(0)
+        for q in rng.sample(corpus.dev_questions, history):
+            unanswerable.append((q.question, "personel", "tquad"))
     return answerable, unanswerable
 
 
@@ -148,37 +112,61 @@ def _is_hit(source, item: dict) -> bool:
     return source.filename == item["document"] and source.article == item["article"] and bool(pages & set(item["pages"]))
 
 
-def auc(pos: list[float], neg: list[float]) -> float:
-    """Probability that a random answerable question scores above a random unanswerable one."""
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
+def split(kinds: list[str], seed: int = SPLIT_SEED) -> list[str]:
+    """"tuning" or "reporting" per case: each kind's cases shuffled (seeded), the first half
+    (rounded up) tunes, the rest reports."""
+    out = [""] * len(kinds)
+    rng = random.Random(seed)
+    for kind in sorted(set(kinds)):
+        members = [i for i, k in enumerate(kinds) if k == kind]
+        rng.shuffle(members)
+        half = (len(members) + 1) // 2
+        for n, i in enumerate(members):
+            out[i] = "tuning" if n < half else "reporting"
+    return out
+
+
+def _cuts(pos: list[float], neg: list[float]) -> list[float]:
+    values = sorted(set(pos) | set(neg))
+    return [(a + b) / 2 for a, b in zip(values, values[1:], strict=False)] or values
+
+
+def rates(pos: list[float], neg: list[float], cut: float) -> dict:
+    return {"answerable_answered": round(sum(p >= cut for p in pos) / len(pos), 3) if pos else None,
+            "unanswerable_refused": round(sum(n < cut for n in neg) / len(neg), 3) if neg else None}
 
 
 def best_threshold(pos: list[float], neg: list[float]) -> dict:
     """The cut (midpoint between neighbouring values) with the highest balanced accuracy."""
-    values = sorted(set(pos) | set(neg))
-    cuts = [(a + b) / 2 for a, b in zip(values, values[1:], strict=False)] or values
     best = None
-    for cut in cuts:
+    for cut in _cuts(pos, neg):
         answered = sum(p >= cut for p in pos) / len(pos)
         refused = sum(n < cut for n in neg) / len(neg)
         key = (answered + refused, answered)
         if best is None or key > best[0]:
-            best = (key, cut, answered, refused)
-    _, cut, answered, refused = best
-    return {"threshold": round(cut, 4), "answerable_answered": round(answered, 3),
-            "unanswerable_refused": round(refused, 3)}
+            best = (key, cut)
+    return {"threshold": round(best[1], 4), **rates(pos, neg, best[1])}
 
 
-def laws(url: str, settings: Settings, embedder) -> dict:
+def answering_threshold(pos: list[float], neg: list[float], min_answered: float = MIN_ANSWERED) -> dict:
+    """The highest cut that answers at least `min_answered` of the answerable cases (the most
+    refusals that policy allows)."""
+    ok = [cut for cut in _cuts(pos, neg) if sum(p >= cut for p in pos) / len(pos) >= min_answered]
+    cut = math.floor((max(ok) if ok else min(pos)) * 1e4) / 1e4  # rounded down: never refuses more
+    return {"threshold": cut, **rates(pos, neg, cut)}
+
+
+def laws(url: str, settings: Settings, embedder, *, history: int = HISTORY_QUESTIONS,
+         law_questions: int | None = None) -> dict:
+    """Mode hit rates on the laws and the evidence of every case (the modes' first, rrf)."""
     spec = json.loads((REPO / "scripts" / "law_questions.json").read_text(encoding="utf-8"))
     db = _fresh(url, "calibration_laws")
     try:
         dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
         load_laws(db, settings, embedder, spec)
-        answerable, unanswerable = law_cases(spec, settings)
+        answerable, unanswerable = law_cases(spec, settings, history, law_questions)
         report: dict = {"answerable": len(answerable), "unanswerable": len(unanswerable), "modes": {}}
-        evidence_pos, evidence_neg = [], []
+        cases = []
         for mode in MODES:
             hits1 = hits5 = 0
             for question, role, item in answerable:
@@ -187,57 +175,110 @@ def laws(url: str, settings: Settings, embedder) -> dict:
                 hits1 += bool(flags[:1] and flags[0])
                 hits5 += any(flags)
                 if mode == MODES[0]:
-                    evidence_pos.append(result.evidence)
+                    cases.append({"question": question, "role": role, "kind": "answerable",
+                                  "evidence": result.evidence})
             report["modes"][mode] = {"hit@1": round(hits1 / len(answerable), 3),
                                      "hit@5": round(hits5 / len(answerable), 3)}
-        kinds: dict[str, list] = {}
-        rows = [{"question": q, "role": r, "kind": "answerable", **e.as_dict()}
-                for (q, r, _), e in zip(answerable, evidence_pos, strict=True)]
         for question, role, kind in unanswerable:
-            ev = retrieve(db, embedder, question, role, k=5, mode=MODES[0]).evidence
-            evidence_neg.append(ev)
-            kinds.setdefault(kind, []).append(ev)
-            rows.append({"question": question, "role": role, "kind": kind, **ev.as_dict()})
-        report["per_question"] = rows
-        report["signals"] = {}
-        for name, fn in SIGNALS.items():
-            pos = [fn(e) for e in evidence_pos]
-            neg = [fn(e) for e in evidence_neg]
-            entry = {"auc": round(auc(pos, neg), 3), **best_threshold(pos, neg),
-                     "answerable_median": round(float(np.median(pos)), 3),
-                     "answerable_p10": round(float(np.percentile(pos, 10)), 3),
-                     "unanswerable_median": round(float(np.median(neg)), 3),
-                     "unanswerable_p90": round(float(np.percentile(neg, 90)), 3)}
-            entry["by_kind_refused"] = {
-                k: round(sum(fn(e) < entry["threshold"] for e in evs) / len(evs), 3) for k, evs in kinds.items()
-            }
-            report["signals"][name] = entry
+            cases.append({"question": question, "role": role, "kind": kind,
+                          "evidence": retrieve(db, embedder, question, role, k=5, mode=MODES[0]).evidence})
+        report["cases"] = cases
         return report
     finally:
         dbmod.drop_namespace(db, "calibration_laws")
         db.close()
 
 
+def calibrate(cases: list[dict], min_answered: float = MIN_ANSWERED, seed: int = SPLIT_SEED) -> dict:
+    """Signal and threshold from the tuning half, their figures on the reporting half."""
+    halves = split([c["kind"] for c in cases], seed)
+    for case, half in zip(cases, halves, strict=True):
+        case["split"] = half
+    signals = {}
+    for name, fn in SIGNALS.items():
+        entry = {}
+        for half in ("tuning", "reporting"):
+            pos = [fn(c["evidence"]) for c in cases if c["split"] == half and c["kind"] == "answerable"]
+            neg = [fn(c["evidence"]) for c in cases if c["split"] == half and c["kind"] != "answerable"]
+            entry[half] = {"n_answerable": len(pos), "n_unanswerable": len(neg), "auc": round(auc(pos, neg), 3),
+                           "answerable_median": round(float(np.median(pos)), 3),
+                           "unanswerable_median": round(float(np.median(neg)), 3)}
+        tune_pos = [fn(c["evidence"]) for c in cases if c["split"] == "tuning" and c["kind"] == "answerable"]
+        tune_neg = [fn(c["evidence"]) for c in cases if c["split"] == "tuning" and c["kind"] != "answerable"]
+        entry["tuning"]["balanced_optimum"] = best_threshold(tune_pos, tune_neg)
+        chosen = answering_threshold(tune_pos, tune_neg, min_answered)
+        entry["tuning"]["chosen"] = chosen
+        cut = chosen["threshold"]
+        rep = [c for c in cases if c["split"] == "reporting"]
+        entry["reporting"].update(rates([fn(c["evidence"]) for c in rep if c["kind"] == "answerable"],
+                                        [fn(c["evidence"]) for c in rep if c["kind"] != "answerable"], cut))
+        entry["reporting"]["by_kind_refused"] = {
+            kind: round(sum(fn(c["evidence"]) < cut for c in rep if c["kind"] == kind)
+                        / max(1, sum(c["kind"] == kind for c in rep)), 3)
+            for kind in sorted({c["kind"] for c in rep} - {"answerable"})}
+        signals[name] = entry
+    best = max(signals, key=lambda n: (signals[n]["tuning"]["auc"], n == "mean"))
+    return {"signal": best, "value": signals[best]["tuning"]["chosen"]["threshold"], "signals": signals,
+            "min_answered": min_answered, "split_seed": seed}
+
+
+def measured_entry(embedder_name: str, result: dict, n_answerable: int, n_unanswerable: int) -> dict:
+    """The thresholds.json entry: the values and how they were measured."""
+    from datetime import date
+
+    s = result["signals"][result["signal"]]
+    t, r = s["tuning"], s["reporting"]
+    return {
+        "signal": result["signal"],
+        "value": result["value"],
+        "measured": (f"laws 6331+4857, {n_answerable} answerable vs {n_unanswerable} unanswerable cases split by kind "
+                     f"(seed {result['split_seed']}); tuning half ({t['n_answerable']}/{t['n_unanswerable']}): "
+                     f"signal by AUC ({t['auc']}), highest cut answering >= {result['min_answered']:.0%}; "
+                     f"reporting half ({r['n_answerable']}/{r['n_unanswerable']}): AUC {r['auc']}, "
+                     f"{r['answerable_answered']:.1%} answered, {r['unanswerable_refused']:.1%} refused"),
+        "when": date.today().isoformat(),
+        "on": f"Laws 6331 + 4857, {embedder_name}, default chunks (scripts/calibrate_threshold.py)",
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--skip-tquad", action="store_true")
+    parser.add_argument("--min-answered", type=float, default=MIN_ANSWERED,
+                        help="share of the tuning half's answerable cases the threshold must answer")
+    parser.add_argument("--history-questions", type=int, default=HISTORY_QUESTIONS,
+                        help="TQuAD dev history questions as unanswerable cases")
+    parser.add_argument("--law-questions", type=int, help="first N law and off-topic questions only (quick look)")
+    parser.add_argument("--write", action="store_true", help="record the entry in thresholds.json")
+    parser.add_argument("--measured-dir", type=Path, help="folder of the measured files (default ragcore/measured)")
     args = parser.parse_args(argv)
+    partial = args.law_questions is not None or args.history_questions != HISTORY_QUESTIONS
+    if args.write and partial and args.measured_dir is None:
+        parser.error("a partial run (--law-questions/--history-questions) may only --write into --measured-dir")
     settings = Settings.from_env()
     # The app's database (embedded under DATA_DIR unless DATABASE_URL is set): its embedding cache
-    # makes reruns cheap; the work happens in throw-away namespaces, dropped at the end.
+    # makes reruns cheap; the work happens in a throw-away namespace, dropped at the end.
     url = dbmod.database_url(settings)
     cache_db = dbmod.open_database(settings)
     embedder = _embedder(settings, cache_db)
     started = time.perf_counter()
     try:
-        report = {"embedder": embedder.name, "laws": laws(url, settings, embedder)}
-        if not args.skip_tquad:
-            report["tquad"] = tquad_modes(url, settings, embedder)
+        law = laws(url, settings, embedder, history=args.history_questions, law_questions=args.law_questions)
     finally:
         cache_db.close()
-    report["seconds"] = round(time.perf_counter() - started, 1)
-    report["embedding_cache"] = embedder.stats()
+    result = calibrate(law["cases"], args.min_answered)
+    entry = measured_entry(embedder.name, result, law["answerable"], law["unanswerable"])
+    if partial:
+        entry["on"] += (f", partial run: {args.law_questions or 'all'} law questions, "
+                        f"{args.history_questions} history questions")
+    law["cases"] = [{**{k: v for k, v in c.items() if k != "evidence"}, **c["evidence"].as_dict()}
+                    for c in law["cases"]]
+    report = {"embedder": embedder.name, "laws": law, "calibration": result, "entry": entry,
+              "seconds": round(time.perf_counter() - started, 1), "embedding_cache": embedder.stats()}
+    if args.write:
+        path = measurements.write_measured(measurements.THRESHOLDS_FILE, embedder.name, entry,
+                                           args.measured_dir or measurements.MEASURED_DIR)
+        report["written"] = str(path)
     text = json.dumps(report, ensure_ascii=False, indent=1)
     print(text)
     if args.out:

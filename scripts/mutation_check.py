@@ -34,8 +34,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SUITES = ["tests/test_permissions.py", "tests/test_permission_paths.py"]
-SUMMARY = Path("artifacts") / "permission_summary.json"
+SUITES = ["tests/test_permissions.py", "tests/test_permission_paths.py", "tests/test_api_permissions.py"]
+# The ledgers the suites write (paths, and the same over the REST API); leaks are summed over them.
+SUMMARIES = [Path("artifacts") / "permission_summary.json", Path("artifacts") / "permission_summary_api.json"]
 RUN_TIMEOUT_S = 3600
 
 
@@ -92,6 +93,16 @@ MUTATIONS = [
              "Kaynak arama lets a non-admin pick another role to search as"),
     Mutation("chat-history-not-rechecked", "ui/chat.py", "prepend", "apply_permissions", "return None",
              "the open chat keeps showing sources after they were revoked"),
+    Mutation("api-admin-guard-open", "ragcore/api/deps.py", "prepend", "require_admin", "return user",
+             "the REST API lets every role upload, delete documents and read jobs"),
+    Mutation("api-search-any-role", "ragcore/api/deps.py", "prepend", "search_role", "return requested or user.role",
+             "GET /v1/search lets a non-admin search as any role (admin included)"),
+    Mutation("api-documents-as-admin", "ragcore/api/routes/documents.py", "prepend", "_readable", 'role = "admin"',
+             "GET /v1/documents/{id} and its file answer every role as if it were admin"),
+    Mutation("api-token-ignores-revocation", "ragcore/tokens.py", "replace", "  AND t.revoked_at IS NULL\n", "",
+             "a revoked API token (by hand, password change or deactivation) keeps working"),
+    Mutation("feedback-any-asker", "ragcore/questions.py", "replace", "WHERE id = %(id)s AND username = %(username)s",
+             "WHERE id = %(id)s", "anyone may rate (and so push into the review queue) anyone's question"),
 ]
 
 
@@ -235,8 +246,9 @@ def _junit(path: Path) -> tuple[int, list[str]]:
 
 def run_suites(copy: Path, env: dict[str, str], name: str, bug: str, target: str) -> Outcome:
     report = copy / "artifacts" / "mutation-junit.xml"
-    summary = copy / SUMMARY
-    summary.unlink(missing_ok=True)
+    summaries = [copy / name for name in SUMMARIES]
+    for summary in summaries:
+        summary.unlink(missing_ok=True)
     started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *SUITES],
@@ -248,9 +260,10 @@ def run_suites(copy: Path, env: dict[str, str], name: str, bug: str, target: str
                             f"\n{proc.stderr[-2000:]}")
     tests, failed = _junit(report)
     outcome = Outcome(name, bug, target, proc.returncode, tests, failed, seconds=round(seconds, 1))
-    if summary.is_file():
-        ledger = json.loads(summary.read_text(encoding="utf-8"))
-        outcome.checks, outcome.leaks = ledger["checks"], ledger["leaks"]
+    ledgers = [json.loads(summary.read_text(encoding="utf-8")) for summary in summaries if summary.is_file()]
+    if ledgers:
+        outcome.checks = sum(ledger["checks"] for ledger in ledgers)
+        outcome.leaks = sum(ledger["leaks"] for ledger in ledgers)
     return outcome
 
 

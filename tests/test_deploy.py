@@ -69,6 +69,16 @@ def test_compose_runs_a_separate_job_worker_on_the_app_image_and_volume():
     assert app["environment"]["WORKER_IN_APP"] == "false"  # the app does not process uploads itself
 
 
+def test_compose_runs_the_rest_api_on_the_app_image_bound_to_loopback():
+    services = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]
+    api, app = services["api"], services["app"]
+    assert api["command"][:4] == ["python", "-m", "ragcore", "api"]
+    assert api["build"] == app["build"] and api["volumes"] == app["volumes"]
+    assert api["environment"] == app["environment"]  # the same database, DATA_DIR, no worker of its own
+    assert api["ports"] == ["127.0.0.1:8502:8502"]
+    assert "/v1/health" in " ".join(api["healthcheck"]["test"])
+
+
 def test_containers_are_healthy_only_while_the_database_answers():
     """/_stcore/health answers 200 with the database down; `doctor --quick` does not."""
     app = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]["app"]

@@ -103,14 +103,16 @@ class ScriptedGenerator:
 @needs_tquad
 def test_tiny_answer_run_resumes_from_cache(settings, tmp_path, session_db):
     from eval.sweep import make_workspace
+    from tests.test_eval_production import _small_corpus
     from tests.test_eval_retrievers import HashEmbedder
 
-    corpus = tquad.cached_corpus(str(TQUAD_DIR))
+    corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)))
     ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda s: HashEmbedder(), corpus=corpus)
-    config = ans.AnswerConfig(retriever="bm25-prefix5", answerable=6, unanswerable=4, gate=False)
+    config = ans.AnswerConfig(retriever="production-rrf", answerable=6, unanswerable=4, gate=False)
     gen = ScriptedGenerator()
     out = tmp_path / "run"
-    summary = ans.run_answers(settings, config, out, workspace=ws, generator=gen, questions=corpus.dev_questions[:40])
+    summary = ans.run_answers(settings, config, out, workspace=ws, generator=gen, questions=corpus.dev_questions[:40],
+                              namespace="eval_answers_resume")
     assert gen.calls == 10
     assert summary["groups"]["answerable"]["n"] == 6 and summary["groups"]["unanswerable"]["n"] == 4
     unanswerable = summary["groups"]["unanswerable"]["rates"]
@@ -121,6 +123,54 @@ def test_tiny_answer_run_resumes_from_cache(settings, tmp_path, session_db):
     lines = (out / ans.ANSWERS_FILE).read_text(encoding="utf-8").splitlines()
     assert len(lines) == 10 and json.loads(lines[0])["fingerprint"].endswith("scripted")
     again = ScriptedGenerator()
-    ans.run_answers(settings, config, out, workspace=ws, generator=again, questions=corpus.dev_questions[:40])
+    ans.run_answers(settings, config, out, workspace=ws, generator=again, questions=corpus.dev_questions[:40],
+                    namespace="eval_answers_resume")
     assert again.calls == 0
     assert (out / "per_question.csv").read_text(encoding="utf-8").count("\n") == 11
+
+
+@needs_tquad
+def test_answer_run_is_the_answer_service_and_withdraws_the_article(settings, tmp_path, session_db):
+    """Exact equality: every row of a run is what AnswerService.ask answers in the same namespace,
+    and an unanswerable question's own article is out of the corpus only while it is asked."""
+    from eval.retrievers import ProductionRetriever
+    from eval.sweep import make_workspace
+    from ragcore import db as dbmod
+    from ragcore.retrieval import retrieve
+    from tests.test_eval_production import _small_corpus
+    from tests.test_eval_retrievers import HashEmbedder
+
+    corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)), 8)
+    ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda s: HashEmbedder(), corpus=corpus)
+    config = ans.AnswerConfig(retriever="production", answerable=5, unanswerable=3, gate=True)
+    out = tmp_path / "run"
+    ans.run_answers(settings, config, out, workspace=ws, generator=ScriptedGenerator(),
+                    questions=corpus.dev_questions, namespace="eval_answers_same", keep_namespace=True)
+    cached = ans.load_cache(out / ans.ANSWERS_FILE, config.fingerprint("scripted"))
+    database = dbmod.open_database(settings, "eval_answers_same")
+    try:
+        service, user = ans.answer_service(database, ans.service_settings(settings, config), ws.embedder("default"),
+                                           ScriptedGenerator())
+        index = ProductionRetriever.chunk_index(database, ws, config.chunk_size)
+        assert len(index) == len(ws.chunks(config.chunk_size))  # every withdrawn article was stored again
+        by_qid = {q.qid: q for q in corpus.dev_questions}
+        for key, row in cached.items():
+            q = by_qid[key.split(":", 1)[1]]
+            if key.startswith("answerable:"):
+                answer = service.ask(user, q.question)
+                assert (row["answer"], row["cited"], row["kind"]) == (answer.text, list(answer.cited),
+                                                                      ans.KINDS[answer.status])
+                hits = retrieve(database, ws.embedder("default"), q.question, "admin", k=5, mode=service.mode)
+                assert row["ranking"] == [index[s.chunk_id] for s in hits.sources]
+                assert row["evidence"] == hits.evidence.as_dict()
+            else:
+                own = set(ws.chunks(config.chunk_size).by_article[q.article])
+                assert not own & set(row["ranking"])
+    finally:
+        dbmod.drop_namespace(database, "eval_answers_same")
+        database.close()
+
+
+def test_answers_refuse_an_exact_retriever():
+    with pytest.raises(ValueError, match="production"):
+        ans.AnswerConfig(retriever="hybrid-weighted").mode()

@@ -104,10 +104,26 @@ def test_old_pgvector_finds_a_roles_far_chunks_through_the_widened_candidate_lis
     assert sorted(h.text for h in hits) == sorted(isg_texts)
 
 
-def test_control_without_the_widened_list_the_index_hides_them(pg_url, corpus) -> None:
-    """What the test guards against: HNSW without iterative scan at ef_search 40 returns the 40
-    nearest chunks, all ik, and the role filter leaves isg (almost) nothing."""
+def test_the_roles_own_partial_index_finds_them_even_at_the_default_list(pg_url, corpus) -> None:
+    """isg's partial HNSW graph holds only isg's chunks: 40 candidates are all isg's."""
     embedder, isg_texts = corpus
+    seen: list[tuple] = []
+    control = _old_pgvector(pg_url, seen, ef_search=40)
+    try:
+        hits = search(control, embedder, QUESTION, "isg", k=5, mode="dense")
+    finally:
+        control.close()
+    assert seen == [("40", "off")]
+    assert sorted(h.text for h in hits) == sorted(isg_texts)
+
+
+def test_control_a_shared_graph_without_the_widened_list_hides_them(pg_url, corpus) -> None:
+    """What the widened list guards against: with only the shared (admin) graph, HNSW without
+    iterative scan at ef_search 40 returns the 40 nearest chunks, all ik, and the role filter
+    leaves isg (almost) nothing."""
+    embedder, isg_texts = corpus
+    with dbmod.Database(pg_url, NAMESPACE, max_size=1) as database, database.connection() as conn:
+        conn.execute("DROP INDEX chunks_embedding_hnsw_isg")
     seen: list[tuple] = []
     control = _old_pgvector(pg_url, seen, ef_search=40)
     try:

@@ -307,7 +307,8 @@ def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
                         " RETURNING id", (doc, ordinal, text, len(tokens), roles)).fetchone()[0]
                     for term, tf in Counter(tokens).items():
                         conn.execute("INSERT INTO postings (term, chunk_id, tf) VALUES (%s, %s, %s)", (term, chunk, tf))
-        assert dbmod.migrate(database) == ["003_role_scoped_lexicon"]
+        later = [f"{version:03d}_{name}" for version, name, _ in dbmod._migration_files() if version >= 3]
+        assert dbmod.migrate(database) == later and later[0] == "003_role_scoped_lexicon"
         assert _stored(database) == _recount(database)
         _bounds_hold(database)
         dbmod.ensure_embedding_space(database, "old-model", 3)

@@ -5,17 +5,20 @@ themselves out (deactivate or demote their own account), so there is always an a
 and changing one's own password asks for the current one (counted like a login attempt),
 so an unattended signed-in browser is not enough to take the account over. A password
 change, a deactivation and a role change void the user's sessions or cookies
-(`ragcore.users`, `ragcore.sessions`).
+(`ragcore.users`, `ragcore.sessions`); a password change and a deactivation also revoke the
+user's API tokens (`ragcore.tokens`), which the admin makes and revokes here too.
 """
 
 from __future__ import annotations
 
 import secrets
+from datetime import datetime, timezone
 
 import pandas as pd
 import streamlit as st
 
 from ragcore import auth as throttle
+from ragcore import tokens as tokensmod
 from ragcore import users as usersmod
 from ragcore.config import ROLE_LABELS, ROLES
 from ragcore.models import User
@@ -125,6 +128,7 @@ def render_manage(ctx: AppContext, me: User, users: list[User]) -> None:
 
     render_password_form(ctx, target, is_me)
     render_lock(ctx, target)
+    render_tokens(ctx, me, target)
 
 
 def render_password_form(ctx: AppContext, target: User, is_me: bool) -> None:
@@ -184,6 +188,58 @@ def render_lock(ctx: AppContext, target: User) -> None:
     if st.button("Kilidi kaldır", key=f"users_unlock_{target.username}"):
         throttle.unlock(ctx.db, target.username)
         _flash(f"'{target.username}' giriş kilidi kaldırıldı.")
+        st.rerun()
+
+
+def _when(value: datetime | None) -> str:
+    return value.astimezone().strftime("%d.%m.%Y %H:%M") if value else "—"
+
+
+def render_tokens(ctx: AppContext, me: User, target: User) -> None:
+    """The selected user's API tokens: the list (never a secret), a new one (shown once), revoke."""
+    st.markdown("**API anahtarları**")
+    st.caption("REST API için bu kullanıcı adına anahtarlar (Authorization: Bearer …). Anahtarın kendisi yalnızca "
+               "oluşturulduğunda bir kez gösterilir; parola değişince ya da hesap devre dışı kalınca iptal olur.")
+    now = datetime.now(timezone.utc)  # noqa: UP017 - explicit tz
+    found = tokensmod.list_tokens(ctx.db, target.username)
+    if found:
+        frame = pd.DataFrame([{"#": t.id, "Ad": t.name, "Önek": f"{t.prefix}…", "Oluşturan": t.created_by or "",
+                               "Oluşturma": _when(t.created_at), "Son kullanım": _when(t.last_used_at),
+                               "Bitiş": _when(t.expires_at), "Durum": t.state(now)} for t in found])
+        st.dataframe(frame, hide_index=True, width="stretch")
+    else:
+        st.caption("Bu kullanıcının API anahtarı yok.")
+    if target.active:
+        with st.form(f"users_token_new_{target.username}", clear_on_submit=True):
+            cols = st.columns([2, 1])
+            name = cols[0].text_input("Anahtar adı", key=f"users_token_name_{target.username}",
+                                      max_chars=tokensmod.MAX_NAME_CHARS, placeholder="ör. intranet portalı")
+            days = cols[1].number_input("Geçerlilik (gün; 0 = süresiz)", min_value=0,
+                                        max_value=tokensmod.MAX_EXPIRY_DAYS, value=90, step=1,
+                                        key=f"users_token_days_{target.username}")
+            if st.form_submit_button("API anahtarı oluştur", icon=":material/key:"):
+                try:
+                    made = tokensmod.create_token(ctx.db, target.username, name=name or None,
+                                                  expires_days=int(days) or None, created_by=me.username)
+                except tokensmod.TokenError as exc:
+                    st.error(escape_markdown(str(exc)))
+                    return
+                _flash(f"'{target.username}' için API anahtarı #{made.token.id} oluşturuldu. Anahtar aşağıda; "
+                       "yalnızca şimdi gösteriliyor, güvenli bir yoldan iletin.", "warning", made.secret)
+                st.rerun()
+    usable = {t.id: t for t in found if t.usable(now)}
+    if not usable:
+        return
+    cols = st.columns([2, 1], vertical_alignment="bottom")
+    chosen = cols[0].selectbox("İptal edilecek anahtar", list(usable), key=f"users_token_pick_{target.username}",
+                               format_func=lambda i: f"#{i} · {usable[i].prefix}… · {usable[i].name}")
+    if cols[1].button("Anahtarı iptal et", key=f"users_token_revoke_{target.username}", icon=":material/key_off:"):
+        try:
+            revoked = tokensmod.revoke_token(ctx.db, int(chosen))
+        except tokensmod.TokenError as exc:
+            st.error(escape_markdown(str(exc)))
+            return
+        _flash(f"API anahtarı #{revoked.id} ({revoked.prefix}…) iptal edildi; bir sonraki istekte geçersiz.")
         st.rerun()
 
 

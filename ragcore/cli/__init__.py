@@ -43,11 +43,11 @@ def open_db(settings: Settings):  # -> ragcore.db.Database
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ragcore.cli import core, documents, jobs, questions
+    from ragcore.cli import api, core, documents, jobs, questions
 
     parser = argparse.ArgumentParser(prog="python -m ragcore", description="Dayanak command line")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (core, documents, questions, jobs):
+    for module in (core, documents, questions, jobs, api):
         module.register(sub)
     return parser
 

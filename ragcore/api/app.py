@@ -1,0 +1,109 @@
+"""The FastAPI application: thin routers over the product's own services.
+
+No retrieval, answering, ingest or permission rule lives here: chat is `AnswerService`,
+search is `ragcore.retrieval.retrieve` with the chat's threshold, documents are
+`ragcore.documents` (role predicate in SQL), uploads are `ragcore.jobs` jobs, feedback is
+`ragcore.questions`, and the caller is whoever `ragcore.tokens` says the bearer token
+belongs to — read from the database on every request.
+
+Every request body is limited (`MAX_BODY_BYTES`; the upload route MAX_UPLOAD_MB plus
+multipart overhead) while it streams in, every error is `{"error": {code, message_tr,
+message_en}}` (ragcore/api/errors.py), and the OpenAPI document is at /openapi.json, its
+Swagger page at /docs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ragcore.api import errors
+from ragcore.api.context import ApiContext
+from ragcore.api.routes import chat, documents, health, questions, search
+from ragcore.config import Settings
+
+MAX_BODY_BYTES = 64 * 1024  # JSON bodies: a question is at most MAX_QUESTION_CHARS, a comment 2,000
+API_VERSION = "1"
+
+DESCRIPTION = """\
+Dayanak's REST API: the same answers, sources and permissions as the app.
+
+**Kimlik doğrulama / authentication**: `Authorization: Bearer dyk_…` — an API token made by an
+admin on the Kullanıcılar page or with `python -m ragcore token create USER`. The token's user
+and role are read from the database on every request.
+
+Every error is `{"error": {"code", "message_tr", "message_en"}}`; a document the caller may not
+read is answered exactly like a missing one (404).
+"""
+
+
+class DeclaredSizeGuard:
+    """Refuse a body whose Content-Length exceeds its route's limit before a byte is read.
+
+    The routes' own limits (FastAPI's `max_body_size`, Starlette's limiter) also stop a body
+    without a Content-Length while it streams in, and answer that with our JSON error; a
+    declared oversize body, though, Starlette answers in plain text. This guard answers it
+    first, with the one error shape.
+    """
+
+    def __init__(self, app: ASGIApp, upload_limit: int) -> None:
+        self.app = app
+        self.upload_limit = upload_limit
+
+    def limit(self, scope: Scope) -> int:
+        upload = scope["method"] == "POST" and scope["path"].rstrip("/") == "/v1/documents"
+        return self.upload_limit if upload else MAX_BODY_BYTES
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            declared = Headers(scope=scope).get("content-length", "")
+            limit = self.limit(scope)
+            if declared.isdigit() and int(declared) > limit:
+                error = errors.request_too_large(limit)
+                await error.response()(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    db: Any = None,
+    read_db: Any = None,
+    embedder: Any = None,
+    generator: Any = None,
+    own_db: bool = False,
+    worker: bool = False,
+) -> FastAPI:
+    """The API over `settings`; tests inject `db` (and a replica's `read_db`), `embedder` and `generator`.
+
+    `own_db`: close the given pool on shutdown (the CLI opens it before serving). `worker`:
+    run a background job worker in this process while it serves (WORKER_IN_APP).
+    """
+    context = ApiContext(settings, db=db, read_db=read_db, embedder=embedder, generator=generator, owns_db=own_db or db is None)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        context.database()
+        context.services()  # load the models before the first question; failures are retried per request
+        if worker:
+            context.start_worker()
+        try:
+            yield
+        finally:
+            context.close()
+
+    app = FastAPI(title="Dayanak API", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
+    app.state.context = context
+    errors.install(app)
+    for module in (chat, search, documents, questions, health):
+        app.include_router(module.router, max_body_size=MAX_BODY_BYTES)
+    upload_limit = documents.upload_limit(settings)
+    app.include_router(documents.upload_router, max_body_size=upload_limit)
+    app.add_middleware(DeclaredSizeGuard, upload_limit=upload_limit)
+    return app

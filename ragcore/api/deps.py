@@ -1,0 +1,86 @@
+"""Who is asking: the bearer token → the user and role as the database holds them now.
+
+Every authenticated request reads the token and its user afresh (`ragcore.tokens.authenticate`),
+so a role change applies to the next request and a deactivated user's token stops at once.
+Rejected tokens are throttled per client address; the address is the TCP peer as uvicorn
+sees it (X-Forwarded-For only from FORWARDED_ALLOW_IPS, as for the app; see SECURITY.md).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from ragcore import tokens
+from ragcore.api import errors
+from ragcore.api.context import ApiContext, Services
+from ragcore.config import ROLES
+from ragcore.models import User
+
+# auto_error=False: a missing or non-Bearer header gets our bilingual 401, not FastAPI's 403.
+bearer = HTTPBearer(auto_error=False, description="API anahtarı / API token: `dyk_…`",
+                    bearerFormat="dyk_<43 characters>")
+
+
+def get_context(request: Request) -> ApiContext:
+    return request.app.state.context
+
+
+Context = Annotated[ApiContext, Depends(get_context)]
+
+
+def client_address(request: Request) -> str | None:
+    return request.client.host if request.client else None
+
+
+def current_user(request: Request, context: Context,
+                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> User:
+    """The token's user, read now; 401 for a missing/invalid token, 429 when the address is throttled."""
+    if credentials is None or not credentials.credentials.strip():
+        raise errors.missing_token()
+    check = tokens.authenticate(context.database(), credentials.credentials.strip(), client_address(request))
+    if check.throttled:
+        raise errors.too_many_attempts(check.gate.retry_after)
+    if check.user is None:
+        raise errors.invalid_token()
+    return check.user
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+
+
+def require_admin(user: CurrentUser) -> User:
+    """403 for everyone but an admin — before any document or job is looked up, so the answer
+    says nothing about what exists."""
+    if user.role != "admin":
+        raise errors.admin_only()
+    return user
+
+
+Admin = Annotated[User, Depends(require_admin)]
+
+
+def search_role(user: User, requested: str | None) -> str:
+    """The role a search runs as: the caller's own; an admin may name another (as on Kaynak arama)."""
+    if requested is None or requested == user.role:
+        return user.role
+    if requested not in ROLES:
+        raise errors.ApiError(422, "unknown_role", f"Bilinmeyen rol: {requested!r}. Geçerli roller: {', '.join(ROLES)}.",
+                              f"Unknown role {requested!r}. Valid roles: {', '.join(ROLES)}.")
+    if user.role != "admin":
+        raise errors.ApiError(403, "role_not_allowed",
+                              "Yalnızca yönetici başka bir rolün gözüyle arama yapabilir.",
+                              "Only an administrator may search as another role.")
+    return requested
+
+
+def services(context: Context) -> Services:
+    found = context.services()
+    if found is None:
+        raise errors.models_unavailable()
+    return found
+
+
+ModelServices = Annotated[Services, Depends(services)]

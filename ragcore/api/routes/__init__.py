@@ -1,0 +1,1 @@
+"""One router per concern; `ragcore.api.app.create_app` mounts them."""

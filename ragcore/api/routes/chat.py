@@ -1,0 +1,91 @@
+"""POST /v1/chat: the app's answer service, as JSON or as server-sent events.
+
+The same `AnswerService.stream` the Sohbet page iterates: retrieval with the role predicate
+inside SQL, the refusal check, the prompt, the generator, the citation policy and the log.
+With `Accept: text/event-stream` every text piece is an `event: delta`, and the last event
+(`event: done`) carries the final answer, its sources and the question id — and
+`replaced: true` when the final text is not the concatenated pieces (a refusal or an
+unreliable model answer was replaced, exactly when the page swaps its streamed text).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+
+from fastapi import APIRouter, Request
+from fastapi.sse import EventSourceResponse, format_sse_event
+
+from ragcore.answer import AnswerService, AnswerStream, QuestionError, validate_question
+from ragcore.api import errors
+from ragcore.api.deps import Context, CurrentUser, ModelServices
+from ragcore.api.schemas import ChatAnswer, ChatDone, ChatRequest, ErrorResponse
+
+log = logging.getLogger(__name__)
+router = APIRouter(tags=["chat"])
+
+SSE_EXAMPLE = ('event: delta\ndata: {"text": "Alıntı modu: …"}\n\n'
+               'event: done\ndata: {"text": "…", "sources": [...], "question_id": 42, "replaced": false, …}\n\n')
+
+
+def checked_question(question: str, max_chars: int) -> str:
+    """The service's own validation, with an English message next to its Turkish one."""
+    try:
+        return validate_question(question, max_chars)
+    except QuestionError as exc:
+        if not (question or "").strip():
+            raise errors.ApiError(422, "question_empty", str(exc), "The question is empty.") from None
+        raise errors.ApiError(422, "question_too_long", str(exc),
+                              f"The question is too long: at most {max_chars} characters "
+                              f"(it has {len(question.strip())}).") from None
+
+
+def wants_events(request: Request) -> bool:
+    return "text/event-stream" in request.headers.get("accept", "").lower()
+
+
+def _event(name: str, payload: dict) -> bytes:
+    return format_sse_event(event=name, data_str=json.dumps(payload, ensure_ascii=False, default=str))
+
+
+def _events(stream: AnswerStream) -> Iterator[bytes]:
+    try:
+        for piece in stream:
+            if piece:
+                yield _event("delta", {"text": piece})
+    except Exception:  # the response has started: the error must travel as an event
+        log.exception("chat stream failed")
+        yield _event("error", errors.error_body(
+            "stream_failed", "Cevap üretilirken bir hata oluştu; lütfen yeniden deneyin.",
+            "Answering failed midway; please try again."))
+        return
+    assert stream.answer is not None
+    done = ChatDone(**ChatAnswer.of(stream.answer).model_dump(), replaced=stream.replaced)
+    yield _event("done", done.model_dump(mode="json"))
+
+
+def _start(answers: AnswerService, user, question: str) -> AnswerStream:
+    try:
+        return answers.stream(user, question)
+    except QuestionError as exc:  # the account went inactive between the token check and now
+        raise errors.ApiError(403, "account_inactive", str(exc), "Your account was not found or is deactivated.") \
+            from None
+
+
+@router.post(
+    "/v1/chat", response_model=ChatAnswer,
+    summary="Ask a question (JSON, or server-sent events with Accept: text/event-stream)",
+    responses={200: {"content": {"text/event-stream": {"example": SSE_EXAMPLE}}},
+               401: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 429: {"model": ErrorResponse},
+               503: {"model": ErrorResponse}},
+)
+def chat(body: ChatRequest, request: Request, user: CurrentUser, context: Context, models: ModelServices):
+    question = checked_question(body.question, context.settings.max_question_chars)
+    stream = _start(models.answers, user, question)
+    if wants_events(request):
+        return EventSourceResponse(_events(stream), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    for _ in stream:
+        pass
+    assert stream.answer is not None
+    return ChatAnswer.of(stream.answer)

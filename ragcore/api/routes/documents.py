@@ -1,0 +1,240 @@
+"""Documents and jobs: the caller's role's list, one document, its file; upload, job status, delete (admin).
+
+Reads go through `ragcore.documents` (the role predicate in every query), so a document the
+caller may not read is answered exactly like one that does not exist: the same 404 body.
+An upload is a background job (`ragcore.jobs.submit_ingest`, the one the Dokümanlar page
+queues): the request returns 202 with the job at once. The request body is limited to
+MAX_UPLOAD_MB (plus multipart overhead) while it streams in, and the file is checked — size,
+roles, the PDF header — before anything is staged, so a refused upload writes nothing; and
+the body is read only once the token is known to be an admin's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi import Path as PathParam
+from fastapi.responses import FileResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData, UploadFile
+
+from ragcore import documents as docs
+from ragcore import jobs
+from ragcore.api import errors
+from ragcore.api.deps import Admin, Context, CurrentUser
+from ragcore.api.schemas import (
+    ChunkOut,
+    Deleted,
+    DocumentDetail,
+    DocumentList,
+    DocumentOut,
+    ErrorResponse,
+    JobOut,
+)
+from ragcore.config import ROLES, Settings
+from ragcore.models import Document, User
+from ragcore.pdf import CorruptPdf, EmptyFile, NotAPdf, PdfError, check_header
+
+router = APIRouter(tags=["documents"])
+# Its own router: the app gives it the upload-sized body limit.
+upload_router = APIRouter(tags=["documents"])
+
+MULTIPART_OVERHEAD = 1024 * 1024  # boundaries, headers and the small fields around the file
+UPLOAD_FORM_LIMITS = {"max_files": 1, "max_fields": 20, "max_part_size": 64 * 1024}
+MAX_TITLE_CHARS = 500
+Id = Annotated[int, PathParam(ge=1, le=2**63 - 1)]
+NOT_FOUND = {404: {"model": ErrorResponse}, 401: {"model": ErrorResponse}}
+
+
+def upload_limit(settings: Settings) -> int:
+    return settings.max_upload_bytes + MULTIPART_OVERHEAD
+
+
+def job_out(job: jobs.Job, live_workers: int | None = None) -> JobOut:
+    kind = jobs.KINDS.get(job.kind)
+    data = job.as_dict()
+    return JobOut(
+        job_id=job.id, kind=job.kind, label=job.label, status=job.status, stage=job.stage, done=job.done,
+        total=job.total, progress=round(kind.fraction(job), 4) if kind else 0.0, seconds_left=data["seconds_left"],
+        attempts=job.attempts, created_by=job.created_by, created_at=job.created_at, started_at=job.started_at,
+        finished_at=job.finished_at, cancel_requested=data["cancel_requested"], result=job.result, error=job.error,
+        live_workers=live_workers,
+    )
+
+
+def _readable(context: Context, document_id: int, role: str) -> Document:
+    doc = docs.get_document(context.database(), document_id, role)
+    if doc is None:
+        raise errors.document_not_found()
+    return doc
+
+
+@router.get("/v1/documents", response_model=DocumentList, summary="Documents the caller's role may read",
+            responses={401: {"model": ErrorResponse}})
+def list_documents(user: CurrentUser, context: Context) -> DocumentList:
+    return DocumentList(documents=[DocumentOut.of(d) for d in docs.list_documents(context.database(), user.role)])
+
+
+@router.get("/v1/documents/{document_id}", response_model=DocumentDetail, responses=NOT_FOUND,
+            summary="One document (404 when missing or not readable); ?chunks=true adds its text")
+def get_document(document_id: Id, user: CurrentUser, context: Context,
+                 chunks: Annotated[bool, Query(description="include the chunks' text")] = False) -> DocumentDetail:
+    doc = _readable(context, document_id, user.role)
+    detail = DocumentDetail(**DocumentOut.of(doc).model_dump())
+    if chunks:
+        try:
+            found = docs.document_chunks(context.database(), doc.id, user.role)
+        except docs.DocumentNotFound:  # deleted or revoked in between
+            raise errors.document_not_found() from None
+        detail.chunk_texts = [ChunkOut(ordinal=c.ordinal, page_start=c.page_start, page_end=c.page_end,
+                                       article=c.article, text=c.text) for c in found]
+    return detail
+
+
+@router.get("/v1/documents/{document_id}/file", response_class=FileResponse, responses=NOT_FOUND,
+            summary="Download the PDF (404 when missing or not readable)")
+def download(document_id: Id, user: CurrentUser, context: Context) -> FileResponse:
+    doc = _readable(context, document_id, user.role)
+    path = docs.document_file(context.settings, doc, user.role)
+    if path is None:
+        raise errors.document_not_found()
+    return FileResponse(path, media_type="application/pdf", filename=doc.filename)
+
+
+@router.delete("/v1/documents/{document_id}", response_model=Deleted, summary="Delete a document (admin)",
+               responses={**NOT_FOUND, 403: {"model": ErrorResponse}})
+def delete(document_id: Id, admin: Admin, context: Context) -> Deleted:
+    try:
+        doc = docs.delete_document(context.database(), context.settings, document_id)
+    except docs.DocumentNotFound:
+        raise errors.document_not_found() from None
+    return Deleted(deleted=DocumentOut.of(doc))
+
+
+@router.get("/v1/jobs/{job_id}", response_model=JobOut, summary="A background job's status and progress (admin)",
+            responses={404: {"model": ErrorResponse}, 403: {"model": ErrorResponse}})
+def get_job(job_id: Id, admin: Admin, context: Context) -> JobOut:
+    try:
+        job = jobs.get_job(context.database(), job_id)
+    except jobs.JobNotFound:
+        raise errors.job_not_found() from None
+    return job_out(job, jobs.live_workers(context.database(), context.settings) if job.active else None)
+
+
+# ----------------------------------------------------------------------------- upload
+
+
+def parse_roles(values: list[str]) -> list[str]:
+    """Repeated `roles` fields, each possibly comma-separated; every one must be a known role."""
+    roles = list(dict.fromkeys(r.strip().lower() for value in values for r in value.split(",") if r.strip()))
+    if not roles:
+        raise errors.ApiError(422, "roles_required",
+                              "En az bir rol seçilmeli: belgeyi kimlerin okuyabileceği boş bırakılamaz.",
+                              "At least one role is required: who may read the document cannot be left empty.")
+    unknown = [r for r in roles if r not in ROLES]
+    if unknown:
+        raise errors.ApiError(422, "unknown_role",
+                              f"Bilinmeyen rol: {', '.join(unknown)}. Geçerli roller: {', '.join(ROLES)}.",
+                              f"Unknown role: {', '.join(unknown)}. Valid roles: {', '.join(ROLES)}.")
+    return roles
+
+
+_PDF_ERRORS = {
+    EmptyFile: (422, "empty_file", "The file is empty (0 bytes)."),
+    NotAPdf: (415, "not_a_pdf", "The file is not a PDF (whatever its name says)."),
+    CorruptPdf: (422, "corrupt_pdf", "The PDF is damaged or incomplete (its end is missing)."),
+}
+
+
+def _checked_pdf(file: UploadFile, settings: Settings) -> bytes:
+    size = file.size
+    if size is None:
+        file.file.seek(0, 2)
+        size = file.file.tell()
+        file.file.seek(0)
+    if size > settings.max_upload_bytes:
+        raise errors.ApiError(413, "file_too_large",
+                              f"Dosya çok büyük: {size / 1024 / 1024:.1f} MB; en fazla {settings.max_upload_mb} MB "
+                              "yüklenebilir (MAX_UPLOAD_MB).",
+                              f"The file is too large: {size / 1024 / 1024:.1f} MB; at most "
+                              f"{settings.max_upload_mb} MB (MAX_UPLOAD_MB).")
+    data = file.file.read()
+    try:
+        check_header(data)
+    except PdfError as exc:
+        status, code, english = _PDF_ERRORS.get(type(exc), (422, "bad_pdf", "The PDF cannot be used."))
+        raise errors.ApiError(status, code, str(exc), english) from None
+    return data
+
+
+UPLOAD_SCHEMA = {
+    "required": True,
+    "content": {"multipart/form-data": {"schema": {
+        "type": "object", "required": ["file", "roles"],
+        "properties": {
+            "file": {"type": "string", "format": "binary", "description": "the PDF (at most MAX_UPLOAD_MB)"},
+            "roles": {"type": "array", "items": {"type": "string", "enum": list(ROLES)},
+                      "description": "roles that may read it (repeat the field, or separate with commas)"},
+            "title": {"type": "string", "maxLength": MAX_TITLE_CHARS, "description": "shown in citations"},
+        },
+    }}},
+}
+
+
+def _form_value(form: FormData, name: str) -> list[str]:
+    values = form.getlist(name)
+    if any(not isinstance(v, str) for v in values):
+        raise errors.validation_error([{"loc": ("body", name), "type": "string_type"}])
+    return values  # type: ignore[return-value]
+
+
+def _upload_fields(form: FormData) -> tuple[UploadFile, list[str], str | None]:
+    files = form.getlist("file")
+    if not files:
+        raise errors.validation_error([{"loc": ("body", "file"), "type": "missing"}])
+    if not isinstance(files[0], UploadFile):
+        raise errors.ApiError(422, "invalid_request", "İstek geçersiz: 'file' bir dosya olmalı.",
+                              "Invalid request: 'file' must be a file part.")
+    roles = _form_value(form, "roles")
+    if not roles:
+        raise errors.validation_error([{"loc": ("body", "roles"), "type": "missing"}])
+    titles = _form_value(form, "title")
+    title = titles[0] if titles else None
+    if title is not None and len(title) > MAX_TITLE_CHARS:
+        raise errors.validation_error([{"loc": ("body", "title"), "type": "string_too_long",
+                                        "ctx": {"max_length": MAX_TITLE_CHARS}}])
+    return files[0], roles, title
+
+
+def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[str], title: str | None) -> jobs.Job:
+    allowed = parse_roles(roles)
+    data = _checked_pdf(file, context.settings)
+    try:
+        return jobs.submit_ingest(context.database(), context.settings, data,
+                                  filename=Path(file.filename or "").name or "belge.pdf", roles=allowed,
+                                  title=(title or "").strip() or None, created_by=admin.username)
+    except jobs.JobError as exc:
+        raise errors.ApiError(422, "upload_refused", str(exc), "The upload was refused (see message_tr).") from None
+
+
+@upload_router.post(
+    "/v1/documents", status_code=202, response_model=JobOut, openapi_extra={"requestBody": UPLOAD_SCHEMA},
+    summary="Upload a PDF (admin): multipart `file`, `roles` (repeat or comma-separate), optional `title`; "
+            "202 with the background job",
+    responses={401: {"model": ErrorResponse}, 403: {"model": ErrorResponse}, 413: {"model": ErrorResponse},
+               415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
+)
+async def upload(request: Request, admin: Admin, context: Context, response: Response) -> JobOut:
+    """The body is read only after the token was checked and found to be an admin's: an
+    anonymous or non-admin caller cannot make the server receive (and spool) an upload."""
+    form = await request.form(**UPLOAD_FORM_LIMITS)
+    try:
+        file, roles, title = _upload_fields(form)
+        job = await run_in_threadpool(_queue_upload, context, admin, file, roles, title)
+        workers = await run_in_threadpool(jobs.live_workers, context.database(), context.settings)
+    finally:
+        await form.close()
+    response.headers["Location"] = f"/v1/jobs/{job.id}"
+    return job_out(job, workers)

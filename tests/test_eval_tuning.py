@@ -1,0 +1,129 @@
+"""The scripts that write ragcore/measured/*.json: one weight tuner, a tuning/reporting split for
+the refusal threshold, and the bench's write path being the upload's."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from eval import retrievers as rv
+from eval import tquad
+from eval.sweep import make_workspace, mode_retrievers, tune_fusion
+from ragcore import measurements
+from ragcore.retrieval import Evidence
+from tests.conftest import TQUAD_DIR
+from tests.test_eval_retrievers import HashEmbedder
+
+REPO = Path(__file__).resolve().parent.parent
+needs_tquad = pytest.mark.needs_data("tquad")
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@needs_tquad
+def test_tune_fusion_uses_the_one_weight_tuner_and_writes_a_readable_entry(settings, tmp_path, session_db):
+    corpus = _script("tune_retrieval").subset(tquad.cached_corpus(str(TQUAD_DIR)), 12)
+    assert corpus.train_questions and corpus.dev_questions
+    assert all(corpus.articles[q.article].split == "train" for q in corpus.train_questions)
+    ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda s: HashEmbedder(), corpus=corpus)
+    report = tune_fusion(settings, ws, 1000, train_questions=40, dev_limit=30, weights=(0.0, 0.3, 0.6, 1.0))
+    # the weight is the sweep's own tuning of hybrid-weighted on the same train questions
+    again = rv.tune_weight(ws, 1000, rv.WeightedRetriever("default", train_questions=40), (0.0, 0.3, 0.6, 1.0))
+    assert report["weight"] == again["weight"] and report["tuning"]["grid"] == again["grid"]
+    best = max(report["train_modes"], key=lambda m: (report["train_modes"][m]["recall@5"],
+                                                     report["train_modes"][m]["mrr@10"]))
+    assert report["mode"] == best
+    assert set(report["dev"]) == set(mode_retrievers(report["weight"]).values()) and report["dev_questions"] == 30
+    for file in (measurements.RETRIEVAL_FILE, measurements.THRESHOLDS_FILE):
+        shutil.copy(measurements.MEASURED_DIR / file, tmp_path / file)
+    measurements.write_measured(measurements.RETRIEVAL_FILE, "hash-bow-64", report["entry"], tmp_path)
+    got = measurements.retrieval_default("hash-bow-64", tmp_path)
+    assert got.tuned and (got.mode, got.weight) == (report["mode"], report["weight"])
+    assert "30 dev questions" in got.measured
+
+
+def test_tuning_refuses_a_corpus_without_train_questions(settings, session_db):
+    corpus = tquad.Corpus([], [], [], 0, 0, 0, {})
+    ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda s: HashEmbedder(), corpus=corpus)
+    with pytest.raises(ValueError, match="train questions"):
+        tune_fusion(settings, ws)
+
+
+def _cases(rng: np.random.Generator) -> list[dict]:
+    cases = []
+    for kind, n, centre in (("answerable", 40, 0.7), ("offtopic", 30, 0.2), ("other-law", 20, 0.35), ("tquad", 30, 0.1)):
+        for _ in range(n):
+            cosine, coverage = np.clip(rng.normal(centre, 0.12, 2), 0, 1)
+            cases.append({"question": "?", "role": "isg", "kind": kind,
+                          "evidence": Evidence(float(cosine), 1.0, float(coverage), 5)})
+    return cases
+
+
+def test_threshold_calibration_tunes_on_one_half_and_reports_on_the_other(tmp_path):
+    cal = _script("calibrate_threshold")
+    cases = _cases(np.random.default_rng(0))
+    halves = cal.split([c["kind"] for c in cases])
+    assert halves == cal.split([c["kind"] for c in cases])  # seeded
+    for kind in ("answerable", "offtopic", "other-law", "tquad"):
+        mine = [h for h, c in zip(halves, cases, strict=True) if c["kind"] == kind]
+        assert mine.count("tuning") == (len(mine) + 1) // 2
+    result = cal.calibrate(cases, min_answered=0.95)
+    chosen = result["signals"][result["signal"]]
+    assert result["signal"] == max(result["signals"], key=lambda n: (result["signals"][n]["tuning"]["auc"], n == "mean"))
+    assert chosen["tuning"]["chosen"]["answerable_answered"] >= 0.95
+    # the value is the highest cut that still answers 95 % of the tuning half's answerable cases
+    signal = cal.SIGNALS[result["signal"]]
+    tune_pos = [signal(c["evidence"]) for c in cases if c["split"] == "tuning" and c["kind"] == "answerable"]
+    weakest_answered = min(p for p in tune_pos if p >= result["value"])
+    assert sum(p >= result["value"] for p in tune_pos) / len(tune_pos) >= 0.95
+    assert sum(p > weakest_answered for p in tune_pos) / len(tune_pos) < 0.95  # one more refusal breaks it
+    assert chosen["reporting"]["n_answerable"] == 20 and chosen["reporting"]["answerable_answered"] is not None
+    entry = cal.measured_entry("hash-bow-64", result, 40, 80)
+    shutil.copy(measurements.MEASURED_DIR / measurements.THRESHOLDS_FILE, tmp_path / measurements.THRESHOLDS_FILE)
+    measurements.write_measured(measurements.THRESHOLDS_FILE, "hash-bow-64", entry, tmp_path)
+    got = measurements.threshold_default("hash-bow-64", tmp_path)
+    assert got.calibrated and (got.signal, got.value) == (result["signal"], result["value"])
+    assert "reporting half" in got.measured
+
+
+def test_bench_loads_documents_through_the_upload_write_path(pg_url):
+    from bench.retrieval import load_documents
+    from ragcore import db as dbmod
+    from ragcore.text import lexical_tokens
+
+    db = dbmod.Database(pg_url, "test_bench_write")  # its own namespace: a 64-d index of its own
+    try:
+        dbmod.drop_namespace(db, "test_bench_write")
+        db.close()
+        db = dbmod.Database(pg_url, "test_bench_write")
+        dbmod.migrate(db)
+        dbmod.ensure_embedding_space(db, "hash-bow-64", 64)
+        _load_and_check(db, load_documents, lexical_tokens)
+    finally:
+        dbmod.drop_namespace(db, "test_bench_write")
+        db.close()
+
+
+def _load_and_check(db, load_documents, lexical_tokens) -> None:
+    embedder = HashEmbedder()
+    texts = ["İş kazası üç gün içinde bildirilir.", "Yıllık izin on dört günden az olamaz.", "Yemekhane açıktır."]
+    vectors = embedder.embed_passages(texts)
+    batch = [(["isg"], [(texts[0], vectors[0]), (texts[1], vectors[1])]), (["ik", "personel"], [(texts[2], vectors[2])])]
+    with db.connection() as conn:
+        load_documents(conn, batch, 0)
+    with db.connection() as conn:
+        docs = conn.execute("SELECT title, allowed_roles FROM documents ORDER BY id").fetchall()
+        postings = conn.execute("SELECT count(*) FROM postings").fetchone()[0]
+        stats = dict(conn.execute("SELECT role, chunk_count FROM lex_stats").fetchall())
+    assert docs == [("bench-0", ["isg"]), ("bench-1", ["ik", "personel"])]
+    assert postings == sum(len(set(lexical_tokens(t))) for t in texts)
+    assert stats["admin"] == 3 and stats["isg"] == 2 and stats["ik"] == 1
