@@ -9,8 +9,16 @@
 --
 -- Like 006, these tables exist once, in public: migrations also run in every lab namespace
 -- (search_path "<ns>,public"), so every name is qualified and created only if missing, under
--- an advisory lock against two namespaces migrating at the same moment.
+-- an advisory lock against two namespaces migrating at the same moment. The tables refer to
+-- public.questions and public.jobs: a namespace migrated before public (a test's or a bench's
+-- own namespace on a fresh server) skips them, and public's own run of 007 creates them.
 SELECT pg_advisory_xact_lock(hashtext('dayanak-lab-tables'));
+
+DO $$
+BEGIN
+    IF to_regclass('public.questions') IS NULL OR to_regclass('public.jobs') IS NULL THEN
+        RETURN;
+    END IF;
 
 CREATE TABLE IF NOT EXISTS public.gold_sets (
     id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -87,3 +95,5 @@ CREATE TABLE IF NOT EXISTS public.lab_results (
     created_at      timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (run_id, configuration, item)
 );
+END
+$$;
