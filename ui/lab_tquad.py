@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from eval import charts
+from eval.answers import RETRIEVERS as ANSWER_RETRIEVERS
 from eval.gold_charts import TURKISH
 from eval.metrics import METRICS
 from eval.numbers import number, percent_with_ci, signed, with_ci
@@ -57,8 +58,8 @@ def render_new_tquad_runs(ctx: AppContext, admin: User) -> None:
         retrieval = st.form_submit_button("Çalıştır", type="primary", icon=":material/play_arrow:")
     with right, st.form("lab_tquad_answers"):
         st.markdown("**Cevap değerlendirmesi**")
-        retriever = st.selectbox("Bağlam için arama yöntemi",
-                                 ["hybrid-weighted", "bm25-prefix5", "hybrid", "dense", "bm25"], key="lab_ta_retriever")
+        retriever = st.selectbox("Arama (uygulamanın kendi yolu)", list(ANSWER_RETRIEVERS), key="lab_ta_retriever",
+                                 help="production: uygulamanın seçtiği mod; production-<mod>: modu zorla")
         size = st.selectbox("Parça boyutu", list(CHUNK_SIZES), index=1, key="lab_ta_size")
         answerable = st.number_input("Cevaplanabilir soru sayısı", 10, 600, 300, step=10, key="lab_ta_answerable")
         unanswerable = st.number_input("Cevaplanamaz soru sayısı", 10, 300, 150, step=10, key="lab_ta_unanswerable")
