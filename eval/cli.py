@@ -1,4 +1,5 @@
-"""`python -m eval retrieval …` and `python -m eval answers …`: the lab from the command line.
+"""`python -m eval retrieval …`, `python -m eval answers …` and `python -m eval gold …` (eval/gold_cli.py):
+the lab from the command line.
 
 Progress goes to stderr as tqdm bars (one per stage); the result folder gets summary.json and
 per_question.csv, and a short table is printed on stdout.
@@ -7,6 +8,7 @@ per_question.csv, and a short table is printed on stdout.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import sys
 from collections.abc import Sequence
@@ -15,6 +17,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ragcore.config import Settings, SettingsError
+from ragcore.db import DatabaseError
+from ragcore.embeddings import EmbeddingError
 
 
 class TqdmProgress:
@@ -55,7 +59,7 @@ def _sizes(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m eval", description="Dayanak evaluation lab (TQuAD)")
+    parser = argparse.ArgumentParser(prog="python -m eval", description="Dayanak evaluation lab (TQuAD, and gold sets over the company's documents)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("retrieval", help="retrieval sweep: retrievers × chunk sizes on the 892 dev questions")
@@ -70,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-namespaces", action="store_true", help="keep the production namespaces for reuse")
     p.add_argument("--out", type=Path, help="output folder (default DATA_DIR/eval_runs/<time>-retrieval)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--background", action="store_true", help="queue it as a job (lab_tquad) and return")
     p.set_defaults(func=cmd_retrieval)
 
     p = sub.add_parser("answers", help="answer evaluation: 300 answerable + 150 unanswerable dev questions")
@@ -84,7 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="output folder (default DATA_DIR/eval_runs/<time>-answers); "
                                             "an existing folder resumes from its answer cache")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--background", action="store_true", help="queue it as a job (lab_answers) and return")
     p.set_defaults(func=cmd_answers)
+
+    from eval import gold_cli
+
+    gold_cli.register(sub)
     return parser
 
 
@@ -101,6 +111,8 @@ def cmd_retrieval(args: argparse.Namespace, settings: Settings) -> int:
     config = SweepConfig(retrievers=args.retrievers, chunk_sizes=args.chunk_sizes, depth=args.depth,
                          baseline=args.baseline, train_questions=args.train_questions, limit=args.limit,
                          keep_namespaces=args.keep_namespaces)
+    if args.background:
+        return _submit_tquad(settings, "tquad", dataclasses.asdict(config))
     out = args.out or new_run_dir(runs_root(settings), "retrieval")
     progress = TqdmProgress(disable=args.quiet)
     ws = make_workspace(settings, progress)
@@ -132,6 +144,8 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
 
     config = AnswerConfig(retriever=args.retriever, chunk_size=args.chunk_size, answerable=args.answerable,
                           unanswerable=args.unanswerable, k=args.k, gate=not args.no_gate)
+    if args.background:
+        return _submit_tquad(settings, "answers", dataclasses.asdict(config))
     out = args.out or new_run_dir(runs_root(settings), "answers")
     progress = TqdmProgress(disable=args.quiet)
     try:
@@ -140,6 +154,21 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
         progress.close()
     print(answers_markdown(summary))
     print(f"\nwritten: {out}/summary.json, {out}/per_question.csv")
+    return 0
+
+
+def _submit_tquad(settings: Settings, kind: str, configuration: dict) -> int:
+    """Queue a TQuAD run as a background job (eval.jobs) and print its ids."""
+    from eval.jobs import submit_tquad
+    from ragcore import jobs
+    from ragcore.db import open_database
+
+    with open_database(settings) as db:
+        run, job = submit_tquad(db, settings, kind, configuration, created_by=None)
+        if not jobs.live_workers(db, settings):
+            print("warning: no live worker; the job waits until `python -m ragcore worker` (or the app) runs",
+                  file=sys.stderr)
+    print(f"queued: lab run #{run.id} as job #{job.id} (folder {run.folder})")
     return 0
 
 
@@ -154,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args, settings)
-    except (FileNotFoundError, ValueError, AssertionError) as exc:
+    except (FileNotFoundError, ValueError, AssertionError, DatabaseError, EmbeddingError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

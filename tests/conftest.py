@@ -54,6 +54,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # public.embedding_cache is kept on purpose: it is content-addressed (a row is never wrong for a
 # later test), and keeping it makes the real-model tests pay for each text once per session.
 _TABLES = "users, documents, chunks, postings, lexicon, lex_df_histogram, questions, login_attempts"
+# The lab's tables (migration 007): gold sets and lab runs with their result cache.
+_LAB_TABLES = "gold_sets, gold_set_versions, gold_questions, lab_runs, lab_results"
 # Our jobs and the queue library's jobs (ragcore.jobs), so no test's job reaches another's worker. Not
 # procrastinate_workers: a worker alive across tests (the browser test's app) must keep its row.
 _JOB_TABLES = "jobs, procrastinate_jobs, procrastinate_events, procrastinate_periodic_defers"
@@ -83,7 +85,7 @@ def session_db(pg_url: str) -> Iterator[dbmod.Database]:
 
 def _clean(database: dbmod.Database) -> None:
     with database.connection() as conn:
-        conn.execute(f"TRUNCATE {_TABLES}, {_JOB_TABLES} RESTART IDENTITY CASCADE")
+        conn.execute(f"TRUNCATE {_TABLES}, {_JOB_TABLES}, {_LAB_TABLES} RESTART IDENTITY CASCADE")
         conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")
 
 

@@ -365,7 +365,7 @@ def test_without_ollama_the_app_answers_with_e5(app_env: Path, db: Database, fre
         assert context.get_embedder().kind == "e5"
         health = "\n".join(t.value for t in admin.text) + texts(admin)
         assert "gömülü e5 · multilingual-e5-small (dizin adı e5-small-q4)" in health, health
-        assert "Ollama'ya ulaşılamıyor" in health and "bu gömme modeli için ölçüm yok" in health
+        assert "Ollama'ya ulaşılamıyor" in health and "bu gömme modeli için ölçülerek seçildi" in health  # e5 is tuned
         assert "not reachable" not in health and "auto:" not in health  # the panel is Turkish
 
         users.create_user(db, "mehmet", "isg", "mehmet-parola-1")

@@ -16,6 +16,7 @@ from ragcore.config import ROLE_LABELS
 from ragcore.models import STATUS_NEEDS_REVIEW, User
 from ui.context import AppContext
 from ui.markdown import escape_answer, escape_markdown
+from ui.review_gold import render_gold_control
 from ui.upload import role_picker, upload_document
 
 
@@ -53,7 +54,7 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
                 job = pending[item.id]
                 st.info(escape_markdown(f"Yüklenen doküman işleniyor (iş #{job.id}, {job.label}); "
                                         "tamamlanınca kayıt kendiliğinden çözülür."), icon=":material/pending:")
-            cols = st.columns([1, 2])
+            cols = st.columns([1, 2, 2])
             if cols[0].button("Çözüldü", key=f"review_done_{item.id}", icon=":material/done:"):
                 try:
                     mark_resolved(ctx.db, item.id, admin.username)
@@ -78,6 +79,8 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
                             _flash(outcome.message + " Doküman eklenince kayıt çözülecek.")
                             st.rerun()
                         st.error(escape_markdown(outcome.message))
+            with cols[2]:  # the evaluation lab: this question becomes a gold question (ui/review_gold.py)
+                render_gold_control(ctx, admin, item, _flash)
 
 
 def stored_source_label(src: dict) -> str:

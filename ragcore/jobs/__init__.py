@@ -39,3 +39,8 @@ __all__ = [
     "live_workers", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "staged_path", "submit", "submit_ingest",
     "submit_reembed",
 ]
+
+# The evaluation lab's kinds (lab_gold_run, lab_tquad, lab_answers) live with the lab; importing
+# them here means every process that lists, submits or runs jobs knows them. The module imports
+# only ragcore.jobs at import time (its work functions import the lab when a job runs).
+import eval.jobs  # noqa: F401

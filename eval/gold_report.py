@@ -1,0 +1,388 @@
+"""What a gold run leaves behind, in its folder: summary.json, per_question.csv, cases.jsonl and a
+self-contained report.html an analyst can mail.
+
+- `summary.json`: the run card (data fingerprint = gold-set version and its sha256 plus every
+  document's sha256; configuration; commit and whether the tree was dirty; machine; packages),
+  per configuration the retrieval metrics with bootstrap CIs, Recall@k curve, answer outcomes,
+  abstention curve with the operating point, permission leaks, latency, index build, agreement of
+  the answer's sources with the retrieval; the paired comparisons with the best configuration
+  and the recommendation.
+- `cases.jsonl`: every case as asked (sources, answer, gate), for the drill-down.
+- `report.html`: tables and the charts as SVG images inside the file (vl-convert renders them
+  here; no script, no font, nothing fetched when it is opened).
+
+The Turkish tables (`results_rows`, `comparison_rows`) are shared by the page and the report.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import html
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eval import gold_charts, metrics
+from eval.gold_stats import (
+    AbstentionCase,
+    Cost,
+    abstention_curve,
+    latency,
+    metric_label,
+    rate,
+    recommend,
+    score_separation,
+)
+from eval.numbers import MISSING, integer, number, percent, percent_with_ci, signed, with_ci
+from eval.report import PACKAGES, describe_model, git_commit, machine, package_versions, write_json
+
+SUMMARY = "summary.json"
+PER_QUESTION = "per_question.csv"
+CASES = "cases.jsonl"
+REPORT = "report.html"
+REPORT_PACKAGES = (*PACKAGES, "scipy", "altair", "vl-convert-python")
+STATUS_LABELS = {"answered": "cevaplandı", "fallback": "model cevap vermedi", "needs_review": "eşik: cevap yok",
+                 "error": "hata"}
+OUTCOME_LABELS = {"correct": "doğru", "fallback": "cevap yok", "wrong": "yanlış", "unscored": "puanlanmadı"}
+
+
+# --------------------------------------------------------------------------- the summary
+
+
+def _group_rates(payloads: Sequence[dict], outcomes: Sequence[str]) -> dict:
+    if not payloads:
+        return {"n": 0, "rates": {}}
+    idx = metrics.bootstrap_indices(len(payloads))
+    got = [p["answer"]["outcome"] for p in payloads]
+    return {"n": len(payloads), "rates": {o: rate([g == o for g in got], idx) for o in outcomes},
+            "unscored": sum(g == "unscored" for g in got)}
+
+
+def _abstention_cases(payloads: Sequence[dict]) -> list[AbstentionCase]:
+    out = []
+    for p in payloads:
+        behind = p["ungated"] or p["answer"]
+        if p["answerable"] and behind["outcome"] == "unscored":
+            continue
+        score = p["gate"]["score"]
+        out.append(AbstentionCase(score=float("-inf") if score is None else float(score), answerable=p["answerable"],
+                                  answered_if_passed=behind["outcome"] != "fallback",
+                                  correct_if_answered=behind["outcome"] == "correct"))
+    return out
+
+
+def configuration_summary(config, payloads: Sequence[dict], index: Mapping[str, Any] | None,
+                          indices: np.ndarray | None) -> tuple[dict, dict[str, np.ndarray]]:
+    """One configuration's block of summary.json, and its per-case metric arrays (answerable cases)."""
+    answerable = [p for p in payloads if p["answerable"]]
+    scores = {m: np.array([p["scores"][m] for p in answerable], dtype=float) for m in metrics.METRICS}
+    ranks = np.array([int(p["scores"]["rank"]) for p in answerable], dtype=int)
+    right = [(p["answer"]["outcome"] == "correct") if p["answerable"] else (p["answer"]["outcome"] == "fallback")
+             for p in payloads if p["answer"]["outcome"] != "unscored"]
+    leaking = [p for p in payloads if p["leaks"]]
+    gate = payloads[0]["gate"] if payloads else {}
+    abstention = _abstention_cases(payloads)
+    curve = abstention_curve(abstention, gate.get("value", 0.0)) if abstention else {"points": [], "operating_point": None}
+    curve["auc"] = score_separation(abstention)
+    agreement = [p["agreement"] for p in payloads if p["agreement"] is not None]
+    block = {
+        "key": config.key, "label": config.label, "embedder": config.embedder, "mode": config.mode,
+        "chunk_size": config.chunk_size, "k": config.k,
+        "retrieval": metrics.summarise(scores, indices) if answerable else {},
+        "recall_curve": metrics.recall_curve(ranks, metrics.DEPTH) if answerable else [],
+        "answers": {"answerable": _group_rates(answerable, ("correct", "fallback", "wrong")),
+                    "unanswerable": _group_rates([p for p in payloads if not p["answerable"]], ("fallback", "wrong")),
+                    "overall": rate(right)},
+        "threshold": {k: gate.get(k) for k in ("signal", "value", "measured")},
+        "abstention": curve,
+        "leaks": {"count": int(sum(p["leaks"] for p in payloads)), "cases": len(leaking),
+                  "examples": [{"qid": p["qid"], "role": p["role"],
+                                "documents": sorted({s["filename"] for s in p["sources"] + p["answer"]["sources"]
+                                                     if not s["readable"]})} for p in leaking[:10]]},
+        "latency": {"retrieval_ms": latency([p["retrieval_ms"] for p in payloads]),
+                    "answer_ms": latency([p["answer"]["total_ms"] for p in payloads])},
+        "index": dict(index or {}),
+        "agreement": {"checked": len(agreement), "mismatches": sum(not a for a in agreement)},
+        "cases": len(payloads), "answerable_cases": len(answerable),
+    }
+    return block, scores
+
+
+def fingerprint(version: Mapping[str, Any], documents: Sequence[Mapping[str, Any]]) -> str:
+    """One sha256 over the gold-set version's content and every document's bytes (their sha256)."""
+    digest = hashlib.sha256(version["sha256"].encode())
+    for sha in sorted(d["sha256"] for d in documents):
+        digest.update(b"\0" + sha.encode())
+    return digest.hexdigest()
+
+
+def build_summary(*, run, spec, version, gold, documents, configs, results, warnings, embedders, settings) -> dict:
+    from eval.gold_run import case_key, cases_of
+
+    cases = cases_of(gold)
+    n_answerable = sum(q.answerable for q, _ in cases)
+    indices = metrics.bootstrap_indices(n_answerable) if n_answerable else None
+    blocks, systems = [], {}
+    for c in configs:
+        payloads = [results[(c.key, case_key(q, r))] for q, r in cases]
+        block, scores = configuration_summary(c, payloads, results.get((c.index_key, "index")), indices)
+        blocks.append(block)
+        systems[c.key] = scores
+    labels = {b["key"]: b["label"] for b in blocks}
+    costs = {b["key"]: Cost(b["latency"]["answer_ms"]["p95"], b["index"].get("seconds")) for b in blocks}
+    recommendation = recommend(systems, costs, labels, spec.primary, indices) if n_answerable else {
+        "text": "Öneri yapılamadı: cevaplanabilir soru yok.", "primary": spec.primary}
+    best = recommendation.get("best")
+    comparisons = metrics.compare(systems, best, indices=indices) if best and len(systems) > 1 else []
+    docs = [d.as_dict() for d in documents]
+    first = results.get((configs[0].key, case_key(*cases[0]))) if cases else None
+    card = {
+        "kind": "gold", "id": run.id, "label": run.label, "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "created_by": run.created_by,
+        "data": {"gold_set": version.as_dict(), "questions": len(gold), "cases": len(cases),
+                 "answerable_cases": n_answerable, "corpus": spec.corpus, "documents": docs,
+                 "fingerprint": fingerprint(version.as_dict(), docs)},
+        "configuration": {**spec.as_dict(), "chunk_overlap_ratio": settings.chunk_overlap / settings.chunk_size,
+                          "bootstrap_resamples": metrics.RESAMPLES, "permutations": metrics.PERMUTATIONS,
+                          "seed": metrics.SEED, "depth": metrics.DEPTH},
+        "embedders": {name: describe_model(e) for name, e in embedders.items()},
+        "generator": first["answer"]["generator"] if first else None,
+        "code": git_commit(), "machine": machine(), "packages": package_versions(REPORT_PACKAGES),
+    }
+    return {"run": card, "configurations": blocks, "comparisons": comparisons,
+            "recommendation": recommendation, "warnings": list(warnings)}
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _case_rows(configs, gold, results) -> list[dict]:
+    from eval.gold_run import case_key, cases_of
+
+    rows = []
+    for c in configs:
+        for q, role in cases_of(gold):
+            p = results[(c.key, case_key(q, role))]
+            s = p.get("scores") or {}
+            behind = p["ungated"] or p["answer"]
+            rows.append({
+                "configuration": c.key, "qid": q.id, "role": role, "answerable": q.answerable,
+                "question": q.question, "first_rank": int(s["rank"]) if s.get("rank") else "",
+                **{m: s.get(m, "") for m in metrics.METRICS}, "relevant_total": p["relevant_total"],
+                "outcome": p["answer"]["outcome"], "status": p["answer"]["status"],
+                "gated": p["answer"]["status"] == "needs_review", "gate_score": p["gate"]["score"],
+                "outcome_behind_gate": behind["outcome"], "leaks": p["leaks"],
+                "retrieval_ms": round(p["retrieval_ms"], 2), "answer_ms": round(p["answer"]["total_ms"] or 0, 2),
+                "top5": " | ".join(f"{x['filename']} {x['pages']}" + (" ✓" if x["relevant"] else "")
+                                   for x in p["sources"][:5]),
+                "answer": p["answer"]["text"],
+            })
+    return rows
+
+
+def write_run(folder: Path, **parts: Any) -> dict:
+    """summary.json, per_question.csv, cases.jsonl and report.html into `folder`; returns the summary."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    summary = build_summary(**parts)
+    configs, gold, results = parts["configs"], parts["gold"], parts["results"]
+    rows = _case_rows(configs, gold, results)
+    with (folder / PER_QUESTION).open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["configuration"])
+        writer.writeheader()
+        writer.writerows(rows)
+    from eval.gold_run import case_key, cases_of
+
+    with (folder / CASES).open("w", encoding="utf-8") as fh:
+        for c in configs:
+            for q, role in cases_of(gold):
+                fh.write(json.dumps({"configuration": c.key, **results[(c.key, case_key(q, role))]},
+                                    ensure_ascii=False) + "\n")
+    write_json(folder / SUMMARY, summary)
+    (folder / REPORT).write_text(render_html(summary, load_cases(folder)), encoding="utf-8")
+    return summary
+
+
+def load_summary(folder: Path) -> dict:
+    return json.loads((Path(folder) / SUMMARY).read_text(encoding="utf-8"))
+
+
+def load_cases(folder: Path) -> list[dict]:
+    path = Path(folder) / CASES
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# --------------------------------------------------------------------------- Turkish tables
+
+
+def _ms(value: float | None) -> str:
+    return MISSING if value is None else f"{number(value, 0)} ms"
+
+
+def results_rows(summary: dict) -> list[dict[str, str]]:
+    """One row per configuration with Turkish column names and Turkish numbers."""
+    best = (summary.get("recommendation") or {}).get("best")
+    chosen = (summary.get("recommendation") or {}).get("chosen")
+    rows = []
+    for c in summary["configurations"]:
+        r, a = c["retrieval"], c["answers"]
+        op = (c.get("abstention") or {}).get("operating_point") or {}
+        mark = "önerilen" if c["key"] == chosen else ("en iyi" if c["key"] == best else "")
+        rows.append({
+            "Yapılandırma": c["label"], "Not": mark,
+            **{metric_label(m): with_ci(r.get(m)) for m in ("ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10")},
+            "Doğru (cevaplanabilir)": percent_with_ci(a["answerable"]["rates"].get("correct")),
+            "Cevap yok (cevaplanabilir)": percent_with_ci(a["answerable"]["rates"].get("fallback")),
+            "Yanlış (cevaplanabilir)": percent_with_ci(a["answerable"]["rates"].get("wrong")),
+            "Doğru geri çekilme (cevaplanamaz)": percent_with_ci(a["unanswerable"]["rates"].get("fallback")),
+            "Kapsam (bugünkü eşik)": percent(op.get("coverage")),
+            "Seçici doğruluk": percent(op.get("selective_accuracy")),
+            "İzin sızıntısı": integer(c["leaks"]["count"]),
+            "Arama p50 / p95": f"{_ms(c['latency']['retrieval_ms']['p50'])} / {_ms(c['latency']['retrieval_ms']['p95'])}",
+            "Cevap p50 / p95": f"{_ms(c['latency']['answer_ms']['p50'])} / {_ms(c['latency']['answer_ms']['p95'])}",
+            "Dizin kurma": MISSING if c["index"].get("seconds") is None else f"{number(c['index']['seconds'], 1)} sn",
+            "Parça sayısı": integer(c["index"].get("chunks")),
+        })
+    return rows
+
+
+def comparison_rows(summary: dict) -> list[dict[str, str]]:
+    labels = {c["key"]: c["label"] for c in summary["configurations"]}
+    rows = []
+    for comp in summary.get("comparisons", []):
+        for metric, m in comp["metrics"].items():
+            rows.append({"Yapılandırma": labels.get(comp["system"], comp["system"]),
+                         "Karşılaştırılan (en iyi)": labels.get(comp["baseline"], comp["baseline"]),
+                         "Ölçü": metric_label(metric), "Fark": signed(m["diff"]),
+                         "%95 GA": f"[{signed(m['ci'][0])}; {signed(m['ci'][1])}]",
+                         "p (Holm)": number(m["p_holm"], 4),
+                         "Kazanç / eşit / kayıp": f"{m['wins']} / {m['ties']} / {m['losses']}"})
+    return rows
+
+
+def card_rows(summary: dict) -> list[tuple[str, str]]:
+    card = summary["run"]
+    data, code, host = card["data"], card["code"], card["machine"]
+    gold = data["gold_set"]
+    commit = (code.get("commit") or "bilinmiyor")[:12]
+    dirty = {True: "evet (kaydedilmemiş değişiklikler var)", False: "hayır", None: "bilinmiyor"}[code.get("dirty")]
+    config = card["configuration"]
+    return [
+        ("Çalıştırma", f"#{card['id']} · {card['label']} · {card['created']}"),
+        ("Altın set", f"{gold['name']} · sürüm {gold['version']} · {integer(data['questions'])} soru, "
+                      f"{integer(data['cases'])} vaka (soru × rol)"),
+        ("Altın set sha256", gold["sha256"]),
+        ("Belgeler", "; ".join(f"{d['filename']} ({', '.join(d['roles'])}) sha256 {d['sha256'][:16]}…"
+                               for d in data["documents"])),
+        ("Veri parmak izi", data["fingerprint"]),
+        ("Yapılandırmalar", f"gömme: {', '.join(config['embedders'])} · mod: {', '.join(config['modes'])} · "
+                            f"parça: {', '.join(str(s) for s in config['chunk_sizes'])} · k: "
+                            f"{', '.join(str(k) for k in config['ks'])} · birincil ölçü: "
+                            f"{metric_label(config['primary'])}"),
+        ("Cevap üreteci", str(card.get("generator") or MISSING)),
+        ("Kod", f"{commit} · kaydedilmemiş değişiklik: {dirty}"),
+        ("Makine", f"{host.get('hostname')} · {host.get('platform')} · {host.get('affinity') or host.get('cpu_count')} "
+                   f"çekirdek · {number(host.get('memory_gb'), 1)} GB · Python {host.get('python')}"),
+    ]
+
+
+# --------------------------------------------------------------------------- the HTML report
+
+
+def chart_image(chart) -> str:
+    """An Altair chart as an <img> holding its SVG (vl-convert; nothing fetched when opened)."""
+    import vl_convert
+
+    svg = vl_convert.vegalite_to_svg(gold_charts.turkish(chart).to_dict())
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return f'<img alt="grafik" src="data:image/svg+xml;base64,{data}">'
+
+
+def _table(rows: Sequence[Mapping[str, str]]) -> str:
+    if not rows:
+        return "<p>—</p>"
+    head = "".join(f"<th>{html.escape(k)}</th>" for k in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row.values()) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _drilldown(summary: dict, cases: Sequence[dict]) -> str:
+    labels = {c["key"]: c["label"] for c in summary["configurations"]}
+    by_case: dict[tuple[str, str], list[dict]] = {}
+    for case in cases:
+        by_case.setdefault((case["qid"], case["role"]), []).append(case)
+    parts = []
+    for (qid, role), items in by_case.items():
+        first = items[0]
+        kind = "cevaplanabilir" if first["answerable"] else "cevaplanamaz"
+        inner = []
+        for case in items:
+            s = case.get("scores") or {}
+            rank = int(s["rank"]) if s.get("rank") else None
+            sources = "".join(
+                f"<li>{html.escape(x['filename'])} · {html.escape(x['pages'])}"
+                f"{' · ' + html.escape(x['article']) if x.get('article') else ''}"
+                f"{' ✓ doğru kaynak' if x['relevant'] else ''}{' ⚠ İZİNSİZ' if not x['readable'] else ''}</li>"
+                for x in case["sources"][:5])
+            inner.append(
+                f"<h4>{html.escape(labels.get(case['configuration'], case['configuration']))}</h4>"
+                f"<p>İlk doğru kaynağın sırası: {rank if rank else 'ilk 10’da yok' if first['answerable'] else '—'} · "
+                f"sonuç: {html.escape(OUTCOME_LABELS.get(case['answer']['outcome'], case['answer']['outcome']))} · "
+                f"durum: {html.escape(STATUS_LABELS.get(case['answer']['status'], case['answer']['status']))} · "
+                f"eşik puanı: {number(case['gate']['score'])}</p><ol>{sources}</ol>"
+                f"<pre>{html.escape(case['answer']['text'])}</pre>")
+        facts = ", ".join(first.get("key_facts") or []) or "—"
+        parts.append(f"<details><summary>{html.escape(qid)} · {html.escape(role)} · {kind} — "
+                     f"{html.escape(first['question'])}</summary><p>Anahtar bilgiler: {html.escape(facts)}</p>"
+                     + "".join(inner) + "</details>")
+    return "".join(parts)
+
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1200px;color:#222;padding:0 1rem}
+table{border-collapse:collapse;margin:1rem 0;font-size:.85rem;display:block;overflow-x:auto}
+th,td{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top}
+th{background:#f3f3f3}.oneri{background:#e8f5e9;border-left:4px solid #2e7d32;padding:.8rem 1rem}
+.uyari{background:#fff3e0;border-left:4px solid #ef6c00;padding:.5rem 1rem}.sizinti{color:#c62828;font-weight:bold}
+pre{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:.5rem}img{max-width:100%;margin:1rem 0}
+details{border-bottom:1px solid #eee;padding:.3rem 0}summary{cursor:pointer}
+"""
+
+
+def render_html(summary: dict, cases: Sequence[dict]) -> str:
+    """The whole report as one HTML page (see the module docstring)."""
+    card = summary["run"]
+    gold = card["data"]["gold_set"]
+    leaks = sum(c["leaks"]["count"] for c in summary["configurations"])
+    leak_text = (f'<p class="sizinti">İzin sızıntısı: {integer(leaks)} kaynak, bir rolün okuyamadığı belgeden geldi.</p>'
+                 if leaks else "<p>İzin sızıntısı: 0 (hiçbir rol okuyamadığı bir belgeden kaynak görmedi).</p>")
+    warnings = "".join(f"<li>{html.escape(w)}</li>" for w in summary.get("warnings", []))
+    charts = "".join(f"<h3>{html.escape(title)}</h3>{chart_image(chart)}"
+                     for title, chart in gold_charts.all_charts(summary))
+    card_table = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in card_rows(summary))
+    return f"""<!DOCTYPE html>
+<html lang="tr"><head><meta charset="utf-8">
+<title>Dayanak değerlendirme raporu — {html.escape(gold['name'])} s{gold['version']}</title>
+<style>{STYLE}</style></head><body>
+<h1>Dayanak değerlendirme raporu</h1>
+<p>{html.escape(gold['name'])} · sürüm {gold['version']} · {html.escape(card['created'])}</p>
+<div class="oneri"><strong>Öneri.</strong> {html.escape(summary['recommendation'].get('text', ''))}</div>
+{leak_text}
+{f'<div class="uyari"><strong>Uyarılar</strong><ul>{warnings}</ul></div>' if warnings else ''}
+<h2>Çalıştırma kartı</h2><table>{card_table}</table>
+<h2>Sonuçlar</h2>{_table(results_rows(summary))}
+<h2>En iyi yapılandırmayla eşli karşılaştırmalar</h2>
+<p>Fark = yapılandırma − en iyi; %95 eşli bootstrap güven aralığı; p: eşli permütasyon testi, Holm düzeltmeli.</p>
+{_table(comparison_rows(summary))}
+<h2>Grafikler</h2>{charts}
+<h2>Soru ayrıntıları</h2>{_drilldown(summary, cases)}
+</body></html>
+"""

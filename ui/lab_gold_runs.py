@@ -1,0 +1,207 @@
+"""The lab's gold runs: the form that queues one, its live progress, and its results — the
+recommendation, leak count, table, comparisons, charts, abstention curve, per-question drill-down
+and the downloads (summary.json, per_question.csv, report.html).
+
+After "Çalıştır" the run's progress appears right under the form and, when the job is done, its
+results replace it in place. Which run the admin looks at is the only thing kept in the session;
+the run itself is a job row and a run row, so a reload (or another browser) shows the same.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from eval import gold_charts
+from eval.gold_stats import metric_label
+from eval.numbers import integer, number
+from ragcore.models import User
+from ui.context import AppContext
+from ui.lab_common import download, job_progress, table
+from ui.markdown import escape_markdown
+
+MODES = ("weighted", "lexical", "dense", "rrf")
+MODE_LABELS = {"weighted": "ağırlıklı (yoğun + BM25)", "lexical": "sözcüksel (BM25)", "dense": "yoğun (vektör)",
+               "rrf": "RRF"}
+EMBEDDER_LABELS = {"e5": "e5 (multilingual-e5-small)", "use": "USE (universal sentence encoder)"}
+CHUNK_SIZES = (500, 1000, 1500)
+KS = (3, 5, 8, 10)
+PRIMARY = ("ndcg@10", "recall@5", "recall@1", "mrr@10")
+CURRENT = "lab_gold_current_run"
+
+
+def render_new_gold_run(ctx: AppContext, admin: User) -> None:
+    from eval import goldstore
+
+    sets = goldstore.list_sets(ctx.db)
+    if not sets:
+        st.info("Önce “Altın setler” sekmesinden bir set içe aktarın.", icon=":material/info:")
+        return
+    with st.form("lab_gold_run"):
+        names = [v.name for v in sets]
+        chosen = st.selectbox("Altın set", names, key="lab_run_set")
+        embedders = st.multiselect("Gömme modelleri", list(EMBEDDER_LABELS), default=["use"], key="lab_run_embedders",
+                                   format_func=lambda e: EMBEDDER_LABELS[e])
+        modes = st.multiselect("Arama modları", list(MODES), default=["weighted", "lexical"], key="lab_run_modes",
+                               format_func=lambda m: MODE_LABELS[m])
+        a, b, c = st.columns(3)
+        sizes = a.multiselect("Parça boyutları (karakter)", list(CHUNK_SIZES), default=[1000], key="lab_run_sizes")
+        ks = b.multiselect("k (cevaba verilen kaynak)", list(KS), default=[5], key="lab_run_ks")
+        primary = c.selectbox("Birincil ölçü", list(PRIMARY), key="lab_run_primary", format_func=metric_label)
+        corpus = st.radio("Belgeler", ["company", "sample"], key="lab_run_corpus", horizontal=True,
+                          format_func=lambda x: {"company": "Şirket dokümanları (yüklü belgeler, rolleriyle)",
+                                                 "sample": "Örnek kanunlar (DOCUMENTS_DIR)"}[x])
+        submitted = st.form_submit_button("Çalıştır", type="primary", icon=":material/play_arrow:")
+    if submitted:
+        _submit(ctx, admin, sets[names.index(chosen)], embedders, modes, sizes, ks, corpus, primary)
+    run_id = st.session_state.get(CURRENT)
+    if run_id is not None:
+        render_run(ctx, run_id, scope="new")
+
+
+def _submit(ctx: AppContext, admin: User, version, embedders, modes, sizes, ks, corpus, primary) -> None:
+    from eval.gold_run import GoldRunError, GoldRunSpec
+    from eval.jobs import submit_gold_run
+    from ragcore.jobs import JobError
+
+    if not (embedders and modes and sizes and ks):
+        st.warning("En az bir gömme modeli, bir mod, bir parça boyutu ve bir k seçin.")
+        return
+    spec = GoldRunSpec(version.set_id, version.version, tuple(embedders), tuple(modes), tuple(sorted(sizes)),
+                       tuple(sorted(ks)), corpus, primary)
+    try:
+        run, _ = submit_gold_run(ctx.db, ctx.settings, spec, created_by=admin.username)
+    except (GoldRunError, JobError) as exc:
+        st.error(escape_markdown(str(exc)))
+        return
+    st.session_state[CURRENT] = run.id
+
+
+def render_run(ctx: AppContext, run_id: int, *, scope: str) -> None:
+    """A run wherever it is: its progress while its job runs, its results once it is done."""
+    from eval import lab_runs
+
+    run = lab_runs.get_run(ctx.db, run_id)
+    if run is None:
+        return
+    st.subheader(escape_markdown(f"Çalıştırma #{run.id}: {run.label}"))
+    if run.job_id is not None:
+        job_progress(ctx, run.job_id, on_finished=lambda job: _finished(ctx, run_id, scope), scope=scope)
+    else:
+        _finished(ctx, run_id, scope)
+
+
+def _finished(ctx: AppContext, run_id: int, scope: str) -> None:
+    from eval import gold_report, lab_runs
+
+    run = lab_runs.get_run(ctx.db, run_id)
+    if run is None:
+        return
+    folder = Path(run.folder)
+    if not (folder / gold_report.SUMMARY).is_file():
+        if run.status == "failed" and run.error and run.job_id is None:
+            st.error(escape_markdown(run.error))
+        elif run.status == "succeeded":
+            st.warning(escape_markdown(f"Sonuç klasörü bulunamadı: {folder}"))
+        return
+    render_gold_results(folder, key=f"{scope}{run.id}")
+
+
+def render_gold_results(folder: Path, *, key: str) -> None:
+    """Everything a finished gold run shows, drawn from its folder."""
+    from eval import gold_report
+
+    summary = gold_report.load_summary(folder)
+    cases = gold_report.load_cases(folder)
+    st.success(escape_markdown(summary["recommendation"].get("text", "")), icon=":material/recommend:")
+    leaks = sum(c["leaks"]["count"] for c in summary["configurations"])
+    m1, m2, m3 = st.columns(3)
+    m1.metric("İzin sızıntısı", integer(leaks), help="Bir rolün okuyamadığı belgeden gelen kaynak sayısı; 0 olmalı.")
+    m2.metric("Vaka (soru × rol)", integer(summary["run"]["data"]["cases"]))
+    m3.metric("Yapılandırma", integer(len(summary["configurations"])))
+    if leaks:
+        st.error(escape_markdown(
+            f"İzin sızıntısı: {leaks} kaynak, soranın okuyamadığı bir belgeden geldi. Örnekler: "
+            + "; ".join(f"{e['qid']} ({e['role']}): {', '.join(e['documents'])}"
+                        for c in summary["configurations"] for e in c["leaks"]["examples"][:3])),
+            icon=":material/gpp_bad:")
+    for warning in summary.get("warnings", []):
+        st.warning(escape_markdown(warning), icon=":material/warning:")
+    table(gold_report.results_rows(summary), key=f"lab_results_{key}")
+    comparisons = gold_report.comparison_rows(summary)
+    if comparisons:
+        with st.expander("En iyi yapılandırmayla eşli karşılaştırmalar (bootstrap GA, permütasyon testi, Holm)"):
+            table(comparisons, key=f"lab_comparisons_{key}")
+    metric = st.selectbox("Grafikteki ölçü", ["ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10"],
+                          key=f"lab_chart_metric_{key}", format_func=metric_label)
+    left, right = st.columns(2)
+    left.altair_chart(gold_charts.turkish(gold_charts.metric_with_ci(summary, metric)))
+    right.altair_chart(gold_charts.turkish(gold_charts.recall_curves(summary)))
+    left.altair_chart(gold_charts.turkish(gold_charts.abstention_curve(summary)))
+    right.altair_chart(gold_charts.turkish(gold_charts.leaks(summary)))
+    left.altair_chart(gold_charts.turkish(gold_charts.answer_outcomes(summary)))
+    right.altair_chart(gold_charts.turkish(gold_charts.latency(summary)))
+    _operating_points(summary, key)
+    if cases:
+        _drilldown(summary, cases, key)
+    with st.expander("Çalıştırma kartı"):
+        table([{"Alan": k, "Değer": v} for k, v in gold_report.card_rows(summary)], key=f"lab_card_{key}")
+    a, b, c, d = st.columns(4)
+    with a:
+        download("Rapor (HTML)", folder / gold_report.REPORT, f"{folder.name}-rapor.html", "text/html", f"dl_html_{key}")
+    with b:
+        download("summary.json", folder / gold_report.SUMMARY, f"{folder.name}-summary.json", "application/json",
+                 f"dl_json_{key}")
+    with c:
+        download("per_question.csv", folder / gold_report.PER_QUESTION, f"{folder.name}-per_question.csv", "text/csv",
+                 f"dl_csv_{key}")
+    with d:
+        download("cases.jsonl", folder / gold_report.CASES, f"{folder.name}-cases.jsonl", "application/x-ndjson",
+                 f"dl_cases_{key}")
+
+
+def _operating_points(summary: dict, key: str) -> None:
+    rows = []
+    for c in summary["configurations"]:
+        op = (c.get("abstention") or {}).get("operating_point") or {}
+        t = c.get("threshold") or {}
+        rows.append({"Yapılandırma": c["label"], "Sinyal": str(t.get("signal")), "Bugünkü eşik": number(t.get("value")),
+                     "Kapsam": number(op.get("coverage")), "Seçici doğruluk": number(op.get("selective_accuracy")),
+                     "Doğruluk": number(op.get("accuracy")),
+                     "Ayırma (AUC)": number((c.get("abstention") or {}).get("auc"))})
+    with st.expander("Geri çekilme: bugünkü eşikte kapsam ve doğruluk"):
+        table(rows, key=f"lab_operating_{key}")
+
+
+def _drilldown(summary: dict, cases: list[dict], key: str) -> None:
+    from eval.gold_report import OUTCOME_LABELS, STATUS_LABELS
+
+    st.subheader("Soru ayrıntısı")
+    labels = {c["key"]: c["label"] for c in summary["configurations"]}
+    pairs = list(dict.fromkeys((c["qid"], c["role"]) for c in cases))
+    questions = {(c["qid"], c["role"]): c["question"] for c in cases}
+    left, right = st.columns([3, 2])
+    pair = left.selectbox("Soru (kimlik · soran rol)", pairs, key=f"lab_drill_q_{key}",
+                          format_func=lambda p: f"{p[0]} · {p[1]} — {questions[p][:90]}")
+    config = right.selectbox("Yapılandırma", list(labels), key=f"lab_drill_c_{key}", format_func=lambda k: labels[k])
+    case = next((c for c in cases if (c["qid"], c["role"]) == pair and c["configuration"] == config), None)
+    if case is None:
+        return
+    st.text(f"Soru: {case['question']}")
+    st.text("Anahtar bilgiler: " + ("; ".join(case.get("key_facts") or []) or "—")
+            + ("" if case["answerable"] else " (cevaplanamaz: doğru sonuç geri çekilme)"))
+    scores = case.get("scores") or {}
+    rank = int(scores["rank"]) if scores.get("rank") else None
+    st.text(f"İlk doğru kaynağın sırası: {rank or ('ilk 10’da yok' if case['answerable'] else '—')} · "
+            f"sonuç: {OUTCOME_LABELS.get(case['answer']['outcome'], case['answer']['outcome'])} · "
+            f"durum: {STATUS_LABELS.get(case['answer']['status'], case['answer']['status'])} · "
+            f"eşik puanı: {number(case['gate']['score'])} (eşik {number(case['gate']['value'])})")
+    table([{"Sıra": str(s["rank"]), "Kaynak": f"{s['filename']} · {s['pages']}", "Madde": s.get("article") or "—",
+            "Doğru kaynak": "✓" if s["relevant"] else "", "Okuma izni": "var" if s["readable"] else "YOK (sızıntı)",
+            "Puan": number(s["score"]), "Metin": s["text"]} for s in case["sources"]], key=f"lab_drill_src_{key}")
+    st.text("Cevap:")
+    st.text(case["answer"]["text"])
+    if case.get("ungated"):
+        st.text("Eşik açıkken verilecek cevap (geri çekilme eğrisi için):")
+        st.text(case["ungated"]["text"])
