@@ -21,7 +21,9 @@ def test_shipped_entries_say_how_they_were_measured():
     assert (bge.mode, bge.tuned) == ("rrf", True) and "seed" in bge.measured
     assert bge.weight == 0.5  # an RRF entry has no weight: forced weighted mode uses the default's
     e5 = retrieval_default("e5-small-q4")
-    assert (e5.mode, e5.tuned) == ("rrf", False) and "not tuned" in e5.measured
+    assert e5.tuned and e5.mode in ("weighted", "rrf", "lexical", "dense") and "TQuAD train" in e5.measured
+    untuned = retrieval_default("ollama:nomic-embed-text")
+    assert (untuned.mode, untuned.tuned) == ("rrf", False) and "not tuned" in untuned.measured
     for file in (measurements.RETRIEVAL_FILE, measurements.THRESHOLDS_FILE):
         data = measurements.load(file)
         for entry in [data["default"], *data["entries"].values()]:
@@ -31,7 +33,8 @@ def test_shipped_entries_say_how_they_were_measured():
 def test_resolve_mode_follows_the_file_unless_retrieval_mode_says_otherwise(settings):
     assert resolve_mode(settings, SimpleNamespace(name="use-multilingual-v3")) == "weighted"
     assert resolve_mode(settings, SimpleNamespace(name="ollama:bge-m3")) == "rrf"
-    assert resolve_mode(settings, SimpleNamespace(name="e5-small-q4")) == "rrf"
+    assert resolve_mode(settings, SimpleNamespace(name="e5-small-q4")) == retrieval_default("e5-small-q4").mode
+    assert resolve_mode(settings, SimpleNamespace(name="ollama:nomic-embed-text")) == "rrf"  # not tuned
     assert resolve_mode(settings.with_(retrieval_mode="lexical"), SimpleNamespace(name="use-multilingual-v3")) == "lexical"
     assert resolve_mode(settings, SimpleNamespace(name="e5-small-q4"), "dense") == "dense"
 
@@ -39,13 +42,17 @@ def test_resolve_mode_follows_the_file_unless_retrieval_mode_says_otherwise(sett
 def test_thresholds_per_embedder_with_the_model_independent_default(settings):
     use = calibration.threshold_for("use-multilingual-v3", "weighted")
     assert (use.value, use.signal) == (0.38, "mean") and "AUC 0.979" in use.measured
-    e5 = calibration.threshold_for("e5-small-q4", "rrf")
-    assert (e5.value, e5.signal) == (0.45, "coverage") and not threshold_default("e5-small-q4").calibrated
-    forced = calibration.threshold_for("e5-small-q4", "rrf", settings.with_(refusal_threshold=0.3))
+    shipped = measurements.load(measurements.THRESHOLDS_FILE)["entries"]["e5-small-q4"]
+    e5 = calibration.threshold_for("e5-small-q4", "weighted")
+    assert (e5.value, e5.signal) == (shipped["value"], shipped["signal"]) and threshold_default("e5-small-q4").calibrated
+    other = calibration.threshold_for("ollama:nomic-embed-text", "rrf")
+    assert (other.value, other.signal) == (0.45, "coverage") and not threshold_default("ollama:nomic-embed-text").calibrated
+    forced = calibration.threshold_for("ollama:nomic-embed-text", "rrf", settings.with_(refusal_threshold=0.3))
     assert (forced.value, forced.signal, forced.measured) == (0.3, "coverage", "REFUSAL_THRESHOLD")
 
 
 def test_write_measured_adds_an_entry_the_loader_reads_back(tmp_path):
+    shipped = retrieval_default("e5-small-q4")
     for file in (measurements.RETRIEVAL_FILE, measurements.THRESHOLDS_FILE):
         shutil.copy(measurements.MEASURED_DIR / file, tmp_path / file)
     entry = {"mode": "weighted", "weight": 0.4, "measured": "tuned on 1,000 train questions (test)",
@@ -60,7 +67,7 @@ def test_write_measured_adds_an_entry_the_loader_reads_back(tmp_path):
     write_measured(measurements.THRESHOLDS_FILE, "e5-small-q4",
                    {"signal": "mean", "value": 0.5, "measured": "test", "when": "today", "on": "laws"}, tmp_path)
     assert threshold_default("e5-small-q4", tmp_path).value == 0.5
-    assert retrieval_default("e5-small-q4").tuned is False  # the shipped file is untouched
+    assert retrieval_default("e5-small-q4") == shipped  # the shipped file is untouched
 
     with pytest.raises(MeasuredDataError, match="lacks when, on"):
         write_measured(measurements.RETRIEVAL_FILE, "x", {"mode": "rrf", "weight": None, "measured": "?"}, tmp_path)
