@@ -31,19 +31,19 @@ def test_doctor_reports_versions_and_backends(db, settings):
     assert report.refusal_threshold == "mean >= 0.38 (calibrated for use-multilingual-v3)"
 
 
-def test_doctor_names_e5_without_ollama_and_says_it_is_not_tuned(db, settings):
+def test_doctor_names_e5_without_ollama_and_its_measured_defaults(db, settings):
     report = run_checks(settings.with_(embed_backend="auto"), db)  # the settings' Ollama port is closed
     assert (report.embedding_backend, report.embedding_model) == ("e5", "multilingual-e5-small")
     assert report.embedding_name == "e5-small-q4"
     assert "Ollama not reachable" in report.embedding_reason and "embedded e5" in report.embedding_reason
-    assert report.retrieval_mode == "rrf" and "not tuned for e5-small-q4" in report.retrieval_reason
-    assert "not calibrated for e5-small-q4" in report.refusal_threshold
+    assert report.retrieval_mode == "weighted" and "measured for e5-small-q4" in report.retrieval_reason
+    assert "calibrated for e5-small-q4" in report.refusal_threshold and "not calibrated" not in report.refusal_threshold
     text = report.as_text()
     assert "embeddings:  e5 / multilingual-e5-small (auto: Ollama not reachable" in text
-    assert "retrieval:   rrf (auto: not tuned" in text
+    assert "retrieval:   weighted (auto: measured for e5-small-q4" in text
     overridden = run_checks(settings.with_(embed_backend="e5", retrieval_mode="lexical", refusal_threshold=0.2), db)
     assert (overridden.retrieval_mode, overridden.retrieval_reason) == ("lexical", "RETRIEVAL_MODE=lexical")
-    assert overridden.refusal_threshold == "coverage >= 0.2 (REFUSAL_THRESHOLD)"
+    assert overridden.refusal_threshold == "cosine >= 0.2 (REFUSAL_THRESHOLD)"  # the measured signal, the set value
 
 
 def test_doctor_cli_json_and_exit_codes(pg_url, tmp_path):
