@@ -207,7 +207,7 @@ def test_chat_json_answers_with_sources_and_logs_the_question(api, law) -> None:
     assert body["status"] == "answered" and body["generator"] == "extractive" and body["llm_called"] is False
     assert body["cited"] and set(body["cited"]) <= {s["rank"] for s in body["sources"]}
     first = body["sources"][0]
-    assert first["document_id"] == law and first["title"] == "yonetmelik" and first["page_label"] == "s. 1"
+    assert first["document_id"] == law and first["title"] == "Ornek Yonetmelik" and first["page_label"] == "s. 1"  # the title is the PDF's first heading
     assert first["article"] == "Madde 1" and "amaci" in first["text"]
     assert set(body["timings"]) == {"retrieval_ms", "first_token_ms", "total_ms"}
     with api.db.connection() as conn:
@@ -379,7 +379,7 @@ def test_search_refuses_bad_parameters(api, params, status, code) -> None:
 def test_document_detail_chunks_and_download(api, law) -> None:
     secret = person(api.db, "mehmet", "isg")
     detail = api.client.get(f"/v1/documents/{law}", headers=bearer(secret)).json()
-    assert detail["title"] == "yonetmelik" and detail["pages"] == 2 and detail["chunk_texts"] is None
+    assert detail["title"] == "Ornek Yonetmelik" and detail["pages"] == 2 and detail["chunk_texts"] is None
     assert detail["allowed_roles"] == ["isg", "personel"]
     with_chunks = api.client.get(f"/v1/documents/{law}", params={"chunks": "true"}, headers=bearer(secret)).json()
     assert [c["article"] for c in with_chunks["chunk_texts"]][:2] == ["Madde 1", "Madde 2"]
