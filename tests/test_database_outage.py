@@ -91,6 +91,23 @@ def test_a_killed_embedded_server_is_restarted_and_the_next_question_answered(se
         dbmod.stop_embedded(data_dir)
 
 
+def test_a_connection_that_breaks_on_its_first_statement_is_tried_once_more(db, settings, embedder,
+                                                                            monkeypatch) -> None:
+    """The race right after a crash: the pool's check passed on a backend that died just after it."""
+    service, mehmet = _world(db, settings.with_(refusal_threshold=0.0, llm_backend="extractive"), embedder)
+    real_get_user, calls = users.get_user, []
+
+    def breaks_once(database, username):
+        calls.append(username)
+        if len(calls) == 1:
+            raise dbmod.DatabaseUnavailable("The database connection was lost: server closed the connection")
+        return real_get_user(database, username)
+
+    monkeypatch.setattr(users, "get_user", breaks_once)
+    assert service.ask(mehmet, QUESTION).status == STATUS_ANSWERED
+    assert calls == ["mehmet", "mehmet"]
+
+
 def test_questions_during_an_outage_fail_fast_are_spooled_and_logged_when_it_is_back(server_root, embedder) -> None:
     server_dir = server_root / "server"
     url = dbmod.embedded_url(server_dir)

@@ -73,7 +73,8 @@ def replica(pg_url: str, pg_root: Path) -> Iterator[str]:
     if _system_user():
         shutil.chown(folder, _system_user())
     data = folder / "data"
-    _run("pg_basebackup", "-D", str(data), "-R", "-X", "stream", "-h", primary_socket, "-U", "postgres")
+    # A fast checkpoint: the default spreads it over minutes when the session server has many dirty buffers.
+    _run("pg_basebackup", "-D", str(data), "-R", "-X", "stream", "-c", "fast", "-h", primary_socket, "-U", "postgres")
     for lock in data.glob(".s.PGSQL.*.lock"):  # the primary keeps its socket in its data folder
         lock.unlink()
     _run("pg_ctl", "-w", "-D", str(data), "-o", f'-h "" -k {data}', "-l", str(folder / "log"), "start")
