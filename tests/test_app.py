@@ -51,19 +51,22 @@ def app_env(db: Database, pg_url: str, tmp_path: Path, monkeypatch: pytest.Monke
     with db.connection() as conn:
         conn.execute("DELETE FROM login_attempts")
     context.reset(keep_models=True)
-    _no_job_worker_left()
+    _no_job_worker_left(db)
     yield data_dir
     context.reset(keep_models=True)
-    _no_job_worker_left()
+    _no_job_worker_left(db)
 
 
-def _no_job_worker_left(deadline_s: float = 60) -> None:
-    """Wait for every in-process job worker to end: one still stopping (a slow shutdown on a busy
-    machine) would take the next test's jobs, and that test may count on nobody running them."""
+def _no_job_worker_left(db: Database, deadline_s: float = 60) -> None:
+    """Wait for every in-process job worker to end, then forget their heartbeats: a worker still
+    stopping would take the next test's jobs, and a stopped one's recent heartbeat row would count
+    as a live worker for a test that checks the "no worker" warning."""
     end = time.monotonic() + deadline_s
     for thread in [t for t in threading.enumerate() if t.name.startswith("dayanak-worker-")]:
         thread.join(max(0.0, end - time.monotonic()))
         assert not thread.is_alive(), f"job worker thread {thread.name} still running after {deadline_s} s"
+    with db.connection() as conn:
+        conn.execute("DELETE FROM procrastinate_workers")
 
 
 def new_app() -> AppTest:
