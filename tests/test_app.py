@@ -8,7 +8,6 @@ embedded models are kept: loading them is slow and nothing here changes them).
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,12 +20,12 @@ from ragcore import jobs, users
 from ragcore.db import Database, EmbeddingSpace, current_embedding_space, ensure_embedding_space
 from ragcore.highlighting import question_terms
 from tests import pdfs
+from tests.app_support import REPO, reset_app, set_app_env
 from tests.conftest import LAW_6331
 from tests.pdfs import text_pdf
 from ui import context
 from ui.markdown import escape_markdown, highlight
 
-REPO = Path(__file__).resolve().parent.parent
 APP = str(REPO / "app.py")
 ADMIN_PASSWORD = "yonetici-parola-1"
 TIMEOUT = 120
@@ -36,37 +35,12 @@ QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
 @pytest.fixture()
 def app_env(db: Database, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     data_dir = tmp_path / "data"
-    for name, value in {
-        "DATABASE_URL": pg_url,
-        "DATA_DIR": str(data_dir),
-        "EMBED_BACKEND": "use",
-        "LLM_BACKEND": "extractive",
-        "OLLAMA_BASE_URL": "http://127.0.0.1:9",
-        "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef",
-        "ADMIN_PASSWORD": ADMIN_PASSWORD,
-        "LOGIN_SLEEP_TIME": "0",
-    }.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.chdir(REPO)
+    set_app_env(monkeypatch, DATABASE_URL=pg_url, DATA_DIR=str(data_dir), ADMIN_PASSWORD=ADMIN_PASSWORD)
     with db.connection() as conn:
         conn.execute("DELETE FROM login_attempts")
-    context.reset(keep_models=True)
-    _no_job_worker_left(db)
+    reset_app(db)
     yield data_dir
-    context.reset(keep_models=True)
-    _no_job_worker_left(db)
-
-
-def _no_job_worker_left(db: Database, deadline_s: float = 60) -> None:
-    """Wait for every in-process job worker to end, then forget their heartbeats: a worker still
-    stopping would take the next test's jobs, and a stopped one's recent heartbeat row would count
-    as a live worker for a test that checks the "no worker" warning."""
-    end = time.monotonic() + deadline_s
-    for thread in [t for t in threading.enumerate() if t.name.startswith("dayanak-worker-")]:
-        thread.join(max(0.0, end - time.monotonic()))
-        assert not thread.is_alive(), f"job worker thread {thread.name} still running after {deadline_s} s"
-    with db.connection() as conn:
-        conn.execute("DELETE FROM procrastinate_workers")
+    reset_app(db)
 
 
 def new_app() -> AppTest:

@@ -34,8 +34,8 @@ from ragcore.ingest import ingest_pdf
 from ragcore.models import STATUS_ANSWERED, STATUS_ERROR
 from ragcore.spool import QuestionSpool, spool_path
 from tests import pdfs
+from tests.app_support import REPO, reset_app, set_app_env
 
-REPO = Path(__file__).resolve().parent.parent
 QUESTION = "Bu Yonetmelik butun isyerlerine uygulanir mi?"
 OTHER = "Kamu kurumlari kapsamda mi?"
 OUTAGE_TIMINGS: dict[str, float] = {}  # reported by the helper's author, never asserted
@@ -164,17 +164,10 @@ def test_questions_during_an_outage_fail_fast_are_spooled_and_logged_when_it_is_
 
 
 def _app_env(monkeypatch, **env: str) -> None:
-    from ui import context
-
     for name in ("DATABASE_URL", "RETRIEVAL_MODE"):
         monkeypatch.delenv(name, raising=False)
-    for name, value in {"EMBED_BACKEND": "use", "LLM_BACKEND": "extractive", "OLLAMA_BASE_URL": "http://127.0.0.1:9",
-                        "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef",
-                        "ADMIN_PASSWORD": "yonetici-parola-1", "LOGIN_SLEEP_TIME": "0", "REFUSAL_THRESHOLD": "0",
-                        **env}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.chdir(REPO)
-    context.reset(keep_models=True)
+    set_app_env(monkeypatch, ADMIN_PASSWORD="yonetici-parola-1", REFUSAL_THRESHOLD="0", **env)
+    reset_app()
 
 
 def _signed_in_app(username: str, password: str):
@@ -202,8 +195,6 @@ def _ask_in_chat(at, question: str):
 
 
 def test_the_app_restarts_a_killed_embedded_server_and_answers_the_chat(server_root, embedder, monkeypatch) -> None:
-    from ui import context
-
     data_dir = server_root / "data"
     _app_env(monkeypatch, DATA_DIR=str(data_dir))
     settings = Settings.from_env(dotenv=None)
@@ -220,14 +211,12 @@ def test_the_app_restarts_a_killed_embedded_server_and_answers_the_chat(server_r
         with database.connection() as conn:  # this pool recovers on its own, like the app's
             assert conn.execute("SELECT count(*) FROM questions WHERE status = 'answered'").fetchone()[0] == 2
     finally:
-        context.reset(keep_models=True)
+        reset_app()
         database.close()
         dbmod.stop_embedded(data_dir)
 
 
 def test_the_app_says_so_in_turkish_while_an_external_database_is_down(server_root, embedder, monkeypatch) -> None:
-    from ui import context
-
     server_dir = server_root / "server"
     url = dbmod.embedded_url(server_dir)
     _app_env(monkeypatch, DATABASE_URL=url, DATA_DIR=str(server_root / "data"))
@@ -251,7 +240,7 @@ def test_the_app_says_so_in_turkish_while_an_external_database_is_down(server_ro
             assert conn.execute("SELECT question, status FROM questions ORDER BY created_at, id").fetchall() == [
                 (OTHER, STATUS_ERROR), (QUESTION, STATUS_ANSWERED)]
     finally:
-        context.reset(keep_models=True)
+        reset_app()
         database.close()
         if dbmod.embedded_running_url(server_dir) is None:
             dbmod.restart_embedded(server_dir)

@@ -20,9 +20,7 @@ from ragcore import users
 from ragcore.embeddings import USEEmbedder
 from ragcore.ingest import ingest_pdf, stored_path
 from tests import pdfs
-from ui import context
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.app_support import REPO, reset_app, set_app_env
 
 
 @pytest.fixture(scope="module")
@@ -32,17 +30,11 @@ def embedder() -> USEEmbedder:
 
 @pytest.fixture()
 def app_env(db, settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name, value in {
-        "DATABASE_URL": settings.database_url, "DATA_DIR": str(settings.data_dir), "EMBED_BACKEND": "use",
-        "LLM_BACKEND": "extractive", "OLLAMA_BASE_URL": "http://127.0.0.1:9",
-        "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef", "ADMIN_PASSWORD": "yonetici-parola-1",
-        "LOGIN_SLEEP_TIME": "0",
-    }.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.chdir(REPO)
-    context.reset(keep_models=True)
+    set_app_env(monkeypatch, DATABASE_URL=settings.database_url, DATA_DIR=str(settings.data_dir),
+                ADMIN_PASSWORD="yonetici-parola-1")
+    reset_app(db)
     yield
-    context.reset(keep_models=True)
+    reset_app(db)
 
 
 def test_rendering_the_documents_page_reads_no_pdf(app_env, db, settings, embedder, monkeypatch) -> None:

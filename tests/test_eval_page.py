@@ -12,9 +12,9 @@ from eval.report import runs_root, write_retrieval_run
 from eval.sweep import SweepConfig, make_workspace, run_sweep
 from ragcore.config import Settings
 from ragcore.models import User
+from tests.app_support import reset_app, set_app_env
 from tests.conftest import TQUAD_DIR
 from tests.test_eval_retrievers import HashEmbedder
-from ui import context
 from ui.auth import USER
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "eval_lab.py")
@@ -24,18 +24,15 @@ needs_tquad = pytest.mark.needs_data("tquad")
 @needs_tquad
 def test_page_lists_and_shows_an_earlier_run(db, pg_url, tmp_path, monkeypatch):
     data_dir = tmp_path / "data"
-    for name, value in {"DATABASE_URL": pg_url, "DATA_DIR": str(data_dir), "EMBED_BACKEND": "use",
-                        "LLM_BACKEND": "extractive", "OLLAMA_BASE_URL": "http://127.0.0.1:9",
-                        "TQUAD_DIR": str(TQUAD_DIR), "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef",
-                        "ADMIN_PASSWORD": "yonetici-parola-1"}.items():
-        monkeypatch.setenv(name, value)
+    set_app_env(monkeypatch, DATABASE_URL=pg_url, DATA_DIR=str(data_dir), TQUAD_DIR=str(TQUAD_DIR),
+                ADMIN_PASSWORD="yonetici-parola-1")
     settings = Settings.from_env()
     ws = make_workspace(settings, cache_db=db, embedder_factory=lambda s: HashEmbedder(),
                         corpus=tquad.cached_corpus(str(TQUAD_DIR)))
     result = run_sweep(settings, SweepConfig(["bm25", "bm25-prefix5"], [1000], limit=30), workspace=ws)
     write_retrieval_run(result, runs_root(settings) / "20260101-000000-retrieval", settings)
 
-    context.reset(keep_models=True)
+    reset_app(db)
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.session_state[USER] = User(1, "admin", "Yönetici", "admin", True)
     at.run()
@@ -45,4 +42,4 @@ def test_page_lists_and_shows_an_earlier_run(db, pg_url, tmp_path, monkeypatch):
     texts = [t.value for t in at.text]
     assert any(t.startswith("Derlem: 697 makale (56") for t in texts)
     assert any(t.startswith("Altın cevap: ") for t in texts)
-    context.reset(keep_models=True)
+    reset_app(db)

@@ -19,29 +19,22 @@ from eval import gold_report, goldstore, lab_runs
 from ragcore import jobs, users
 from ragcore import questions as qlog
 from ragcore.models import STATUS_NEEDS_REVIEW, User
+from tests.app_support import REPO, reset_app, set_app_env
 from tests.lab_support import GOLD_JSONL, add_company_documents, lab_namespaces
-from ui import context
 from ui.auth import USER
 from ui.markdown import escape_markdown
 
-REPO = Path(__file__).resolve().parent.parent
 ADMIN = User(1, "admin", "Yönetici", "admin", True)
 SET = "küçük şirket"
 
 
 @pytest.fixture()
 def app_env(db, settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name, value in {
-        "DATABASE_URL": settings.database_url, "DATA_DIR": str(settings.data_dir), "EMBED_BACKEND": "use",
-        "LLM_BACKEND": "extractive", "OLLAMA_BASE_URL": "http://127.0.0.1:9", "WORKER_IN_APP": "false",
-        "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef", "ADMIN_PASSWORD": "yonetici-parola-1",
-        "LOGIN_SLEEP_TIME": "0",
-    }.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.chdir(REPO)
-    context.reset(keep_models=True)
+    set_app_env(monkeypatch, DATABASE_URL=settings.database_url, DATA_DIR=str(settings.data_dir),
+                WORKER_IN_APP="false", ADMIN_PASSWORD="yonetici-parola-1")
+    reset_app(db)
     yield
-    context.reset(keep_models=True)
+    reset_app(db)
 
 
 def _page(name: str) -> AppTest:

@@ -47,9 +47,9 @@ from ragcore.ingest import ingest_pdf
 from ragcore.questions import recent_questions, review_queue, set_feedback
 from ragcore.retrieval import MODES, retrieve, search
 from tests import pdfs
+from tests.app_support import REPO, reset_app, set_app_env
 from tests.retrieval_support import clean, make_test_embedder
 
-REPO = Path(__file__).resolve().parent.parent
 SUMMARY = REPO / "artifacts" / "permission_summary.json"
 SEED = 7_000_7
 N_DOCS = 14
@@ -524,22 +524,14 @@ def test_document_role_change_is_reflected_immediately(world: World) -> None:
 
 @pytest.fixture()
 def app_env(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ui import context
-
-    for name, value in {
-        "DATABASE_URL": world.settings.database_url, "DATA_DIR": str(world.settings.data_dir),
-        "EMBED_BACKEND": "use", "LLM_BACKEND": "extractive", "OLLAMA_BASE_URL": "http://127.0.0.1:9",
-        "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef", "LOGIN_SLEEP_TIME": "0",
-        "REFUSAL_THRESHOLD": "0",
-    }.items():
-        monkeypatch.setenv(name, value)
+    set_app_env(monkeypatch, DATABASE_URL=world.settings.database_url, DATA_DIR=str(world.settings.data_dir),
+                REFUSAL_THRESHOLD="0")
     monkeypatch.delenv("RETRIEVAL_MODE", raising=False)
-    monkeypatch.chdir(REPO)
     with world.db.connection() as conn:
         conn.execute("DELETE FROM login_attempts")
-    context.reset(keep_models=True)
+    reset_app(world.db)
     yield
-    context.reset(keep_models=True)
+    reset_app(world.db)
 
 
 def _signed_in_app(username: str):

@@ -17,9 +17,9 @@ from streamlit.testing.v1 import AppTest
 
 from ragcore import db as dbmod
 from ragcore.db import Database, DatabaseError
+from tests.app_support import REPO, reset_app, set_app_env
 from ui import context
 
-REPO = Path(__file__).resolve().parent.parent
 MARK = "GIZLI"
 
 
@@ -80,14 +80,10 @@ def test_every_encoding_of_the_password_is_removed_from_messages() -> None:
 
 @pytest.fixture()
 def unreachable_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key, value in {"DATA_DIR": str(tmp_path / "data"), "EMBED_BACKEND": "use", "LLM_BACKEND": "extractive",
-                       "OLLAMA_BASE_URL": "http://127.0.0.1:9", "LOGIN_SLEEP_TIME": "0",
-                       "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef"}.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.chdir(REPO)
-    context.reset(keep_models=True)
+    set_app_env(monkeypatch, DATA_DIR=str(tmp_path / "data"))
+    reset_app()
     yield
-    context.reset(keep_models=True)
+    reset_app()
 
 
 @pytest.mark.parametrize("name", ["url", "url-raw-at", "url-query", "keyvalue", "keyvalue-unparseable"])

@@ -32,8 +32,8 @@ from ragcore.ollama import probe
 from ragcore.questions import recent_questions
 from ragcore.retrieval import search
 from tests import pdfs
+from tests.app_support import REPO, reset_app, set_app_env
 
-REPO = Path(__file__).resolve().parent.parent
 QUESTION = "Bu Yonetmelik butun isyerlerine uygulanir mi?"
 MODEL = "qwen2.5:7b-instruct"
 GOOD_REPLY = "Evet, Yönetmelik bütün işyerlerine uygulanır [1]."
@@ -152,20 +152,15 @@ def app_with_ollama_down(db, settings, embedder, tmp_path, monkeypatch):
     from ui import context
 
     ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
-    for name, value in {
-        "DATABASE_URL": settings.database_url, "DATA_DIR": str(settings.data_dir), "EMBED_BACKEND": "use",
-        "LLM_BACKEND": "ollama", "OLLAMA_BASE_URL": f"http://127.0.0.1:{closed_port()}",
-        "COOKIE_KEY": "test-cookie-key-not-secret-0123456789abcdef", "ADMIN_PASSWORD": "yonetici-parola-1",
-        "LOGIN_SLEEP_TIME": "0", "REFUSAL_THRESHOLD": "0",
-    }.items():
-        monkeypatch.setenv(name, value)
+    set_app_env(monkeypatch, DATABASE_URL=settings.database_url, DATA_DIR=str(settings.data_dir),
+                LLM_BACKEND="ollama", OLLAMA_BASE_URL=f"http://127.0.0.1:{closed_port()}",
+                ADMIN_PASSWORD="yonetici-parola-1", REFUSAL_THRESHOLD="0")
     monkeypatch.delenv("RETRIEVAL_MODE", raising=False)
-    monkeypatch.chdir(REPO)
-    context.reset(keep_models=True)
+    reset_app(db)
     context._generator.clear()  # a generator cached by another test would not be the Ollama one
     yield
     context._generator.clear()
-    context.reset(keep_models=True)
+    reset_app(db)
 
 
 def test_chat_page_with_ollama_down_says_so_and_keeps_answering(app_with_ollama_down, db) -> None:

@@ -63,6 +63,30 @@ def test_sign_flip_p_is_scipys_permutation_test(seed):
     assert got == pytest.approx(_flip_p_by_hand(d, 4000, seed + 100), abs=0.03)
 
 
+def test_sign_flip_p_of_stacked_rows_equals_each_rows_own_call():
+    # compare() tests all systems of a metric in one permutation_test call; each row must keep the
+    # p-value of its own call (same seed, same flips), and an all-zero row stays p = 1
+    rng = np.random.default_rng(7)
+    rows = (rng.random((6, 200)) < 0.12).astype(float) - (rng.random((6, 200)) < 0.1)
+    rows[2] = 0.0
+    stacked = m.randomization_ps(rows, permutations=3000)
+    assert stacked == [m.randomization_p(row, permutations=3000) for row in rows]
+    assert stacked[2] == 1.0
+    assert len(set(stacked)) > 2  # the rows differ, so must their p-values
+
+
+def test_compare_gives_each_system_its_own_paired_result():
+    n = 250
+    base = _values(n, 11)
+    systems = {"base": {"recall@5": base}, "a": {"recall@5": _values(n, 12)}, "b": {"recall@5": _values(n, 13)}}
+    idx = m.bootstrap_indices(n)
+    rows = {row["system"]: row["metrics"]["recall@5"] for row in m.compare(systems, "base", ["recall@5"], idx)}
+    for name in ("a", "b"):
+        alone = m.paired(systems[name]["recall@5"], base, idx)
+        assert {k: rows[name][k] for k in alone} == alone
+    assert [rows["a"]["p_holm"], rows["b"]["p_holm"]] == m.holm([rows["a"]["p"], rows["b"]["p"]])
+
+
 def test_sign_flip_small_samples_are_exact():
     # 2**6 = 64 sign patterns ≤ permutations: scipy enumerates them; only the identity and the
     # all-flipped pattern reach |sum| = 6 → p = 2 / 64
