@@ -319,3 +319,15 @@ def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
     finally:
         dbmod.drop_namespace(database, namespace)
         database.close()
+
+
+def test_lexicon_upkeep_is_planned_as_index_lookups(db) -> None:
+    """Migration 009: the upkeep joins a document's terms to the lexicon by index, never by a
+    scan of the whole lexicon (its cost must follow the document, not the corpus; the
+    statistics themselves are checked against a recount above)."""
+    with db.connection() as conn:
+        config = conn.execute(
+            "SELECT proconfig FROM pg_proc WHERE oid = "
+            "'lexicon_apply(text[], text[], integer[], integer[], integer[], float8[], integer[])'::regprocedure"
+        ).fetchone()[0]
+    assert {"enable_seqscan=off", "enable_hashjoin=off", "enable_mergejoin=off"} <= set(config or [])
