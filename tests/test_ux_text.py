@@ -165,10 +165,5 @@ def test_everyone_choice_is_stored_as_every_role_and_the_help_says_what_it_means
     assert "herkese açık" not in ROLE_HELP and "yalnızca personel rolüdür" in ROLE_HELP
 
 
-def test_lab_column_labels_are_turkish() -> None:
-    for key in ("folder", "kind", "created", "retrievers", "chunk_sizes", "commit"):
-        assert labels.lab_column(key) != key
-    assert labels.lab_column("ndcg@10") == "nDCG@10"
-    config = labels.lab_column_config(["retriever", "ndcg@10"])
-    assert set(config) == {"retriever", "ndcg@10"}
+def test_mode_labels_are_turkish() -> None:
     assert labels.mode_label("weighted").startswith("Ağırlıklı") and "weighted" not in labels.mode_label("weighted")
