@@ -222,7 +222,7 @@ class _Recorder:
 
 def explain(db: dbmod.Database, embedder, question: str, role: str, mode: str) -> str:
     """EXPLAIN (ANALYZE, BUFFERS) of every statement of one retrieval, planned as retrieve() plans it."""
-    from ragcore import measurements, retrieval
+    from ragcore import retrieval
 
     names = {retrieval.TERM_STATS_SQL: "role statistics", retrieval.MEAN_IDF_SQL: "mean idf",
              retrieval.THRESHOLD_SQL: "pruning threshold", retrieval.LEXICAL_SQL: "lexical leg",
@@ -230,8 +230,8 @@ def explain(db: dbmod.Database, embedder, question: str, role: str, mode: str) -
     qvec = embedder.embed_queries([question])[0]
     with read_snapshot(db) as conn:
         recorder = _Recorder(conn)
-        weight = measurements.retrieval_default(embedder.name).weight  # as retrieve() chooses it
-        params = statement_params(recorder, question, qvec, role, k=5, mode=mode, weight=weight)
+        params = statement_params(recorder, question, qvec, role, k=5, mode=mode,
+                                  weight=retrieval.default_weight(embedder))  # as retrieve() chooses it
         recorder.statements.append((RETRIEVAL_SQL, params))
         parts = []
         for query, values in recorder.statements:

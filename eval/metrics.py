@@ -149,7 +149,7 @@ def randomization_p(diffs: np.ndarray, permutations: int = PERMUTATIONS, seed: i
     sample (`permutation_type="samples"` flips signs) with the statistic |sum|, so that "as
     extreme" means |sum of flipped| ≥ |observed sum|. Random flips have scipy's +1 correction
     (never 0); with 2**n ≤ permutations scipy enumerates every sign pattern (exact p)."""
-    return randomization_ps(np.asarray(diffs, dtype=float)[np.newaxis, :], permutations, seed)[0]
+    return randomization_ps(diffs, permutations, seed)[0]
 
 
 def randomization_ps(diffs: np.ndarray, permutations: int = PERMUTATIONS, seed: int = SEED) -> list[float]:

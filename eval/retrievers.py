@@ -620,9 +620,8 @@ class ProductionRetriever(Retriever):
         """The same method computed exactly (numpy, every chunk): metric deltas and top-k agreement."""
         from eval.metrics import per_question
         from eval.relevance import relevance
-        from ragcore.measurements import retrieval_default
 
-        weight = retrieval_default(ws.embedder("default").name).weight  # what ragcore.retrieval uses
+        weight = retrieval.default_weight(ws.embedder("default"))  # what ragcore.retrieval uses
         exact: Retriever = {
             "lexical": BM25Retriever(HYBRID_LEXICAL),
             "dense": DenseRetriever("default"),

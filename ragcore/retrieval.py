@@ -317,6 +317,11 @@ def resolve_mode(settings: Settings, embedder: object | None = None, mode: str |
     return chosen
 
 
+def default_weight(embedder: object) -> float:
+    """The weighted mode's dense weight measured for this embedder (ragcore/measured/retrieval.json)."""
+    return measurements.retrieval_default(getattr(embedder, "name", "")).weight
+
+
 def check_role(role: str) -> str:
     if role not in ROLES:
         raise RetrievalError(f"Bilinmeyen rol: {role!r}. Geçerli roller: {', '.join(ROLES)}.")
@@ -497,7 +502,7 @@ def retrieve(
     `weight` (weighted mode): None = the dense weight measured for the embedder."""
     check_role(role)
     if weight is None:
-        weight = measurements.retrieval_default(getattr(embedder, "name", "")).weight
+        weight = default_weight(embedder)
     if mode not in MODES:
         raise RetrievalError(f"Bilinmeyen arama modu: {mode!r}. Geçerli modlar: {', '.join(MODES)}.")
     started = time.perf_counter()

@@ -255,7 +255,7 @@ def _open_page(page: object, link: str, heading: str) -> None:
     target = page.get_by_role("heading", name=heading)  # type: ignore[attr-defined]
     page.get_by_role("link", name=link).click()  # type: ignore[attr-defined]
     try:
-        expect(target).to_be_visible(timeout=15_000)
+        expect(target).to_be_visible(timeout=WAIT_MS // 6)
     except (AssertionError, PlaywrightTimeout):
         TIMINGS["navigation_clicks_repeated"] = TIMINGS.get("navigation_clicks_repeated", 0) + 1
         page.get_by_role("link", name=link).click()  # type: ignore[attr-defined]

@@ -22,6 +22,7 @@ from streamlit.testing.v1 import AppTest
 
 from ragcore import sessions, users
 from ragcore.db import Database
+from tests.app_support import COOKIE_KEY
 from tests.test_app import (
     ADMIN_PASSWORD,
     APP,
@@ -156,7 +157,7 @@ def test_forged_or_expired_tokens_sign_nobody_in(db: Database) -> None:
     exp = (datetime.now() + timedelta(days=1)).timestamp()
     forged = jwt.encode({"username": "ayse", "exp_date": exp}, "another-key-0123456789abcdef0123", algorithm="HS256")
     expired = jwt.encode({"username": "ayse", "exp_date": time.time() - 1},
-                         "test-cookie-key-not-secret-0123456789abcdef", algorithm="HS256")
+                         COOKIE_KEY, algorithm="HS256")
     for token in (forged, expired, "not-a-token"):
         assert not signed_in(browser(cookie=token))
 
