@@ -35,9 +35,9 @@ import psutil
 
 from bench import percentile, publish
 from bench.load import QUESTIONS, prepare
-from ragcore import tokens
-from ragcore.config import Settings
-from ragcore.db import Database, database_url, stop_embedded
+from ragcore.access import tokens
+from ragcore.core import Settings
+from ragcore.store import Database, database_url, stop_embedded
 
 REPO = Path(__file__).resolve().parent.parent
 KINDS = ("chat", "search")

@@ -17,8 +17,8 @@ import sys
 import time
 
 from bench import percentile, publish
-from ragcore.config import Settings
-from ragcore.embeddings import make_embedder
+from ragcore.core import Settings
+from ragcore.embed import make_embedder
 
 
 def measure(backend: str, chunks: list[str], questions: list[str], batch: int | None) -> dict:

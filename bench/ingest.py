@@ -24,13 +24,10 @@ from collections import Counter
 from pathlib import Path
 
 from bench import publish
-from ragcore import db as dbmod
-from ragcore.chunking import ARTICLE_RE, chunk_pages, joined_text
-from ragcore.config import Settings
-from ragcore.embedding_cache import CachedEmbedder
-from ragcore.embeddings import Embedder, make_embedder
-from ragcore.ingest import ingest_pdf
-from ragcore.pdf import extract_pages
+from ragcore import store as dbmod
+from ragcore.core import Settings
+from ragcore.documents import ARTICLE_RE, chunk_pages, extract_pages, ingest_pdf, joined_text
+from ragcore.embed import CachedEmbedder, Embedder, make_embedder
 
 REPO = Path(__file__).resolve().parent.parent
 LAWS = {

@@ -32,14 +32,12 @@ import httpx
 import psutil
 
 from bench import percentile, publish
-from ragcore import users
-from ragcore.answer import AnswerService
-from ragcore.config import Settings
-from ragcore.db import database_url, open_database, stop_embedded
-from ragcore.embedding_cache import CachedEmbedder
-from ragcore.embeddings import make_embedder
-from ragcore.generation import make_generator
-from ragcore.ingest import ingest_pdf
+from ragcore.access import users
+from ragcore.answer import AnswerService, make_generator
+from ragcore.core import Settings
+from ragcore.documents import ingest_pdf
+from ragcore.embed import CachedEmbedder, make_embedder
+from ragcore.store import database_url, open_database, stop_embedded
 
 REPO = Path(__file__).resolve().parent.parent
 LAWS = (

@@ -7,13 +7,13 @@ vectors of the base chunks plus a little noise (no N texts to embed, realistic n
 Rows are loaded through the statistics triggers, then the HNSW indexes are built, then
 VACUUM ANALYZE (index-only scans need the visibility map). Measured:
 
-* latency of `ragcore.retrieval.retrieve` (question vectors cached: embedding excluded) for
+* latency of `ragcore.retrieval.hybrid.retrieve` (question vectors cached: embedding excluded) for
   TQuAD dev questions, per mode and role: p50 / p95 / p99;
 * sizes on disk (chunk heap, postings heap and indexes, each HNSW index, statistics tables);
 * build time (row load, each index, vacuum);
 * the EXPLAIN (ANALYZE, BUFFERS) plan of the slowest query;
 * the incremental cost of storing and deleting Law 6331 (24 pages) at N chunks against an
-  empty database — `ragcore.ingest.store_document` and `ragcore.documents.delete_document`,
+  empty database — `ragcore.documents.ingest.store_document` and `ragcore.documents.catalog.delete_document`,
   PDF extraction and embedding excluded (they do not depend on the corpus).
 
 Writes bench/results/retrieval.md (the markdown section), retrieval.json (every number) and
@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from bench import RESULTS, percentile, publish
-from ragcore import db as dbmod
-from ragcore.config import ROLES, Settings
+from ragcore import store as dbmod
+from ragcore.core import ROLES, Settings
 from ragcore.retrieval import MODES, RETRIEVAL_SQL, read_snapshot, retrieve, statement_params
 
 DOC_CHUNKS = 50
@@ -80,12 +80,12 @@ def synthetic_chunks(n_chunks: int, texts: Sequence[str], vectors: np.ndarray, s
 
 
 def load_documents(conn, batch: list[tuple[list[str], list[tuple[str, np.ndarray]]]], first: int) -> None:
-    """One transaction: each document through `ragcore.ingest.store_document`, the upload's
+    """One transaction: each document through `ragcore.documents.ingest.store_document`, the upload's
     own write path (documents row, chunks and postings by COPY, statistics triggers)."""
     import hashlib
 
-    from ragcore.ingest import store_document
-    from ragcore.models import Chunk
+    from ragcore.core import Chunk
+    from ragcore.documents import store_document
 
     for offset, (roles, rows) in enumerate(batch):
         title = f"bench-{first + offset}"
@@ -222,7 +222,7 @@ class _Recorder:
 
 def explain(db: dbmod.Database, embedder, question: str, role: str, mode: str) -> str:
     """EXPLAIN (ANALYZE, BUFFERS) of every statement of one retrieval, planned as retrieve() plans it."""
-    from ragcore import retrieval
+    from ragcore.retrieval import hybrid as retrieval
 
     names = {retrieval.TERM_STATS_SQL: "role statistics", retrieval.MEAN_IDF_SQL: "mean idf",
              retrieval.THRESHOLD_SQL: "pruning threshold", retrieval.LEXICAL_SQL: "lexical leg",
@@ -242,8 +242,7 @@ def explain(db: dbmod.Database, embedder, question: str, role: str, mode: str) -
 
 def law_chunks(settings: Settings, embedder):
     """Law 6331 extracted and chunked as an upload would be, with its (cached) vectors."""
-    from ragcore.chunking import chunk_pages
-    from ragcore.pdf import extract_pages
+    from ragcore.documents import chunk_pages, extract_pages
 
     path = settings.documents_dir / "6331-is-sagligi-ve-guvenligi-kanunu.pdf"
     data = path.read_bytes()
@@ -257,8 +256,7 @@ def ingest_cost(db: dbmod.Database, settings: Settings, law, runs: int = 3) -> d
     after one warm-up store and delete (not counted: the first touches cold index pages)."""
     import hashlib
 
-    from ragcore.documents import delete_document
-    from ragcore.ingest import store_document
+    from ragcore.documents import delete_document, store_document
 
     data, extracted, chunks, vectors = law
     store, delete = [], []
@@ -349,7 +347,7 @@ def chart(results: dict[int, dict], path: Path) -> None:
 
 
 def run(n_chunks: int, base, law, settings: Settings, url: str, n_questions: int) -> dict:
-    from ragcore.embeddings import make_embedder
+    from ragcore.embed import make_embedder
 
     texts, vectors, questions, qvectors = base
     embedder = CachedQuestions(make_embedder(settings.with_(embed_backend="use")), questions, qvectors)
@@ -394,8 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--chunks", default="10000,100000,300000", help="comma-separated chunk counts")
     parser.add_argument("--queries", type=int, default=100)
     args = parser.parse_args(argv)
-    from ragcore.embedding_cache import CachedEmbedder
-    from ragcore.embeddings import make_embedder
+    from ragcore.embed import CachedEmbedder, make_embedder
 
     settings = Settings.from_env()
     root = Path(tempfile.mkdtemp(prefix="dayanak-bench-"))

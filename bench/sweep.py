@@ -24,8 +24,8 @@ from pathlib import Path
 
 from eval.report import git_commit, results_markdown, retrieval_summary
 from eval.sweep import SweepConfig, make_workspace, run_sweep
-from ragcore import db as dbmod
-from ragcore.config import Settings
+from ragcore import store as dbmod
+from ragcore.core import Settings
 
 RETRIEVERS = ["bm25", "bm25-prefix5", "dense", "hybrid"]
 SIZES = [500, 1000, 1500]

@@ -4,11 +4,11 @@ Two disjoint random samples of dev questions (seed 0): 300 *answerable* (the who
 *unanswerable* (the question's own article withdrawn from the corpus while it is asked, so the
 answer cannot be in the context). The corpus is stored through the upload's write path in the
 namespace `eval_tquad_<size>` (`eval.retrievers.ProductionRetriever`), and each question is asked
-through `ragcore.answer.AnswerService.ask` as an admin of that namespace: retrieval SQL
-(`ragcore.retrieval.retrieve`, the mode the app resolves), the evidence gate
-(`ragcore.calibration`), `ragcore.prompt.build_messages`, the configured generator
-(`ragcore.generation.make_generator`; the extractive one is `ragcore.extractive`) and
-`ragcore.answer.settle`. The ranking and evidence recorded per question come from the same
+through `ragcore.answer.service.AnswerService.ask` as an admin of that namespace: retrieval SQL
+(`ragcore.retrieval.hybrid.retrieve`, the mode the app resolves), the evidence gate
+(`ragcore.retrieval.calibration`), `ragcore.answer.prompt.build_messages`, the configured generator
+(`ragcore.answer.generation.make_generator`; the extractive one is `ragcore.answer.extractive`) and
+`ragcore.answer.service.settle`. The ranking and evidence recorded per question come from the same
 `retrieve` call the service makes (deterministic, so they are the service's own).
 
 Scoring is deterministic (no judge model), see `score_answer`. Answers are cached line by line in
@@ -31,14 +31,16 @@ from eval import metrics
 from eval.relevance import relevance
 from eval.retrievers import Workspace, make_retriever
 from eval.tquad import Progress, Question
-from ragcore.models import (
+from ragcore.core import (
     FALLBACK_ANSWER,
     STATUS_ANSWERED,
     STATUS_ERROR,
     STATUS_FALLBACK,
     STATUS_NEEDS_REVIEW,
+    lexical_tokens,
+    turkish_lower,
+    words,
 )
-from ragcore.text import lexical_tokens, turkish_lower, words
 
 SAMPLE_SEED = 0
 ANSWERS_FILE = "answers.jsonl"
@@ -52,7 +54,7 @@ REFUSAL_PHRASES = (
 )
 REFUSAL_MAX_WORDS = 25  # a long quote that merely contains "bulunmuyor" is not a refusal
 _MARKERS = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]")
-_QUOTE_LINE = re.compile(r"^> “.*” \[\d+\]$", re.MULTILINE)  # one quoted sentence (ragcore.extractive)
+_QUOTE_LINE = re.compile(r"^> “.*” \[\d+\]$", re.MULTILINE)  # one quoted sentence (ragcore.answer.extractive)
 
 
 # --------------------------------------------------------------------------- scoring
@@ -190,7 +192,7 @@ def service_settings(settings, config: AnswerConfig):
 
 def answer_service(db, settings, embedder, generator):
     """`AnswerService` over the namespace, and the admin it answers as (created once)."""
-    from ragcore import users
+    from ragcore.access import users
     from ragcore.answer import AnswerService
 
     user = users.get_user(db, EVAL_USER) or users.create_user(db, EVAL_USER, "admin", secrets.token_urlsafe(24))
@@ -214,7 +216,7 @@ def run_answers(settings, config: AnswerConfig, out_dir: Path, progress: Progres
     groups = sample_groups(pool, config.answerable, config.unanswerable)
     embedder = ws.embedder("default")
     if generator is None:
-        from ragcore.generation import make_generator
+        from ragcore.answer import make_generator
 
         generator = make_generator(settings, embedder)
     fingerprint = config.fingerprint(getattr(generator, "label", "?"))
@@ -254,7 +256,7 @@ def run_answers(settings, config: AnswerConfig, out_dir: Path, progress: Progres
                 progress(f"answering {group}", len(qs), len(qs))
     finally:
         if not keep_namespace:
-            from ragcore import db as dbmod
+            from ragcore import store as dbmod
 
             dbmod.drop_namespace(db, production.namespace(config.chunk_size))
         db.close()

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ragcore.config import Settings, SettingsError
-from ragcore.db import DatabaseError
-from ragcore.embeddings import EmbeddingError
+from ragcore.core import Settings, SettingsError
+from ragcore.embed import EmbeddingError
+from ragcore.store import DatabaseError
 
 
 class TqdmProgress:
@@ -161,7 +161,7 @@ def _submit_tquad(settings: Settings, kind: str, configuration: dict) -> int:
     """Queue a TQuAD run as a background job (eval.jobs) and print its ids."""
     from eval.jobs import submit_tquad
     from ragcore import jobs
-    from ragcore.db import open_database
+    from ragcore.store import open_database
 
     with open_database(settings) as db:
         run, job = submit_tquad(db, settings, kind, configuration, created_by=None)

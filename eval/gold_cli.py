@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragcore.config import Settings
+from ragcore.core import Settings
 
 
 def _csv_list(text: str) -> list[str]:
@@ -77,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _db(settings: Settings):
-    from ragcore.db import open_database
+    from ragcore.store import open_database
 
     return open_database(settings)
 

@@ -2,13 +2,13 @@
 
 A configuration is embedder × mode × chunk size × k. Its index (embedder × chunk size: mode and
 k are query-time settings of the same index) is built in a namespace of this run by the upload's
-own path (`eval.lab_corpus`, `ragcore.ingest.ingest_pdf`). Then every gold question is asked by
+own path (`eval.lab_corpus`, `ragcore.documents.ingest.ingest_pdf`). Then every gold question is asked by
 every role that asks it:
 
-1. `ragcore.retrieval.retrieve` with that role (the app's SQL, role predicate inside) at depth
+1. `ragcore.retrieval.hybrid.retrieve` with that role (the app's SQL, role predicate inside) at depth
    max(10, k), for the ranking metrics, the evidence and the leak check;
-2. `ragcore.answer.AnswerService.ask` as a user of that role — the refusal gate
-   (`ragcore.calibration`), the prompt, the generator and the post-generation policy (`settle`),
+2. `ragcore.answer.service.AnswerService.ask` as a user of that role — the refusal gate
+   (`ragcore.retrieval.calibration`), the prompt, the generator and the post-generation policy (`settle`),
    exactly as a user meets them; when the gate refused, once more with the gate open
    (REFUSAL_THRESHOLD below every score), so the abstention curve knows the answer behind it.
 
@@ -43,10 +43,9 @@ from eval.lab_corpus import (
     sample_corpus,
 )
 from ragcore.answer import AnswerService
-from ragcore.config import Settings
-from ragcore.db import Database
-from ragcore.models import STATUS_ANSWERED, STATUS_FALLBACK, STATUS_NEEDS_REVIEW, Source
+from ragcore.core import STATUS_ANSWERED, STATUS_FALLBACK, STATUS_NEEDS_REVIEW, Settings, Source
 from ragcore.retrieval import MODES, retrieve
+from ragcore.store import Database
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +137,7 @@ def default_embedder_factory(settings: Settings) -> EmbedderFactory:
     """"e5", "use", or "ollama:<model>" → a new embedder (the caller puts it behind the cache)."""
 
     def make(spec: str) -> object:
-        from ragcore.embeddings import make_embedder
+        from ragcore.embed import make_embedder
 
         if spec in EMBEDDERS:
             return make_embedder(settings.with_(embed_backend=spec))
@@ -150,7 +149,7 @@ def default_embedder_factory(settings: Settings) -> EmbedderFactory:
 
 
 def default_generator_factory(settings: Settings, embedder: object) -> object:
-    from ragcore.generation import make_generator
+    from ragcore.answer import make_generator
 
     return make_generator(settings, embedder)
 
@@ -338,7 +337,7 @@ def run_gold(db: Database, settings: Settings, run_id: int, progress: Progress |
              generator_factory: GeneratorFactory | None = None) -> dict[str, Any]:
     """Run (or resume) gold run `run_id`; write its folder and return the summary."""
     from eval import gold_report
-    from ragcore.embedding_cache import CachedEmbedder
+    from ragcore.embed import CachedEmbedder
 
     run = lab_runs.get_run(db, run_id)
     if run is None:

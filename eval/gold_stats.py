@@ -10,7 +10,7 @@ are `eval.metrics`' own functions; this module only feeds them and reads their r
   an expected entry with neither pages nor article accepts any chunk of its document. Only
   chunks the asking role may read count (the others are leaks, counted apart).
 - **Abstention curve**: each case has its evidence score (the app's signal for the embedder,
-  `ragcore.calibration`) and the outcome its answer gets when the gate lets it through. At a
+  `ragcore.retrieval.calibration`) and the outcome its answer gets when the gate lets it through. At a
   threshold t a case is answered when its score ≥ t (and something was permitted) and the answer
   was not itself a refusal; coverage = share answered, selective accuracy = share of the
   answered that are correct (an answered unanswerable question is wrong), accuracy = share of

@@ -23,8 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragcore.config import ROLES
-from ragcore.text import sanitize
+from ragcore.core import ROLES, sanitize
 
 JSONL_FIELDS = ("id", "question", "answerable", "expected", "roles", "key_facts", "notes")
 REQUIRED_FIELDS = ("id", "question", "answerable", "roles")

@@ -26,8 +26,8 @@ from eval.goldset import (
     parse_file,
     question_from_object,
 )
-from ragcore.db import Database
-from ragcore.text import sanitize
+from ragcore.core import sanitize
+from ragcore.store import Database
 
 SAMPLE_NAME = "örnek: kanun paraphrase"
 SAMPLE_FILE = Path(__file__).resolve().parent / "gold" / "paraphrase_laws.jsonl"

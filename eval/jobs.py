@@ -16,11 +16,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ragcore.config import Settings
-from ragcore.db import Database
-from ragcore.jobs.kinds import JobCancelled, JobFailed, JobKind, JobRun, Stage, register_kind
-from ragcore.jobs.service import submit
-from ragcore.jobs.store import Job
+from ragcore.core import Settings
+from ragcore.jobs import Job, JobCancelled, JobFailed, JobKind, JobRun, Stage, register_kind, submit
+from ragcore.store import Database
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +96,8 @@ def _run_gold(run: JobRun) -> dict[str, Any]:
     from eval.gold_run import GoldRunError, run_gold
     from eval.goldstore import GoldSetError
     from eval.lab_corpus import CorpusError
-    from ragcore.embeddings import EmbeddingError
-    from ragcore.ingest import IngestError
+    from ragcore.documents import IngestError
+    from ragcore.embed import EmbeddingError
 
     def work() -> dict[str, Any]:
         try:

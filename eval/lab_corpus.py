@@ -3,7 +3,7 @@
 Two corpora: `company` — the documents ingested in the app (public namespace), each with its
 stored PDF and its allowed roles; `sample` — the three sample laws in DOCUMENTS_DIR with the
 roles of `eval/gold/paraphrase_laws.corpus.json`. Either way each configuration's index is
-built in a namespace of its own with `ragcore.ingest.ingest_pdf`, the upload's own code, with
+built in a namespace of its own with `ragcore.documents.ingest.ingest_pdf`, the upload's own code, with
 the configuration's chunk size and embedder.
 
 The index gets a data folder of its own (`<run folder>/index-<n>`): `ingest_pdf` places each
@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragcore import db as dbmod
-from ragcore.config import ROLES, Settings
-from ragcore.ingest import ingest_pdf, stored_path
-from ragcore.users import create_user
+from ragcore import store as dbmod
+from ragcore.access import create_user
+from ragcore.core import ROLES, Settings
+from ragcore.documents import ingest_pdf, stored_path
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from typing import Any
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from ragcore import db as dbmod
-from ragcore.db import Database
+from ragcore import store as dbmod
+from ragcore.store import Database
 
 log = logging.getLogger(__name__)
 

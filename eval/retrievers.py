@@ -2,7 +2,7 @@
 
 Exact versions score every chunk (numpy), so they show what a method can do; `production` runs the
 app's own SQL (HNSW + SQL BM25) over the same corpus, so its gap to the exact versions is the cost
-of the approximate index. Fusions mirror `ragcore.retrieval`: candidates are each leg's top
+of the approximate index. Fusions mirror `ragcore.retrieval.hybrid`: candidates are each leg's top
 `FUSION_CANDIDATES`, RRF uses k = 60, weighted fusion min-max normalises each leg over its
 candidates (missing leg = 0) and weighs the dense part by w.
 
@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from eval.tquad import ChunkSet, Corpus, Progress, Question, chunk_corpus
-from ragcore import bm25, retrieval
-from ragcore.text import TOKENIZERS, get_tokenizer
+from ragcore.core import TOKENIZERS, get_tokenizer
+from ragcore.retrieval import bm25
+from ragcore.retrieval import hybrid as retrieval
 
 # The app's constants, never retyped: BM25Okapi's k1/b/epsilon (ragcore.bm25), RRF's k and the
 # per-leg candidates of ragcore.retrieval (max(MIN_CANDIDATES, 4k) = MIN_CANDIDATES for k <= 12).
@@ -35,7 +36,7 @@ BM25_EPSILON = bm25.EPSILON
 RRF_K = retrieval.RRF_K
 FUSION_CANDIDATES = retrieval.MIN_CANDIDATES
 # The production lexical leg: prefix-5 postings, the question without stop words
-# (ragcore.retrieval.query_terms). `bm25-app`; the hybrids and the production gap use it.
+# (ragcore.retrieval.hybrid.query_terms). `bm25-app`; the hybrids and the production gap use it.
 APP_LEXICAL = "app"
 HYBRID_LEXICAL = APP_LEXICAL
 EMBED_BATCH = 64
@@ -101,7 +102,7 @@ class BM25Index:
 
 
 def tokenize_all(texts: Sequence[str], tokenizer: str) -> list[list[str]]:
-    """Tokenise texts with a `ragcore.text` tokenizer ("prefix5" is `lexical_tokens`, the postings' form)."""
+    """Tokenise texts with a `ragcore.core.text` tokenizer ("prefix5" is `lexical_tokens`, the postings' form)."""
     fn = get_tokenizer(tokenizer)
     return [fn(t) for t in texts]
 
@@ -113,7 +114,7 @@ def tokenize_all(texts: Sequence[str], tokenizer: str) -> list[list[str]]:
 class Workspace:
     """Everything a sweep computes once and shares: chunk sets, token lists, indices, embeddings.
 
-    Embeddings go through the app's embedding cache (`ragcore.embedding_cache`, in `cache_db`),
+    Embeddings go through the app's embedding cache (`ragcore.embed.cache`, in `cache_db`),
     so the lab, ingest and reembed embed each text once per model between them. `open_cache`
     opens that database when the first embedder is needed (a BM25-only run needs none); with
     neither, the workspace embeds without a cache.
@@ -153,7 +154,7 @@ class Workspace:
         if spec not in self._embedders:
             if self.embedder_factory is None:
                 raise RuntimeError("this workspace has no embedder factory")
-            from ragcore.embedding_cache import CachedEmbedder
+            from ragcore.embed import CachedEmbedder
 
             embedder = self.embedder_factory(spec)
             if self.cache_db is None and self.open_cache is not None:
@@ -287,7 +288,7 @@ class BM25Retriever(Retriever):
         self.description = (f"BM25Okapi (k1 1.5, b 0.75) over ragcore.text {tokenizer} tokens, exact"
                             if tokenizer != APP_LEXICAL else
                             "BM25Okapi (k1 1.5, b 0.75) over prefix-5 tokens, the question without stop words "
-                            "(ragcore.retrieval.query_terms), exact: the app's lexical leg")
+                            "(ragcore.retrieval.hybrid.query_terms), exact: the app's lexical leg")
 
     def config(self) -> dict:
         return {**super().config(), "tokenizer": self.tokenizer, "k1": BM25_K1, "b": BM25_B}
@@ -459,9 +460,9 @@ def corpus_fingerprint(chunks: ChunkSet, model: str) -> str:
 def store_articles(conn, chunks: ChunkSet, corpus: Corpus, articles: Sequence[int], vectors: np.ndarray,
                    marker: str) -> None:
     """Inside the caller's transaction: each article as one document through
-    `ragcore.ingest.store_document` (the upload's own write path: COPY, lexical tokens, triggers)."""
-    from ragcore import ingest
-    from ragcore.models import Chunk
+    `ragcore.documents.ingest.store_document` (the upload's own write path: COPY, lexical tokens, triggers)."""
+    from ragcore.core import Chunk
+    from ragcore.documents import ingest
 
     for index in articles:
         article = corpus.articles[index]
@@ -501,7 +502,7 @@ class ProductionRetriever(Retriever):
     def __init__(self, mode: str | None = None):
         self.mode = mode
         self.name = "production" if mode is None else f"production-{mode}"
-        self.description = "ragcore.retrieval.search (HNSW + SQL BM25) in namespace eval_tquad_<size>, role admin"
+        self.description = "ragcore.retrieval.hybrid.search (HNSW + SQL BM25) in namespace eval_tquad_<size>, role admin"
         self.keep_namespace = False
         self.used: set[int] = set()
         self.report: dict[int, dict] = {}
@@ -515,7 +516,7 @@ class ProductionRetriever(Retriever):
 
     def _open(self, ws: Workspace, size: int):
         """Open (and fill, unless an identical corpus is already there) the size's namespace."""
-        from ragcore import db as dbmod
+        from ragcore import store as dbmod
 
         chunks = ws.chunks(size)
         embedder = ws.embedder("default")
@@ -539,7 +540,7 @@ class ProductionRetriever(Retriever):
         return db
 
     def rank(self, ws, size, questions, split, depth, exclude=None):
-        from ragcore import db as dbmod
+        from ragcore import store as dbmod
         from ragcore.retrieval import resolve_mode, search
 
         if exclude is not None and any(len(e) for e in exclude):
@@ -606,7 +607,7 @@ class ProductionRetriever(Retriever):
 
     def cleanup(self, ws: Workspace) -> None:
         """Drop the namespaces kept during a sweep (several production modes share one per size)."""
-        from ragcore import db as dbmod
+        from ragcore import store as dbmod
 
         for size in sorted(self.used):
             db = dbmod.Database(dbmod.database_url(ws.settings), "public")

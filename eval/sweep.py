@@ -90,7 +90,7 @@ def default_embedder_factory(settings) -> Callable[[str], object]:
     """spec "default" = the configured embedder; "e5"; "use"; anything else = that Ollama model."""
 
     def make(spec: str):
-        from ragcore.embeddings import make_embedder
+        from ragcore.embed import make_embedder
 
         if spec == "default":
             return make_embedder(settings)
@@ -109,7 +109,7 @@ def make_workspace(settings, progress: Progress | None = None, cache_db=None,
     `Workspace.close`); `embedding_cache=False` for none."""
 
     def open_cache():
-        from ragcore import db as dbmod
+        from ragcore import store as dbmod
 
         database = dbmod.Database(dbmod.database_url(settings), max_size=2)
         dbmod.migrate(database)  # the cache table (migration 006) exists from here on
@@ -222,7 +222,7 @@ def tune_fusion(settings, ws: Workspace, size: int = 1000, train_questions: int 
     counterparts on the same train questions (Recall@5, then MRR@10; ties → the earlier of
     weighted, rrf, lexical, dense). Dev is only reported: a sweep of the four at the chosen
     weight with bootstrap CIs and paired tests against the chosen mode. Returns the report and
-    the `ragcore/measured/retrieval.json` entry (`ragcore.measurements.write_measured`)."""
+    the `ragcore/measured/retrieval.json` entry (`ragcore.retrieval.measurements.write_measured`)."""
     from datetime import date
 
     from eval.retrievers import WEIGHT_GRID, WeightedRetriever, tune_weight

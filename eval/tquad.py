@@ -294,7 +294,7 @@ def overlap_for(size: int) -> int:
 
 def chunk_corpus(corpus: Corpus, size: int, progress: Progress | None = None) -> ChunkSet:
     """Chunk every article with the production chunker (15 % overlap); spans index the article."""
-    from ragcore.chunking import chunk_text  # the code the app runs
+    from ragcore.documents import chunk_text  # the code the app runs
 
     overlap = overlap_for(size)
     chunks: list[TextChunk] = []

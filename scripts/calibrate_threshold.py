@@ -1,10 +1,10 @@
 """Calibrate the refusal threshold for the configured embedder: `python scripts/calibrate_threshold.py`.
 
 1. Modes on the laws: Laws 6331 (isg, personel) and 4857 (ik, personel) ingested as an upload
-   puts them (`ragcore.ingest.ingest_pdf`); the hand-written questions of
+   puts them (`ragcore.documents.ingest.ingest_pdf`); the hand-written questions of
    scripts/law_questions.json asked by each role that may read the answer; hit = the right
    article on one of the right pages in the top 5.
-2. Refusal: the evidence signals (ragcore.retrieval.Evidence, from the app's retrieval SQL) of
+2. Refusal: the evidence signals (ragcore.retrieval.hybrid.Evidence, from the app's retrieval SQL) of
    answerable questions versus unanswerable ones — off-topic company questions (roles isg, ik,
    personel), law questions asked by a role that cannot read that law, and TQuAD dev history
    questions. The cases are split in two, stratified by kind (seed 0): the *tuning* half picks
@@ -38,13 +38,16 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from eval.metrics import auc  # noqa: E402
-from ragcore import db as dbmod  # noqa: E402
-from ragcore import measurements  # noqa: E402
-from ragcore.calibration import SIGNALS  # noqa: E402
-from ragcore.config import Settings  # noqa: E402
-from ragcore.ingest import ingest_pdf  # noqa: E402
-from ragcore.retrieval import MODES, retrieve  # noqa: E402
+from eval.metrics import auc
+from ragcore import store as dbmod
+from ragcore.core import Settings
+from ragcore.documents import ingest_pdf
+from ragcore.retrieval import (
+    MODES,
+    SIGNALS,
+    measurements,
+    retrieve,
+)
 
 HISTORY_QUESTIONS = 150
 SPLIT_SEED = 0
@@ -53,8 +56,7 @@ MIN_ANSWERED = 0.95
 
 def _embedder(settings: Settings, cache_db: dbmod.Database):
     """The configured embedder behind the database's shared embedding cache."""
-    from ragcore.embedding_cache import CachedEmbedder
-    from ragcore.embeddings import make_embedder
+    from ragcore.embed import CachedEmbedder, make_embedder
 
     return CachedEmbedder(make_embedder(settings), cache_db)
 

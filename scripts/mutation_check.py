@@ -70,17 +70,17 @@ class Mutation:
 
 
 MUTATIONS = [
-    Mutation("retrieval-predicate-true", "ragcore/retrieval.py", "constant", "ROLE_PREDICATE", '"TRUE"',
+    Mutation("retrieval-predicate-true", "ragcore/retrieval/hybrid.py", "constant", "ROLE_PREDICATE", '"TRUE"',
              "retrieval ignores roles: every chunk is a candidate for every role"),
-    Mutation("retrieval-predicate-inverted", "ragcore/retrieval.py", "constant", "ROLE_PREDICATE",
+    Mutation("retrieval-predicate-inverted", "ragcore/retrieval/hybrid.py", "constant", "ROLE_PREDICATE",
              '"(NOT " + ({original}) + ")"', "retrieval returns exactly the chunks the role may not read"),
-    Mutation("documents-visible-true", "ragcore/documents.py", "constant", "_VISIBLE", '"TRUE"',
+    Mutation("documents-visible-true", "ragcore/documents/catalog.py", "constant", "_VISIBLE", '"TRUE"',
              "document list, document lookup, chunk view and chat history ignore roles"),
-    Mutation("documents-visible-inverted", "ragcore/documents.py", "constant", "_VISIBLE",
+    Mutation("documents-visible-inverted", "ragcore/documents/catalog.py", "constant", "_VISIBLE",
              '"(NOT " + ({original}) + ")"', "the same paths show exactly the forbidden documents"),
-    Mutation("documents-can-read-everyone", "ragcore/documents.py", "prepend", "can_read", 'role = "admin"',
+    Mutation("documents-can-read-everyone", "ragcore/documents/catalog.py", "prepend", "can_read", 'role = "admin"',
              "the download check lets every role have every file"),
-    Mutation("answer-stale-role", "ragcore/answer.py", "prepend", "AnswerService._current_user", "return user",
+    Mutation("answer-stale-role", "ragcore/answer/service.py", "prepend", "AnswerService._current_user", "return user",
              "questions use the role the session started with, not the one in the database now"),
     Mutation("navigation-every-page", "ui/navigation.py", "prepend", "allowed_pages", 'role = "admin"',
              "every role gets the admin pages in its navigation (and by URL)"),
@@ -99,9 +99,9 @@ MUTATIONS = [
              "GET /v1/search lets a non-admin search as any role (admin included)"),
     Mutation("api-documents-as-admin", "ragcore/api/routes/documents.py", "prepend", "_readable", 'role = "admin"',
              "GET /v1/documents/{id} and its file answer every role as if it were admin"),
-    Mutation("api-token-ignores-revocation", "ragcore/tokens.py", "replace", "  AND t.revoked_at IS NULL\n", "",
+    Mutation("api-token-ignores-revocation", "ragcore/access/tokens.py", "replace", "  AND t.revoked_at IS NULL\n", "",
              "a revoked API token (by hand, password change or deactivation) keeps working"),
-    Mutation("feedback-any-asker", "ragcore/questions.py", "replace", "WHERE id = %(id)s AND username = %(username)s",
+    Mutation("feedback-any-asker", "ragcore/answer/questions.py", "replace", "WHERE id = %(id)s AND username = %(username)s",
              "WHERE id = %(id)s", "anyone may rate (and so push into the review queue) anyone's question"),
 ]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from eval import charts  # noqa: E402
-from eval.report import load_run  # noqa: E402
+from eval import charts
+from eval.report import load_run
 
 
 def main() -> int:

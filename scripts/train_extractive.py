@@ -4,11 +4,11 @@ Protocol (dev is never read for fitting or selection):
 1. The lab's corpus (eval.tquad: 697 articles), chunked by the production chunker at 1000/150.
 2. TQuAD *train* questions, split by article (seed 0) into a fit part and a holdout (20 %).
 3. Each question's context = the top-5 chunks of BM25 prefix-5 (the lexical leg of every
-   retrieval mode) over the train articles only; candidates = `ragcore.extractive.candidates`
+   retrieval mode) over the train articles only; candidates = `ragcore.answer.extractive.candidates`
    of that context, exactly what the answerer sees; label = the candidate is the unit of the
    gold article that contains the answer span. Questions without a positive candidate are left
    out of the fit (they teach nothing about which sentence answers) but counted on the holdout.
-4. Logistic regression (scikit-learn, L2) per embedder on `ragcore.extractive.FEATURES`: a
+4. Logistic regression (scikit-learn, L2) per embedder on `ragcore.answer.extractive.FEATURES`: a
    ranking fit on within-question pairs (answer unit vs. another unit of the same context),
    calibrated to probabilities by a one-feature logistic regression on its score (`fit`). The
    feature set (with or without the embedding features) and C are chosen by holdout top-1, the
@@ -41,15 +41,20 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from eval.answers import exact_match, token_recall  # noqa: E402
-from eval.report import git_commit  # noqa: E402
-from eval.retrievers import BM25Index, tokenize_all, top_indices  # noqa: E402
-from eval.tquad import PARAGRAPH_SEPARATOR, TRAIN_FILE, Corpus, Question, chunk_corpus, load_corpus  # noqa: E402
-from ragcore import embeddings, extractive  # noqa: E402
-from ragcore.config import Settings  # noqa: E402
-from ragcore.db import Database, open_database  # noqa: E402
-from ragcore.embedding_cache import CachedEmbedder  # noqa: E402
-from ragcore.models import Source  # noqa: E402
+from eval.answers import exact_match, token_recall
+from eval.report import git_commit
+from eval.retrievers import BM25Index, tokenize_all, top_indices
+from eval.tquad import PARAGRAPH_SEPARATOR, TRAIN_FILE, Corpus, Question, chunk_corpus, load_corpus
+from ragcore.answer import extractive
+from ragcore.core import (
+    Settings,
+    Source,
+)
+from ragcore.embed import (
+    CachedEmbedder,
+    embeddings,
+)
+from ragcore.store import Database, open_database
 
 CHUNK_SIZE = 1000
 CONTEXT_K = 5
@@ -348,7 +353,7 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
         embedder = make_embedder(spec, settings, db)
         models[embedder.name] = train_one(embedder.name, embedder, data)
     payload = {
-        "what": "ragcore.extractive sentence model: logistic regression, P(sentence holds the answer)",
+        "what": "ragcore.answer.extractive sentence model: logistic regression, P(sentence holds the answer)",
         "produced_by": "scripts/train_extractive.py",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "code": git_commit(),

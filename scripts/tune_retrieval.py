@@ -22,8 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ragcore import measurements  # noqa: E402
-from ragcore.config import Settings  # noqa: E402
+from ragcore.core import Settings
+from ragcore.retrieval import measurements
 
 
 def subset(corpus, n_articles: int):

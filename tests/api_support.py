@@ -17,12 +17,12 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from ragcore import tokens, users
+from ragcore.access import tokens, users
+from ragcore.answer import make_generator
 from ragcore.api import create_app
-from ragcore.config import Settings
-from ragcore.db import Database, ensure_embedding_space
-from ragcore.embedding_cache import CachedEmbedder
-from ragcore.generation import make_generator
+from ragcore.core import Settings
+from ragcore.embed import CachedEmbedder
+from ragcore.store import Database, ensure_embedding_space
 
 PASSWORD = "api-test-parola-1"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ragcore.db import Database
+from ragcore.store import Database
 
 REPO = Path(__file__).resolve().parent.parent
 COOKIE_KEY = "test-cookie-key-not-secret-0123456789abcdef"

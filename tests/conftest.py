@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ragcore import db as dbmod
-from ragcore.config import Settings
+from ragcore import store as dbmod
+from ragcore.core import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 DOCUMENTS_DIR = Path(os.environ.get("DOCUMENTS_DIR") or REPO.parent / "shared" / "data" / "documents")

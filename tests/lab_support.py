@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 
-from ragcore.config import Settings
-from ragcore.db import Database
-from ragcore.ingest import stored_path
+from ragcore.core import Settings
+from ragcore.documents import stored_path
+from ragcore.store import Database
 from tests.pdfs import text_pdf
 
 ISG_PAGES = [

@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 
-from ragcore import db as dbmod
-from ragcore.config import Settings
-from ragcore.embeddings import make_embedder
-from ragcore.ingest import ingest_pdf
-from ragcore.text import lexical_tokens
+from ragcore import store as dbmod
+from ragcore.core import Settings, lexical_tokens
+from ragcore.documents import ingest_pdf
+from ragcore.embed import make_embedder
 
 
 def make_test_embedder():

@@ -6,19 +6,24 @@ from pathlib import Path
 
 import pytest
 
-from ragcore import users
-from ragcore.answer import AnswerService, QuestionError
-from ragcore.config import Settings
-from ragcore.extractive import EXTRACTIVE_NOTICE, ExtractiveGenerator
-from ragcore.generation import GeneratorError, OllamaGenerator
-from ragcore.models import (
+from ragcore.access import users
+from ragcore.answer import (
+    EXTRACTIVE_NOTICE,
+    AnswerService,
+    ExtractiveGenerator,
+    GeneratorError,
+    OllamaGenerator,
+    QuestionError,
+    recent_questions,
+)
+from ragcore.core import (
     FALLBACK_ANSWER,
     STATUS_ANSWERED,
     STATUS_ERROR,
     STATUS_FALLBACK,
     STATUS_NEEDS_REVIEW,
+    Settings,
 )
-from ragcore.questions import recent_questions
 from tests.conftest import LAW_6331, require_data
 from tests.retrieval_support import clean, ingest_law, make_test_embedder
 

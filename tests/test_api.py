@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from ragcore import jobs, sessions, tokens, users
-from ragcore.documents import get_document
-from ragcore.generation import make_generator
-from ragcore.ingest import ingest_pdf
-from ragcore.models import FALLBACK_ANSWER
+from ragcore import jobs
+from ragcore.access import sessions, tokens, users
+from ragcore.answer import make_generator
+from ragcore.core import FALLBACK_ANSWER
+from ragcore.documents import get_document, ingest_pdf
 from tests import pdfs
 from tests.api_support import api_app, bearer, error_code, person, sse_events
 from tests.retrieval_support import make_test_embedder
@@ -65,7 +65,7 @@ def test_health_needs_no_token_and_names_nothing_but_the_database(api) -> None:
 
 
 def test_health_and_requests_when_the_database_is_gone(db, settings, model, pg_url) -> None:
-    from ragcore.db import Database
+    from ragcore.store import Database
 
     closed = Database(pg_url)
     closed.close()
@@ -456,7 +456,7 @@ def test_the_apis_own_worker_processes_an_upload(db, settings, model) -> None:
     from fastapi.testclient import TestClient
 
     from ragcore.api import create_app
-    from ragcore.embedding_cache import CachedEmbedder
+    from ragcore.embed import CachedEmbedder
 
     embedder = CachedEmbedder(model, db)
     app = create_app(settings, db=db, embedder=embedder, generator=make_generator(settings, embedder), worker=True)
@@ -627,7 +627,7 @@ def test_models_unavailable_is_a_503_and_documents_still_work(db, settings, mode
 def test_search_and_chat_retrieve_from_the_read_database_and_log_on_the_primary(db, settings, model, pg_url) -> None:
     """DATABASE_READ_URL: retrieval reads `read_db` (here an empty namespace standing in for a
     replica that has not replayed the upload yet), the question is logged on the primary."""
-    from ragcore.db import Database, drop_namespace, ensure_embedding_space, migrate
+    from ragcore.store import Database, drop_namespace, ensure_embedding_space, migrate
 
     reader = Database(pg_url, "api_reader")
     try:

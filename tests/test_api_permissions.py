@@ -29,15 +29,15 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from ragcore import jobs, tokens, users
+from ragcore import jobs
+from ragcore.access import tokens, users
+from ragcore.answer import make_generator
 from ragcore.api import create_app
-from ragcore.config import ROLES, Settings
-from ragcore.db import ensure_embedding_space
-from ragcore.documents import delete_document, get_document
-from ragcore.embedding_cache import CachedEmbedder
-from ragcore.generation import make_generator
-from ragcore.ingest import ingest_pdf
+from ragcore.core import ROLES, Settings
+from ragcore.documents import delete_document, get_document, ingest_pdf
+from ragcore.embed import CachedEmbedder
 from ragcore.retrieval import MODES
+from ragcore.store import ensure_embedding_space
 from tests import pdfs
 from tests import test_permission_paths as paths
 from tests.api_support import bearer, sse_events

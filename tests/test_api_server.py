@@ -17,8 +17,8 @@ from pathlib import Path
 
 import httpx
 
-from ragcore.embedding_cache import CachedEmbedder
-from ragcore.ingest import ingest_pdf
+from ragcore.documents import ingest_pdf
+from ragcore.embed import CachedEmbedder
 from tests import pdfs
 from tests.api_support import bearer, person, sse_events
 from tests.retrieval_support import make_test_embedder

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ragcore import jobs, users
-from ragcore.db import Database, EmbeddingSpace, current_embedding_space, ensure_embedding_space
-from ragcore.highlighting import question_terms
+from ragcore import jobs
+from ragcore.access import users
+from ragcore.retrieval import question_terms
+from ragcore.store import Database, EmbeddingSpace, current_embedding_space, ensure_embedding_space
 from tests import pdfs
 from tests.app_support import REPO, reset_app, set_app_env
 from tests.conftest import LAW_6331
@@ -414,8 +415,8 @@ def test_queued_upload_without_a_worker_can_be_cancelled_and_survives_restart(
 
 
 def test_review_queue_upload_resolves_the_item_through_a_job(app_env: Path, db: Database) -> None:
-    from ragcore import questions
-    from ragcore.models import STATUS_NEEDS_REVIEW
+    from ragcore.answer import questions
+    from ragcore.core import STATUS_NEEDS_REVIEW
 
     asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
     qid = questions.log_question(db, asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW,
@@ -445,7 +446,7 @@ def test_empty_question_is_refused_with_message(app_env: Path) -> None:
 
 def test_upload_handler_directly(app_env: Path, db: Database) -> None:
     """The handler behind the widget, for the refusals the widget cannot produce."""
-    from ragcore.models import User
+    from ragcore.core import User
     from ui.upload import upload_document
 
     at = new_app()  # builds the context

@@ -8,13 +8,12 @@ import re
 
 import pytest
 
-from ragcore import questions, users
-from ragcore.config import ROLES
-from ragcore.db import Database
-from ragcore.documents import get_document, list_documents
-from ragcore.embeddings import USEEmbedder
-from ragcore.ingest import ingest_pdf
-from ragcore.models import Source
+from ragcore.access import users
+from ragcore.answer import questions
+from ragcore.core import ROLES, Source
+from ragcore.documents import get_document, ingest_pdf, list_documents
+from ragcore.embed import USEEmbedder
+from ragcore.store import Database
 from tests import pdfs
 from tests.test_app import (
     ADMIN_PASSWORD,

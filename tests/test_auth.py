@@ -1,4 +1,4 @@
-"""Login throttling (ragcore.auth) on the real embedded database, concurrency included."""
+"""Login throttling (ragcore.access.auth) on the real embedded database, concurrency included."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import bcrypt
 import pytest
 
-from ragcore import auth, users
-from ragcore.db import Database
+from ragcore.access import auth, users
+from ragcore.store import Database
 
 T0 = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 POLICY = auth.ThrottlePolicy(max_attempts=3, max_attempts_per_name=7, window=timedelta(minutes=10))

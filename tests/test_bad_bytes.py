@@ -1,7 +1,7 @@
 """Bytes PostgreSQL cannot store, arriving where text enters Dayanak.
 
 U+0000 (a PDF text layer can yield it; a question can carry it) and lone surrogates (an
-undecodable file name or argument becomes one in Python) are cleaned by `ragcore.text.sanitize`
+undecodable file name or argument becomes one in Python) are cleaned by `ragcore.core.text.sanitize`
 at the boundary: PDF extraction, upload metadata, questions, feedback and model output. Before,
 a PDF with a NUL was refused with a PostgreSQL message, a lone surrogate in a title raised
 `UnicodeEncodeError`, and a question with a NUL streamed its answer and then failed to be logged.
@@ -15,15 +15,12 @@ import json
 import pytest
 from pypdf import PdfReader
 
-from ragcore import users
-from ragcore.answer import AnswerService
+from ragcore.access import users
+from ragcore.answer import AnswerService, ExtractiveGenerator, OllamaGenerator, recent_questions, set_feedback
 from ragcore.cli import main as cli_main
-from ragcore.embeddings import USEEmbedder
-from ragcore.generation import ExtractiveGenerator, OllamaGenerator
-from ragcore.ingest import ingest_pdf
-from ragcore.models import STATUS_ANSWERED
-from ragcore.questions import recent_questions, set_feedback
-from ragcore.text import sanitize
+from ragcore.core import STATUS_ANSWERED, sanitize
+from ragcore.documents import ingest_pdf
+from ragcore.embed import USEEmbedder
 from tests import pdfs
 
 QUESTION = "Bu Yonetmelik butun isyerlerine uygulanir mi?"

@@ -20,23 +20,31 @@ from pathlib import Path
 
 import pytest
 
-from ragcore import users
-from ragcore.answer import UNCITED_NOTICE, UNRELIABLE_NOTICE, AnswerService, QuestionError
+from ragcore.access import users
+from ragcore.answer import (
+    ELLIPSIS,
+    EXTRACTIVE_NOTICE,
+    SYSTEM_PROMPT,
+    TEMPERATURE,
+    UNCITED_NOTICE,
+    UNRELIABLE_NOTICE,
+    AnswerService,
+    ExtractiveGenerator,
+    OllamaGenerator,
+    QuestionError,
+    recent_questions,
+)
 from ragcore.cli import main as cli_main
-from ragcore.config import ROLES
-from ragcore.embeddings import USEEmbedder
-from ragcore.extractive import ELLIPSIS, EXTRACTIVE_NOTICE, ExtractiveGenerator
-from ragcore.generation import OllamaGenerator
-from ragcore.ingest import ingest_pdf
-from ragcore.models import (
+from ragcore.core import (
     FALLBACK_ANSWER,
+    ROLES,
     STATUS_ANSWERED,
     STATUS_FALLBACK,
     STATUS_NEEDS_REVIEW,
     User,
 )
-from ragcore.prompt import SYSTEM_PROMPT, TEMPERATURE
-from ragcore.questions import recent_questions
+from ragcore.documents import ingest_pdf
+from ragcore.embed import USEEmbedder
 from tests import pdfs
 from tests.test_ingest import BAD_INPUTS, state
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench import retrieval as bench
-from ragcore import db as dbmod
+from ragcore import store as dbmod
 from ragcore.retrieval import MODES
 from tests.test_eval_retrievers import HashEmbedder
 

@@ -26,9 +26,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ragcore import users
-from ragcore.config import Settings
-from ragcore.db import Database
+from ragcore.access import users
+from ragcore.core import Settings
+from ragcore.store import Database
 from tests.conftest import DOCUMENTS_DIR, LAW_6331
 
 pytestmark = pytest.mark.browser
@@ -299,8 +299,8 @@ def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: 
     """Log in, ask the risk-assessment question, see the answer citing page 7, log out."""
     from playwright.sync_api import expect
 
-    from ragcore.embeddings import make_embedder
-    from ragcore.ingest import ingest_pdf
+    from ragcore.documents import ingest_pdf
+    from ragcore.embed import make_embedder
 
     page = browser_page
     started = time.perf_counter()
@@ -438,8 +438,8 @@ def test_every_page_is_turkish_reload_keeps_it_and_a_citation_opens_its_page(
 
     from playwright.sync_api import expect
 
-    from ragcore.embeddings import make_embedder
-    from ragcore.ingest import ingest_pdf
+    from ragcore.documents import ingest_pdf
+    from ragcore.embed import make_embedder
 
     page = browser_page
     app_settings = replace(settings, data_dir=APP_DATA_DIR[-1])  # the page dialog reads the app's stored file

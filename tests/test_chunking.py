@@ -7,9 +7,8 @@ from collections import Counter
 
 import pytest
 
-from ragcore import pdf
-from ragcore.chunking import ARTICLE_RE, chunk_pages, chunk_text, joined_text
-from ragcore.models import Chunk, Page
+from ragcore.core import Chunk, Page
+from ragcore.documents import ARTICLE_RE, chunk_pages, chunk_text, joined_text, pdf
 from tests.conftest import LAW_4857, LAW_6331, TQUAD_DIR
 
 PROSE = " ".join(

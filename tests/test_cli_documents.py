@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ragcore.chunking import ARTICLE_RE
 from ragcore.cli import main
+from ragcore.documents import ARTICLE_RE
 from tests import pdfs
 from tests.conftest import LAW_6331
 

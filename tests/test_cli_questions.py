@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from ragcore import users
+from ragcore.access import users
 from ragcore.cli import main
-from ragcore.models import FALLBACK_ANSWER
+from ragcore.core import FALLBACK_ANSWER
 from tests.retrieval_support import DocSpec, insert_document, make_test_embedder
 
 RISK = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from ragcore.config import SETTINGS_DOC, Settings, SettingsError
+from ragcore.core import SETTINGS_DOC, Settings, SettingsError
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ragcore.embeddings import make_embedder
-from ragcore.ingest import ingest_pdf, remove_orphan_files, stored_path
+from ragcore.documents import ingest_pdf, remove_orphan_files, stored_path
+from ragcore.embed import make_embedder
 from tests.conftest import LAW_6331
 
 REPO = Path(__file__).resolve().parent.parent
@@ -22,10 +22,10 @@ _INGEST_UNTIL = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from ragcore.config import Settings
-    from ragcore.db import open_database
-    from ragcore.embeddings import make_embedder
-    from ragcore.ingest import ingest_pdf
+    from ragcore.core import Settings
+    from ragcore.store import open_database
+    from ragcore.embed import make_embedder
+    from ragcore.documents import ingest_pdf
 
     target_stage, target_done, path = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
     settings = Settings.from_env(dotenv=None)

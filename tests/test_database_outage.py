@@ -24,15 +24,19 @@ from pathlib import Path
 
 import pytest
 
-from ragcore import db as dbmod
-from ragcore import users
-from ragcore.answer import DATABASE_DOWN, AnswerService, QuestionError
-from ragcore.config import Settings
-from ragcore.embeddings import USEEmbedder
-from ragcore.generation import ExtractiveGenerator
-from ragcore.ingest import ingest_pdf
-from ragcore.models import STATUS_ANSWERED, STATUS_ERROR
-from ragcore.spool import QuestionSpool, spool_path
+from ragcore import store as dbmod
+from ragcore.access import users
+from ragcore.answer import (
+    DATABASE_DOWN,
+    AnswerService,
+    ExtractiveGenerator,
+    QuestionError,
+    QuestionSpool,
+    spool_path,
+)
+from ragcore.core import STATUS_ANSWERED, STATUS_ERROR, Settings
+from ragcore.documents import ingest_pdf
+from ragcore.embed import USEEmbedder
 from tests import pdfs
 from tests.app_support import REPO, reset_app, set_app_env
 
@@ -252,8 +256,8 @@ def test_the_app_says_so_in_turkish_while_an_external_database_is_down(server_ro
 _HOLDER = textwrap.dedent(
     """
     import sys
-    from ragcore.config import Settings
-    from ragcore.db import open_database
+    from ragcore.core import Settings
+    from ragcore.store import open_database
 
     db = open_database(Settings.from_env(dotenv=None))
     print("READY", flush=True)

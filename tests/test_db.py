@@ -8,8 +8,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from ragcore import db as dbmod
-from ragcore.config import Settings
+from ragcore import store as dbmod
+from ragcore.core import Settings
+from ragcore.store import database as store_database
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -170,7 +171,7 @@ def test_unreachable_database_is_a_clear_error(tmp_path):
 
 def test_pool_reconnects_after_a_server_restart(server_root):
     url = dbmod.embedded_url(server_root / "restart")
-    server = next(s for p, s in dbmod._embedded_servers.items() if p == (server_root / "restart" / "pg" / "data").resolve())
+    server = next(s for p, s in store_database._embedded_servers.items() if p == (server_root / "restart" / "pg" / "data").resolve())
     database = dbmod.Database(url, max_size=2)
     try:
         dbmod.migrate(database)
@@ -186,8 +187,8 @@ def test_pool_reconnects_after_a_server_restart(server_root):
 _PROBE = textwrap.dedent(
     """
     import json, sys, time
-    from ragcore.config import Settings
-    from ragcore.db import open_database
+    from ragcore.core import Settings
+    from ragcore.store import open_database
     db = open_database(Settings.from_env(dotenv=None))
     with db.connection() as conn:
         started = conn.execute("SELECT pg_postmaster_start_time()::text").fetchone()[0]

@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ragcore.doctor import run_checks
+from ragcore.ops import run_checks
 
 REPO = Path(__file__).resolve().parent.parent
 

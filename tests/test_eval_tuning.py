@@ -13,8 +13,7 @@ import pytest
 from eval import retrievers as rv
 from eval import tquad
 from eval.sweep import make_workspace, mode_retrievers, tune_fusion
-from ragcore import measurements
-from ragcore.retrieval import Evidence
+from ragcore.retrieval import Evidence, measurements
 from tests.conftest import TQUAD_DIR
 from tests.test_eval_retrievers import HashEmbedder
 
@@ -97,8 +96,8 @@ def test_threshold_calibration_tunes_on_one_half_and_reports_on_the_other(tmp_pa
 
 def test_bench_loads_documents_through_the_upload_write_path(pg_url):
     from bench.retrieval import load_documents
-    from ragcore import db as dbmod
-    from ragcore.text import lexical_tokens
+    from ragcore import store as dbmod
+    from ragcore.core import lexical_tokens
 
     db = dbmod.Database(pg_url, "test_bench_write")  # its own namespace: a 64-d index of its own
     try:

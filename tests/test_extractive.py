@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragcore import extractive as ex
-from ragcore.extractive import (
+from ragcore.answer import (
     ELLIPSIS,
     EXTRACTIVE_NOTICE,
     FEATURES,
+    KIND_ANSWER,
     ExtractiveGenerator,
     ExtractiveModelError,
     Passage,
@@ -23,12 +23,13 @@ from ragcore.extractive import (
     clip,
     facts,
     feature_matrix,
+    finalize,
     load_model_file,
     select_passages,
     split_sentences,
 )
-from ragcore.generation import KIND_ANSWER, finalize
-from ragcore.models import FALLBACK_ANSWER, Source
+from ragcore.answer import extractive as ex
+from ragcore.core import FALLBACK_ANSWER, Source
 from tests.retrieval_support import make_test_embedder
 
 RISK = (
@@ -294,8 +295,8 @@ def test_extractive_without_embedder_and_without_sources() -> None:
 @pytest.fixture(scope="module")
 def laws(session_db, embedder, tmp_path_factory, pg_url):
     """Laws 6331 and 4857 through the real ingest; an employee (personel) may read both."""
-    from ragcore import users
-    from ragcore.config import Settings
+    from ragcore.access import users
+    from ragcore.core import Settings
     from tests.conftest import LAW_4857, LAW_6331
     from tests.retrieval_support import clean, ingest_law
 
@@ -311,7 +312,7 @@ def laws(session_db, embedder, tmp_path_factory, pg_url):
 
 
 def _ask(laws, embedder, question: str):
-    from ragcore import users
+    from ragcore.access import users
     from ragcore.answer import AnswerService
 
     db, settings = laws

@@ -13,10 +13,9 @@ import psutil
 import psycopg
 import pytest
 
-from ragcore import db as dbmod
-from ragcore import ingest
-from ragcore.config import Settings
-from ragcore.secrets import cookie_key
+from ragcore import store as dbmod
+from ragcore.core import Settings, cookie_key
+from ragcore.documents import ingest
 from tests import pdfs
 from tests.retrieval_support import make_test_embedder
 
@@ -51,7 +50,7 @@ def test_uploads_folder_pdf_and_temp_file_are_private(db, settings: Settings, em
 
 
 def test_files_are_0600_whatever_the_umask(tmp_path: Path) -> None:
-    from ragcore import files
+    from ragcore.core import files
 
     old = os.umask(0)
     try:
@@ -66,7 +65,7 @@ def test_files_are_0600_whatever_the_umask(tmp_path: Path) -> None:
 
 
 def test_older_installs_are_tightened_at_start(tmp_path: Path) -> None:
-    from ragcore import files
+    from ragcore.core import files
 
     settings = Settings(data_dir=tmp_path / "data")
     settings.uploads_dir.mkdir(parents=True)

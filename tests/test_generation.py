@@ -8,23 +8,22 @@ import threading
 
 import pytest
 
-from ragcore.config import Settings
-from ragcore.extractive import ExtractiveGenerator
-from ragcore.generation import (
+from ragcore.answer import (
     KIND_ANSWER,
     KIND_ECHO,
     KIND_REFUSAL,
+    SYSTEM_PROMPT,
+    ExtractiveGenerator,
     GeneratorError,
     OllamaGenerator,
     OpenAIGenerator,
+    build_messages,
     choose_generator_backend,
     finalize,
     make_generator,
     parse_citations,
 )
-from ragcore.models import FALLBACK_ANSWER, Source
-from ragcore.ollama import OllamaStatus
-from ragcore.prompt import SYSTEM_PROMPT, build_messages
+from ragcore.core import FALLBACK_ANSWER, OllamaStatus, Settings, Source
 
 RISK = (
     "Risk değerlendirmesi, kontrol, ölçüm ve araştırma MADDE 10 – (1) İşveren, iş sağlığı ve güvenliği "

@@ -20,13 +20,13 @@ import pytest
 from eval import gold_report, goldstore, lab_runs
 from eval import gold_run as gr
 from eval.gold_run import GoldRunSpec, create_gold_run, run_gold
-from ragcore import db as dbmod
-from ragcore import jobs, retrieval
-from ragcore.answer import AnswerService
-from ragcore.generation import make_generator
-from ragcore.ingest import ingest_pdf
+from ragcore import jobs
+from ragcore import store as dbmod
+from ragcore.access import create_user
+from ragcore.answer import AnswerService, make_generator
+from ragcore.documents import ingest_pdf
 from ragcore.jobs import JobCancelled
-from ragcore.users import create_user
+from ragcore.retrieval import hybrid as retrieval
 from tests.fakes import HashEmbedder
 from tests.lab_support import CHUNK_SIZE, GOLD_JSONL, add_company_documents, lab_namespaces, pdf_bytes
 

@@ -2,8 +2,8 @@
 
 Every answerable question names documents, the article label the app gives the answer's chunk
 and the PDF pages the app would cite; its key facts are phrases a correct answer quotes. The
-law-text test reads the three laws the way ingest does (`ragcore.pdf.extract_pages`,
-`ragcore.chunking.chunk_pages` at the default 1000/150) and checks that every key fact is on the
+law-text test reads the three laws the way ingest does (`ragcore.documents.pdf.extract_pages`,
+`ragcore.documents.chunking.chunk_pages` at the default 1000/150) and checks that every key fact is on the
 cited pages, inside a chunk labelled with the cited article, so the sample cannot drift silently
 from the law text when extraction or chunking changes. It fails, never skips, when the PDFs are
 missing (`python scripts/download_data.py` fetches them).
@@ -17,16 +17,13 @@ import re
 
 import pytest
 
-from ragcore.chunking import chunk_pages
-from ragcore.config import ROLES
-from ragcore.models import Chunk
-from ragcore.pdf import extract_pages
-from ragcore.text import turkish_lower
+from ragcore.core import ROLES, Chunk, turkish_lower
+from ragcore.documents import chunk_pages, extract_pages
 from tests.conftest import DOCUMENTS_DIR, REPO
 
 GOLD = REPO / "eval" / "gold" / "paraphrase_laws.jsonl"
 CORPUS = REPO / "eval" / "gold" / "paraphrase_laws.corpus.json"
-CHUNK_SIZE, CHUNK_OVERLAP = 1000, 150  # the app's defaults (ragcore.config)
+CHUNK_SIZE, CHUNK_OVERLAP = 1000, 150  # the app's defaults (ragcore.core.config)
 FIELDS = ["id", "question", "answerable", "expected", "roles", "key_facts", "notes"]
 LAWS = {
     "6331": "6331-is-sagligi-ve-guvenligi-kanunu.pdf",

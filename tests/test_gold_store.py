@@ -9,9 +9,9 @@ import pytest
 
 from eval import goldset, goldstore
 from eval.goldstore import GoldFormatError, GoldSetError, ReviewMark
-from ragcore import questions as qlog
-from ragcore import users
-from ragcore.models import STATUS_ANSWERED, STATUS_NEEDS_REVIEW
+from ragcore.access import users
+from ragcore.answer import questions as qlog
+from ragcore.core import STATUS_ANSWERED, STATUS_NEEDS_REVIEW
 from tests.lab_support import GOLD_JSONL, add_company_documents
 
 

@@ -19,9 +19,10 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ragcore import jobs, users
-from ragcore.db import Database
-from ragcore.questions import set_feedback
+from ragcore import jobs
+from ragcore.access import users
+from ragcore.answer import set_feedback
+from ragcore.store import Database
 from tests import pdfs
 from tests.test_app import (
     ADMIN_PASSWORD,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ragcore import db as dbmod
-from ragcore.embeddings import USEEmbedder
-from ragcore.ingest import DuplicateDocument, IngestError, ingest_pdf, stored_path
-from ragcore.text import lexical_tokens
+from ragcore import store as dbmod
+from ragcore.core import lexical_tokens
+from ragcore.documents import DuplicateDocument, IngestError, ingest_pdf, stored_path
+from ragcore.embed import USEEmbedder
 from tests import pdfs
 from tests.conftest import LAW_5510, LAW_6331
 

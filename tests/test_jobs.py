@@ -27,15 +27,15 @@ import procrastinate
 import psycopg
 import pytest
 
-from ragcore import db as dbmod
-from ragcore import jobs, questions, users
-from ragcore.documents import delete_document
-from ragcore.embeddings import make_embedder
-from ragcore.ingest import ingest_pdf
-from ragcore.jobs import store
-from ragcore.jobs.kinds import JobCancelled
+from ragcore import jobs
+from ragcore import store as dbmod
+from ragcore.access import users
+from ragcore.answer import questions
+from ragcore.core import STATUS_NEEDS_REVIEW
+from ragcore.documents import delete_document, ingest_pdf
+from ragcore.embed import make_embedder
+from ragcore.jobs import JobCancelled, store
 from ragcore.jobs.worker import ProgressWriter
-from ragcore.models import STATUS_NEEDS_REVIEW
 from tests import pdfs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -134,7 +134,7 @@ class NoEmbedder:
 
 @pytest.fixture(scope="module")
 def real_embedder(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from ragcore.config import Settings
+    from ragcore.core import Settings
 
     return make_embedder(Settings(database_url=pg_url, embed_backend="use", ollama_base_url="http://127.0.0.1:9"))
 
@@ -203,7 +203,7 @@ def test_queue_schema_version_is_checked(db) -> None:
             dbmod.migrate(db)
     finally:
         record(procrastinate.__version__)
-    from ragcore.jobs.schema import _migrations_between
+    from ragcore.store.queue_schema import _migrations_between
 
     names = [name for name, _ in _migrations_between((3, 3, 0), (3, 10, 0))]
     assert names == ["03.04.00_01_pre_add_retry_failed_job_procedure.sql",
@@ -307,8 +307,8 @@ def test_cancel_running_job_leaves_no_document(db, fast, pg_url, real_embedder) 
 _HANGING_WORKER = textwrap.dedent(
     """
     import time
-    from ragcore.config import Settings
-    from ragcore.embeddings import make_embedder
+    from ragcore.core import Settings
+    from ragcore.embed import make_embedder
     from ragcore.jobs import run_worker
 
     settings = Settings.from_env(dotenv=None)

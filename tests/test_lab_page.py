@@ -16,9 +16,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from eval import gold_report, goldstore, lab_runs
-from ragcore import jobs, users
-from ragcore import questions as qlog
-from ragcore.models import STATUS_NEEDS_REVIEW, User
+from ragcore import jobs
+from ragcore.access import users
+from ragcore.answer import questions as qlog
+from ragcore.core import STATUS_NEEDS_REVIEW, User
 from tests.app_support import REPO, reset_app, set_app_env
 from tests.lab_support import GOLD_JSONL, add_company_documents, lab_namespaces
 from ui.auth import USER

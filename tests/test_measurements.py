@@ -8,9 +8,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from ragcore import calibration, measurements
-from ragcore.measurements import MeasuredDataError, retrieval_default, threshold_default, write_measured
-from ragcore.retrieval import resolve_mode, retrieve
+from ragcore.retrieval import (
+    MeasuredDataError,
+    calibration,
+    measurements,
+    resolve_mode,
+    retrieval_default,
+    retrieve,
+    threshold_default,
+    write_measured,
+)
 from tests.retrieval_support import DocSpec, insert_document, make_test_embedder
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragcore import pdf
+from ragcore.documents import pdf
 from tests import pdfs
 from tests.conftest import LAW_6331, require_data
 

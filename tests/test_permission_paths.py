@@ -1,7 +1,7 @@
 """Permission suite over every path that can reveal document text, for every role.
 
 A seeded world of small PDFs with random `allowed_roles`, ingested through the real
-`ragcore.ingest.ingest_pdf`. Every sentence, and so every chunk and every quoted passage, carries
+`ragcore.documents.ingest.ingest_pdf`. Every sentence, and so every chunk and every quoted passage, carries
 its document's marker (`KOD07Q`), and every title does too: an unreadable document's marker in
 anything a role gets back — an answer, a source, the prompt sent to the model, a log line, a
 questions row, a CLI output, a rendered page — is a leak. Structured results are also checked by
@@ -29,22 +29,27 @@ from pathlib import Path
 
 import pytest
 
-from ragcore import users
-from ragcore.answer import AnswerService, QuestionError
+from ragcore.access import users
+from ragcore.answer import (
+    AnswerService,
+    ExtractiveGenerator,
+    QuestionError,
+    recent_questions,
+    review_queue,
+    set_feedback,
+)
 from ragcore.cli import main as cli_main
-from ragcore.config import ROLES, Settings
+from ragcore.core import ROLES, Settings
 from ragcore.documents import (
     DocumentNotFound,
     delete_document,
     document_chunks,
     document_file,
     get_document,
+    ingest_pdf,
     list_documents,
     set_document_roles,
 )
-from ragcore.extractive import ExtractiveGenerator
-from ragcore.ingest import ingest_pdf
-from ragcore.questions import recent_questions, review_queue, set_feedback
 from ragcore.retrieval import MODES, retrieve, search
 from tests import pdfs
 from tests.app_support import REPO, reset_app, set_app_env

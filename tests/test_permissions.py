@@ -13,10 +13,9 @@ import random
 
 import pytest
 
-from ragcore import users
-from ragcore.answer import AnswerService
-from ragcore.config import ROLES, Settings
-from ragcore.extractive import ExtractiveGenerator
+from ragcore.access import users
+from ragcore.answer import AnswerService, ExtractiveGenerator
+from ragcore.core import ROLES, Settings
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from ragcore import db as dbmod
+from ragcore import store as dbmod
 from ragcore.retrieval import search
 from tests.retrieval_support import DocSpec, insert_document
 

@@ -1,5 +1,5 @@
-from ragcore.models import FALLBACK_ANSWER, Source
-from ragcore.prompt import SYSTEM_PROMPT, TEMPERATURE, build_messages, context_header
+from ragcore.answer import SYSTEM_PROMPT, TEMPERATURE, build_messages, context_header
+from ragcore.core import FALLBACK_ANSWER, Source
 
 
 def _source(rank: int, article: str | None, pages: tuple[int, int] = (7, 7)) -> Source:

@@ -1,8 +1,7 @@
 import pytest
 
-from ragcore import users
-from ragcore.models import Source
-from ragcore.questions import (
+from ragcore.access import users
+from ragcore.answer import (
     QuestionLogError,
     log_question,
     mark_resolved,
@@ -10,6 +9,7 @@ from ragcore.questions import (
     review_queue,
     set_feedback,
 )
+from ragcore.core import Source
 
 SOURCE = Source(1, 5, 2, "Kanun", "kanun.pdf", 7, 8, "Madde 10", 0.5, "metin")
 

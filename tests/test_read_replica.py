@@ -20,11 +20,10 @@ import numpy as np
 import psycopg
 import pytest
 
-from ragcore import db as dbmod
-from ragcore import users
-from ragcore.answer import AnswerService
-from ragcore.config import ROLES, Settings
-from ragcore.generation import ExtractiveGenerator
+from ragcore import store as dbmod
+from ragcore.access import users
+from ragcore.answer import AnswerService, ExtractiveGenerator
+from ragcore.core import ROLES, Settings
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, insert_document
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ragcore import db as dbmod
-from ragcore.db import Database, DatabaseError
+from ragcore import store as dbmod
+from ragcore.store import Database, DatabaseError
 from tests.app_support import REPO, reset_app, set_app_env
 from ui import context
 

@@ -18,19 +18,20 @@ from pathlib import Path
 
 import pytest
 
-from ragcore import db as dbmod
-from ragcore import users
-from ragcore.answer import AnswerService
-from ragcore.config import Settings
-from ragcore.documents import list_documents
-from ragcore.embeddings import USEEmbedder
-from ragcore.extractive import ExtractiveGenerator
-from ragcore.generation import choose_generator_backend, make_generator
-from ragcore.ingest import ingest_pdf
-from ragcore.models import STATUS_ANSWERED, STATUS_ERROR
-from ragcore.ollama import probe
-from ragcore.questions import recent_questions
+from ragcore import store as dbmod
+from ragcore.access import users
+from ragcore.answer import (
+    AnswerService,
+    ExtractiveGenerator,
+    choose_generator_backend,
+    make_generator,
+    recent_questions,
+)
+from ragcore.core import STATUS_ANSWERED, STATUS_ERROR, Settings, probe
+from ragcore.documents import ingest_pdf, list_documents
+from ragcore.embed import USEEmbedder
 from ragcore.retrieval import search
+from ragcore.store import database as store_database
 from tests import pdfs
 from tests.app_support import REPO, reset_app, set_app_env
 
@@ -196,7 +197,7 @@ def test_chat_page_with_ollama_down_says_so_and_keeps_answering(app_with_ollama_
 def test_answer_service_reconnects_after_a_database_restart(server_root: Path, embedder) -> None:
     url = dbmod.embedded_url(server_root / "restart")
     pgdata = (server_root / "restart" / "pg" / "data").resolve()
-    server = dbmod._embedded_servers[pgdata]
+    server = store_database._embedded_servers[pgdata]
     database = dbmod.Database(url, max_size=2)
     try:
         dbmod.migrate(database)

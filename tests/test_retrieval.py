@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from ragcore import db as dbmod
-from ragcore.config import Settings
+from ragcore import store as dbmod
+from ragcore.core import Settings, lexical_tokens
 from ragcore.retrieval import (
     MODES,
     RETRIEVAL_SQL,
@@ -24,7 +24,6 @@ from ragcore.retrieval import (
     search,
     statement_params,
 )
-from ragcore.text import lexical_tokens
 from tests.conftest import LAW_6331, require_data
 from tests.retrieval_support import DocSpec, clean, ingest_law, insert_document, make_test_embedder
 

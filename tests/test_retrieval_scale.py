@@ -26,20 +26,19 @@ import psycopg
 import pytest
 from rank_bm25 import BM25Okapi
 
-from ragcore import bm25
-from ragcore import db as dbmod
-from ragcore.config import ROLES
+from ragcore import store as dbmod
+from ragcore.core import ROLES, lexical_tokens
 from ragcore.retrieval import (
     DENSE_CTE,
     RETRIEVAL_SQL,
-    _params,
+    bm25,
     lexical_leg,
     query_terms,
     read_snapshot,
     retrieve,
     statement_params,
 )
-from ragcore.text import lexical_tokens
+from ragcore.retrieval.hybrid import _params
 from tests.conftest import TQUAD_DIR
 
 NAMESPACE = "test_retrieval_scale"
@@ -275,8 +274,8 @@ def test_the_global_index_serves_a_selective_role_only_with_the_iterative_scan(s
 def test_statistics_property_holds_with_pruned_plans(scale, always_prune) -> None:
     """A 60-chunk ik document made of the most common text of the corpus, stored and deleted:
     uretim's and isg's lexical and weighted results (pruned plans) stay bit-identical."""
-    from ragcore.ingest import store_document
-    from ragcore.models import Chunk
+    from ragcore.core import Chunk
+    from ragcore.documents import store_document
 
     database, chunks, questions = scale
     book = VectorBook()

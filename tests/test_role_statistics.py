@@ -17,15 +17,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from ragcore import users
-from ragcore.answer import AnswerService
-from ragcore.config import ROLES, Settings
-from ragcore.documents import delete_document, set_document_roles
-from ragcore.generation import ExtractiveGenerator
-from ragcore.ingest import store_document
-from ragcore.models import Chunk
+from ragcore.access import users
+from ragcore.answer import AnswerService, ExtractiveGenerator
+from ragcore.core import ROLES, Chunk, Settings, lexical_tokens
+from ragcore.documents import delete_document, set_document_roles, store_document
 from ragcore.retrieval import MODES, retrieve
-from ragcore.text import lexical_tokens
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
 
 READERS = [r for r in ROLES if r != "admin"]
@@ -262,7 +258,7 @@ def test_statistics_equal_a_recount_after_random_writes(world, embedder) -> None
 
 
 def test_role_bits_agree_with_the_configuration(world) -> None:
-    from ragcore.db import role_bit
+    from ragcore.store import role_bit
 
     database = world[0]
     with database.connection() as conn:
@@ -277,7 +273,7 @@ def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
     """A database built before migration 003 (old schema, data written the old way) gets role
     bits, denormalised postings and exact per-role statistics, and its embedding space gets the
     per-role HNSW indexes on the next start."""
-    from ragcore import db as dbmod
+    from ragcore.store import database as dbmod
 
     namespace = "test_upgrade_003"
     database = dbmod.Database(pg_url, namespace)
@@ -285,7 +281,7 @@ def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
     database.close()
     database = dbmod.Database(pg_url, namespace)
     try:
-        files = {version: body for version, _, body in dbmod._migration_files()}
+        files = {version: body for version, _, body in dbmod.migration_files()}
         with database.connection() as conn:
             conn.execute(files[1])
             conn.execute(files[2])
@@ -307,7 +303,7 @@ def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
                         " RETURNING id", (doc, ordinal, text, len(tokens), roles)).fetchone()[0]
                     for term, tf in Counter(tokens).items():
                         conn.execute("INSERT INTO postings (term, chunk_id, tf) VALUES (%s, %s, %s)", (term, chunk, tf))
-        later = [f"{version:03d}_{name}" for version, name, _ in dbmod._migration_files() if version >= 3]
+        later = [f"{version:03d}_{name}" for version, name, _ in dbmod.migration_files() if version >= 3]
         assert dbmod.migrate(database) == later and later[0] == "003_role_scoped_lexicon"
         assert _stored(database) == _recount(database)
         _bounds_hold(database)

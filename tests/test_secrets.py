@@ -1,7 +1,7 @@
 import stat
 
-from ragcore import users
-from ragcore.secrets import cookie_key, initial_admin_password, initial_admin_password_path
+from ragcore.access import users
+from ragcore.core import cookie_key, initial_admin_password, initial_admin_password_path
 
 
 def _mode(path):

@@ -20,8 +20,8 @@ import streamlit as st
 from streamlit.runtime.context import ContextProxy
 from streamlit.testing.v1 import AppTest
 
-from ragcore import sessions, users
-from ragcore.db import Database
+from ragcore.access import sessions, users
+from ragcore.store import Database
 from tests.app_support import COOKIE_KEY
 from tests.test_app import (
     ADMIN_PASSWORD,

@@ -14,14 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from ragcore import auth, users
-from ragcore.answer import AnswerService
+from ragcore.access import auth, users
+from ragcore.answer import AnswerService, ExtractiveGenerator, recent_questions, review_queue, set_feedback
 from ragcore.cli import main as cli_main
-from ragcore.documents import get_document, list_documents, set_document_roles
-from ragcore.embeddings import USEEmbedder
-from ragcore.extractive import ExtractiveGenerator
-from ragcore.ingest import IngestError, ingest_pdf
-from ragcore.questions import recent_questions, review_queue, set_feedback
+from ragcore.documents import IngestError, get_document, ingest_pdf, list_documents, set_document_roles
+from ragcore.embed import USEEmbedder
 from ragcore.retrieval import RetrievalError, retrieve, search
 from tests import pdfs
 

@@ -1,6 +1,6 @@
 import pytest
 
-from ragcore.text import get_tokenizer, lexical_tokens, normalize, turkish_lower, words
+from ragcore.core import get_tokenizer, lexical_tokens, normalize, turkish_lower, words
 
 
 def test_turkish_lowercasing_of_dotted_and_dotless_i():

@@ -1,4 +1,4 @@
-"""API tokens (ragcore.tokens, migration 008): made, stored hashed, listed, revoked — by the
+"""API tokens (ragcore.access.tokens, migration 008): made, stored hashed, listed, revoked — by the
 module, by `python -m ragcore token …` and on the Kullanıcılar page."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from ragcore import auth, tokens, users
+from ragcore.access import auth, tokens, users
 from ragcore.cli import main as cli_main
 from tests.test_app import ADMIN_PASSWORD, app_env, button, login, new_app  # noqa: F401 - app_env is a fixture
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragcore import db as dbmod
-from ragcore.ingest import IngestError, ingest_pdf, reembed_all, stored_path
+from ragcore import store as dbmod
+from ragcore.documents import IngestError, ingest_pdf, reembed_all, stored_path
 from tests import pdfs
 from tests.fakes import HashEmbedder
 
@@ -38,9 +38,9 @@ _UPLOAD = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from ragcore.config import Settings
-    from ragcore.db import Database
-    from ragcore.ingest import ingest_pdf
+    from ragcore.core import Settings
+    from ragcore.store import Database
+    from ragcore.documents import ingest_pdf
     from tests.fakes import HashEmbedder
 
     namespace, pause_at, path = sys.argv[1], set(filter(None, sys.argv[2].split(","))), Path(sys.argv[3])

@@ -1,13 +1,12 @@
-"""ragcore.users on the real embedded database: hashes, validation, roles, activation, first admin."""
+"""ragcore.access.users on the real embedded database: hashes, validation, roles, activation, first admin."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragcore import users
-from ragcore.config import Settings
-from ragcore.db import Database
-from ragcore.secrets import initial_admin_password_path
+from ragcore.access import users
+from ragcore.core import Settings, initial_admin_password_path
+from ragcore.store import Database
 
 
 def _hash(db: Database, username: str) -> str:

@@ -9,17 +9,26 @@ from datetime import UTC, datetime
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from ragcore import formatting
-from ragcore.config import ROLES
-from ragcore.db import Database
-from ragcore.documents import DocumentNotFound, get_document, set_document_title
-from ragcore.embeddings import USEEmbedder
-from ragcore.highlighting import COMMON_WORDS, highlight_terms, question_terms
-from ragcore.ingest import ingest_pdf
-from ragcore.pdf import extract_pages
-from ragcore.source_pages import PageNotFound, page_filename, page_pdf, read_page
-from ragcore.text import reflow
-from ragcore.titles import TitleError, clean_title, default_title, heading_title, turkish_title_case
+from ragcore.core import ROLES, formatting, reflow
+from ragcore.documents import (
+    DocumentNotFound,
+    PageNotFound,
+    TitleError,
+    clean_title,
+    default_title,
+    extract_pages,
+    get_document,
+    heading_title,
+    ingest_pdf,
+    page_filename,
+    page_pdf,
+    read_page,
+    set_document_title,
+    turkish_title_case,
+)
+from ragcore.embed import USEEmbedder
+from ragcore.retrieval import COMMON_WORDS, highlight_terms, question_terms
+from ragcore.store import Database
 from tests import pdfs
 from tests.conftest import LAW_4857, LAW_5510, LAW_6331
 from ui import labels

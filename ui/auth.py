@@ -22,11 +22,11 @@ against the library source in .venv/.../streamlit_authenticator):
   signed-out run, otherwise a reload would sign the user straight back in.
 * The role and the active flag are read from the database on every run, so a role change
   or a deactivation takes effect on the user's next rerun.
-* Passwords are checked only by `ragcore.auth.login`, which counts the attempt per username
+* Passwords are checked only by `ragcore.access.auth.login`, which counts the attempt per username
   and client address *before* bcrypt; the library is then told who signed in through its
   token path (the same call its cookie re-authentication makes), so it never checks a
   password itself.
-* Sign-ins are revocable server-side (`ragcore.sessions`): the session remembers when it
+* Sign-ins are revocable server-side (`ragcore.access.sessions`): the session remembers when it
   signed in, a cookie's issue time follows from its `exp_date`, and both are compared with
   the user's revocation instants on every run. We read and verify the cookie ourselves
   instead of calling the library's `login()`, so a revoked cookie never signs anyone in.
@@ -42,11 +42,9 @@ import jwt
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore import auth as throttle
-from ragcore import sessions
-from ragcore.models import User
-from ragcore.secrets import cookie_key
-from ragcore.users import MAX_PASSWORD_BYTES, credentials, get_user
+from ragcore.access import MAX_PASSWORD_BYTES, credentials, get_user, sessions
+from ragcore.access import auth as throttle
+from ragcore.core import User, cookie_key
 from ui.context import AppContext
 from ui.markdown import escape_markdown
 
@@ -186,7 +184,7 @@ def _sign_in(authenticator: stauth.Authenticate, username: str, signed_in_at: fl
 
 
 def attempt_login(ctx: AppContext, authenticator: stauth.Authenticate, username: str, password: str) -> str | None:
-    """Count the attempt, check the password (`ragcore.auth.login`), sign in. Returns an error or None."""
+    """Count the attempt, check the password (`ragcore.access.auth.login`), sign in. Returns an error or None."""
     username = username.strip().lower()
     if not username or not password:
         return "Kullanıcı adı ve parolayı girin."

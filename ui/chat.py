@@ -7,7 +7,7 @@ value used to swallow the message (1 time in 6 in the previous prototype). With 
 slot the next run simply answers it.
 
 The history follows permissions: on every run the sources still on screen are checked
-against the user's current role (`ragcore.documents.readable_chunks`). A turn with a source
+against the user's current role (`ragcore.documents.catalog.readable_chunks`). A turn with a source
 that was deleted or is no longer readable loses its answer and all its sources — from the
 session state too, not just from the page — because the answer was written from all of
 them and may repeat any; a Turkish notice says why.
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from ragcore.extractive import EXTRACTIVE_NOTICE
-from ragcore.models import STATUS_ERROR, STATUS_NEEDS_REVIEW, Answer, Source, User
+from ragcore.answer import EXTRACTIVE_NOTICE
+from ragcore.core import STATUS_ERROR, STATUS_NEEDS_REVIEW, Answer, Source, User
 from ui.context import AppContext, Services, badge_for_label
 from ui.markdown import escape_answer, escape_markdown
 from ui.sources import render_source
@@ -98,7 +98,7 @@ def render_sources(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
 
 
 def _save_feedback(ctx: AppContext, user: User, question_id: int) -> None:
-    from ragcore.questions import QuestionLogError, set_feedback
+    from ragcore.answer import QuestionLogError, set_feedback
 
     choice = st.session_state.get(f"fb_{question_id}")
     comment = st.session_state.get(f"fb_comment_{question_id}") or None
@@ -235,7 +235,7 @@ def _terms(ctx: AppContext, user: User, answer: Answer) -> frozenset[str]:
     """The question's words to bold in this answer's sources (rare in what the role reads)."""
     if not answer.sources:
         return frozenset()
-    from ragcore.highlighting import highlight_terms
+    from ragcore.retrieval import highlight_terms
 
     return highlight_terms(ctx.retrieval_db, answer.question, user.role)
 
@@ -243,10 +243,8 @@ def _terms(ctx: AppContext, user: User, answer: Answer) -> frozenset[str]:
 def keep_unsent_question(ctx: AppContext, error: Exception) -> bool:
     """The database went down before this run reached the chat: put the question just submitted
     (if any) in the spool as an unanswered one, for the user last signed in. Returns whether one was."""
-    from ragcore.models import STATUS_ERROR
-    from ragcore.questions import question_record
-    from ragcore.spool import QuestionSpool, spool_path
-    from ragcore.text import sanitize
+    from ragcore.answer import QuestionSpool, question_record, spool_path
+    from ragcore.core import STATUS_ERROR, sanitize
     from ui.auth import USER
 
     prompt, user = st.session_state.get("chat_input"), st.session_state.get(USER)

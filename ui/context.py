@@ -26,8 +26,12 @@ from typing import Any
 import psycopg
 import streamlit as st
 
-from ragcore.config import Settings, SettingsError
-from ragcore.db import (
+from ragcore.access import announce_initial_admin, ensure_initial_admin
+from ragcore.answer import QuestionSpool, spool_path
+from ragcore.core import Settings, SettingsError, secure_data_dir
+from ragcore.documents import remove_orphan_files
+from ragcore.jobs import remove_orphan_staged_files
+from ragcore.store import (
     Database,
     DatabaseError,
     DatabaseUnavailable,
@@ -35,11 +39,6 @@ from ragcore.db import (
     open_database,
     open_read_database,
 )
-from ragcore.files import secure_data_dir
-from ragcore.ingest import remove_orphan_files
-from ragcore.jobs import remove_orphan_staged_files
-from ragcore.spool import QuestionSpool, spool_path
-from ragcore.users import announce_initial_admin, ensure_initial_admin
 
 log = logging.getLogger("dayanak.app")
 
@@ -173,7 +172,8 @@ def database_guard(ctx: AppContext) -> Iterator[None]:
 
 @st.cache_resource(show_spinner="Gömme modeli yükleniyor…")
 def _model_embedder() -> Any:
-    from ragcore import embeddings, ollama
+    from ragcore.core import ollama
+    from ragcore.embed import embeddings
 
     ctx = _app_context()
     embedder = embeddings.make_embedder(ctx.settings, ollama.probe(ctx.settings.ollama_base_url))
@@ -187,14 +187,15 @@ def _embedder() -> Any:
     The wrapper is rebuilt on every call (it is only two references), so it never outlives the
     pool it reads from when the context is reset and the model is kept.
     """
-    from ragcore.embedding_cache import CachedEmbedder
+    from ragcore.embed import CachedEmbedder
 
     return CachedEmbedder(_model_embedder(), _app_context().db)
 
 
 @st.cache_resource(show_spinner="Cevap modeli hazırlanıyor…")
 def _generator() -> Any:
-    from ragcore import generation, ollama
+    from ragcore.answer import generation
+    from ragcore.core import ollama
 
     ctx = _app_context()
     return generation.make_generator(ctx.settings, _embedder(), ollama.probe(ctx.settings.ollama_base_url))

@@ -4,7 +4,7 @@ Each card's actions sit in one row (download; for the admin: title, roles, delet
 asks in a dialog (`st.dialog`). An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py)
 follows it; the page itself never waits for a PDF to be parsed or embedded.
 
-The list comes from `ragcore.documents.list_documents(db, role)`, which applies the same role
+The list comes from `ragcore.documents.catalog.list_documents(db, role)`, which applies the same role
 predicate as retrieval, so this page never shows a title the chat could not cite.
 """
 
@@ -15,8 +15,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ragcore import formatting
-from ragcore.models import Document, User
+from ragcore.core import Document, User, formatting
 from ui.context import AppContext
 from ui.jobs import render_jobs
 from ui.markdown import alert, escape_markdown
@@ -66,8 +65,7 @@ def _download(ctx: AppContext, user: User, doc: Document) -> None:
 
 
 def _edit_title(ctx: AppContext, doc: Document) -> None:
-    from ragcore.documents import set_document_title
-    from ragcore.titles import TitleError
+    from ragcore.documents import TitleError, set_document_title
 
     with st.popover("Başlığı düzenle", icon=":material/edit:"):
         title = st.text_input("Başlık", value=doc.title, key=f"doc_title_{doc.id}", max_chars=500,

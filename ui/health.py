@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragcore import formatting
-from ragcore.config import Settings
-from ragcore.doctor import HealthReport, run_checks
+from ragcore.core import Settings, formatting
+from ragcore.ops import HealthReport, run_checks
 from ui import labels
 from ui.context import AppContext
 from ui.markdown import escape_markdown

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragcore import formatting
+from ragcore.core import User, formatting
 from ragcore.jobs import Job
-from ragcore.models import User
 from ui.context import AppContext
 from ui.markdown import escape_markdown
 

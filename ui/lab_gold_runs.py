@@ -16,7 +16,7 @@ import streamlit as st
 from eval import gold_charts
 from eval.gold_stats import metric_label
 from eval.numbers import integer, number
-from ragcore.models import User
+from ragcore.core import User
 from ui.context import AppContext
 from ui.lab_common import download, job_progress, table
 from ui.markdown import escape_markdown

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ragcore.models import User
+from ragcore.core import User
 from ui.context import AppContext
 from ui.lab_common import table
 from ui.markdown import escape_markdown

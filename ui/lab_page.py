@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ragcore.models import User
+from ragcore.core import User
 from ui.context import AppContext
 from ui.lab_common import table
 from ui.lab_gold_runs import render_gold_results, render_new_gold_run, render_run

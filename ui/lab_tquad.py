@@ -19,7 +19,7 @@ from eval.answers import RETRIEVERS as ANSWER_RETRIEVERS
 from eval.gold_charts import TURKISH
 from eval.metrics import METRICS
 from eval.numbers import number, percent_with_ci, signed, with_ci
-from ragcore.models import User
+from ragcore.core import User
 from ui.context import AppContext
 from ui.lab_common import download, job_progress, table
 from ui.markdown import escape_markdown

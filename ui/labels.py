@@ -8,7 +8,7 @@ a Turkish reader.
 
 from __future__ import annotations
 
-from ragcore import formatting
+from ragcore.core import formatting
 
 MODE_LABELS = {
     "auto": "Otomatik (ayarlardaki mod)",

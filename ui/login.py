@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.secrets import initial_admin_password_path
+from ragcore.core import initial_admin_password_path
 from ui import auth
 from ui.context import AppContext
 from ui.markdown import escape_markdown

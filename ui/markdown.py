@@ -21,8 +21,8 @@ from collections.abc import Collection
 
 import streamlit as st
 
-from ragcore.highlighting import MIN_TERM_CHARS
-from ragcore.text import PREFIX_LENGTH, turkish_lower
+from ragcore.core import PREFIX_LENGTH, turkish_lower
+from ragcore.retrieval import MIN_TERM_CHARS
 
 # CommonMark escapable punctuation, plus ":" (Streamlit emoji/icon/colour shortcodes) and "$" (LaTeX).
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:=\"'&^%@])")
@@ -50,7 +50,7 @@ def alert(kind: str, text: str) -> None:
 def highlight(text: str, terms: Collection[str]) -> str:
     """Escaped `text` with the words whose prefix-5 form is one of `terms` in **bold**.
 
-    `terms` come from `ragcore.highlighting.highlight_terms` (content words that are rare in
+    `terms` come from `ragcore.retrieval.highlighting.highlight_terms` (content words that are rare in
     the documents the reader's role may read), computed once per answer or search.
     """
     out: list[str] = []

@@ -27,8 +27,7 @@ from urllib.parse import urlparse
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.config import ROLE_LABELS
-from ragcore.models import User
+from ragcore.core import ROLE_LABELS, User
 from ui import auth
 from ui.context import AppContext
 from ui.health import render_health_panel

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragcore import formatting
-from ragcore.config import ROLE_LABELS
-from ragcore.models import STATUS_NEEDS_REVIEW, User
+from ragcore.core import ROLE_LABELS, STATUS_NEEDS_REVIEW, User, formatting
 from ui.context import AppContext
 from ui.markdown import escape_answer, escape_markdown
 from ui.review_gold import render_gold_control
@@ -25,7 +23,7 @@ def _flash(message: str) -> None:
 
 
 def render_review_page(ctx: AppContext, admin: User) -> None:
-    from ragcore.questions import QuestionLogError, mark_resolved, review_queue
+    from ragcore.answer import QuestionLogError, mark_resolved, review_queue
 
     st.title("İnceleme kuyruğu")
     flash = st.session_state.pop("review_flash", None)

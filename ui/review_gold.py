@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragcore.models import User
+from ragcore.core import User
 from ui.context import AppContext
 from ui.markdown import escape_markdown
 
@@ -60,7 +60,7 @@ def render_gold_control(ctx: AppContext, admin: User, item, flash) -> None:
             return
         message = f"Soru “{version.name}” setine eklendi (sürüm {version.version})."
         if resolve:
-            from ragcore.questions import QuestionLogError, mark_resolved
+            from ragcore.answer import QuestionLogError, mark_resolved
 
             try:
                 mark_resolved(ctx.db, item.id, admin.username)

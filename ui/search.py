@@ -12,11 +12,8 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from ragcore import formatting
-from ragcore.calibration import Threshold
-from ragcore.config import ROLE_LABELS, ROLES
-from ragcore.models import User
-from ragcore.retrieval import Retrieval
+from ragcore.core import ROLE_LABELS, ROLES, User, formatting
+from ragcore.retrieval import Retrieval, Threshold
 from ui import labels
 from ui.context import AppContext, get_embedder
 from ui.markdown import escape_markdown
@@ -77,9 +74,14 @@ def render_search_page(ctx: AppContext, user: User) -> None:
 
 def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, role: str) -> SearchView | None:
     """Retrieve as `role` sees it; a Turkish error on the page (and None) when that fails."""
-    from ragcore import calibration, measurements
-    from ragcore.highlighting import highlight_terms
-    from ragcore.retrieval import RetrievalError, resolve_mode, retrieve
+    from ragcore.retrieval import (
+        RetrievalError,
+        calibration,
+        highlight_terms,
+        measurements,
+        resolve_mode,
+        retrieve,
+    )
 
     try:
         embedder = get_embedder()
@@ -101,7 +103,7 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
 
 
 def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
-    from ragcore import calibration
+    from ragcore.retrieval import calibration
 
     ev, threshold = view.result.evidence, view.threshold
     cols = st.columns(4)

@@ -3,7 +3,7 @@
 The expander holds the passage (the PDF's wrapped lines re-flowed, the question's rare terms in
 bold) and a button that opens the cited page in a dialog: the page's text as extracted at
 upload, and the page itself as a one-page PDF to open in the browser's own viewer
-(`ragcore.source_pages` says why there is no rendered image). Chat and Kaynak arama share it.
+(`ragcore.documents.source_pages` says why there is no rendered image). Chat and Kaynak arama share it.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from functools import partial
 
 import streamlit as st
 
-from ragcore import formatting
-from ragcore.models import Source, User
-from ragcore.text import reflow
+from ragcore.core import Source, User, formatting, reflow
 from ui.context import AppContext
 from ui.markdown import escape_markdown, highlight
 
@@ -54,15 +52,14 @@ def open_page_dialog(ctx: AppContext, user: User, source: Source, terms: Collect
 def _page_text(_settings: object, _doc: object, _role: str, sha256: str, number: int) -> tuple[int, str]:
     """(page count, page text), cached per file and page. A hit skips the role check inside
     `read_page`; every caller has just read the document with its own role (get_document)."""
-    from ragcore.source_pages import read_page
+    from ragcore.documents import read_page
 
     page = read_page(_settings, _doc, number, _role)  # type: ignore[arg-type]
     return page.page_count, page.text
 
 
 def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str]) -> None:
-    from ragcore.documents import get_document
-    from ragcore.source_pages import PageNotFound, page_filename, page_pdf
+    from ragcore.documents import PageNotFound, get_document, page_filename, page_pdf
 
     doc = get_document(ctx.db, source.document_id, user.role)
     if doc is None:  # deleted, or no longer readable by this role

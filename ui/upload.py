@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ragcore.config import ROLE_LABELS, ROLES
-from ragcore.models import User
+from ragcore.core import ROLE_LABELS, ROLES, User
 from ui.context import AppContext
 
 

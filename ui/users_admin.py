@@ -5,8 +5,8 @@ themselves out (deactivate or demote their own account), so there is always an a
 and changing one's own password asks for the current one (counted like a login attempt),
 so an unattended signed-in browser is not enough to take the account over. A password
 change, a deactivation and a role change void the user's sessions or cookies
-(`ragcore.users`, `ragcore.sessions`); a password change and a deactivation also revoke the
-user's API tokens (`ragcore.tokens`), which the admin makes and revokes here too.
+(`ragcore.access.users`, `ragcore.access.sessions`); a password change and a deactivation also revoke the
+user's API tokens (`ragcore.access.tokens`), which the admin makes and revokes here too.
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
-from ragcore import auth as throttle
-from ragcore import tokens as tokensmod
-from ragcore import users as usersmod
-from ragcore.config import ROLE_LABELS, ROLES
-from ragcore.models import User
+from ragcore.access import auth as throttle
+from ragcore.access import tokens as tokensmod
+from ragcore.access import users as usersmod
+from ragcore.core import ROLE_LABELS, ROLES, User
 from ui import auth
 from ui.context import AppContext
 from ui.markdown import alert, escape_markdown

@@ -1,9 +1,9 @@
 """The FastAPI application: thin routers over the product's own services.
 
 No retrieval, answering, ingest or permission rule lives here: chat is `AnswerService`,
-search is `ragcore.retrieval.retrieve` with the chat's threshold, documents are
-`ragcore.documents` (role predicate in SQL), uploads are `ragcore.jobs` jobs, feedback is
-`ragcore.questions`, and the caller is whoever `ragcore.tokens` says the bearer token
+search is `ragcore.retrieval.hybrid.retrieve` with the chat's threshold, documents are
+`ragcore.documents.catalog` (role predicate in SQL), uploads are `ragcore.jobs` jobs, feedback is
+`ragcore.answer.questions`, and the caller is whoever `ragcore.access.tokens` says the bearer token
 belongs to — read from the database on every request.
 
 Every request body is limited (`MAX_BODY_BYTES`; the upload route MAX_UPLOAD_MB plus
@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ragcore.api import errors
 from ragcore.api.context import ApiContext
 from ragcore.api.routes import chat, documents, health, questions, search
-from ragcore.config import Settings
+from ragcore.core import Settings
 
 MAX_BODY_BYTES = 64 * 1024  # JSON bodies: a question is at most MAX_QUESTION_CHARS, a comment 2,000
 API_VERSION = "1"

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragcore.answer import AnswerService
-from ragcore.config import Settings
-from ragcore.db import Database, DatabaseError, ensure_embedding_space, open_database, open_read_database
+from ragcore.core import Settings
+from ragcore.store import Database, DatabaseError, ensure_embedding_space, open_database, open_read_database
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +78,9 @@ class ApiContext:
         return self._services
 
     def _make_services(self) -> Services | None:
-        from ragcore import ollama
-        from ragcore.embedding_cache import CachedEmbedder
-        from ragcore.embeddings import EmbeddingError, make_embedder
-        from ragcore.generation import GeneratorError, make_generator
+        from ragcore.answer import GeneratorError, make_generator
+        from ragcore.core import ollama
+        from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
         db = self.database()
         status = None

@@ -1,6 +1,6 @@
 """Who is asking: the bearer token → the user and role as the database holds them now.
 
-Every authenticated request reads the token and its user afresh (`ragcore.tokens.authenticate`),
+Every authenticated request reads the token and its user afresh (`ragcore.access.tokens.authenticate`),
 so a role change applies to the next request and a deactivated user's token stops at once.
 Rejected tokens are throttled per client address; the address is the TCP peer as uvicorn
 sees it (X-Forwarded-For only from FORWARDED_ALLOW_IPS, as for the app; see SECURITY.md).
@@ -13,11 +13,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ragcore import tokens
+from ragcore.access import tokens
 from ragcore.api import errors
 from ragcore.api.context import ApiContext, Services
-from ragcore.config import ROLES
-from ragcore.models import User
+from ragcore.core import ROLES, User
 
 # auto_error=False: a missing or non-Bearer header gets our bilingual 401, not FastAPI's 403.
 bearer = HTTPBearer(auto_error=False, description="API anahtarı / API token: `dyk_…`",

@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragcore.db import DatabaseError
+from ragcore.store import DatabaseError
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 
-from ragcore.models import Answer, Document, Source
-from ragcore.questions import MAX_COMMENT_CHARS
+from ragcore.answer import MAX_COMMENT_CHARS
+from ragcore.core import Answer, Document, Source
 
 
 class _Request(BaseModel):

@@ -12,7 +12,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from ragcore.config import Settings, SettingsError
+from ragcore.core import Settings, SettingsError
 
 Handler = Callable[[argparse.Namespace, Settings], int]
 
@@ -34,7 +34,7 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 
 def open_db(settings: Settings):  # -> ragcore.db.Database
     """The migrated public database, with database problems turned into command errors."""
-    from ragcore import db as dbmod
+    from ragcore import store as dbmod
 
     try:
         return dbmod.open_database(settings)

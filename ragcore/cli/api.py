@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timezone
 
-from ragcore import tokens
+from ragcore.access import tokens
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
-from ragcore.config import Settings
+from ragcore.core import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:

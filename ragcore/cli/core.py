@@ -6,11 +6,11 @@ import argparse
 import getpass
 import sys
 
-from ragcore import db as dbmod
-from ragcore import users
+from ragcore import store as dbmod
+from ragcore.access import users
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
-from ragcore.config import ROLES, Settings
-from ragcore.doctor import quick_check, run_checks
+from ragcore.core import ROLES, Settings
+from ragcore.ops import quick_check, run_checks
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,14 +12,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragcore import documents as docs
 from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.cli.progress import StageBars
-from ragcore.config import ROLES, Settings
-from ragcore.embedding_cache import CachedEmbedder
-from ragcore.embeddings import EmbeddingError, make_embedder
-from ragcore.ingest import IngestError, ingest_pdf, reembed_all
+from ragcore.core import ROLES, Settings
+from ragcore.documents import IngestError, ingest_pdf, reembed_all
+from ragcore.documents import catalog as docs
+from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,7 +12,7 @@ import argparse
 
 from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
-from ragcore.config import Settings
+from ragcore.core import Settings
 
 ACTIONS = ("show", "cancel", "retry")
 
@@ -100,7 +100,7 @@ def _details(job: jobs.Job) -> str:
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     if args.concurrency < 1:
         raise CommandError("--concurrency must be at least 1")
-    from ragcore.db import DatabaseError
+    from ragcore.store import DatabaseError
 
     try:
         jobs.run_worker(settings, concurrency=args.concurrency, name=args.name)

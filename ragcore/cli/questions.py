@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ragcore import db as dbmod
+from ragcore import store as dbmod
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
-from ragcore.config import ROLES, Settings
-from ragcore.models import Source
+from ragcore.core import ROLES, Settings, Source
 from ragcore.retrieval import MODES, RetrievalError, resolve_mode, retrieve
 
 
@@ -29,8 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _open(settings: Settings) -> tuple[dbmod.Database, object]:
     """Database and embedder, refusing an index built with another embedding model."""
-    from ragcore.embedding_cache import CachedEmbedder
-    from ragcore.embeddings import EmbeddingError, make_embedder
+    from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
     db = open_db(settings)
     try:
@@ -90,9 +88,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
-    from ragcore.answer import AnswerService, QuestionError
-    from ragcore.generation import GeneratorError, make_generator
-    from ragcore.users import get_user
+    from ragcore.access import get_user
+    from ragcore.answer import AnswerService, GeneratorError, QuestionError, make_generator
 
     db, embedder = _open(settings)
     read_db = _open_read(settings, db)

@@ -18,6 +18,7 @@ from ragcore.jobs.kinds import (
     Stage,
     format_duration,
     get_kind,
+    load_job_modules,
     register_kind,
 )
 from ragcore.jobs.service import cancel, get_job, list_jobs, live_workers, retry, submit
@@ -36,11 +37,6 @@ __all__ = [
     "ACTIVE", "CANCELLED", "FAILED", "INGEST", "KINDS", "QUEUED", "REEMBED", "RUNNING", "STALLED_REASON",
     "STATUS_LABELS", "SUCCEEDED", "BackgroundWorker", "Job", "JobCancelled", "JobError", "JobFailed", "JobKind",
     "JobNotFound", "JobRun", "Stage", "cancel", "format_duration", "get_job", "get_kind", "list_jobs",
-    "live_workers", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "staged_path", "submit", "submit_ingest",
+    "live_workers", "load_job_modules", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "staged_path", "submit", "submit_ingest",
     "submit_reembed",
 ]
-
-# The evaluation lab's kinds (lab_gold_run, lab_tquad, lab_answers) live with the lab; importing
-# them here means every process that lists, submits or runs jobs knows them. The module imports
-# only ragcore.jobs at import time (its work functions import the lab when a job runs).
-import eval.jobs  # noqa: F401

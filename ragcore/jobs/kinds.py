@@ -10,14 +10,14 @@ the ingest module's signature `(stage, done, total)`. It returns a JSON-able res
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragcore import formatting
-from ragcore.config import Settings
-from ragcore.db import Database
+from ragcore.core import Settings, formatting
 from ragcore.jobs.store import Job
+from ragcore.store import Database
 
 Progress = Callable[[str, int, int], None]
 
@@ -107,7 +107,7 @@ class JobKind:
 
 
 def format_duration(seconds: float) -> str:
-    """Kept for callers of the jobs package: `ragcore.formatting.duration`."""
+    """Kept for callers of the jobs package: `ragcore.core.formatting.duration`."""
     return formatting.duration(seconds)
 
 
@@ -120,6 +120,20 @@ def register_kind(kind: JobKind) -> JobKind:
         raise ValueError(f"job kind {kind.name!r} is already registered")
     KINDS[kind.name] = kind
     return kind
+
+
+def load_job_modules(settings: Settings) -> None:
+    """Import the modules named by JOB_MODULES so their kinds are registered.
+
+    Kinds are registered by their owner when it is imported (the lab's by `eval.jobs`); ragcore
+    never imports the lab. A worker, and anything that cancels or retries a job it may not have
+    created, loads them by name first. A module that is not installed is a configuration error.
+    """
+    for name in settings.job_modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise JobError(f"JOB_MODULES içindeki modül yüklenemedi: {name} ({exc})") from exc
 
 
 def get_kind(name: str) -> JobKind:

@@ -14,7 +14,7 @@ requests (`JobContext.should_abort`); and stalled-job detection is a query
 side is asyncio-first, so the synchronous bridge would have been ours to write.
 
 Every connection procrastinate opens itself gets `search_path=public`: its SQL is
-unqualified and its tables live in the public namespace only (ragcore/jobs/schema.py).
+unqualified and its tables live in the public namespace only (ragcore/store/queue_schema.py).
 Connections we pass in are the public `Database`'s.
 """
 

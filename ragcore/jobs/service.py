@@ -14,11 +14,11 @@ from typing import Any
 
 import psycopg
 
-from ragcore.config import Settings
-from ragcore.db import Database
+from ragcore.core import Settings
 from ragcore.jobs import queue, store
-from ragcore.jobs.kinds import JobError, JobNotFound, get_kind
+from ragcore.jobs.kinds import JobError, JobNotFound, get_kind, load_job_modules
 from ragcore.jobs.store import CANCELLED, FAILED, QUEUED, RUNNING, Job
+from ragcore.store import Database
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,7 @@ def cancel(db: Database, settings: Settings, job_id: int) -> Job:
     The returned row is `cancelled` for a queued job, and still `running` with a cancel
     request for a running one (the worker then marks it cancelled, leaving nothing behind).
     """
+    load_job_modules(settings)
     with db.connection() as conn:
         job = _locked(conn, job_id)
         if not job.active:
@@ -89,6 +90,7 @@ def cancel(db: Database, settings: Settings, job_id: int) -> Job:
 
 def retry(db: Database, settings: Settings, job_id: int) -> Job:
     """A failed or cancelled job runs again as a new attempt of the same row (same inputs)."""
+    load_job_modules(settings)
     with db.connection() as conn:
         job = _locked(conn, job_id)
         if job.status not in (FAILED, CANCELLED):

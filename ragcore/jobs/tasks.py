@@ -23,13 +23,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ragcore import formatting
-from ragcore.config import Settings
-from ragcore.db import Database
-from ragcore.ingest import IngestError, check_size, ingest_pdf, reembed_all, validate_roles
+from ragcore.core import Settings, formatting
+from ragcore.documents import IngestError, check_size, ingest_pdf, reembed_all, validate_roles
 from ragcore.jobs import service
 from ragcore.jobs.kinds import JobError, JobFailed, JobKind, JobRun, Stage, register_kind
 from ragcore.jobs.store import Job
+from ragcore.store import Database
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +149,7 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
             f"Yüklenen dosya bu işçinin gördüğü yerde yok ({path}). Uygulama ve bütün işçiler aynı "
             "DATA_DIR/uploads klasörünü paylaşmalı."
         ) from exc
-    from ragcore.embeddings import EmbeddingError
+    from ragcore.embed import EmbeddingError
 
     try:
         result = ingest_pdf(run.db, run.settings, run.embedder(), data, filename=args["filename"],
@@ -164,7 +163,7 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
 def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
     if job.resolves_question_id is None:
         return
-    from ragcore.questions import QuestionLogError, mark_resolved
+    from ragcore.answer import QuestionLogError, mark_resolved
 
     try:
         mark_resolved(db, job.resolves_question_id, job.created_by or "admin")
@@ -199,7 +198,7 @@ def submit_reembed(db: Database, *, created_by: str | None = None) -> Job:
 
 
 def _run_reembed(run: JobRun) -> dict[str, Any]:
-    from ragcore.embeddings import EmbeddingError
+    from ragcore.embed import EmbeddingError
 
     try:
         embedder = run.embedder()

@@ -37,11 +37,11 @@ from procrastinate import exceptions as queue_errors
 from procrastinate.job_context import AbortReason
 from procrastinate.jobs import Status
 
-from ragcore.config import Settings
-from ragcore.db import Database, database_url, open_database
+from ragcore.core import Settings
 from ragcore.jobs import queue, service, store
-from ragcore.jobs.kinds import JobCancelled, JobFailed, JobRun, get_kind
+from ragcore.jobs.kinds import JobCancelled, JobFailed, JobRun, get_kind, load_job_modules
 from ragcore.jobs.store import CANCELLED, FAILED, SUCCEEDED, Job
+from ragcore.store import Database, database_url, open_database
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +79,7 @@ class WorkerContext:
             return self._embedder
 
     def _cached_model(self) -> Any:
-        from ragcore.embedding_cache import CachedEmbedder
-        from ragcore.embeddings import make_embedder
+        from ragcore.embed import CachedEmbedder, make_embedder
 
         return CachedEmbedder(make_embedder(self.settings), self.db)
 
@@ -246,6 +245,7 @@ def run_worker(settings: Settings, *, concurrency: int = 1, name: str | None = N
                embedder_factory: Callable[[], Any] | None = None,
                progress_interval: float = PROGRESS_INTERVAL_S) -> None:
     """A worker in the calling (main) thread until SIGINT/SIGTERM, or until the queue is empty."""
+    load_job_modules(settings)
     with open_database(settings) as db:
         ctx = WorkerContext(settings, db, name or worker_name(), embedder_factory,
                             progress_interval)
@@ -285,6 +285,7 @@ class BackgroundWorker:
     def start(self) -> BackgroundWorker:
         if self._thread is not None:
             return self
+        load_job_modules(self.settings)
         self._thread = threading.Thread(target=self._main, name=f"dayanak-worker-{self.name}", daemon=True)
         self._thread.start()
         self._started.wait(timeout=30)

@@ -1,6 +1,6 @@
 """Documents and jobs: the caller's role's list, one document, its file; upload, job status, delete (admin).
 
-Reads go through `ragcore.documents` (the role predicate in every query), so a document the
+Reads go through `ragcore.documents.catalog` (the role predicate in every query), so a document the
 caller may not read is answered exactly like one that does not exist: the same 404 body.
 An upload is a background job (`ragcore.jobs.submit_ingest`, the one the Dokümanlar page
 queues): the request returns 202 with the job at once. The request body is limited to
@@ -20,7 +20,6 @@ from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
 
-from ragcore import documents as docs
 from ragcore import jobs
 from ragcore.api import errors
 from ragcore.api.deps import Admin, Context, CurrentUser
@@ -33,9 +32,9 @@ from ragcore.api.schemas import (
     ErrorResponse,
     JobOut,
 )
-from ragcore.config import ROLES, Settings
-from ragcore.models import Document, User
-from ragcore.pdf import CorruptPdf, EmptyFile, NotAPdf, PdfError, check_header
+from ragcore.core import ROLES, Document, Settings, User
+from ragcore.documents import CorruptPdf, EmptyFile, NotAPdf, PdfError, check_header
+from ragcore.documents import catalog as docs
 
 router = APIRouter(tags=["documents"])
 # Its own router: the app gives it the upload-sized body limit.

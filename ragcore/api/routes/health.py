@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 
 from ragcore.api.deps import Context
 from ragcore.api.schemas import Health
-from ragcore.db import DatabaseError
+from ragcore.store import DatabaseError
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["health"])

@@ -1,6 +1,6 @@
 """POST /v1/questions/{id}/feedback: rate an answer, only as the user who asked it.
 
-`ragcore.questions.set_feedback` matches the question id *and* the asker in one UPDATE, so
+`ragcore.answer.questions.set_feedback` matches the question id *and* the asker in one UPDATE, so
 somebody else's question and a missing one get the same 404. A −1 puts the question in the
 review queue (İnceleme kuyruğu), as the 👎 in the chat does.
 """
@@ -11,10 +11,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
+from ragcore.answer import QuestionLogError, set_feedback
 from ragcore.api import errors
 from ragcore.api.deps import Context, CurrentUser
 from ragcore.api.schemas import ErrorResponse, FeedbackRequest, FeedbackResult
-from ragcore.questions import QuestionLogError, set_feedback
 
 router = APIRouter(tags=["questions"])
 

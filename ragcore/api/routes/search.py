@@ -1,6 +1,6 @@
 """GET /v1/search: retrieval only, with the evidence and the refusal decision (Kaynak arama).
 
-Exactly the retrieval the chat runs (`ragcore.retrieval.retrieve`, same role predicate, same
+Exactly the retrieval the chat runs (`ragcore.retrieval.hybrid.retrieve`, same role predicate, same
 mode unless `mode` names another) and the chat's threshold, but no generator is called and
 nothing is logged, so it is cheap to try many phrasings while calibrating REFUSAL_THRESHOLD.
 The role is the caller's; an admin may pass `role=` to see what another role would see.
@@ -12,11 +12,10 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
-from ragcore import calibration
 from ragcore.api.deps import Context, CurrentUser, ModelServices, search_role
 from ragcore.api.routes.chat import checked_question
 from ragcore.api.schemas import ErrorResponse, EvidenceOut, SearchHit, SearchResult, SourceOut, ThresholdOut
-from ragcore.retrieval import resolve_mode, retrieve
+from ragcore.retrieval import calibration, resolve_mode, retrieve
 
 router = APIRouter(tags=["search"])
 MAX_K = 50  # as on the Kaynak arama page

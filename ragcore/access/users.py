@@ -1,0 +1,195 @@
+"""Users: bcrypt hashes, roles, activation, and the first admin.
+
+Passwords are validated before hashing because bcrypt silently ignores (or, in bcrypt 5,
+rejects) bytes beyond 72; usernames are lowercase because streamlit-authenticator lowercases.
+A password change and a deactivation void the user's sessions and cookies, a role change
+their cookies, in the same statement (`ragcore.access.sessions`), whichever front end made it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import bcrypt
+import psycopg
+
+from ragcore.access.sessions import REVOKE_COOKIES, REVOKE_SESSIONS
+from ragcore.access.sessions import now as session_clock
+from ragcore.core import ROLES, Settings, User, initial_admin_password, initial_admin_password_path
+from ragcore.store import Database
+
+MIN_PASSWORD_CHARS = 8
+MAX_PASSWORD_BYTES = 72
+USERNAME_RE = re.compile(r"^[a-z0-9._-]{2,64}$")
+_COLUMNS = "id, username, display_name, role, active, email"
+
+
+class UserError(ValueError):
+    """A user operation was refused; the message is Turkish and safe to show in the UI."""
+
+
+def validate_username(username: str) -> str:
+    name = username.strip().lower()
+    if not USERNAME_RE.match(name):
+        raise UserError("Kullanıcı adı 2–64 karakter olmalı; yalnızca a–z, 0–9, nokta, tire ve alt çizgi.")
+    return name
+
+
+def validate_password(password: str) -> None:
+    if password != password.strip():
+        # streamlit-authenticator strips the typed password, so such a password could never log in
+        raise UserError("Parola boşlukla başlayamaz veya bitemez.")
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise UserError(f"Parola en az {MIN_PASSWORD_CHARS} karakter olmalı.")
+    if len(password.encode("utf-8")) > MAX_PASSWORD_BYTES:
+        raise UserError(f"Parola en fazla {MAX_PASSWORD_BYTES} bayt olabilir (bcrypt sınırı).")
+
+
+def validate_role(role: str) -> str:
+    if role not in ROLES:
+        raise UserError(f"Bilinmeyen rol: {role!r}. Geçerli roller: {', '.join(ROLES)}.")
+    return role
+
+
+def hash_password(password: str) -> str:
+    validate_password(password)
+    return bcrypt.hashpw(password.encode("utf-8"), bcrypt.gensalt()).decode("ascii")
+
+
+def check_password(password: str, password_hash: str) -> bool:
+    encoded = password.encode("utf-8")
+    if len(encoded) > MAX_PASSWORD_BYTES:
+        return False
+    return bcrypt.checkpw(encoded, password_hash.encode("ascii"))
+
+
+def _row_to_user(row: tuple) -> User:
+    return User(id=row[0], username=row[1], display_name=row[2], role=row[3], active=row[4], email=row[5])
+
+
+def create_user(
+    db: Database, username: str, role: str, password: str, display_name: str | None = None, email: str | None = None
+) -> User:
+    name = validate_username(username)
+    validate_role(role)
+    password_hash = hash_password(password)
+    try:
+        with db.connection() as conn:
+            row = conn.execute(
+                f"INSERT INTO users (username, display_name, email, password_hash, role) "
+                f"VALUES (%s, %s, %s, %s, %s) RETURNING {_COLUMNS}",
+                (name, (display_name or name).strip() or name, email, password_hash, role),
+            ).fetchone()
+    except psycopg.errors.UniqueViolation:
+        raise UserError(f"'{name}' kullanıcı adı zaten kayıtlı.") from None
+    return _row_to_user(row)
+
+
+def get_user(db: Database, username: str) -> User | None:
+    with db.connection() as conn:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM users WHERE username = %s", (username.strip().lower(),)).fetchone()
+    return _row_to_user(row) if row else None
+
+
+def list_users(db: Database) -> list[User]:
+    with db.connection() as conn:
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM users ORDER BY username").fetchall()
+    return [_row_to_user(r) for r in rows]
+
+
+def credentials(db: Database) -> list[tuple[User, str]]:
+    """Active users with their hashes, for building the login form's credentials each run."""
+    with db.connection() as conn:
+        rows = conn.execute(f"SELECT {_COLUMNS}, password_hash FROM users WHERE active ORDER BY username").fetchall()
+    return [(_row_to_user(r[:6]), r[6]) for r in rows]
+
+
+_dummy_hash: list[str] = []
+
+
+def _unknown_user_hash() -> str:
+    """A hash to check against when the name is unknown, so timing does not reveal accounts."""
+    if not _dummy_hash:
+        _dummy_hash.append(bcrypt.hashpw(b"dayanak-no-such-user", bcrypt.gensalt()).decode("ascii"))
+    return _dummy_hash[0]
+
+
+def authenticate(db: Database, username: str, password: str) -> User | None:
+    """The active user with this password, or None (unthrottled: front ends call `ragcore.access.auth.login`)."""
+    with db.connection() as conn:
+        row = conn.execute(
+            f"SELECT {_COLUMNS}, password_hash FROM users WHERE username = %s AND active",
+            (username.strip().lower(),),
+        ).fetchone()
+    if row is None:
+        check_password(password, _unknown_user_hash())
+        return None
+    if not check_password(password, row[6]):
+        return None
+    return _row_to_user(row[:6])
+
+
+def _update(db: Database, username: str, column: str, value: object, revoke: str | None = None) -> User:
+    """Set one column; `revoke` (a `ragcore.access.sessions.REVOKE_*` assignment) voids sign-ins in the same statement."""
+    extra = f", {revoke}" if revoke else ""
+    with db.connection() as conn:
+        row = conn.execute(
+            f"UPDATE users SET {column} = %(value)s, updated_at = now(){extra} "
+            f"WHERE username = %(username)s RETURNING {_COLUMNS}",
+            {"value": value, "username": username, "revoked_at": session_clock()},
+        ).fetchone()
+    if row is None:
+        raise UserError(f"'{username}' adında bir kullanıcı yok.")
+    return _row_to_user(row)
+
+
+def set_role(db: Database, username: str, role: str) -> User:
+    """A role change voids the user's remember-me cookies; open sessions read the new role."""
+    return _update(db, username, "role", validate_role(role), revoke=REVOKE_COOKIES)
+
+
+def set_active(db: Database, username: str, active: bool) -> User:
+    """Deactivation voids every session and cookie (they stay void after a reactivation)."""
+    return _update(db, username, "active", active, revoke=None if active else REVOKE_SESSIONS)
+
+
+def set_password(db: Database, username: str, password: str) -> User:
+    """A new password voids every session and cookie of the user (the caller renews its own)."""
+    return _update(db, username, "password_hash", hash_password(password), revoke=REVOKE_SESSIONS)
+
+
+def set_display_name(db: Database, username: str, display_name: str) -> User:
+    if not display_name.strip():
+        raise UserError("Görünen ad boş olamaz.")
+    return _update(db, username, "display_name", display_name.strip())
+
+
+def ensure_initial_admin(db: Database, settings: Settings) -> str | None:
+    """Create `admin` when the database has no admin yet.
+
+    Returns the generated password when one was generated now (the caller prints it once);
+    None when an admin exists or ADMIN_PASSWORD was given.
+    """
+    with db.connection() as conn:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('dayanak-initial-admin'))")
+        if conn.execute("SELECT 1 FROM users WHERE role = 'admin' LIMIT 1").fetchone():
+            return None
+        password, generated = initial_admin_password(settings)
+        conn.execute(
+            "INSERT INTO users (username, display_name, password_hash, role) VALUES ('admin', 'Yönetici', %s, 'admin') "
+            "ON CONFLICT (username) DO NOTHING",
+            (hash_password(password),),
+        )
+    return password if generated else None
+
+
+def announce_initial_admin(password: str, settings: Settings) -> None:
+    """Print the generated admin password once, on stdout, where the operator started Dayanak."""
+    banner = "=" * 64
+    print(
+        f"\n{banner}\nDayanak: ilk yönetici hesabı oluşturuldu.\n"
+        f"  kullanıcı adı: admin\n  parola:        {password}\n"
+        f"  (aynı parola {initial_admin_password_path(settings)} dosyasında; giriş yaptıktan sonra değiştirin)\n"
+        f"{banner}\n",
+        flush=True,
+    )

@@ -1,0 +1,275 @@
+"""The answer service: question → retrieval → refusal check → prompt → stream → citations → log.
+
+The user's role is re-read from the database on every question, so a role change or a
+deactivation takes effect on the next question, not the next login. When the evidence is too
+weak the fallback sentence is returned without calling the generator at all.
+
+When the database does not answer (`DatabaseUnavailable`, within a few seconds), the question
+fails with a Turkish message and is kept in the local spool (`ragcore.answer.spool`); the next question
+that reaches the database writes the spooled ones into the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ragcore.access import users as usersmod
+from ragcore.answer.extractive import ExtractiveGenerator, answer_passages, quote
+from ragcore.answer.generation import (
+    KIND_ANSWER,
+    KIND_REFUSAL,
+    Finalized,
+    Generator,
+    GeneratorError,
+    finalize,
+)
+from ragcore.answer.prompt import build_messages
+from ragcore.answer.questions import insert_question, question_record
+from ragcore.answer.spool import QuestionSpool, spool_path
+from ragcore.core import (
+    FALLBACK_ANSWER,
+    STATUS_ANSWERED,
+    STATUS_ERROR,
+    STATUS_FALLBACK,
+    STATUS_NEEDS_REVIEW,
+    Answer,
+    Settings,
+    Source,
+    User,
+    sanitize,
+)
+from ragcore.retrieval import Retrieval, calibration, resolve_mode, retrieve
+from ragcore.store import Database, DatabaseUnavailable
+
+log = logging.getLogger(__name__)
+
+UNRELIABLE_NOTICE = "Modelin cevabı güvenilir bulunmadı; en ilgili bölüm kaynağıyla birlikte alıntılandı."
+UNCITED_NOTICE = ("Modelin cevabı hiçbir kaynak göstermediği için güvenilir bulunmadı; "
+                  "en ilgili bölüm kaynağıyla birlikte alıntılandı.")
+DATABASE_DOWN = ("Veritabanına şu anda ulaşılamıyor, soru cevaplanamadı. Sorunuz kaydedildi; "
+                 "birkaç saniye sonra tekrar deneyin. Sorun sürerse yöneticinize başvurun.")
+
+
+class QuestionError(ValueError):
+    """The question cannot be asked as given; the message is Turkish and safe to show."""
+
+
+def validate_question(question: str, max_chars: int) -> str:
+    """The question as it will be answered and logged: control characters and lone surrogates
+    removed (PostgreSQL cannot store them), then checked for emptiness and length."""
+    text = sanitize(question or "").strip()
+    if not text:
+        raise QuestionError("Lütfen bir soru yazın; boş soru gönderilemez.")
+    if len(text) > max_chars:
+        raise QuestionError(f"Soru çok uzun: en fazla {max_chars} karakter olabilir (şu an {len(text)}). "
+                            "Lütfen kısaltıp tekrar sorun.")
+    return text
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000
+
+
+@dataclass
+class _Run:
+    """Mutable state of one answer while it streams."""
+
+    user: User
+    question: str
+    started: float
+    retrieval: Retrieval | None = None
+    first_token_ms: float | None = None
+
+
+class AnswerStream:
+    """Iterate for text pieces (st.write_stream); `.answer` is set once the stream is exhausted.
+
+    `replaced` is True when the final `answer.text` differs from the concatenated pieces
+    (a refusal or an unreliable model answer was replaced): the UI should then show `answer.text`.
+    """
+
+    def __init__(self, pieces: Iterator[str]) -> None:
+        self._pieces = pieces
+        self.answer: Answer | None = None
+        self.replaced = False
+        self.streamed = ""
+
+    def __iter__(self) -> Iterator[str]:
+        for piece in self._pieces:
+            self.streamed += piece
+            yield piece
+
+
+def quoted_answer(question: str, sources: list[Source], embedder: object) -> Finalized:
+    """Replacement for an unreliable answer: what the extractive answerer quotes, with its sources."""
+    passages = answer_passages(question, sources, embedder)
+    if not passages:
+        return Finalized(FALLBACK_ANSWER, KIND_REFUSAL, ())
+    return Finalized(quote(passages), KIND_ANSWER, tuple(dict.fromkeys(p.number for p in passages)))
+
+
+def settle(raw: str, sources: list[Source], question: str, embedder: object, *, llm: bool
+           ) -> tuple[Finalized, str | None]:
+    """The post-generation policy, shared with the evaluation lab: parse citations, keep real
+    refusals, and replace an instruction echo — or, from a language model, an answer without
+    one valid [n] — by quoted passages with their sources. Returns (result, notice or None)."""
+    result = finalize(raw, sources)
+    if result.kind not in (KIND_ANSWER, KIND_REFUSAL):
+        return quoted_answer(question, sources, embedder), UNRELIABLE_NOTICE
+    if result.kind == KIND_ANSWER and not result.cited and llm:
+        # No valid [n]: nothing ties the text to the context (a model following an injected
+        # "do not cite" instruction, or answering from memory) — never shown as grounded.
+        return quoted_answer(question, sources, embedder), UNCITED_NOTICE
+    return result, None
+
+
+class AnswerService:
+    def __init__(self, db: Database, settings: Settings, embedder: object, generator: Generator, *,
+                 read_db: Database | None = None) -> None:
+        self.db = db
+        self.read_db = read_db or db  # retrieval may run on a read replica (DATABASE_READ_URL)
+        self.settings = settings
+        self.embedder = embedder
+        self.generator = generator
+        self.mode = resolve_mode(settings, embedder)
+        self.threshold = calibration.threshold_for(getattr(embedder, "name", ""), self.mode, settings)
+        self.spool = QuestionSpool(spool_path(settings))
+
+    # ------------------------------------------------------------------ public
+
+    def ask(self, user: User, question: str) -> Answer:
+        stream = self.stream(user, question)
+        for _ in stream:
+            pass
+        assert stream.answer is not None
+        return stream.answer
+
+    def stream(self, user: User, question: str) -> AnswerStream:
+        """Validate now (raising QuestionError), answer lazily while the caller iterates."""
+        text = validate_question(question, self.settings.max_question_chars)
+        started = time.perf_counter()
+        try:
+            current = self._current_user(user)
+        except DatabaseUnavailable as exc:
+            raise self._database_down(_Run(user, text, started), exc) from exc
+        self._write_spooled()
+        stream = AnswerStream(iter(()))
+        stream._pieces = self._run(stream, _Run(current, text, started))
+        return stream
+
+    # ------------------------------------------------------------------ steps
+
+    @property
+    def _llm(self) -> bool:
+        """Whether the generator is a language model (the extractive quoter is not)."""
+        return getattr(self.generator, "kind", "") != "extractive"
+
+    def _current_user(self, user: User) -> User:
+        """The role comes from the database at call time, never from a cached session."""
+        try:
+            current = usersmod.get_user(self.db, user.username)
+        except DatabaseUnavailable:
+            # A pooled connection whose server has just died can pass the pool's check and break
+            # on its first statement. This read is idempotent: one more try, which finds the dead
+            # connections discarded and the server restarted (or says it is down).
+            current = usersmod.get_user(self.db, user.username)
+        if current is None or not current.active:
+            raise QuestionError("Hesabınız bulunamadı ya da devre dışı; soru soramazsınız.")
+        return current
+
+    def _database_down(self, run: _Run, exc: DatabaseUnavailable) -> QuestionError:
+        """Keep the unanswered question in the spool; the Turkish error for the caller to raise."""
+        log.warning("question of %s not answered, database unavailable: %s", run.user.username, exc)
+        self.spool.append(question_record(
+            run.user, run.question, answer=None, status=STATUS_ERROR, generator=None, llm_called=False,
+            total_ms=_ms(run.started), error=f"veritabanına ulaşılamadı: {exc}"))
+        return QuestionError(DATABASE_DOWN)
+
+    def _write_spooled(self) -> None:
+        """The database answers again: log the questions kept while it did not."""
+        if not self.spool.pending():
+            return
+        try:
+            self.spool.flush(self.db)
+        except DatabaseUnavailable as exc:  # down again already; they stay in the spool
+            log.warning("spooled questions not written yet: %s", exc)
+
+    def _run(self, stream: AnswerStream, run: _Run) -> Iterator[str]:
+        try:
+            run.retrieval = retrieve(self.read_db, self.embedder, run.question, run.user.role,
+                                     k=self.settings.top_k, mode=self.mode)
+        except DatabaseUnavailable as exc:
+            raise self._database_down(run, exc) from exc
+        if not run.retrieval.hits or calibration.should_refuse(run.retrieval.evidence, self.threshold):
+            yield FALLBACK_ANSWER
+            stream.answer = self._refused(run)
+            return
+        sources = run.retrieval.sources
+        messages = build_messages(run.question, sources)
+        pieces: list[str] = []
+        try:
+            for piece in self.generator.stream(messages, sources, run.question):
+                if piece and run.first_token_ms is None:
+                    run.first_token_ms = _ms(run.started)
+                pieces.append(piece)
+                yield piece
+        except GeneratorError as exc:
+            yield from self._generator_failed(stream, run, sources, str(exc))
+            return
+        result, notice = settle("".join(pieces), sources, run.question, self.embedder, llm=self._llm)
+        stream.answer = self._finish(run, result, sources, notice)
+        stream.replaced = stream.answer.text != "".join(pieces)
+
+    def _refused(self, run: _Run) -> Answer:
+        """Too little permitted evidence: fallback, no sources, generator untouched, needs review."""
+        return self._record(run, FALLBACK_ANSWER, STATUS_NEEDS_REVIEW, (), (), llm_called=False,
+                            generator=None, extra={"evidence": run.retrieval.evidence.as_dict(),
+                                                   "threshold": self.threshold.value})
+
+    def _finish(self, run: _Run, result: Finalized, sources: list[Source], notice: str | None) -> Answer:
+        if result.kind == KIND_REFUSAL:
+            return self._record(run, FALLBACK_ANSWER, STATUS_FALLBACK, (), (), llm_called=self._llm,
+                                generator=self.generator.label)
+        return self._record(run, result.text, STATUS_ANSWERED, tuple(sources), result.cited, llm_called=self._llm,
+                            generator=self.generator.label, notice=notice)
+
+    def _generator_failed(self, stream: AnswerStream, run: _Run, sources: list[Source], message: str
+                          ) -> Iterator[str]:
+        """Say what failed, then quote the best passages instead; logged as an error."""
+        log.warning("generator %s failed: %s", self.generator.label, message)
+        yield f"\n\n⚠️ {message}\n\n"
+        fallback = ExtractiveGenerator(self.embedder)
+        quoted = "".join(fallback.stream([], sources, run.question))
+        yield quoted
+        result = finalize(quoted, sources)
+        stream.answer = self._record(run, f"⚠️ {message}\n\n{result.text}", STATUS_ERROR, tuple(sources),
+                                     result.cited, llm_called=self._llm, generator=self.generator.label,
+                                     notice=message, error=message, extra={"fallback_generator": "extractive"})
+        stream.replaced = True
+
+    def _record(self, run: _Run, text: str, status: str, sources: tuple[Source, ...], cited: tuple[int, ...], *,
+                llm_called: bool, generator: str | None, notice: str | None = None, error: str | None = None,
+                extra: dict | None = None) -> Answer:
+        total = _ms(run.started)
+        retrieval_ms = run.retrieval.ms if run.retrieval else None
+        record = question_record(
+            run.user, run.question, answer=text, status=status, generator=generator,
+            llm_called=llm_called, sources=sources, retrieval_ms=retrieval_ms,
+            first_token_ms=run.first_token_ms, total_ms=total, error=error,
+        )
+        question_id: int | None
+        try:
+            question_id = insert_question(self.db, record)
+        except DatabaseUnavailable as exc:  # the answer stands; its log row waits in the spool
+            log.warning("answer to %s not logged yet, database unavailable: %s", run.user.username, exc)
+            self.spool.append(record)
+            question_id = None
+        return Answer(
+            question=run.question, text=text, status=status, generator=generator or "none",
+            llm_called=llm_called, sources=sources, cited=cited, question_id=question_id,
+            retrieval_ms=retrieval_ms, first_token_ms=run.first_token_ms, total_ms=total, notice=notice,
+            extra={"mode": self.mode, "role": run.user.role, **(extra or {})},
+        )

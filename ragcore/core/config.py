@@ -1,0 +1,257 @@
+"""One typed settings object, read from the environment (and an optional `.env`) once.
+
+Every module takes a `Settings` argument instead of reading the environment itself, so
+tests can build isolated settings and nothing changes behind a running process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+ROLES: tuple[str, ...] = ("admin", "isg", "ik", "uretim", "personel")
+ROLE_LABELS: dict[str, str] = {
+    "admin": "Yönetici",
+    "isg": "İş sağlığı ve güvenliği",
+    "ik": "İnsan kaynakları",
+    "uretim": "Üretim",
+    "personel": "Tüm personel",
+}
+
+EMBED_BACKENDS = ("auto", "e5", "ollama", "use")
+LLM_BACKENDS = ("auto", "ollama", "openai", "extractive")
+RETRIEVAL_MODES = ("auto", "rrf", "weighted", "dense", "lexical")
+
+
+class SettingsError(ValueError):
+    """A setting has a value that cannot be used; the message names the variable."""
+
+
+# name -> (default, one-line description). The README documents each; a test checks that.
+SETTINGS_DOC: dict[str, tuple[str, str]] = {
+    "DATABASE_URL": ("(unset)", "PostgreSQL URL; unset starts the embedded server under DATA_DIR"),
+    "DATABASE_READ_URL": ("(unset)", "read replica for retrieval (answers, search); unset: DATABASE_URL serves it"),
+    "DATA_DIR": ("./data", "embedded database, stored uploads, secrets, caches"),
+    "OLLAMA_BASE_URL": ("http://127.0.0.1:11434", "Ollama server for embeddings and answers"),
+    "EMBED_BACKEND": ("auto", "auto | e5 (embedded multilingual-e5-small) | ollama | use (embedded USE, small machines)"),
+    "EMBED_MODEL": ("bge-m3", "Ollama embedding model"),
+    "EMBED_QUERY_PREFIX": ("(model default)", "Ollama only: text put before every question; `none` for no prefix"),
+    "EMBED_PASSAGE_PREFIX": ("(model default)", "Ollama only: text put before every chunk; changes the index name"),
+    "LLM_BACKEND": ("auto", "auto | ollama | openai | extractive"),
+    "LLM_MODEL": ("qwen2.5:7b-instruct", "chat model for Ollama or the OpenAI-compatible server"),
+    "OPENAI_BASE_URL": ("(unset)", "OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1"),
+    "OPENAI_API_KEY": ("(unset)", "API key for the OpenAI-compatible server, if it needs one"),
+    "CHUNK_SIZE": ("1000", "target chunk size in characters"),
+    "CHUNK_OVERLAP": ("150", "overlap between prose chunks in characters"),
+    "TOP_K": ("5", "sources passed to the answer"),
+    "RETRIEVAL_MODE": ("auto", "auto | rrf | weighted | dense | lexical"),
+    "REFUSAL_THRESHOLD": ("(calibrated)", "override the calibrated evidence threshold"),
+    "MAX_UPLOAD_MB": ("50", "largest PDF accepted for upload"),
+    "MAX_QUESTION_CHARS": ("1000", "longest question accepted"),
+    "COOKIE_KEY": ("(generated)", "login cookie signing key; generated into DATA_DIR if unset"),
+    "ADMIN_PASSWORD": ("(generated)", "first admin password; generated and printed once if unset"),
+    "TQUAD_DIR": ("../shared/data/tquad", "TQuAD v0.1 train/dev JSON files"),
+    "DOCUMENTS_DIR": ("../shared/data/documents", "sample law PDFs"),
+    "LOGIN_SLEEP_TIME": ("0.7", "seconds the login form waits on each signed-out run (slows guessing)"),
+    "LOG_LEVEL": ("INFO", "Python log level"),
+    "WORKER_IN_APP": ("true", "run a background job worker inside the app process (false when separate workers run)"),
+    "JOB_MODULES": ("eval.jobs", "comma-separated modules that register extra job kinds (the lab's); loaded by workers"),
+    "JOB_HEARTBEAT_SECONDS": ("10", "worker heartbeat; a worker silent for 3× this long is taken for dead, its job failed"),
+    "API_HOST": ("127.0.0.1", "address `python -m ragcore api` binds to (REST API)"),
+    "API_PORT": ("8502", "port of the REST API"),
+}
+
+
+def _names(env: Mapping[str, str], name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise SettingsError(f"{name} must be an integer, got {raw!r}") from exc
+    if value < minimum:
+        raise SettingsError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _float_or_none(env: Mapping[str, str], name: str) -> float | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise SettingsError(f"{name} must be a number, got {raw!r}") from exc
+
+
+def _nonnegative_float(env: Mapping[str, str], name: str, default: float) -> float:
+    value = _float_or_none(env, name)
+    if value is None:
+        return default
+    if value < 0:
+        raise SettingsError(f"{name} must not be negative, got {value}")
+    return value
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise SettingsError(f"{name} must be true or false, got {raw!r}")
+
+
+def _positive_float(env: Mapping[str, str], name: str, default: float) -> float:
+    value = _float_or_none(env, name)
+    if value is None:
+        return default
+    if value <= 0:
+        raise SettingsError(f"{name} must be positive, got {value}")
+    return value
+
+
+def _port(env: Mapping[str, str], name: str, default: int) -> int:
+    value = _int(env, name, default, minimum=1)
+    if value > 65535:
+        raise SettingsError(f"{name} must be a TCP port (1–65535), got {value}")
+    return value
+
+
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+    value = env.get(name, "").strip().lower() or default
+    if value not in choices:
+        raise SettingsError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def _prefix(env: Mapping[str, str], name: str) -> str | None:
+    """An embedding prefix: unset or blank = the model's default, `none` = no prefix, else verbatim
+    (not stripped: the trailing space of "search_query: " belongs to the prefix)."""
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return None
+    return "" if raw.strip().lower() == "none" else raw
+
+
+def _opt(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name, "").strip()
+    return value or None
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str | None = None
+    database_read_url: str | None = None
+    data_dir: Path = Path("data")
+    ollama_base_url: str = "http://127.0.0.1:11434"
+    embed_backend: str = "auto"
+    embed_model: str = "bge-m3"
+    embed_query_prefix: str | None = None  # None: the model's known default (ragcore.embed.embeddings)
+    embed_passage_prefix: str | None = None
+    llm_backend: str = "auto"
+    llm_model: str = "qwen2.5:7b-instruct"
+    openai_base_url: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
+    chunk_size: int = 1000
+    chunk_overlap: int = 150
+    top_k: int = 5
+    retrieval_mode: str = "auto"
+    refusal_threshold: float | None = None
+    max_upload_mb: int = 50
+    max_question_chars: int = 1000
+    cookie_key: str | None = field(default=None, repr=False)
+    admin_password: str | None = field(default=None, repr=False)
+    tquad_dir: Path = Path("../shared/data/tquad")
+    documents_dir: Path = Path("../shared/data/documents")
+    login_sleep_time: float = 0.7
+    log_level: str = "INFO"
+    worker_in_app: bool = True
+    job_heartbeat_seconds: float = 10.0
+    job_modules: tuple[str, ...] = ("eval.jobs",)
+    api_host: str = "127.0.0.1"
+    api_port: int = 8502
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")) -> Settings:
+        """Build settings from `env` (default: os.environ) over an optional `.env` file."""
+        merged: dict[str, str] = {}
+        if dotenv is not None and dotenv.is_file():
+            merged.update({k: v for k, v in dotenv_values(dotenv).items() if v is not None})
+        merged.update(os.environ if env is None else env)
+        chunk_size = _int(merged, "CHUNK_SIZE", 1000, minimum=100)
+        chunk_overlap = _int(merged, "CHUNK_OVERLAP", 150)
+        if chunk_overlap >= chunk_size:
+            raise SettingsError(f"CHUNK_OVERLAP ({chunk_overlap}) must be smaller than CHUNK_SIZE ({chunk_size})")
+        return cls(
+            database_url=_opt(merged, "DATABASE_URL"),
+            database_read_url=_opt(merged, "DATABASE_READ_URL"),
+            data_dir=Path(merged.get("DATA_DIR", "").strip() or "data").expanduser().absolute(),
+            ollama_base_url=(_opt(merged, "OLLAMA_BASE_URL") or "http://127.0.0.1:11434").rstrip("/"),
+            embed_backend=_choice(merged, "EMBED_BACKEND", EMBED_BACKENDS, "auto"),
+            embed_model=_opt(merged, "EMBED_MODEL") or "bge-m3",
+            embed_query_prefix=_prefix(merged, "EMBED_QUERY_PREFIX"),
+            embed_passage_prefix=_prefix(merged, "EMBED_PASSAGE_PREFIX"),
+            llm_backend=_choice(merged, "LLM_BACKEND", LLM_BACKENDS, "auto"),
+            llm_model=_opt(merged, "LLM_MODEL") or "qwen2.5:7b-instruct",
+            openai_base_url=(_opt(merged, "OPENAI_BASE_URL") or "").rstrip("/") or None,
+            openai_api_key=_opt(merged, "OPENAI_API_KEY"),
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            top_k=_int(merged, "TOP_K", 5, minimum=1),
+            retrieval_mode=_choice(merged, "RETRIEVAL_MODE", RETRIEVAL_MODES, "auto"),
+            refusal_threshold=_float_or_none(merged, "REFUSAL_THRESHOLD"),
+            max_upload_mb=_int(merged, "MAX_UPLOAD_MB", 50, minimum=1),
+            max_question_chars=_int(merged, "MAX_QUESTION_CHARS", 1000, minimum=10),
+            cookie_key=_opt(merged, "COOKIE_KEY"),
+            admin_password=_opt(merged, "ADMIN_PASSWORD"),
+            tquad_dir=Path(merged.get("TQUAD_DIR", "").strip() or "../shared/data/tquad").expanduser(),
+            documents_dir=Path(merged.get("DOCUMENTS_DIR", "").strip() or "../shared/data/documents").expanduser(),
+            login_sleep_time=_nonnegative_float(merged, "LOGIN_SLEEP_TIME", 0.7),
+            log_level=(_opt(merged, "LOG_LEVEL") or "INFO").upper(),
+            worker_in_app=_bool(merged, "WORKER_IN_APP", True),
+            job_heartbeat_seconds=_positive_float(merged, "JOB_HEARTBEAT_SECONDS", 10.0),
+            job_modules=_names(merged, "JOB_MODULES", ("eval.jobs",)),
+            api_host=_opt(merged, "API_HOST") or "127.0.0.1",
+            api_port=_port(merged, "API_PORT", 8502),
+        )
+
+    def with_(self, **changes: object) -> Settings:
+        """A copy with some fields changed (tests, the evaluation lab)."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return self.max_upload_mb * 1024 * 1024
+
+    @property
+    def uploads_dir(self) -> Path:
+        return self.data_dir / "uploads"
+
+    @property
+    def secrets_dir(self) -> Path:
+        return self.data_dir / "secrets"
+
+    @property
+    def incoming_dir(self) -> Path:
+        """Uploads staged for a background job (shared by every worker, like uploads_dir)."""
+        return self.uploads_dir / "incoming"
+
+    @property
+    def stalled_worker_seconds(self) -> float:
+        """A worker whose heartbeat is older than this is taken for dead."""
+        return 3 * self.job_heartbeat_seconds

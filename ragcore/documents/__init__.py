@@ -1,0 +1,101 @@
+"""Documents in and out: PDF reading, article-aware chunking, titles, the upload pipeline and
+re-embedding, the role-scoped catalog and the cited source pages.
+"""
+
+from ragcore.documents import catalog, ingest, pdf
+from ragcore.documents.catalog import (
+    DocumentNotFound,
+    delete_document,
+    document_chunks,
+    document_file,
+    get_document,
+    list_documents,
+    readable_chunks,
+    set_document_roles,
+    set_document_title,
+    term_document_frequencies,
+)
+from ragcore.documents.chunking import (
+    ARTICLE_RE,
+    chunk_pages,
+    chunk_text,
+    joined_text,
+    sentence_units,
+)
+from ragcore.documents.ingest import (
+    DuplicateDocument,
+    IngestError,
+    check_size,
+    ingest_pdf,
+    reembed_all,
+    remove_orphan_files,
+    store_document,
+    stored_path,
+    validate_roles,
+)
+from ragcore.documents.pdf import (
+    CorruptPdf,
+    EmptyFile,
+    NotAPdf,
+    PdfError,
+    check_header,
+    extract_pages,
+)
+from ragcore.documents.source_pages import (
+    PageNotFound,
+    page_filename,
+    page_pdf,
+    read_page,
+)
+from ragcore.documents.titles import (
+    TitleError,
+    clean_title,
+    default_title,
+    heading_title,
+    turkish_title_case,
+)
+
+__all__ = [
+    "ARTICLE_RE",
+    "CorruptPdf",
+    "DocumentNotFound",
+    "DuplicateDocument",
+    "EmptyFile",
+    "IngestError",
+    "NotAPdf",
+    "PageNotFound",
+    "PdfError",
+    "TitleError",
+    "catalog",
+    "check_header",
+    "check_size",
+    "chunk_pages",
+    "chunk_text",
+    "clean_title",
+    "default_title",
+    "delete_document",
+    "document_chunks",
+    "document_file",
+    "extract_pages",
+    "get_document",
+    "heading_title",
+    "ingest",
+    "ingest_pdf",
+    "joined_text",
+    "list_documents",
+    "page_filename",
+    "page_pdf",
+    "pdf",
+    "read_page",
+    "readable_chunks",
+    "reembed_all",
+    "remove_orphan_files",
+    "sentence_units",
+    "set_document_roles",
+    "set_document_title",
+    "store_document",
+    "stored_path",
+    "term_document_frequencies",
+    "turkish_title_case",
+    "validate_roles",
+]

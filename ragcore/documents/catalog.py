@@ -1,0 +1,168 @@
+"""Stored documents as each role may see them: listing, chunks, download, roles, deletion.
+
+The role predicate sits in every query (admin reads everything, everyone else only documents
+whose `allowed_roles` contain their role), so a caller cannot forget it. Deleting a document
+cascades to its chunks and postings; the statement triggers keep lexicon and lex_stats exact.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+from ragcore import store as dbmod
+from ragcore.core import Chunk, Document, Settings
+from ragcore.documents.ingest import stored_path, validate_roles
+from ragcore.documents.titles import clean_title
+
+log = logging.getLogger(__name__)
+
+_VISIBLE = "(%(role)s = 'admin' OR %(role)s = ANY(d.allowed_roles))"
+_COLUMNS = """d.id, d.title, d.filename, d.sha256, d.page_count, d.allowed_roles, d.uploaded_by,
+              d.created_at, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id),
+              d.size_bytes, d.skipped_pages"""
+
+
+class DocumentNotFound(LookupError):
+    """No such document, or the role may not read it (the two are deliberately not told apart)."""
+
+    def __init__(self, document_id: int) -> None:
+        super().__init__(f"Belge #{document_id} bulunamadı ya da bu rolün erişimi yok.")
+        self.document_id = document_id
+
+
+def can_read(doc: Document, role: str) -> bool:
+    return role == "admin" or role in doc.allowed_roles
+
+
+def _document(row: tuple) -> Document:
+    return Document(
+        id=row[0], title=row[1], filename=row[2], sha256=row[3], page_count=row[4],
+        allowed_roles=tuple(row[5]), uploaded_by=row[6], created_at=row[7], chunk_count=row[8],
+        size_bytes=row[9], skipped_pages=tuple(row[10] or ()),
+    )
+
+
+def list_documents(db: dbmod.Database, role: str) -> list[Document]:
+    """Documents the role may read, newest first, with their chunk counts."""
+    with db.connection() as conn:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM documents d WHERE {_VISIBLE} ORDER BY d.created_at DESC, d.id DESC",
+            {"role": role},
+        ).fetchall()
+    return [_document(row) for row in rows]
+
+
+def get_document(db: dbmod.Database, document_id: int, role: str) -> Document | None:
+    """The document if it exists and the role may read it, else None."""
+    with db.connection() as conn:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM documents d WHERE d.id = %(id)s AND {_VISIBLE}",
+            {"id": document_id, "role": role},
+        ).fetchone()
+    return _document(row) if row else None
+
+
+def readable_chunks(db: dbmod.Database, chunk_ids: Iterable[int], role: str) -> set[int]:
+    """Those of `chunk_ids` that still exist and that `role` may read now (one query).
+
+    The chat calls this on every run for the sources it still shows, so a deleted document,
+    a document whose roles changed and a user whose role changed take effect on screen too.
+    """
+    ids = sorted(set(chunk_ids))
+    if not ids:
+        return set()
+    with db.connection() as conn:
+        rows = conn.execute(
+            f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"WHERE c.id = ANY(%(ids)s) AND {_VISIBLE}",
+            {"ids": ids, "role": role},
+        ).fetchall()
+    return {row[0] for row in rows}
+
+
+def term_document_frequencies(db: dbmod.Database, terms: Iterable[str], role: str) -> tuple[int, dict[str, int]]:
+    """How many chunks the role may read, and in how many of them each lexical term occurs.
+
+    Counted over the role's readable chunks only (never the global lexicon), so what the UI
+    derives from it (which words it bolds) depends on nothing the role cannot read.
+    `terms` are `ragcore.core.text.lexical_tokens` forms.
+    """
+    wanted = sorted(set(terms))
+    with db.connection() as conn:
+        readable = conn.execute(
+            f"SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {_VISIBLE}",
+            {"role": role},
+        ).fetchone()[0]
+        if not wanted or not readable:
+            return readable, {}
+        rows = conn.execute(
+            f"""SELECT p.term, count(*) FROM postings p
+                JOIN chunks c ON c.id = p.chunk_id JOIN documents d ON d.id = c.document_id
+                WHERE p.term = ANY(%(terms)s) AND {_VISIBLE} GROUP BY p.term""",
+            {"terms": wanted, "role": role},
+        ).fetchall()
+    return readable, {term: count for term, count in rows}
+
+
+def document_chunks(db: dbmod.Database, document_id: int, role: str) -> list[Chunk]:
+    """The document's chunks in order; DocumentNotFound if the role may not read it."""
+    if get_document(db, document_id, role) is None:
+        raise DocumentNotFound(document_id)
+    with db.connection() as conn:
+        rows = conn.execute(
+            """SELECT ordinal, text, page_start, page_end, article, char_start, char_end
+               FROM chunks WHERE document_id = %s ORDER BY ordinal""",
+            (document_id,),
+        ).fetchall()
+    return [Chunk(*row) for row in rows]
+
+
+def delete_document(db: dbmod.Database, settings: Settings, document_id: int) -> Document:
+    """Delete rows (chunks and postings cascade), then the stored file. Admin-only: check before."""
+    doc = get_document(db, document_id, "admin")
+    if doc is None:
+        raise DocumentNotFound(document_id)
+    with db.connection() as conn:
+        conn.execute("DELETE FROM documents WHERE id = %s", (document_id,))
+    stored_path(settings, doc.sha256).unlink(missing_ok=True)
+    log.info("deleted document %d (%s)", document_id, doc.title)
+    return doc
+
+
+def set_document_roles(db: dbmod.Database, document_id: int, roles: Iterable[str]) -> Document:
+    """Change who may read a document; a trigger copies the roles onto its chunks."""
+    allowed = validate_roles(roles)
+    with db.connection() as conn:
+        updated = conn.execute(
+            "UPDATE documents SET allowed_roles = %s WHERE id = %s RETURNING id", (allowed, document_id)
+        ).fetchone()
+    if updated is None:
+        raise DocumentNotFound(document_id)
+    return get_document(db, document_id, "admin")  # type: ignore[return-value]
+
+
+def set_document_title(db: dbmod.Database, document_id: int, title: str) -> Document:
+    """Rename a document (admin-only: check before); the title is validated by `titles.clean_title`.
+
+    Raises `TitleError` (Turkish message) for an empty or too long title, DocumentNotFound when
+    the document is gone. Citations already on screen keep the old title until the next answer.
+    """
+    cleaned = clean_title(title)
+    with db.connection() as conn:
+        updated = conn.execute(
+            "UPDATE documents SET title = %s WHERE id = %s RETURNING id", (cleaned, document_id)
+        ).fetchone()
+    if updated is None:
+        raise DocumentNotFound(document_id)
+    log.info("document %d renamed to %r", document_id, cleaned)
+    return get_document(db, document_id, "admin")  # type: ignore[return-value]
+
+
+def document_file(settings: Settings, doc: Document, role: str) -> Path | None:
+    """Path of the stored PDF for download, only if the role may read it and the file exists."""
+    if not can_read(doc, role):
+        return None
+    path = stored_path(settings, doc.sha256)
+    return path if path.is_file() else None

@@ -1,0 +1,412 @@
+"""PDF upload → stored document: validate, extract, chunk, embed, then write everything at once.
+
+All checks and all slow work (extraction, embedding) happen before the database is touched;
+the document, its chunks with vectors and their postings are inserted in one transaction, and
+the file is put in place under its final name (its sha256) just before that transaction, so a
+committed document always has its file. Any failure leaves no rows, an unchanged lexicon and
+no stored file; a crash leaves at most an unreferenced file (see `remove_orphan_files`).
+
+Uploads of the same bytes take turns: an advisory lock keyed by the sha256 is held from placing
+the file through the transaction to the clean-up after a failure, so an interrupted upload
+cannot remove the file of a concurrent one that commits. Inside the transaction the recorded
+embedding model is checked again under a lock that `reembed_all` conflicts with, so a re-embed
+committed while this upload was embedding cannot leave it storing vectors of the old model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import psycopg
+
+from ragcore import store as dbmod
+from ragcore.core import (
+    ROLES,
+    Chunk,
+    Settings,
+    create_private,
+    formatting,
+    lexical_tokens,
+    private_dir,
+    sanitize,
+)
+from ragcore.documents.chunking import chunk_pages
+from ragcore.documents.pdf import PdfError, extract_pages
+from ragcore.documents.titles import MAX_TITLE_CHARS, default_title
+from ragcore.embed import Embedder, EmbeddingError
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+EMBED_BATCH = 32
+STAGES = ("extract", "chunk", "embed", "store")
+
+
+class IngestError(ValueError):
+    """An upload that was refused or failed; `str(exc)` is a Turkish message for the user."""
+
+
+class DuplicateDocument(IngestError):
+    """The same file (same sha256) is already stored."""
+
+    def __init__(self, document_id: int, title: str) -> None:
+        super().__init__(f"Bu dosya zaten yüklü: “{title}” (belge #{document_id}). Aynı dosya ikinci kez eklenmez.")
+        self.document_id = document_id
+        self.title = title
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    document_id: int
+    title: str
+    pages: int
+    chunks: int
+    seconds: float
+    skipped_pages: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "document_id": self.document_id,
+            "title": self.title,
+            "pages": self.pages,
+            "chunks": self.chunks,
+            "seconds": round(self.seconds, 3),
+            "skipped_pages": self.skipped_pages,
+        }
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def validate_roles(roles: Iterable[str] | None) -> list[str]:
+    """Non-empty, known roles, duplicates removed (order kept)."""
+    cleaned = list(dict.fromkeys(role.strip().lower() for role in (roles or []) if role and role.strip()))
+    if not cleaned:
+        raise IngestError("En az bir rol seçilmeli: belgeyi kimlerin okuyabileceği boş bırakılamaz.")
+    unknown = [role for role in cleaned if role not in ROLES]
+    if unknown:
+        raise IngestError(f"Bilinmeyen rol: {', '.join(unknown)}. Geçerli roller: {', '.join(ROLES)}.")
+    return cleaned
+
+
+def check_size(data: bytes, settings: Settings) -> None:
+    if len(data) > settings.max_upload_bytes:
+        raise IngestError(
+            f"Dosya çok büyük: {formatting.megabytes(len(data))}; en fazla {settings.max_upload_mb} MB "
+            "yüklenebilir (MAX_UPLOAD_MB)."
+        )
+
+
+class EmbeddingModelChanged(IngestError):
+    """The document index moved to another embedding model while this upload was being embedded."""
+
+    def __init__(self, recorded: str, used: str) -> None:
+        super().__init__(
+            f"Belge işlenirken doküman dizini başka bir gömme modeline geçirildi (“{recorded}”); bu belgenin "
+            f"vektörleri “{used}” ile hesaplandığı için kaydedilmedi. Lütfen belgeyi yeniden yükleyin."
+        )
+
+
+def upload_lock(digest: str) -> str:
+    """The advisory lock that uploads (and the orphan sweep) of one file's bytes share."""
+    return f"dayanak-upload:{digest}"
+
+
+def find_by_sha256(conn: psycopg.Connection, digest: str) -> tuple[int, str] | None:
+    row = conn.execute("SELECT id, title FROM documents WHERE sha256 = %s", (digest,)).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def stored_path(settings: Settings, digest: str) -> Path:
+    """Where an uploaded file lives: named by its hash, so the name never collides."""
+    return settings.uploads_dir / f"{digest}.pdf"
+
+
+# --------------------------------------------------------------------------- work before the DB
+
+
+def _embed(embedder: Embedder, chunks: Sequence[Chunk], report: Progress) -> np.ndarray:
+    total = len(chunks)
+    vectors = np.zeros((total, embedder.dim), dtype=np.float32)
+    report("embed", 0, total)
+    for start in range(0, total, EMBED_BATCH):
+        batch = chunks[start : start + EMBED_BATCH]
+        vectors[start : start + len(batch)] = embedder.embed_passages([chunk.text for chunk in batch])
+        report("embed", start + len(batch), total)
+    return vectors
+
+
+def _write_temp(settings: Settings, digest: str, data: bytes) -> Path:
+    """The upload's bytes in a temporary file, private (0600, in a 0700 folder) from creation."""
+    private_dir(settings.uploads_dir)
+    tmp = settings.uploads_dir / f".{digest}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    with create_private(tmp) as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return tmp
+
+
+# --------------------------------------------------------------------------- the transaction
+
+
+def _insert_document(conn: psycopg.Connection, meta: dict) -> int:
+    return conn.execute(
+        """INSERT INTO documents (title, filename, sha256, size_bytes, page_count, skipped_pages,
+                                  allowed_roles, uploaded_by)
+           VALUES (%(title)s, %(filename)s, %(sha256)s, %(size_bytes)s, %(page_count)s,
+                   %(skipped_pages)s, %(allowed_roles)s, %(uploaded_by)s)
+           RETURNING id""",
+        meta,
+    ).fetchone()[0]
+
+
+def insert_chunks(
+    conn: psycopg.Connection, document_id: int, chunks: Sequence[Chunk], vectors: np.ndarray, roles: list[str]
+) -> list[int]:
+    """COPY the chunks with their vectors; return their ids in ordinal order."""
+    columns = "document_id, ordinal, page_start, page_end, article, text, char_start, char_end, lex_length, allowed_roles"
+    with conn.cursor().copy(f"COPY chunks ({columns}, embedding) FROM STDIN") as copy:
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            copy.write_row((
+                document_id, chunk.ordinal, chunk.page_start, chunk.page_end, chunk.article, chunk.text,
+                chunk.char_start, chunk.char_end, len(lexical_tokens(chunk.text)), roles, vector,
+            ))
+    rows = conn.execute("SELECT id FROM chunks WHERE document_id = %s ORDER BY ordinal", (document_id,))
+    return [row[0] for row in rows]
+
+
+def insert_postings(conn: psycopg.Connection, chunk_ids: Sequence[int], texts: Sequence[str]) -> int:
+    """COPY (term, chunk_id, tf, doc_len, roles_mask) rows; statement triggers update the
+    per-role statistics (migration 003).
+
+    Each posting carries its chunk's length and role bits so the BM25 leg never joins chunks;
+    both are read back from the chunk rows (roles_mask is generated there), and the trigger
+    checks them once per chunk.
+    """
+    chunk_columns = dict(
+        (row[0], row[1:]) for row in
+        conn.execute("SELECT id, lex_length, roles_mask FROM chunks WHERE id = ANY(%s)", (list(chunk_ids),))
+    )
+    count = 0
+    with conn.cursor().copy("COPY postings (term, chunk_id, tf, doc_len, roles_mask) FROM STDIN") as copy:
+        for chunk_id, text in zip(chunk_ids, texts, strict=True):
+            doc_len, roles_mask = chunk_columns[chunk_id]
+            for term, tf in Counter(lexical_tokens(text)).items():
+                copy.write_row((term, chunk_id, tf, doc_len, roles_mask))
+                count += 1
+    return count
+
+
+def store_document(
+    conn: psycopg.Connection, meta: dict, chunks: Sequence[Chunk], vectors: np.ndarray,
+    report: Progress | None = None,
+) -> int:
+    """Inside the caller's transaction: the documents row, its chunks with vectors and postings.
+
+    The one write path for document content: uploads use it, and so does the evaluation lab
+    for its pre-chunked corpus. `meta` has the documents columns (title, filename, sha256,
+    size_bytes, page_count, skipped_pages, allowed_roles, uploaded_by).
+    """
+    tick: Progress = report or (lambda stage, done, total: None)
+    document_id = _insert_document(conn, {"skipped_pages": [], "uploaded_by": None, **meta})
+    tick("store", 1, 3)
+    chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"])
+    tick("store", 2, 3)
+    insert_postings(conn, chunk_ids, [chunk.text for chunk in chunks])
+    tick("store", 3, 3)
+    return document_id
+
+
+def _store(db: dbmod.Database, meta: dict, chunks: Sequence[Chunk], vectors: np.ndarray,
+           space: dbmod.EmbeddingSpace, report: Progress) -> int:
+    """The insert transaction, with the embedding model checked again inside it."""
+    report("store", 0, 3)
+    try:
+        with db.connection() as conn:
+            recorded = dbmod.lock_embedding_space(conn)
+            if recorded != space:
+                raise EmbeddingModelChanged(recorded.model if recorded else "yok", space.model)
+            existing = find_by_sha256(conn, meta["sha256"])
+            if existing:
+                raise DuplicateDocument(*existing)
+            return store_document(conn, meta, chunks, vectors, report)
+    except psycopg.errors.UniqueViolation as exc:  # a writer that does not take the upload lock won
+        existing = _existing(db, meta["sha256"])
+        raise DuplicateDocument(*existing) if existing else IngestError(str(exc)) from exc
+    except psycopg.Error as exc:
+        raise IngestError(f"Belge veritabanına yazılamadı: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def ingest_pdf(
+    db: dbmod.Database,
+    settings: Settings,
+    embedder: Embedder,
+    data: bytes,
+    *,
+    filename: str,
+    roles: Iterable[str],
+    title: str | None = None,
+    uploaded_by: str | None = None,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Validate, extract, chunk, embed and store one PDF; all or nothing."""
+    started = time.perf_counter()
+    report: Progress = progress or (lambda stage, done, total: None)
+    allowed = validate_roles(roles)
+    check_size(data, settings)
+    digest = hashlib.sha256(data).hexdigest()
+    with db.connection() as conn:
+        existing = find_by_sha256(conn, digest)
+    if existing:
+        raise DuplicateDocument(*existing)
+
+    try:
+        extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total))
+    except PdfError as exc:
+        raise IngestError(str(exc)) from exc
+    chunks = chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap)
+    report("chunk", len(chunks), len(chunks))
+    try:
+        space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+        vectors = _embed(embedder, chunks, report)
+    except dbmod.EmbeddingModelMismatch as exc:
+        raise IngestError(
+            f"Doküman dizini başka bir gömme modeliyle oluşturulmuş; ayarlı model “{embedder.name}”. Belge "
+            f"eklenmedi. Yönetici ya eski modeli yeniden ayarlamalı ya da `python -m ragcore reembed` ile tüm "
+            f"bölümleri yeni modelle yeniden gömmeli. ({exc})"
+        ) from exc
+    except EmbeddingError as exc:
+        raise IngestError(str(exc)) from exc
+
+    name = sanitize(Path(filename).name, single_line=True) or "belge.pdf"
+    meta = {
+        "title": sanitize(title or "", single_line=True).strip()[:MAX_TITLE_CHARS]
+        or default_title(name, extracted.title, extracted.pages[0].text),
+        "filename": name,
+        "sha256": digest,
+        "size_bytes": len(data),
+        "page_count": extracted.page_count,
+        "skipped_pages": extracted.skipped_pages,
+        "allowed_roles": allowed,
+        "uploaded_by": uploaded_by,
+    }
+    document_id = _store_with_file(db, settings, meta, data, chunks, vectors, space, report)
+    seconds = time.perf_counter() - started
+    log.info("ingested %s as document %d: %d pages, %d chunks in %.2fs", name, document_id,
+             extracted.page_count, len(chunks), seconds)
+    return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages)
+
+
+def _store_with_file(
+    db: dbmod.Database, settings: Settings, meta: dict, data: bytes,
+    chunks: Sequence[Chunk], vectors: np.ndarray, space: dbmod.EmbeddingSpace, report: Progress,
+) -> int:
+    """File in place first, then the transaction: a committed document always has its file.
+
+    All of it under the upload lock of these bytes, clean-up included: while this upload holds
+    it, no other upload of the same bytes can place its file or commit, so removing the file
+    after a failure (or Ctrl-C, or a Streamlit rerun) can only remove this upload's own copy.
+    A crash anywhere leaves at most an unreferenced file, which the repeated upload overwrites
+    and `remove_orphan_files` collects.
+    """
+    digest = meta["sha256"]
+    with db.advisory_lock(upload_lock(digest)) as lock:
+        existing = find_by_sha256(lock, digest)
+        if existing:
+            raise DuplicateDocument(*existing)
+        final = stored_path(settings, digest)
+        tmp = _write_temp(settings, digest, data)
+        try:
+            os.replace(tmp, final)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise IngestError(f"Dosya kaydedilemedi: {exc}") from exc
+        try:
+            return _store(db, meta, chunks, vectors, space, report)
+        except BaseException:
+            _discard_file(lock, final, digest)
+            raise
+
+
+def _existing(db: dbmod.Database, digest: str) -> tuple[int, str] | None:
+    with db.connection() as conn:
+        return find_by_sha256(conn, digest)
+
+
+def _discard_file(lock: psycopg.Connection, path: Path, digest: str) -> None:
+    """After a failed store, with the upload lock still held: remove the file unless a committed
+    document refers to it (this upload's own, when the failure came after the commit)."""
+    try:
+        referenced = find_by_sha256(lock, digest) is not None
+    except psycopg.Error as exc:  # the lock went with its connection: keep the file, the sweep decides
+        log.warning("kept %s after a failed upload: cannot check whether a document refers to it (%s)",
+                    path.name, exc)
+        return
+    if not referenced:
+        path.unlink(missing_ok=True)
+
+
+def remove_orphan_files(db: dbmod.Database, settings: Settings, min_age_s: float = 3600) -> list[Path]:
+    """Delete stored files (and temp files) that no document refers to and that are older than
+    `min_age_s` — leftovers of a process killed mid-upload. A file whose upload lock is held
+    belongs to an upload in progress and stays, whatever its age."""
+    if not settings.uploads_dir.is_dir():
+        return []
+    with db.connection() as conn:
+        known = {row[0] for row in conn.execute("SELECT sha256 FROM documents")}
+    cutoff = time.time() - min_age_s
+    removed = []
+    for path in settings.uploads_dir.iterdir():
+        digest = path.name.lstrip(".").split(".")[0]
+        if not (path.is_file() and path.stat().st_mtime < cutoff and (path.suffix == ".tmp" or digest not in known)):
+            continue
+        with db.advisory_lock(upload_lock(digest), wait=False) as lock:
+            if lock is None or (path.suffix != ".tmp" and find_by_sha256(lock, digest)):
+                continue  # being uploaded right now, or committed since the listing above
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+# --------------------------------------------------------------------------- re-embedding
+
+
+def reembed_all(db: dbmod.Database, embedder: Embedder, progress: Progress | None = None) -> int:
+    """Re-embed every chunk with `embedder` and record its model, all in one transaction.
+
+    Writers are locked out while the vectors are computed (readers keep the old index), so no
+    chunk can be added with a vector of the old model in between. Returns the chunk count.
+    """
+    report: Progress = progress or (lambda stage, done, total: None)
+    with db.connection() as conn:
+        conn.execute("LOCK TABLE chunks IN EXCLUSIVE MODE")
+        rows = conn.execute("SELECT id, text FROM chunks ORDER BY id").fetchall()
+        total = len(rows)
+        vectors = np.zeros((total, embedder.dim), dtype=np.float32)
+        report("embed", 0, total)
+        for start in range(0, total, EMBED_BATCH):
+            batch = rows[start : start + EMBED_BATCH]
+            vectors[start : start + len(batch)] = embedder.embed_passages([text for _, text in batch])
+            report("embed", start + len(batch), total)
+        dbmod.replace_embedding_space(conn, embedder.name, embedder.dim)
+        conn.execute(f"CREATE TEMP TABLE reembed (id bigint PRIMARY KEY, embedding vector({int(embedder.dim)})) "
+                     "ON COMMIT DROP")
+        with conn.cursor().copy("COPY reembed (id, embedding) FROM STDIN") as copy:
+            for (chunk_id, _), vector in zip(rows, vectors, strict=True):
+                copy.write_row((chunk_id, vector))
+        conn.execute("UPDATE chunks c SET embedding = r.embedding FROM reembed r WHERE c.id = r.id")
+        report("store", 1, 1)
+    log.info("re-embedded %d chunks with %s (%d-d)", total, embedder.name, embedder.dim)
+    return total

@@ -1,0 +1,143 @@
+"""One content-addressed embedding cache in PostgreSQL, shared by ingest, reembed and the lab.
+
+A vector is looked up by (recorded index name, "q" or "p", sha256 of the text), so the same
+chunk text is embedded once per model, whichever process, worker or machine meets it first.
+The cache lives in the database every worker already shares (table `public.embedding_cache`,
+migration 006) rather than in files: PostgreSQL makes concurrent writers safe, and the rows
+need no cleanup of their own (they are small and never wrong — a changed text has another key).
+
+Writes are `INSERT … ON CONFLICT DO NOTHING` with the keys in a fixed order, so two writers of
+overlapping batches neither fail nor deadlock. A cache that cannot be read or written raises
+`EmbeddingCacheError` (an `EmbeddingError`, so an upload fails with its message and leaves
+nothing behind) rather than quietly embedding without it: a broken cache is a broken database,
+and the next step (storing the document) would fail anyway.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import psycopg
+
+from ragcore.embed.embeddings import Embedder, EmbeddingError
+from ragcore.store import Database, DatabaseUnavailable
+
+log = logging.getLogger(__name__)
+
+QUERY, PASSAGE = "q", "p"
+READ_BATCH = 1000  # keys per SELECT
+
+LOOKUP_SQL = """
+SELECT text_sha256, dim, vector FROM public.embedding_cache
+WHERE model = %(model)s AND kind = %(kind)s AND text_sha256 = ANY(%(keys)s::bytea[])"""
+
+# Sorted keys: every writer takes the unique-index entries in the same order, so concurrent
+# inserts of overlapping batches wait for each other instead of deadlocking.
+STORE_SQL = """
+INSERT INTO public.embedding_cache (model, kind, text_sha256, dim, vector)
+SELECT %(model)s, %(kind)s, t.key, %(dim)s, t.vector
+FROM unnest(%(keys)s::bytea[], %(vectors)s::bytea[]) AS t(key, vector)
+ORDER BY t.key
+ON CONFLICT DO NOTHING"""
+
+
+class EmbeddingCacheError(EmbeddingError):
+    """The cache table could not be read or written, or holds a vector of the wrong size."""
+
+
+def text_key(text: str) -> bytes:
+    """The cache key of a text: its sha256 (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def _to_bytes(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
+
+
+def lookup(db: Database, model: str, kind: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+    """Cached vectors for the keys that have one (read in batches of READ_BATCH)."""
+    found: dict[bytes, np.ndarray] = {}
+    unique = list(dict.fromkeys(keys))
+    try:
+        with db.connection() as conn:
+            for start in range(0, len(unique), READ_BATCH):
+                params = {"model": model, "kind": kind, "keys": unique[start : start + READ_BATCH]}
+                for key, dim, blob in conn.execute(LOOKUP_SQL, params):
+                    found[bytes(key)] = _vector(model, dim, blob)
+    except (psycopg.Error, DatabaseUnavailable) as exc:
+        raise EmbeddingCacheError(f"Gömme önbelleği okunamadı (public.embedding_cache): {exc}") from exc
+    return found
+
+
+def _vector(model: str, dim: int, blob: bytes) -> np.ndarray:
+    vector = np.frombuffer(bytes(blob), dtype="<f4")
+    if vector.size != dim:  # the table's CHECK makes this impossible unless a row was edited by hand
+        raise EmbeddingCacheError(f"Gömme önbelleğinde bozuk bir vektör var ({model}); "
+                                  f"`DELETE FROM public.embedding_cache WHERE model = '{model}'` ile temizleyin.")
+    return vector.astype(np.float32)
+
+
+def store(db: Database, model: str, kind: str, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+    """Insert vectors that are not cached yet; rows already there (another writer's) are kept."""
+    if not len(keys):
+        return
+    rows = dict(zip(keys, (_to_bytes(v) for v in vectors), strict=True))
+    params = {"model": model, "kind": kind, "dim": int(vectors.shape[1]),
+              "keys": list(rows), "vectors": list(rows.values())}
+    try:
+        with db.connection() as conn:
+            conn.execute(STORE_SQL, params)
+    except (psycopg.Error, DatabaseUnavailable) as exc:
+        raise EmbeddingCacheError(f"Gömme önbelleğine yazılamadı (public.embedding_cache): {exc}") from exc
+
+
+class CachedEmbedder:
+    """An `Embedder` that asks the cache first and the wrapped embedder only for what is missing.
+
+    Same protocol as the embedder it wraps (kind, model, name, dim, embed_queries,
+    embed_passages); `misses` counts texts the wrapped model had to embed, `hits` the texts
+    served without it (a text repeated within one call is embedded once; its repeats are hits).
+    """
+
+    def __init__(self, embedder: Embedder, db: Database) -> None:
+        self.inner = embedder
+        self.db = db
+        self.kind, self.model, self.name = embedder.kind, embedder.model, embedder.name
+        self.hits = 0
+        self.misses = 0
+        self._count_lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, QUERY, self.inner.embed_queries)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, PASSAGE, self.inner.embed_passages)
+
+    def _embed(self, texts: Sequence[str], kind: str, compute: Callable[[Sequence[str]], np.ndarray]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        keys = [text_key(text) for text in texts]
+        found = lookup(self.db, self.name, kind, keys)
+        if found and {vector.size for vector in found.values()} != {self.dim}:
+            raise EmbeddingCacheError(f"Gömme önbelleğindeki {self.name} vektörlerinin boyutu modelinkiyle "
+                                      f"({self.dim}) uyuşmuyor: model aynı adla değişmiş olabilir.")
+        missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
+        if missing:
+            fresh = np.asarray(compute(list(missing.values())), dtype=np.float32)
+            store(self.db, self.name, kind, list(missing), fresh)
+            found.update(zip(missing, fresh, strict=True))
+        with self._count_lock:
+            self.misses += len(missing)
+            self.hits += len(texts) - len(missing)
+        return np.vstack([found[key] for key in keys]).astype(np.float32, copy=False)
+
+    def stats(self) -> dict[str, int]:
+        return {"hits": self.hits, "misses": self.misses}

@@ -1,0 +1,71 @@
+"""Finding the passages a role may read: the hybrid SQL (dense + BM25, the role predicate inside
+every statement), the retrieval modes and their measured defaults, the refusal gate's
+calibration, and the terms to highlight.
+"""
+
+from ragcore.retrieval import bm25, calibration, hybrid, measurements
+from ragcore.retrieval.calibration import (
+    SIGNALS,
+    Threshold,
+    threshold_for,
+)
+from ragcore.retrieval.highlighting import (
+    COMMON_WORDS,
+    MIN_TERM_CHARS,
+    highlight_terms,
+    question_terms,
+)
+from ragcore.retrieval.hybrid import (
+    DENSE_CTE,
+    MODES,
+    RETRIEVAL_SQL,
+    RRF_K,
+    Evidence,
+    Retrieval,
+    RetrievalError,
+    lexical_leg,
+    query_terms,
+    read_snapshot,
+    resolve_mode,
+    retrieve,
+    search,
+    statement_params,
+)
+from ragcore.retrieval.measurements import (
+    MeasuredDataError,
+    retrieval_default,
+    threshold_default,
+    write_measured,
+)
+
+__all__ = [
+    "COMMON_WORDS",
+    "DENSE_CTE",
+    "Evidence",
+    "MIN_TERM_CHARS",
+    "MODES",
+    "MeasuredDataError",
+    "RETRIEVAL_SQL",
+    "RRF_K",
+    "Retrieval",
+    "RetrievalError",
+    "SIGNALS",
+    "Threshold",
+    "bm25",
+    "calibration",
+    "highlight_terms",
+    "hybrid",
+    "lexical_leg",
+    "measurements",
+    "query_terms",
+    "question_terms",
+    "read_snapshot",
+    "resolve_mode",
+    "retrieval_default",
+    "retrieve",
+    "search",
+    "statement_params",
+    "threshold_default",
+    "threshold_for",
+    "write_measured",
+]

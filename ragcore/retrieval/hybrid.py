@@ -1,0 +1,531 @@
+"""Role-scoped hybrid retrieval: pgvector cosine + BM25 over postings, fused in PostgreSQL.
+
+Every statement carries the role predicate itself (`ROLE_PREDICATE` on the role bits of
+`chunks` and `postings`; admin's bit is set on every chunk), so no forbidden chunk is ever
+ranked, limited away or returned — permission filtering after LIMIT is the bug this module
+exists to avoid.
+
+Nothing a role sees depends on chunks it cannot read (issue 11): BM25 uses the role's own
+statistics (chunk count, average length, document frequencies and the mean idf of its
+vocabulary, kept exact by the migration 003 triggers), and the dense leg searches the role's
+own partial HNSW index (`ragcore.store.database.embedding_indexes`), whose graph holds only the role's
+chunks. Admin's statistics and index are global.
+
+The lexical leg is BM25Okapi exactly as `rank_bm25` computes it over the role's chunks, with
+one deliberate difference: Turkish stop words (`ragcore.core.text.STOPWORDS`) are dropped from the
+query (`query_terms`). Pruning (`ragcore.bm25`) reads only the postings that can change the
+top candidates and is exact. A retrieval is a short sequence of statements in one read-only
+REPEATABLE READ transaction (`read_snapshot`): the role's statistics for the query terms, the
+pruning threshold when the terms are common, the lexical leg (one round, rarely two), then one
+statement with the dense leg, fusion and evidence. Retrieval may run on a read replica
+(`ragcore.store.database.open_read_database`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+import psycopg
+
+from ragcore.core import PREFIX_LENGTH, ROLES, STOPWORDS, Settings, Source, words
+from ragcore.retrieval import bm25, measurements
+from ragcore.store import Database, role_bit
+
+MODES = ("rrf", "weighted", "dense", "lexical")
+RRF_K = 60
+BM25_K1 = bm25.K1
+BM25_B = bm25.B
+BM25_EPSILON = bm25.EPSILON
+MIN_CANDIDATES = 50  # per leg; fusion needs more than the k it returns
+
+
+class RetrievalError(ValueError):
+    """Bad retrieval input (unknown role or mode); the message is Turkish."""
+
+
+# ----------------------------------------------------------------------------- SQL
+# One predicate, used verbatim by every leg, on the one relation of its FROM list that has
+# role bits (chunks in the dense leg, postings in the lexical leg). `%(role_bit)s` is
+# 1 << ROLES.index(role); admin's bit is on every chunk, so admin is decided here too and no
+# code path can forget the filter. Spelled exactly like the partial HNSW indexes' predicates,
+# so that a plan for a role's bit uses that role's index.
+ROLE_PREDICATE = "(roles_mask & %(role_bit)s::smallint) <> 0"
+
+# The role's statistics and, per query term its chunks contain, df, the pruning bounds' inputs
+# and what reading the term costs (its postings in the index, all roles: admin's counts).
+TERM_STATS_SQL = """
+SELECT s.chunk_count, s.total_length,
+       l.term, l.df, l.max_tf, l.min_len_per_tf, l.low_min_len, a.df, a.high_df
+FROM lex_stats s
+LEFT JOIN lexicon l ON l.role = s.role AND l.term = ANY(%(terms)s::text[]) AND l.df > 0
+LEFT JOIN lexicon a ON a.role = 'admin' AND a.term = l.term
+WHERE s.role = %(role)s"""
+
+# rank_bm25's mean idf over the role's vocabulary, from the document-frequency histogram
+# (number of terms per df), summed in df order so that it is the same number on every plan.
+MEAN_IDF_SQL = """
+SELECT sum(h.terms * (ln(s.chunk_count - h.df + 0.5::float8) - ln(h.df + 0.5::float8)) ORDER BY h.df) / sum(h.terms)
+FROM lex_df_histogram h JOIN lex_stats s ON s.role = h.role
+WHERE h.role = %(role)s AND h.terms > 0"""
+
+# One posting's BM25 contribution; the same expression everywhere, so that a chunk's score is
+# the same float whichever statement computes it. `t` has (term, weight = qtf × idf).
+TERM_SCORE = "t.weight * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.doc_len / %(avgdl)s::float8))"
+
+# Pruning threshold: the chunks with the best score over the postings read — the rarest
+# terms in full and every other term's best few (impact order) — scored exactly over every
+# query term; the candidates-th best of those is a lower bound of the candidates-th best score.
+THRESHOLD_SQL = f"""
+WITH lexical_terms AS (
+    SELECT * FROM unnest(%(lex_terms)s::text[], %(lex_weights)s::float8[], %(lex_seed)s::boolean[])
+                  AS t(term, weight, seed)
+),
+seed_parts AS (
+    SELECT p.chunk_id, {TERM_SCORE} AS part
+    FROM lexical_terms t JOIN postings p ON p.term = t.term
+    WHERE t.seed AND {ROLE_PREDICATE}
+    UNION ALL
+    SELECT best.chunk_id, best.part
+    FROM lexical_terms t CROSS JOIN LATERAL (
+        SELECT p.chunk_id, {TERM_SCORE} AS part FROM postings p
+        WHERE p.term = t.term AND p.high_impact AND {ROLE_PREDICATE}
+        ORDER BY p.impact DESC
+        LIMIT %(champions)s
+    ) best
+    WHERE NOT t.seed
+),
+seed AS (
+    SELECT chunk_id FROM seed_parts GROUP BY chunk_id ORDER BY sum(part) DESC, chunk_id LIMIT %(seed_chunks)s
+)
+SELECT sum(x.part ORDER BY x.term) AS score
+FROM seed s CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
+    SELECT p.term, {TERM_SCORE} AS part FROM postings p
+    WHERE p.term = t.term AND p.chunk_id = s.chunk_id AND {ROLE_PREDICATE}
+    OFFSET 0  -- one primary-key probe per (chunk, term), never a scan of a whole list
+) x
+GROUP BY s.chunk_id"""
+
+# Lexical leg: exact BM25 top candidates under a plan of ragcore.bm25. Terms read `all` have
+# every posting read (index-only scan of the covering primary key), terms read `high` only
+# their high-impact postings (the partial covering index). A chunk's bound is its score over
+# what was read plus what the unread postings could add to it; chunks whose bound stays below
+# the threshold are dropped; the `lex_complete` best bounds are scored exactly (their other
+# term weights by primary-key probes), in term order, so that the sum is the same float on
+# any plan PostgreSQL picks. Returns the top list and the next bound (see bm25.settled). The
+# exhaustive plan reads every term in full, threshold -inf, and completes every chunk.
+LEXICAL_SQL = f"""
+WITH lexical_terms AS (
+    SELECT * FROM unnest(%(lex_terms)s::text[], %(lex_weights)s::float8[], %(lex_reads)s::text[],
+                         %(lex_low_bounds)s::float8[]) WITH ORDINALITY AS t(term, weight, read, low_bound, pos)
+),
+read_parts AS MATERIALIZED (
+    SELECT p.chunk_id, t.pos, true AS in_full, {TERM_SCORE} AS part, {TERM_SCORE} AS gain
+    FROM lexical_terms t JOIN postings p ON p.term = t.term
+    WHERE t.read = 'all' AND {ROLE_PREDICATE}
+    UNION ALL
+    SELECT p.chunk_id, t.pos, false, 0, {TERM_SCORE} - t.low_bound
+    FROM lexical_terms t JOIN postings p ON p.term = t.term
+    WHERE t.read = 'high' AND p.high_impact AND {ROLE_PREDICATE}
+),
+viable AS (
+    SELECT chunk_id, bound FROM (
+        SELECT chunk_id, %(lex_rest_bound)s + sum(gain) AS bound FROM read_parts GROUP BY chunk_id
+    ) b
+    WHERE bound >= %(lex_threshold)s
+),
+best_plus AS MATERIALIZED (
+    SELECT chunk_id, bound FROM viable ORDER BY bound DESC, chunk_id LIMIT %(lex_complete)s::bigint + 1
+),
+best AS (
+    SELECT chunk_id FROM best_plus ORDER BY bound DESC, chunk_id LIMIT %(lex_complete)s::bigint
+),
+parts AS (
+    SELECT r.chunk_id, r.pos, r.part FROM read_parts r JOIN best b ON b.chunk_id = r.chunk_id
+    WHERE r.in_full
+    UNION ALL
+    SELECT b.chunk_id, t.pos, x.part
+    FROM best b CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
+        SELECT {TERM_SCORE} AS part FROM postings p
+        WHERE p.term = t.term AND p.chunk_id = b.chunk_id AND {ROLE_PREDICATE}
+        OFFSET 0  -- one primary-key probe per (chunk, term), never a scan of a whole list
+    ) x
+    WHERE t.read <> 'all'
+),
+top AS (
+    SELECT chunk_id, sum(part ORDER BY pos) AS score FROM parts
+    GROUP BY chunk_id ORDER BY score DESC, chunk_id LIMIT %(candidates)s
+)
+SELECT (SELECT array_agg(chunk_id ORDER BY score DESC, chunk_id) FROM top),
+       (SELECT array_agg(score ORDER BY score DESC, chunk_id) FROM top),
+       (SELECT bound FROM best_plus ORDER BY bound DESC, chunk_id OFFSET %(lex_complete)s::bigint LIMIT 1)"""
+
+# Dense leg: ORDER BY the distance operator so that the role's HNSW index serves it (its
+# partial index holds only the role's chunks; admin's is global), then rank the candidates.
+DENSE_CTE = f"""
+dense_hits AS (
+    SELECT c.id, c.embedding <=> %(qvec)s AS distance
+    FROM chunks c
+    WHERE c.embedding IS NOT NULL AND {ROLE_PREDICATE}
+    ORDER BY c.embedding <=> %(qvec)s
+    LIMIT %(candidates)s
+),
+dense AS (
+    SELECT id, 1 - distance AS score, row_number() OVER (ORDER BY distance, id) AS rnk
+    FROM dense_hits
+)"""
+
+# The lexical leg's result (LEXICAL_SQL, same snapshot), in rank order.
+LEXICAL_CTE = """
+lexical AS (
+    SELECT id, score, rnk FROM unnest(%(lex_ids)s::bigint[], %(lex_scores)s::float8[]) WITH ORDINALITY AS l(id, score, rnk)
+)"""
+
+# Both legs joined; per-leg min-max normalisation for the weighted mode (a chunk missing from a
+# leg gets 0 there). RRF uses k = 60.
+FUSION_CTE = """
+joined AS (
+    SELECT coalesce(d.id, l.id) AS id,
+           d.score AS dense_score, d.rnk AS dense_rank,
+           l.score AS lexical_score, l.rnk AS lexical_rank,
+           (d.score - min(d.score) OVER ()) / NULLIF(max(d.score) OVER () - min(d.score) OVER (), 0) AS dense_norm,
+           (l.score - min(l.score) OVER ()) / NULLIF(max(l.score) OVER () - min(l.score) OVER (), 0) AS lexical_norm
+    FROM dense d FULL OUTER JOIN lexical l ON l.id = d.id
+),
+fused AS (
+    SELECT j.*,
+           CASE %(mode)s
+               WHEN 'rrf' THEN coalesce(1.0 / (%(rrf_k)s + j.dense_rank), 0)
+                             + coalesce(1.0 / (%(rrf_k)s + j.lexical_rank), 0)
+               ELSE %(weight)s * coalesce(j.dense_norm, CASE WHEN j.dense_rank IS NULL THEN 0 ELSE 1 END)
+                    + (1 - %(weight)s) * coalesce(j.lexical_norm,
+                                                  CASE WHEN j.lexical_rank IS NULL THEN 0 ELSE 1 END)
+           END::float8 AS score
+    FROM joined j
+)"""
+
+# Evidence for the refusal check, computed over the permitted candidates of both legs: the best
+# dense cosine, the best BM25 score, and the weighted share of the question's content terms
+# (question words like "nedir", "müdür" and stop words excluded) found in the best BM25 chunk.
+# The weights (`evidence_weights`) use the always-positive idf ln(1 + (N - df + 0.5)/(df + 0.5))
+# over the role's statistics (BM25's own idf is 0 or negative for common terms and meaningless
+# in a two-chunk collection); terms the role's chunks lack weigh as the rarest possible term.
+EVIDENCE_CTE = """
+evidence_terms AS (
+    SELECT * FROM unnest(%(evidence_terms)s::text[], %(evidence_weights)s::float8[]) AS e(term, weight)
+),
+top_lexical AS (SELECT id FROM lexical ORDER BY rnk LIMIT 1),
+evidence AS (
+    SELECT (SELECT max(score) FROM dense) AS best_cosine,
+           (SELECT max(score) FROM lexical) AS best_bm25,
+           (SELECT sum(e.weight ORDER BY e.term) FROM evidence_terms e JOIN postings p ON p.term = e.term
+                                                 JOIN top_lexical t ON t.id = p.chunk_id)
+           / NULLIF((SELECT sum(weight ORDER BY term) FROM evidence_terms), 0) AS coverage,
+           (SELECT count(*) FROM joined) AS permitted_hits
+)"""
+
+# One statement for every mode: both legs, fused, ranked by the mode's score, with the evidence
+# row attached to each result (and returned alone when nothing is permitted).
+RETRIEVAL_SQL = f"""
+WITH {DENSE_CTE}, {LEXICAL_CTE}, {FUSION_CTE}, {EVIDENCE_CTE},
+ranked AS (
+    SELECT f.id, f.dense_score, f.lexical_score,
+           CASE %(mode)s WHEN 'dense' THEN f.dense_score WHEN 'lexical' THEN f.lexical_score
+                         ELSE f.score END AS score,
+           CASE %(mode)s WHEN 'dense' THEN f.dense_rank WHEN 'lexical' THEN f.lexical_rank END AS leg_rank,
+           f.dense_rank, f.lexical_rank
+    FROM fused f
+    WHERE CASE %(mode)s WHEN 'dense' THEN f.dense_rank IS NOT NULL
+                        WHEN 'lexical' THEN f.lexical_rank IS NOT NULL
+                        ELSE true END
+    ORDER BY leg_rank NULLS LAST, score DESC, coalesce(f.lexical_rank, 1e9), coalesce(f.dense_rank, 1e9), f.id
+    LIMIT %(k)s
+)
+SELECT c.id, c.document_id, d.title, d.filename, c.page_start, c.page_end, c.article, c.text,
+       r.score, r.dense_score, r.lexical_score,
+       e.best_cosine, e.best_bm25, e.coverage, e.permitted_hits
+FROM evidence e
+LEFT JOIN ranked r ON true
+LEFT JOIN chunks c ON c.id = r.id
+LEFT JOIN documents d ON d.id = c.document_id
+ORDER BY r.leg_rank NULLS LAST, r.score DESC, coalesce(r.lexical_rank, 1e9), coalesce(r.dense_rank, 1e9), r.id"""
+
+
+# ----------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved chunk with the leg scores behind its rank (for the lab and calibration)."""
+
+    source: Source
+    dense_score: float | None
+    lexical_score: float | None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Signals the refusal check reads; see ragcore.calibration for how they were chosen."""
+
+    best_cosine: float | None
+    best_bm25: float | None
+    coverage: float  # idf-weighted share of query terms present in the best BM25 chunk (0..1)
+    permitted_hits: int
+
+    def as_dict(self) -> dict:
+        return {
+            "best_cosine": self.best_cosine,
+            "best_bm25": self.best_bm25,
+            "coverage": self.coverage,
+            "permitted_hits": self.permitted_hits,
+        }
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    question: str
+    role: str
+    mode: str
+    hits: list[Hit]
+    evidence: Evidence
+    ms: float
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def sources(self) -> list[Source]:
+        return [hit.source for hit in self.hits]
+
+
+# ----------------------------------------------------------------------------- API
+
+
+def resolve_mode(settings: Settings, embedder: object | None = None, mode: str | None = None) -> str:
+    """The concrete mode: an explicit one, RETRIEVAL_MODE, or the one measured for the embedder
+    (ragcore/measured/retrieval.json; rrf when it was not tuned)."""
+    chosen = mode or settings.retrieval_mode
+    if chosen == "auto":
+        return measurements.retrieval_default(getattr(embedder, "name", "")).mode
+    if chosen not in MODES:
+        raise RetrievalError(f"Bilinmeyen arama modu: {chosen!r}. Geçerli modlar: auto, {', '.join(MODES)}.")
+    return chosen
+
+
+def default_weight(embedder: object) -> float:
+    """The weighted mode's dense weight measured for this embedder (ragcore/measured/retrieval.json)."""
+    return measurements.retrieval_default(getattr(embedder, "name", "")).weight
+
+
+def check_role(role: str) -> str:
+    if role not in ROLES:
+        raise RetrievalError(f"Bilinmeyen rol: {role!r}. Geçerli roller: {', '.join(ROLES)}.")
+    return role
+
+
+# Turkish question words and particles: they say nothing about the topic, and their prefix-5
+# forms collide with content ("müdür" ~ "müdürlüğü"), so they do not count as evidence.
+QUESTION_WORDS = frozenset(
+    """mi mı mu mü midir mıdır mudur müdür misin mısın mıyım miyim var mı yok ne neden nedir nelerdir
+    nasıl nasıldır niçin niye hangi hangisi hangileri kim kime kimdir kimler kaç kaçtır ne zaman nerede
+    nereye nereden acaba lütfen""".split()
+)
+
+
+def query_terms(question: str) -> list[str]:
+    """The lexical query: prefix-5 tokens of the question's words, Turkish stop words removed.
+
+    A deliberate difference from exhaustive BM25 over every token: stop words ("ve", "bir",
+    "bu", …) are in most chunks, weigh little, and made the leg read most of the index
+    (measured on TQuAD in docs/retrieval.md). Removed by word, so "taraf" from "tarafların"
+    stays even though the stop word "tarafından" has the same prefix.
+    """
+    return [word[:PREFIX_LENGTH] for word in words(question) if word not in STOPWORDS]
+
+
+def evidence_terms(question: str) -> list[str]:
+    """Lexical tokens of the question's content words (question words and stop words removed)."""
+    return [word[:PREFIX_LENGTH] for word in words(question) if word not in QUESTION_WORDS and word not in STOPWORDS]
+
+
+def _params(question: str, qvec: np.ndarray | None, role: str, k: int, mode: str, weight: float) -> dict:
+    return {
+        "qvec": qvec,
+        "role": role,
+        "role_bit": role_bit(role),
+        "k": k,
+        "candidates": max(MIN_CANDIDATES, 4 * k),
+        "mode": mode,
+        "weight": weight,
+        "rrf_k": RRF_K,
+        "k1": BM25_K1,
+        "b": BM25_B,
+    }
+
+
+@contextmanager
+def read_snapshot(db: Database) -> Iterator[psycopg.Connection]:
+    """One read-only REPEATABLE READ transaction with the retrieval settings applied: every
+    statement of a retrieval sees the same statistics and postings."""
+    with db.connection() as conn:
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        db.apply_retrieval_settings(conn)
+        yield conn
+
+
+@dataclass(frozen=True)
+class LexicalResult:
+    """The lexical leg's top candidates (score DESC, id ASC) and how they were found."""
+
+    ids: list[int]
+    scores: list[float]
+    plan: bm25.LexicalPlan
+    rounds: int
+
+
+def lexical_leg(conn: psycopg.Connection, terms: list[str], base: dict, *, exhaustive: bool = False) -> tuple[
+        LexicalResult, int, dict[str, int], float]:
+    """Exact BM25 top candidates for the role, pruned where that pays (ragcore.bm25).
+
+    Returns the result, the role's chunk count, its df per query term, and avgdl (the
+    evidence weights use them). `exhaustive=True` skips pruning (tests compare the two).
+    """
+    rows = conn.execute(TERM_STATS_SQL, {"terms": sorted(set(terms)), "role": base["role"]}).fetchall()
+    n, total = int(rows[0][0]), int(rows[0][1])
+    found = [bm25.TermRow(*r[2:]) for r in rows if r[2] is not None]
+    avgdl = total / n if n else 1.0
+    mean_idf = None
+    if found and bm25.needs_mean_idf(n, [r.df for r in found]):
+        mean_idf = conn.execute(MEAN_IDF_SQL, {"role": base["role"]}).fetchone()[0]
+    stats = bm25.term_stats(terms, n, avgdl, found, mean_idf)
+    df = {r.term: r.df for r in found}
+    params = {**base, "avgdl": avgdl}
+    plan = bm25.exhaustive_plan(stats)
+    if not exhaustive and bm25.can_prune(stats):
+        seed = {t.term for t in bm25.seed_terms(stats)}
+        scores = sorted((row[0] for row in conn.execute(THRESHOLD_SQL, {
+            **params, **plan.params(), "champions": bm25.CHAMPIONS,
+            "seed_chunks": bm25.SEED_CHUNKS * base["candidates"],
+            "lex_seed": [t.term in seed for t in stats],
+        })), reverse=True)
+        if len(scores) >= base["candidates"]:
+            threshold = scores[base["candidates"] - 1]
+            for rounds, (share, complete) in enumerate(bm25.ROUNDS, start=1):
+                plan = bm25.pruned_plan(stats, threshold, share)
+                if plan.exhaustive:
+                    break
+                ids, scores, next_bound = conn.execute(LEXICAL_SQL, {
+                    **params, **plan.params(), "lex_complete": complete}).fetchone()
+                ids, scores = ids or [], scores or []
+                if bm25.settled(scores, next_bound, base["candidates"]):
+                    return LexicalResult(ids, scores, plan, rounds), n, df, avgdl
+                if len(scores) >= base["candidates"]:
+                    threshold = max(threshold, scores[base["candidates"] - 1])
+    plan = bm25.exhaustive_plan(stats)
+    ids, scores, _ = conn.execute(LEXICAL_SQL, {**params, **plan.params(), "lex_complete": None}).fetchone()
+    return LexicalResult(ids or [], scores or [], plan, 0), n, df, avgdl
+
+
+def _lexical_params(conn: psycopg.Connection, question: str, base: dict) -> dict:
+    """The lexical leg's candidates and the evidence weights, from the role's statistics."""
+    terms = query_terms(question)
+    result, n, df, _ = lexical_leg(conn, terms, base)
+    counts = Counter(terms)
+    wanted = sorted(set(evidence_terms(question)))
+    return {
+        "lex_ids": result.ids,
+        "lex_scores": result.scores,
+        "evidence_terms": wanted,
+        "evidence_weights": [counts[t] * math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))
+                             for t in wanted],
+        "lexical": result,
+    }
+
+
+def statement_params(
+    conn: psycopg.Connection, question: str, qvec: np.ndarray, role: str, *, k: int, mode: str, weight: float,
+) -> dict:
+    """Parameters of RETRIEVAL_SQL, planned inside the caller's `read_snapshot` transaction
+    (also what tests and the benchmark use to EXPLAIN the statement)."""
+    base = _params(question, qvec, role, k, mode, weight)
+    return {**base, **_lexical_params(conn, question, base)}
+
+
+def _embed_question(embedder: object, question: str) -> np.ndarray:
+    return np.asarray(embedder.embed_queries([question]), dtype=np.float32)[0]  # type: ignore[attr-defined]
+
+
+def _row_to_hit(rank: int, row: tuple) -> Hit:
+    source = Source(
+        rank=rank,
+        chunk_id=row[0],
+        document_id=row[1],
+        title=row[2],
+        filename=row[3],
+        page_start=row[4],
+        page_end=row[5],
+        article=row[6],
+        score=float(row[8]),
+        text=row[7],
+    )
+    return Hit(source, None if row[9] is None else float(row[9]), None if row[10] is None else float(row[10]))
+
+
+def _evidence(row: tuple | None) -> Evidence:
+    if row is None:
+        return Evidence(None, None, 0.0, 0)
+    return Evidence(
+        best_cosine=None if row[11] is None else float(row[11]),
+        best_bm25=None if row[12] is None else float(row[12]),
+        coverage=float(row[13] or 0.0),
+        permitted_hits=int(row[14] or 0),
+    )
+
+
+def retrieve(
+    db: Database,
+    embedder: object,
+    question: str,
+    role: str,
+    *,
+    k: int,
+    mode: str,
+    weight: float | None = None,
+) -> Retrieval:
+    """Ranked permitted chunks plus refusal evidence: one statement in one read transaction.
+
+    `weight` (weighted mode): None = the dense weight measured for the embedder."""
+    check_role(role)
+    if weight is None:
+        weight = default_weight(embedder)
+    if mode not in MODES:
+        raise RetrievalError(f"Bilinmeyen arama modu: {mode!r}. Geçerli modlar: {', '.join(MODES)}.")
+    started = time.perf_counter()
+    qvec = _embed_question(embedder, question)
+    with read_snapshot(db) as conn:
+        params = statement_params(conn, question, qvec, role, k=k, mode=mode, weight=weight)
+        rows = conn.execute(RETRIEVAL_SQL, params).fetchall()
+    hits = [_row_to_hit(rank, row) for rank, row in enumerate((r for r in rows if r[0] is not None), start=1)]
+    elapsed = (time.perf_counter() - started) * 1000
+    lexical: LexicalResult = params["lexical"]
+    extra = {"lexical_exhaustive": lexical.plan.exhaustive, "lexical_rounds": lexical.rounds,
+             "lexical_reads": dict(Counter(lexical.plan.reads))}
+    return Retrieval(question, role, mode, hits, _evidence(rows[0] if rows else None), elapsed, extra)
+
+
+def search(
+    db: Database,
+    embedder: object,
+    question: str,
+    role: str,
+    *,
+    k: int,
+    mode: str | None = None,
+    settings: Settings | None = None,
+) -> list[Source]:
+    """Top-k permitted chunks for a question (mode None: RETRIEVAL_MODE or the backend default)."""
+    concrete = resolve_mode(settings or Settings(), embedder, mode)
+    return retrieve(db, embedder, question, role, k=k, mode=concrete).sources

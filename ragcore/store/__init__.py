@@ -1,0 +1,62 @@
+"""PostgreSQL: the embedded server's life cycle, the connection pool and its recovery, numbered
+migrations (SQL in sql/), connection-string redaction, and the embedding space with its
+per-role HNSW indexes.
+"""
+
+from ragcore.store import database
+from ragcore.store.database import (
+    PG_VERSION,
+    Database,
+    DatabaseError,
+    DatabaseUnavailable,
+    EmbeddingModelMismatch,
+    EmbeddingSpace,
+    ServerInfo,
+    current_embedding_space,
+    database_url,
+    drop_namespace,
+    embedded_running_url,
+    embedded_url,
+    embedding_indexes,
+    ensure_embedding_space,
+    lock_embedding_space,
+    migrate,
+    migration_status,
+    open_database,
+    open_read_database,
+    redact_dsn,
+    redact_message,
+    replace_embedding_space,
+    restart_embedded,
+    role_bit,
+    stop_embedded,
+)
+
+__all__ = [
+    "Database",
+    "DatabaseError",
+    "DatabaseUnavailable",
+    "EmbeddingModelMismatch",
+    "EmbeddingSpace",
+    "PG_VERSION",
+    "ServerInfo",
+    "current_embedding_space",
+    "database",
+    "database_url",
+    "drop_namespace",
+    "embedded_running_url",
+    "embedded_url",
+    "embedding_indexes",
+    "ensure_embedding_space",
+    "lock_embedding_space",
+    "migrate",
+    "migration_status",
+    "open_database",
+    "open_read_database",
+    "redact_dsn",
+    "redact_message",
+    "replace_embedding_space",
+    "restart_embedded",
+    "role_bit",
+    "stop_embedded",
+]
