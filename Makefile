@@ -37,9 +37,11 @@ api: $(VENV)/.runtime-installed
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 test: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest
 
 # Break each role filter in a throwaway copy and check the permission suites catch it (slow:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 
 from ragcore.core import Settings, SettingsError
 
+__all__ = ["CommandError", "add_json_flag", "build_parser", "emit", "main", "open_db"]
+
 Handler = Callable[[argparse.Namespace, Settings], int]
 
 
@@ -32,7 +34,7 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def open_db(settings: Settings):  # -> ragcore.db.Database
+def open_db(settings: Settings):  # -> ragcore.store.Database
     """The migrated public database, with database problems turned into command errors."""
     from ragcore import store as dbmod
 
