@@ -42,6 +42,7 @@ from ragcore.core.text import (
     PREFIX_LENGTH,
     STOPWORDS,
     TOKENIZERS,
+    fold_ascii,
     get_tokenizer,
     lexical_tokens,
     normalize,
@@ -53,6 +54,7 @@ from ragcore.core.text import (
 )
 
 __all__ = [
+    "fold_ascii",
     "Answer",
     "BackendChoice",
     "Chunk",

@@ -64,6 +64,15 @@ def turkish_lower(text: str) -> str:
     return normalize(text).replace("İ", "i").replace("I", "ı").lower()
 
 
+_ASCII_FOLD = str.maketrans("çğıöşüâîû", "cgiosuaiu")
+
+
+def fold_ascii(text: str) -> str:
+    """The spelling without Turkish letters (of lowercased text); the same as the database's
+    fold_ascii() (migration 011), so questions typed on an English keyboard match."""
+    return text.translate(_ASCII_FOLD)
+
+
 def words(text: str) -> list[str]:
     """Turkish-lowercased word tokens (letters and digits; punctuation and apostrophes split)."""
     return _WORD_RE.findall(turkish_lower(text))

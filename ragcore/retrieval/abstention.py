@@ -1,0 +1,130 @@
+"""Three outcomes instead of a yes/no refusal: answer, show the closest passages, or refuse.
+
+One cosine cut, calibrated on questions worded like the laws, told employees "not in your
+documents" for most everyday-worded questions whose answer was there. The gate now reads
+several signals of the retrieval (best cosine, lexical coverage, score margins, whether the two
+legs agree, the question's length) through a logistic model fitted on the development set's
+train half (scripts/calibrate_abstention.py → ragcore/measured/abstention.json), with two
+operating points chosen on that half:
+
+- p ≥ answer_at: *answer*, as before, with citations;
+- closest_at ≤ p < answer_at: *closest* — the best two or three permitted passages, labelled as
+  the closest sections, no quoted or generated answer, and the question goes to review;
+- p < closest_at, or nothing permitted at all: *refuse* with the fixed sentence.
+
+Every signal comes from the role's own retrieval (its permitted candidates and statistics), so
+the outcome cannot depend on documents the role cannot read. An embedder without a measured
+entry keeps the single calibrated threshold (answer or refuse).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ragcore.retrieval import measurements
+from ragcore.retrieval.calibration import Threshold, should_refuse
+from ragcore.retrieval.hybrid import Retrieval
+
+ABSTENTION_FILE = "abstention.json"
+ANSWER = "answer"
+CLOSEST = "closest"
+REFUSED = "refused"
+OUTCOMES = (ANSWER, CLOSEST, REFUSED)
+CLOSEST_PASSAGES = 3
+FEATURE_NAMES = ("cosine", "coverage", "bm25", "dense_margin", "lexical_ratio", "legs_agree", "terms")
+
+
+def _top_two(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values, reverse=True) + [0.0, 0.0]
+    return ordered[0], ordered[1]
+
+
+def features(retrieval: Retrieval) -> dict[str, float]:
+    """The signals the model reads, from one retrieval (all over the role's permitted chunks)."""
+    evidence = retrieval.evidence
+    dense = [h.dense_score for h in retrieval.hits if h.dense_score is not None]
+    lexical = [h.lexical_score for h in retrieval.hits if h.lexical_score is not None]
+    dense1, dense2 = _top_two(dense)
+    lex1, lex2 = _top_two(lexical)
+    best_dense = max(retrieval.hits, key=lambda h: h.dense_score or -1.0, default=None)
+    best_lexical = max(retrieval.hits, key=lambda h: h.lexical_score or -1.0, default=None)
+    agree = float(best_dense is not None and best_lexical is not None and best_lexical.lexical_score is not None
+                  and best_dense.source.chunk_id == best_lexical.source.chunk_id)
+    terms = retrieval.extra.get("evidence_terms", 0)
+    return {
+        "cosine": float(evidence.best_cosine or 0.0),
+        "coverage": float(evidence.coverage),
+        "bm25": math.log1p(max(evidence.best_bm25 or 0.0, 0.0)),
+        "dense_margin": dense1 - dense2,
+        "lexical_ratio": (lex2 / lex1) if lex1 > 0 else 1.0,
+        "legs_agree": agree,
+        "terms": math.log1p(float(terms)),
+    }
+
+
+@dataclass(frozen=True)
+class AbstentionModel:
+    """A fitted logistic model over `features` and its two operating points."""
+
+    names: tuple[str, ...]
+    coefficients: tuple[float, ...]
+    intercept: float
+    means: tuple[float, ...]
+    scales: tuple[float, ...]
+    answer_at: float
+    closest_at: float
+    measured: str
+
+    def probability(self, values: dict[str, float]) -> float:
+        z = self.intercept + sum(c * (values[n] - m) / s for n, c, m, s in
+                                 zip(self.names, self.coefficients, self.means, self.scales, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+
+    def as_entry(self) -> dict:
+        return {"features": list(self.names), "coefficients": list(self.coefficients), "intercept": self.intercept,
+                "means": list(self.means), "scales": list(self.scales), "answer_at": self.answer_at,
+                "closest_at": self.closest_at}
+
+
+def model_for(embedder_name: str) -> AbstentionModel | None:
+    """The model measured for this embedding index, or None (then the single threshold decides)."""
+    try:
+        data = measurements.load(ABSTENTION_FILE)
+    except measurements.MeasuredDataError:
+        return None
+    entry = data["entries"].get(embedder_name)
+    if entry is None:
+        return None
+    try:
+        model = AbstentionModel(tuple(entry["features"]), tuple(float(c) for c in entry["coefficients"]),
+                                float(entry["intercept"]), tuple(float(m) for m in entry["means"]),
+                                tuple(float(s) for s in entry["scales"]), float(entry["answer_at"]),
+                                float(entry["closest_at"]), str(entry["measured"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise measurements.MeasuredDataError(f"{ABSTENTION_FILE}: malformed entry for {embedder_name!r}: {exc}") from exc
+    unknown = set(model.names) - set(FEATURE_NAMES)
+    if unknown or not (len(model.names) == len(model.coefficients) == len(model.means) == len(model.scales)):
+        raise measurements.MeasuredDataError(f"{ABSTENTION_FILE}: entry for {embedder_name!r} does not match "
+                                             f"the features this code computes ({', '.join(FEATURE_NAMES)})")
+    return model
+
+
+@dataclass(frozen=True)
+class Decision:
+    outcome: str
+    probability: float | None  # None: decided by the single threshold (no model for this embedder)
+    signals: dict[str, float]
+
+
+def decide(retrieval: Retrieval, model: AbstentionModel | None, threshold: Threshold) -> Decision:
+    """Answer, closest passages or refusal for one retrieval."""
+    signals = features(retrieval)
+    if not retrieval.hits or retrieval.evidence.permitted_hits == 0:
+        return Decision(REFUSED, None, signals)
+    if model is None:
+        return Decision(REFUSED if should_refuse(retrieval.evidence, threshold) else ANSWER, None, signals)
+    p = model.probability(signals)
+    if p >= model.answer_at:
+        return Decision(ANSWER, p, signals)
+    return Decision(CLOSEST if p >= model.closest_at else REFUSED, p, signals)

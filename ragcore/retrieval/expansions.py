@@ -1,0 +1,103 @@
+"""The term-expansion table: everyday words and the laws' words for them (migration 011).
+
+One table for the whole database, the same for every role: a row adds words to the lexical
+query, never documents or scores of its own, so what it changes for a user depends only on
+the question and the documents that user may read. The admin edits it on its own page
+("Terim eşleştirmeleri"); the defaults were written from the three sample laws' vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import psycopg
+
+from ragcore.core import PREFIX_LENGTH, fold_ascii, turkish_lower, words
+from ragcore.store import Database
+
+MAX_LEGAL_WORDS = 12
+
+
+class ExpansionError(ValueError):
+    """A row that cannot be stored; the message is Turkish, for the admin."""
+
+
+def _tokens(text: str) -> frozenset[str]:
+    return frozenset(word[:PREFIX_LENGTH] for word in words(text))
+
+
+@dataclass(frozen=True)
+class Expansion:
+    id: int
+    everyday: str
+    legal: tuple[str, ...]
+    origin: str = "admin"
+    updated_by: str | None = None
+    folded_tokens: frozenset[str] = field(init=False, compare=False)
+    legal_tokens: tuple[str, ...] = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "folded_tokens", frozenset(fold_ascii(t) for t in _tokens(self.everyday)))
+        legal = [word[:PREFIX_LENGTH] for text in self.legal for word in words(text)]
+        object.__setattr__(self, "legal_tokens", tuple(dict.fromkeys(legal)))
+
+
+_COLUMNS = "id, everyday, legal, origin, updated_by"
+
+
+def load_expansions(conn: psycopg.Connection) -> list[Expansion]:
+    """Every row, in the caller's transaction (the retrieval snapshot reads it consistently)."""
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM public.term_expansions ORDER BY everyday").fetchall()
+    return [Expansion(r[0], r[1], tuple(r[2]), r[3], r[4]) for r in rows]
+
+
+def list_expansions(db: Database) -> list[Expansion]:
+    with db.connection() as conn:
+        return load_expansions(conn)
+
+
+def _clean(everyday: str, legal: list[str] | tuple[str, ...] | str) -> tuple[str, list[str]]:
+    everyday = " ".join(turkish_lower(everyday).split())
+    items = legal.split(",") if isinstance(legal, str) else list(legal)
+    legal_words = list(dict.fromkeys(" ".join(turkish_lower(x).split()) for x in items if x.strip()))
+    if len(everyday) < 2 or not words(everyday):
+        raise ExpansionError("Günlük ifade en az iki harf olmalı (ör. “maaş”).")
+    if len(everyday) > 80:
+        raise ExpansionError("Günlük ifade en fazla 80 karakter olabilir.")
+    if not legal_words:
+        raise ExpansionError("En az bir kanun terimi yazın (ör. “ücret”). Birden çok terimi virgülle ayırın.")
+    if len(legal_words) > MAX_LEGAL_WORDS:
+        raise ExpansionError(f"Bir satırda en fazla {MAX_LEGAL_WORDS} kanun terimi olabilir.")
+    if _tokens(everyday) >= {t for w in legal_words for t in _tokens(w)}:
+        raise ExpansionError("Kanun terimleri günlük ifadeyle aynı; eşleştirme bir şey eklemez.")
+    return everyday, legal_words
+
+
+def save_expansion(db: Database, everyday: str, legal: list[str] | tuple[str, ...] | str, *,
+                   updated_by: str | None, expansion_id: int | None = None) -> Expansion:
+    """Add a row, or change row `expansion_id`; the next question uses it."""
+    everyday, legal_words = _clean(everyday, legal)
+    params = {"id": expansion_id, "everyday": everyday, "legal": legal_words, "by": updated_by}
+    try:
+        with db.connection() as conn:
+            if expansion_id is None:
+                row = conn.execute(
+                    f"""INSERT INTO public.term_expansions (everyday, legal, origin, updated_by)
+                        VALUES (%(everyday)s, %(legal)s, 'admin', %(by)s) RETURNING {_COLUMNS}""", params).fetchone()
+            else:
+                row = conn.execute(
+                    f"""UPDATE public.term_expansions
+                        SET everyday = %(everyday)s, legal = %(legal)s, updated_by = %(by)s, updated_at = now()
+                        WHERE id = %(id)s RETURNING {_COLUMNS}""", params).fetchone()
+    except psycopg.errors.UniqueViolation as exc:
+        raise ExpansionError(f"“{everyday}” için zaten bir eşleştirme var; onu düzenleyin.") from exc
+    if row is None:
+        raise ExpansionError("Bu eşleştirme artık yok (başka bir yönetici silmiş olabilir).")
+    return Expansion(row[0], row[1], tuple(row[2]), row[3], row[4])
+
+
+def delete_expansion(db: Database, expansion_id: int) -> None:
+    with db.connection() as conn:
+        deleted = conn.execute("DELETE FROM public.term_expansions WHERE id = %s", (expansion_id,)).rowcount
+    if not deleted:
+        raise ExpansionError("Bu eşleştirme artık yok (başka bir yönetici silmiş olabilir).")

@@ -1,0 +1,99 @@
+"""The lexical query a question becomes: its content tokens, respelled and expanded.
+
+Employees type as they speak: without Turkish letters ("isten cikarildim"), and in everyday
+words the laws do not use ("maaş" for "ücret", "kovuldum" for "fesih"). Two repairs, both
+inside the retrieval's own snapshot and both role-independent in what they may add:
+
+- respelling: a token the role's lexicon does not hold is replaced by the lexicon term with
+  the same ASCII-folded spelling (`fold_ascii`, migration 011), the most frequent one when
+  several share it. The lexicon is the asking role's, so nothing outside its documents can
+  shape the query;
+- expansion: each row of `term_expansions` whose everyday tokens all occur in the question
+  adds its legal words' tokens to the BM25 query (not to the evidence the refusal gate reads:
+  a match there must come from the question's own words).
+
+The result records what was applied, for the search page and the lab.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+
+from ragcore.core import PREFIX_LENGTH, STOPWORDS, fold_ascii, words
+from ragcore.retrieval.expansions import Expansion, load_expansions
+
+# Turkish question words and particles: they say nothing about the topic, and their prefix-5
+# forms collide with content ("müdür" ~ "müdürlüğü"), so they do not count as evidence.
+QUESTION_WORDS = frozenset(
+    """mi mı mu mü midir mıdır mudur müdür misin mısın mıyım miyim var mı yok ne neden nedir nelerdir
+    nasıl nasıldır niçin niye hangi hangisi hangileri kim kime kimdir kimler kaç kaçtır ne zaman nerede
+    nereye nereden acaba lütfen""".split()
+)
+def query_terms(question: str) -> list[str]:
+    """The lexical query: prefix-5 tokens of the question's words, Turkish stop words removed.
+
+    A deliberate difference from exhaustive BM25 over every token: stop words ("ve", "bir",
+    "bu", …) are in most chunks, weigh little, and made the leg read most of the index
+    (measured on TQuAD in docs/retrieval.md). Removed by word, so "taraf" from "tarafların"
+    stays even though the stop word "tarafından" has the same prefix.
+    """
+    return [word[:PREFIX_LENGTH] for word in words(question) if word not in STOPWORDS]
+
+
+def evidence_terms(question: str) -> list[str]:
+    """Lexical tokens of the question's content words (question words and stop words removed)."""
+    return [word[:PREFIX_LENGTH] for word in words(question) if word not in QUESTION_WORDS and word not in STOPWORDS]
+
+
+@dataclass(frozen=True)
+class LexicalQuery:
+    """What the lexical leg searches for, and the repairs that produced it."""
+
+    terms: list[str]
+    evidence_terms: list[str]
+    respelled: dict[str, str]  # token as typed -> lexicon term used instead
+    expansions: tuple[Expansion, ...]  # rows whose everyday words the question used
+
+    def as_dict(self) -> dict:
+        return {"respelled": dict(self.respelled),
+                "expansions": [{"everyday": e.everyday, "legal": list(e.legal)} for e in self.expansions]}
+
+
+_KNOWN_SQL = "SELECT term FROM lexicon WHERE role = %(role)s AND term = ANY(%(terms)s) AND df > 0"
+_FOLDED_SQL = """
+SELECT DISTINCT ON (fold_ascii(term)) fold_ascii(term), term
+FROM lexicon
+WHERE role = %(role)s AND fold_ascii(term) = ANY(%(folded)s) AND df > 0
+ORDER BY fold_ascii(term), df DESC, term"""
+
+
+def respellings(conn: psycopg.Connection, tokens: list[str], role: str) -> dict[str, str]:
+    """Tokens the role's lexicon lacks, mapped to its term of the same folded spelling."""
+    distinct = sorted(set(tokens))
+    known = {row[0] for row in conn.execute(_KNOWN_SQL, {"role": role, "terms": distinct})}
+    unknown = [t for t in distinct if t not in known]
+    if not unknown:
+        return {}
+    by_fold = dict(conn.execute(_FOLDED_SQL, {"role": role, "folded": sorted({fold_ascii(t) for t in unknown})}))
+    return {t: by_fold[fold_ascii(t)] for t in unknown if by_fold.get(fold_ascii(t), t) != t}
+
+
+def matching_expansions(expansions: list[Expansion], tokens: list[str]) -> tuple[Expansion, ...]:
+    """The rows whose every everyday token occurs among the question's tokens (spelling folded,
+    so "maas" matches "maaş")."""
+    folded = {fold_ascii(t) for t in tokens}
+    return tuple(e for e in expansions if e.folded_tokens and e.folded_tokens <= folded)
+
+
+def lexical_query(conn: psycopg.Connection, question: str, role: str) -> LexicalQuery:
+    """The question's lexical query for this role, inside the caller's retrieval snapshot."""
+    terms = query_terms(question)
+    wanted = evidence_terms(question)
+    respelled = respellings(conn, terms, role)
+    terms = [respelled.get(t, t) for t in terms]
+    wanted = [respelled.get(t, t) for t in wanted]
+    applied = matching_expansions(load_expansions(conn), terms)
+    added = [token for e in applied for token in e.legal_tokens if token not in terms]
+    return LexicalQuery(terms + list(dict.fromkeys(added)), wanted, respelled, applied)
