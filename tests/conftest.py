@@ -59,6 +59,8 @@ _LAB_TABLES = "gold_sets, gold_set_versions, gold_questions, lab_runs, lab_resul
 # Our jobs and the queue library's jobs (ragcore.jobs), so no test's job reaches another's worker. Not
 # procrastinate_workers: a worker alive across tests (the browser test's app) must keep its row.
 _JOB_TABLES = "jobs, procrastinate_jobs, procrastinate_events, procrastinate_periodic_defers"
+# The term-expansion table starts every test as migration 011 seeded it (tests edit it).
+_SEEDED_EXPANSIONS: list[tuple] = []
 
 
 @pytest.fixture(scope="session")
@@ -79,6 +81,9 @@ def pg_url(pg_root: Path) -> str:
 def session_db(pg_url: str) -> Iterator[dbmod.Database]:
     database = dbmod.Database(pg_url)
     dbmod.migrate(database)
+    with database.connection() as conn:
+        _SEEDED_EXPANSIONS[:] = conn.execute(
+            "SELECT everyday, legal, origin FROM public.term_expansions ORDER BY id").fetchall()
     yield database
     database.close()
 
@@ -87,6 +92,10 @@ def _clean(database: dbmod.Database) -> None:
     with database.connection() as conn:
         conn.execute(f"TRUNCATE {_TABLES}, {_JOB_TABLES}, {_LAB_TABLES} RESTART IDENTITY CASCADE")
         conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")
+        conn.execute("TRUNCATE public.term_expansions RESTART IDENTITY")
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO public.term_expansions (everyday, legal, origin) VALUES (%s, %s, %s)",
+                            _SEEDED_EXPANSIONS)
 
 
 @pytest.fixture()

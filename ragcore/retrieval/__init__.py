@@ -3,11 +3,28 @@ every statement), the retrieval modes and their measured defaults, the refusal g
 calibration, and the terms to highlight.
 """
 
-from ragcore.retrieval import bm25, calibration, hybrid, measurements
+from ragcore.retrieval import abstention, bm25, calibration, hybrid, measurements
+from ragcore.retrieval.abstention import (
+    ANSWER,
+    CLOSEST,
+    OUTCOMES,
+    REFUSED,
+    AbstentionModel,
+    Decision,
+    decide,
+    model_for,
+)
 from ragcore.retrieval.calibration import (
     SIGNALS,
     Threshold,
     threshold_for,
+)
+from ragcore.retrieval.expansions import (
+    Expansion,
+    ExpansionError,
+    delete_expansion,
+    list_expansions,
+    save_expansion,
 )
 from ragcore.retrieval.highlighting import (
     COMMON_WORDS,
@@ -24,7 +41,6 @@ from ragcore.retrieval.hybrid import (
     Retrieval,
     RetrievalError,
     lexical_leg,
-    query_terms,
     read_snapshot,
     resolve_mode,
     retrieve,
@@ -37,8 +53,25 @@ from ragcore.retrieval.measurements import (
     threshold_default,
     write_measured,
 )
+from ragcore.retrieval.query import LexicalQuery, lexical_query, query_terms
 
 __all__ = [
+    "ANSWER",
+    "CLOSEST",
+    "OUTCOMES",
+    "REFUSED",
+    "AbstentionModel",
+    "Decision",
+    "Expansion",
+    "ExpansionError",
+    "LexicalQuery",
+    "abstention",
+    "decide",
+    "delete_expansion",
+    "lexical_query",
+    "list_expansions",
+    "model_for",
+    "save_expansion",
     "COMMON_WORDS",
     "DENSE_CTE",
     "Evidence",

@@ -26,7 +26,7 @@ from ragcore.retrieval import measurements
 from ragcore.retrieval.calibration import Threshold, should_refuse
 from ragcore.retrieval.hybrid import Retrieval
 
-ABSTENTION_FILE = "abstention.json"
+ABSTENTION_FILE = measurements.ABSTENTION_FILE
 ANSWER = "answer"
 CLOSEST = "closest"
 REFUSED = "refused"

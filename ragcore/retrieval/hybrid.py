@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import psycopg
 
-from ragcore.core import PREFIX_LENGTH, ROLES, STOPWORDS, Settings, Source, words
+from ragcore.core import ROLES, Settings, Source
 from ragcore.retrieval import bm25, measurements
+from ragcore.retrieval.query import LexicalQuery, lexical_query
 from ragcore.store import Database, role_bit
 
 MODES = ("rrf", "weighted", "dense", "lexical")
@@ -326,31 +327,6 @@ def check_role(role: str) -> str:
     return role
 
 
-# Turkish question words and particles: they say nothing about the topic, and their prefix-5
-# forms collide with content ("müdür" ~ "müdürlüğü"), so they do not count as evidence.
-QUESTION_WORDS = frozenset(
-    """mi mı mu mü midir mıdır mudur müdür misin mısın mıyım miyim var mı yok ne neden nedir nelerdir
-    nasıl nasıldır niçin niye hangi hangisi hangileri kim kime kimdir kimler kaç kaçtır ne zaman nerede
-    nereye nereden acaba lütfen""".split()
-)
-
-
-def query_terms(question: str) -> list[str]:
-    """The lexical query: prefix-5 tokens of the question's words, Turkish stop words removed.
-
-    A deliberate difference from exhaustive BM25 over every token: stop words ("ve", "bir",
-    "bu", …) are in most chunks, weigh little, and made the leg read most of the index
-    (measured on TQuAD in docs/retrieval.md). Removed by word, so "taraf" from "tarafların"
-    stays even though the stop word "tarafından" has the same prefix.
-    """
-    return [word[:PREFIX_LENGTH] for word in words(question) if word not in STOPWORDS]
-
-
-def evidence_terms(question: str) -> list[str]:
-    """Lexical tokens of the question's content words (question words and stop words removed)."""
-    return [word[:PREFIX_LENGTH] for word in words(question) if word not in QUESTION_WORDS and word not in STOPWORDS]
-
-
 def _params(question: str, qvec: np.ndarray | None, role: str, k: int, mode: str, weight: float) -> dict:
     return {
         "qvec": qvec,
@@ -431,10 +407,11 @@ def lexical_leg(conn: psycopg.Connection, terms: list[str], base: dict, *, exhau
 
 def _lexical_params(conn: psycopg.Connection, question: str, base: dict) -> dict:
     """The lexical leg's candidates and the evidence weights, from the role's statistics."""
-    terms = query_terms(question)
+    query = lexical_query(conn, question, base["role"])
+    terms = query.terms
     result, n, df, _ = lexical_leg(conn, terms, base)
     counts = Counter(terms)
-    wanted = sorted(set(evidence_terms(question)))
+    wanted = sorted(set(query.evidence_terms))
     return {
         "lex_ids": result.ids,
         "lex_scores": result.scores,
@@ -442,6 +419,7 @@ def _lexical_params(conn: psycopg.Connection, question: str, base: dict) -> dict
         "evidence_weights": [counts[t] * math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))
                              for t in wanted],
         "lexical": result,
+        "query": query,
     }
 
 
@@ -511,8 +489,10 @@ def retrieve(
     hits = [_row_to_hit(rank, row) for rank, row in enumerate((r for r in rows if r[0] is not None), start=1)]
     elapsed = (time.perf_counter() - started) * 1000
     lexical: LexicalResult = params["lexical"]
+    query: LexicalQuery = params["query"]
     extra = {"lexical_exhaustive": lexical.plan.exhaustive, "lexical_rounds": lexical.rounds,
-             "lexical_reads": dict(Counter(lexical.plan.reads))}
+             "lexical_reads": dict(Counter(lexical.plan.reads)), "evidence_terms": len(params["evidence_terms"]),
+             **query.as_dict()}
     return Retrieval(question, role, mode, hits, _evidence(rows[0] if rows else None), elapsed, extra)
 
 

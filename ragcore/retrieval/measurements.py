@@ -7,7 +7,8 @@ recorded index name (`Embedder.name`), and every entry says how, when and on wha
 measured. Tuning and calibration scripts write their results with `write_measured`, so the
 numbers in force are always the output of a run, never retyped.
 
-Files: `retrieval.json` (mode, weight), `thresholds.json` (signal, value).
+Files: `retrieval.json` (mode, weight), `thresholds.json` (signal, value), `abstention.json` (the
+three-outcome gate's model and operating points, ragcore.retrieval.abstention).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from pathlib import Path
 MEASURED_DIR = Path(__file__).resolve().parents[1] / "measured"
 RETRIEVAL_FILE = "retrieval.json"
 THRESHOLDS_FILE = "thresholds.json"
+ABSTENTION_FILE = "abstention.json"
 DESCRIPTION_KEYS = ("measured", "when", "on")
-_REQUIRED = {RETRIEVAL_FILE: ("mode", "weight"), THRESHOLDS_FILE: ("signal", "value")}
+_REQUIRED = {RETRIEVAL_FILE: ("mode", "weight"), THRESHOLDS_FILE: ("signal", "value"),
+             ABSTENTION_FILE: ("features", "coefficients", "intercept", "means", "scales", "answer_at", "closest_at")}
 
 
 class MeasuredDataError(ValueError):

@@ -1,0 +1,200 @@
+"""Fit the three-outcome gate for the configured embedder: `python scripts/calibrate_abstention.py`.
+
+1. The three sample laws go in as an upload puts them (`eval.lab_corpus`, the roles of
+   eval/gold/paraphrase_laws.corpus.json) in a namespace of the app's database.
+2. Every (question, asking role) case of the everyday development set
+   (eval/gold/everyday_laws.jsonl) is retrieved through the app (`ragcore.retrieval.retrieve`,
+   the mode and k the chat uses); `ragcore.retrieval.abstention.features` reads its signals.
+3. On the TRAIN half only (eval.gold_split, seed 0): a logistic regression (scikit-learn, L2,
+   standardised features) of answerable vs unanswerable; `answer_at` is the lowest cut that
+   answers at most `--max-answered-unanswerable` of the train half's unanswerable cases;
+   `closest_at` the highest cut that refuses at most `--max-refused-answerable` of its answerable
+   cases.
+4. Reported, never tuned on: the dev half and the paraphrase set (eval/gold/paraphrase_laws.jsonl).
+
+Prints a JSON report (written with --out); with `--write` the model becomes the embedder's entry
+in ragcore/measured/abstention.json. The embedding cache makes reruns cheap:
+
+    EMBED_BACKEND=e5 python scripts/calibrate_abstention.py --write --out docs/eval_runs/abstention-e5.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from eval.gold_split import DEV, TRAIN, everyday_split, kind_of
+from eval.gold_stats import ChunkInfo, relevant_chunks
+from eval.goldset import GoldQuestion, parse_jsonl
+from eval.goldstore import SAMPLE_CORPUS, SAMPLE_FILE
+from eval.lab_corpus import drop_index, ingest_corpus, open_index, sample_corpus
+from eval.report import git_commit, machine
+from ragcore import store as dbmod
+from ragcore.core import Settings
+from ragcore.retrieval import (
+    ANSWER,
+    CLOSEST,
+    REFUSED,
+    AbstentionModel,
+    abstention,
+    decide,
+    measurements,
+    resolve_mode,
+    retrieve,
+    threshold_for,
+)
+
+NAMESPACE = "calibrate_abstention"
+MAX_ANSWERED_UNANSWERABLE = 0.03
+MAX_REFUSED_ANSWERABLE = 0.05
+
+
+def _embedder(settings: Settings, cache_db: dbmod.Database):
+    from ragcore.embed import CachedEmbedder, make_embedder
+
+    return CachedEmbedder(make_embedder(settings), cache_db)
+
+
+def _chunks(db: dbmod.Database) -> list[ChunkInfo]:
+    with db.connection() as conn:
+        rows = conn.execute("""SELECT c.id, d.sha256, d.filename, c.page_start, c.page_end, c.article
+                               FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.id""").fetchall()
+    return [ChunkInfo(*row) for row in rows]
+
+
+def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int, mode: str) -> list[dict]:
+    """One record per (question, role): label, kind, features, and whether a right chunk was in top k."""
+    chunks = _chunks(index.db)
+    names = {d.sha256: d.filename for d in documents}
+    out = []
+    for question in questions:
+        for role in question.roles:
+            readable = {d.sha256 for d in documents if d.readable_by(role)}
+            relevant = relevant_chunks(chunks, question.expected, names, readable) if question.answerable else set()
+            retrieval = retrieve(index.db, embedder, question.question, role, k=k, mode=mode)
+            found = any(s.chunk_id in relevant for s in retrieval.sources)
+            out.append({"qid": question.id, "role": role, "answerable": question.answerable, "kind": kind_of(question),
+                        "found": found, "features": abstention.features(retrieval), "retrieval": retrieval})
+    return out
+
+
+def _matrix(cases: list[dict]) -> np.ndarray:
+    return np.array([[c["features"][n] for n in abstention.FEATURE_NAMES] for c in cases], dtype=float)
+
+
+def fit(train: list[dict], max_answered_unanswerable: float, max_refused_answerable: float, measured: str
+        ) -> AbstentionModel:
+    from sklearn.linear_model import LogisticRegression
+
+    x = _matrix(train)
+    y = np.array([c["answerable"] for c in train], dtype=int)
+    means, scales = x.mean(axis=0), x.std(axis=0)
+    scales[scales == 0] = 1.0
+    model = LogisticRegression(C=1.0, max_iter=1000).fit((x - means) / scales, y)
+    probe = AbstentionModel(abstention.FEATURE_NAMES, tuple(float(c) for c in model.coef_[0]),
+                            float(model.intercept_[0]), tuple(map(float, means)), tuple(map(float, scales)),
+                            1.0, 0.0, measured)
+    p = np.array([probe.probability(c["features"]) for c in train])
+    unanswerable, answerable = np.sort(p[y == 0]), np.sort(p[y == 1])
+    # answer_at: above all but the allowed share of unanswerable train cases.
+    allowed = int(np.floor(max_answered_unanswerable * unanswerable.size))
+    answer_at = float(unanswerable[unanswerable.size - allowed - 1]) + 1e-9 if unanswerable.size else 0.5
+    # closest_at: below all but the allowed share of answerable train cases.
+    allowed = int(np.floor(max_refused_answerable * answerable.size))
+    closest_at = float(answerable[allowed]) - 1e-9 if answerable.size else 0.0
+    closest_at = min(closest_at, answer_at)
+    return AbstentionModel(probe.names, probe.coefficients, probe.intercept, probe.means, probe.scales,
+                           answer_at, closest_at, measured)
+
+
+def outcomes(cases: list[dict], model: AbstentionModel | None, threshold) -> dict:
+    """Shares of each outcome by kind, and the headline rates the issue's targets name."""
+    decided = [decide(c["retrieval"], model, threshold).outcome for c in cases]
+    by_kind: dict[str, dict[str, int]] = {}
+    for case, outcome in zip(cases, decided, strict=True):
+        counts = by_kind.setdefault(case["kind"].split(":")[0] if case["answerable"] else case["kind"], {})
+        counts[outcome] = counts.get(outcome, 0) + 1
+    answerable = [o for c, o in zip(cases, decided, strict=True) if c["answerable"]]
+    unanswerable = [o for c, o in zip(cases, decided, strict=True) if not c["answerable"]]
+    offtopic = [o for c, o in zip(cases, decided, strict=True) if c["kind"] == "unanswerable:konu dışı"]
+    found_answered = [c["found"] for c, o in zip(cases, decided, strict=True) if c["answerable"] and o == ANSWER]
+
+    def share(values: list[str], which: str) -> float | None:
+        return round(sum(v == which for v in values) / len(values), 4) if values else None
+
+    return {
+        "cases": len(cases),
+        "answerable_refused": share(answerable, REFUSED), "answerable_closest": share(answerable, CLOSEST),
+        "answerable_answered": share(answerable, ANSWER),
+        "answered_with_right_source_in_top_k": round(sum(found_answered) / len(found_answered), 4)
+        if found_answered else None,
+        "unanswerable_answered": share(unanswerable, ANSWER), "unanswerable_closest": share(unanswerable, CLOSEST),
+        "unanswerable_refused": share(unanswerable, REFUSED),
+        "offtopic_refused": share(offtopic, REFUSED),
+        "by_kind": by_kind,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="record the model in ragcore/measured/abstention.json")
+    parser.add_argument("--out", type=Path, help="write the JSON report here")
+    parser.add_argument("--max-answered-unanswerable", type=float, default=MAX_ANSWERED_UNANSWERABLE)
+    parser.add_argument("--max-refused-answerable", type=float, default=MAX_REFUSED_ANSWERABLE)
+    args = parser.parse_args(argv)
+
+    settings = Settings.from_env()
+    started = time.time()
+    public = dbmod.open_database(settings)
+    embedder = _embedder(settings, public)
+    documents = sample_corpus(settings, SAMPLE_CORPUS)
+    dbmod.drop_namespace(public, NAMESPACE)
+    index = open_index(settings, NAMESPACE, settings.data_dir / "lab" / NAMESPACE,
+                       embedder_spec=embedder.name, chunk_size=settings.chunk_size)
+    try:
+        ingest_corpus(index, embedder, documents)
+        mode = resolve_mode(settings, embedder)
+        k = settings.top_k
+        halves = everyday_split()
+        paraphrase = parse_jsonl(SAMPLE_FILE.read_text(encoding="utf-8"))
+        cases = {name: collect(index, embedder, qs, documents, k=k, mode=mode) for name, qs in
+                 ((TRAIN, halves[TRAIN]), (DEV, halves[DEV]), ("paraphrase", paraphrase))}
+        card = git_commit()
+        commit = card["commit"]
+        measured_on = (f"everyday dev set train half ({len(cases[TRAIN])} cases), {embedder.name}, mode {mode}, "
+                       f"k {k}, commit {commit}")
+        model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
+        threshold = threshold_for(embedder.name, mode, settings)
+        report = {
+            "script": "scripts/calibrate_abstention.py", "command": " ".join(sys.argv),
+            **card, "machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "embedder": embedder.name, "mode": mode, "k": k,
+            "seconds": round(time.time() - started, 1),
+            "model": model.as_entry(),
+            "results": {name: {"three_outcomes": outcomes(cs, model, threshold),
+                               "single_threshold_before": outcomes(cs, None, threshold)} for name, cs in cases.items()},
+        }
+        if args.write:
+            entry = {**model.as_entry(), "measured": measured_on, "when": time.strftime("%Y-%m-%d"),
+                     "on": "eval/gold/everyday_laws.jsonl train half; reported on its dev half and paraphrase_laws"}
+            measurements.write_measured(abstention.ABSTENTION_FILE, embedder.name, entry)
+    finally:
+        drop_index(index, public)
+        public.close()
+    text = json.dumps(report, ensure_ascii=False, indent=2)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
