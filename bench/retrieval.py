@@ -16,14 +16,13 @@ VACUUM ANALYZE (index-only scans need the visibility map). Measured:
   empty database — `ragcore.documents.ingest.store_document` and `ragcore.documents.catalog.delete_document`,
   PDF extraction and embedding excluded (they do not depend on the corpus).
 
-Writes bench/results/retrieval.md (the markdown section), retrieval.json (every number) and
-retrieval_p95.png (p95 against chunks per mode, for the README).
+Writes bench/results/retrieval.md (the markdown section), retrieval.json (its run card with every
+number) and retrieval_p95.png (p95 against chunks per mode, for the README).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import sys
@@ -413,12 +412,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not settings.database_url:
             dbmod.stop_embedded(root / "server")
     sections = [section(n, r, args.queries, r["version"]) for n, r in results.items()]
-    publish("retrieval", "\n\n".join(sections))
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "retrieval.json").write_text(json.dumps(
-        {str(n): {**r, "cells": [{"mode": m, "role": ro, **c} for (m, ro), c in r["cells"].items()]}
-         for n, r in results.items()}, ensure_ascii=False, indent=1), encoding="utf-8")
     chart(results, RESULTS / "retrieval_p95.png")
+    publish("retrieval", "\n\n".join(sections), outputs=["retrieval_p95.png"], numbers={
+        str(n): {**r, "cells": [{"mode": m, "role": ro, **c} for (m, ro), c in r["cells"].items()]}
+        for n, r in results.items()})
     return 0
 
 

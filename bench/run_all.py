@@ -1,7 +1,8 @@
 """`make bench`: run every benchmark of the project and write one markdown report.
 
 Each benchmark is its own module (`python -m bench.<name>`) that prints a markdown section;
-this runner records the machine and date once and concatenates the sections.
+this runner records the machine and date once and concatenates the sections into summary.md, with
+its run card summary.json (each benchmark also writes its own card, bench/results/<name>.json).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import psutil
 
 from bench import RESULTS
+from eval.report import write_card
 
 BENCHMARKS = ("embedders", "ingest", "retrieval", "sweep", "load", "api_load")
 
@@ -46,6 +48,7 @@ def main(names: list[str]) -> int:
             sections += [proc.stdout.strip(), ""]
     report = "\n".join(sections)
     (RESULTS / "summary.md").write_text(report, encoding="utf-8")
+    write_card(RESULTS / "summary.json", {"benchmarks": names, "failed": failed}, outputs=["summary.md"])
     print(report)
     return 1 if failed else 0
 

@@ -7,7 +7,7 @@ workspace reading the embeddings from the embedding cache (chunking, tokenising,
 are redone). The cache is the app's (`public.embedding_cache`) in a throw-away embedded PostgreSQL,
 so "cold" never empties a real cache. Targets on 2 cores (USE): cold ≤ 120 s, warm ≤ 15 s;
 `--backend e5` sweeps with e5 (cold then costs the e5 embedding of every chunk). Writes
-bench/results/sweep.md and prints the same markdown section on stdout (for bench.run_all); missed
+bench/results/sweep.md, its run card sweep.json next to it, and prints the same markdown section on stdout (for bench.run_all); missed
 targets show as "NO" in the table.
 """
 
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from eval.report import git_commit, results_markdown, retrieval_summary
+from eval.report import git_commit, results_markdown, retrieval_summary, write_card
 from eval.sweep import SweepConfig, make_workspace, run_sweep
 from ragcore import store as dbmod
 from ragcore.core import Settings
@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     section = render((cold_s, cold_t), (warm_s, warm_t), summary)
     args.out.write_text(section, encoding="utf-8")
+    write_card(args.out.with_suffix(".json"), {"cold_s": cold_s, "warm_s": warm_s,
+                                               "stages": {"cold": cold_t, "warm": warm_t}}, outputs=[args.out.name])
     print(section)  # bench.run_all concatenates each benchmark's stdout section
     print(f"written: {args.out}", file=sys.stderr)
     return 0

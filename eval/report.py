@@ -2,7 +2,9 @@
 
 A run card makes a number reproducible: which data (sha256 of each file), which corpus counts,
 which configuration, which embedder/generator and package versions, which code commit (and
-whether the tree was dirty), when and on what machine.
+whether the tree was dirty), when, on what machine and by which command line. `provenance()` is
+the part every card shares; `write_card()` writes it with the report of a script that is not a
+lab run (tuning, calibration, the mutation check, the benchmarks).
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import csv
 import json
 import os
 import platform
+import shlex
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
@@ -81,18 +85,36 @@ def describe_model(model: object | None) -> dict | None:
     return out
 
 
+def command_line() -> str:
+    """This process's command line as typed (interpreter, `-m module` or script, arguments)."""
+    return shlex.join(getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv])
+
+
+def provenance(command: str | None = None) -> dict:
+    """What every run card records: when (UTC), which code (commit, dirty), which machine and
+    which command line (default: this process's)."""
+    return {
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "code": git_commit(),
+        "machine": machine(),
+        "command": command if command is not None else command_line(),
+    }
+
+
 def run_card(kind: str, corpus, config: dict, *, embedders: dict | None = None, generator: object | None = None,
              settings=None) -> dict:
+    card = provenance()
     return {
         "kind": kind,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "created": card["created"],
+        "command": card["command"],
         "data": {"tquad_dir": str(getattr(settings, "tquad_dir", "")), "sha256": corpus.file_hashes},
         "corpus_details": corpus.counts(),
         "configuration": config,
         "embedders": {k: describe_model(v) for k, v in (embedders or {}).items()},
         "generator": describe_model(generator),
-        "code": git_commit(),
-        "machine": machine(),
+        "code": card["code"],
+        "machine": card["machine"],
         "packages": package_versions(),
     }
 
@@ -116,6 +138,22 @@ def write_json(path: Path, payload: dict) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=2, default=_default), encoding="utf-8")
     tmp.replace(path)
+
+
+def write_card(path_or_dir: Path, payload: dict, *, command: str | None = None,
+               outputs: Sequence[str] = ()) -> Path:
+    """Write `payload` as a run card: its "run" key gets `provenance(command)` (kept entries of a
+    "run" the payload already has win) and `outputs`, the names of the files written next to the
+    card that it vouches for (a benchmark's markdown, a chart). A folder gets summary.json.
+    Returns the card's path."""
+    path = Path(path_or_dir)
+    if path.is_dir() or not path.suffix:
+        path = path / SUMMARY
+    run = {**provenance(command), **payload.get("run", {})}
+    if outputs:
+        run["outputs"] = list(outputs)
+    write_json(path, {"run": run, **{k: v for k, v in payload.items() if k != "run"}})
+    return path
 
 
 # --------------------------------------------------------------------------- retrieval runs

@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from eval.metrics import auc
+from eval.report import write_card
 from ragcore import store as dbmod
 from ragcore.core import Settings
 from ragcore.documents import ingest_pdf
@@ -281,10 +282,9 @@ def main(argv: list[str] | None = None) -> int:
         path = measurements.write_measured(measurements.THRESHOLDS_FILE, embedder.name, entry,
                                            args.measured_dir or measurements.MEASURED_DIR)
         report["written"] = str(path)
-    text = json.dumps(report, ensure_ascii=False, indent=1)
-    print(text)
+    print(json.dumps(report, ensure_ascii=False, indent=1))
     if args.out:
-        args.out.write_text(text, encoding="utf-8")
+        write_card(args.out, report)  # the report with its run card (commit, dirty, machine, date, command)
     return 0
 
 

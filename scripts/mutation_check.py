@@ -334,12 +334,13 @@ def main(argv: list[str] | None = None) -> int:
     total_leaks = sum(o.leaks or 0 for o in outcomes)
     print(f"\n{len(caught)} of {len(outcomes)} mutations caught; {total_leaks} leaks counted in total; "
           f"unmutated: {baseline.tests} tests pass, {baseline.checks} checks, 0 leaks")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({
+    from eval.report import write_card  # numpy and psutil only once there is a report (REPO is on sys.path)
+
+    write_card(args.json, {  # with its run card: the copies hold this checkout's code, so its commit and dirty flag
         "suites": SUITES, "unmutated": asdict(baseline),
         "mutations": [asdict(o) | {"caught": o.caught} for o in outcomes],
         "caught": len(caught), "total": len(outcomes),
-    }, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    })
     return 0 if len(caught) == len(outcomes) else 1
 
 

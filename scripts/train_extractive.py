@@ -33,7 +33,6 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +41,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from eval.answers import exact_match, token_recall
-from eval.report import git_commit
+from eval.report import provenance
 from eval.retrievers import BM25Index, tokenize_all, top_indices
 from eval.tquad import PARAGRAPH_SEPARATOR, TRAIN_FILE, Corpus, Question, chunk_corpus, load_corpus
 from ragcore.answer import extractive
@@ -352,11 +351,14 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
     for spec in embedders:
         embedder = make_embedder(spec, settings, db)
         models[embedder.name] = train_one(embedder.name, embedder, data)
+    card = provenance()
     payload = {
         "what": "ragcore.answer.extractive sentence model: logistic regression, P(sentence holds the answer)",
         "produced_by": "scripts/train_extractive.py",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "code": git_commit(),
+        "date": card["created"],
+        "code": card["code"],
+        "machine": card["machine"],
+        "command": card["command"],
         "data": {"file": TRAIN_FILE, "sha256": corpus.file_hashes[TRAIN_FILE],
                  "train_questions": len(corpus.train_questions), "fit_questions": len(fit_q),
                  "holdout_questions": len(hold_q), "holdout_share": HOLDOUT_SHARE, "split": "by article",

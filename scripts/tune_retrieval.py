@@ -22,6 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from eval.report import write_card
 from ragcore.core import Settings
 from ragcore.retrieval import measurements
 
@@ -80,10 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         path = measurements.write_measured(measurements.RETRIEVAL_FILE, report["embedder"], report["entry"],
                                            args.measured_dir or measurements.MEASURED_DIR)
         report["written"] = str(path)
-    text = json.dumps(report, ensure_ascii=False, indent=1)
-    print(text)
+    print(json.dumps(report, ensure_ascii=False, indent=1))
     if args.out:
-        args.out.write_text(text, encoding="utf-8")
+        write_card(args.out, report)  # the report with its run card (commit, dirty, machine, date, command)
     return 0
 
 
