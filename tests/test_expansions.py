@@ -6,6 +6,7 @@ import pytest
 
 from ragcore.core import words
 from ragcore.retrieval import ExpansionError, delete_expansion, list_expansions, save_expansion
+from tests.conftest import LAW_4857, LAW_5510, LAW_6331
 
 
 def test_migration_seeds_the_default_list(db):
@@ -16,13 +17,14 @@ def test_migration_seeds_the_default_list(db):
     assert "ücret" in maas.legal
 
 
-def test_default_legal_words_come_from_the_sample_laws(db, settings):
+@pytest.mark.needs_data("laws")
+def test_default_legal_words_come_from_the_sample_laws(db):
     """Every legal word of the defaults occurs in one of the three laws (ragcore.documents reading)."""
     from ragcore.documents import extract_pages
 
     vocabulary: set[str] = set()
-    for path in sorted(settings.documents_dir.glob("*.pdf")):
-        for page in extract_pages(path.read_bytes()):
+    for path in (LAW_6331, LAW_4857, LAW_5510):
+        for page in extract_pages(path.read_bytes()).pages:
             vocabulary.update(words(page.text))
     missing = sorted({w for r in list_expansions(db) for text in r.legal for w in words(text)} - vocabulary)
     assert missing == []

@@ -24,6 +24,9 @@ SAFETY = DocSpec("isg-kanunu", ("isg",), (
 
 @pytest.fixture()
 def corpus(db):
+    """The labour document, and an empty expansion table (tests that want rows add them)."""
+    with db.connection() as conn:
+        conn.execute("DELETE FROM public.term_expansions")
     embedder = make_test_embedder()
     insert_document(db, embedder, LABOUR)
     return db, embedder
@@ -86,8 +89,6 @@ def test_respelling_reads_only_the_role_lexicon(corpus):
 def test_expansion_adds_the_legal_words_and_edits_take_effect(corpus):
     db, embedder = corpus
     question = "maaşımı ne zaman yatırmak zorundalar"
-    with db.connection() as conn:
-        conn.execute("DELETE FROM public.term_expansions")
     before = retrieve(db, embedder, question, "ik", k=3, mode="lexical")
     assert before.extra["expansions"] == []
     row = save_expansion(db, "maaş", ["ücret", "ödenir"], updated_by="admin")
@@ -103,17 +104,21 @@ def test_expansion_adds_the_legal_words_and_edits_take_effect(corpus):
 
 def test_expansion_matches_ascii_typed_everyday_words(corpus):
     db, _ = corpus
-    with db.connection() as conn:
-        conn.execute("DELETE FROM public.term_expansions")
     save_expansion(db, "maaş", ["ücret"], updated_by="admin")
     assert [e.everyday for e in _query(db, "maasim yatmadi", "ik").expansions] == ["maaş"]
+
+
+def test_default_expansions_apply_to_everyday_words(db):
+    """The seeded list (migration 011) turns "kovuldum" into the law's termination words."""
+    query = _query(db, "kovuldum, tazminat alır mıyım", "personel")
+    everyday = {e.everyday for e in query.expansions}
+    assert any(w.startswith("kov") for w in everyday)
+    assert {"fesih", "feshi"} & set(query.terms)
 
 
 def test_expansions_are_the_same_for_every_role(corpus):
     db, embedder = corpus
     insert_document(db, embedder, SAFETY)
-    with db.connection() as conn:
-        conn.execute("DELETE FROM public.term_expansions")
     save_expansion(db, "baret", ["koruyucu", "donanım"], updated_by="admin")
     queries = {role: _query(db, "baret vermiyorlar", role) for role in ("ik", "isg", "personel", "admin")}
     assert {tuple(q.terms) for q in queries.values()} == {("baret", "vermi", "koruy", "donan")}

@@ -44,9 +44,10 @@ PAGES: list[tuple[str, str, str, str, tuple[str, ...] | None]] = [
     ("pages/search.py", "Kaynak arama", ":material/manage_search:", "kaynak-arama", ("admin", "isg")),
     ("pages/users.py", "Kullanıcılar", ":material/group:", "kullanicilar", ("admin",)),
     ("pages/review.py", "İnceleme kuyruğu", ":material/rate_review:", "inceleme", ("admin",)),
+    ("pages/expansions.py", "Terim eşleştirmeleri", ":material/translate:", "terimler", ("admin",)),
     ("pages/eval_lab.py", "Değerlendirme laboratuvarı", ":material/science:", "degerlendirme", ("admin",)),
 ]
-ADMIN_SECTION = {"pages/users.py", "pages/review.py", "pages/eval_lab.py"}
+ADMIN_SECTION = {"pages/users.py", "pages/review.py", "pages/expansions.py", "pages/eval_lab.py"}
 DEFAULT_PAGE = "pages/chat.py"
 
 

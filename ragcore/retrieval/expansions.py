@@ -16,6 +16,11 @@ from ragcore.core import PREFIX_LENGTH, fold_ascii, turkish_lower, words
 from ragcore.store import Database
 
 MAX_LEGAL_WORDS = 12
+# How an everyday word matches a question word: by their first PREFIX_LENGTH letters, as the
+# lexical index matches ("kovulmak" ~ "kovuldum"); a shorter everyday word of at least
+# MIN_STEM_CHARS letters by being the start of the question word ("maaş" in "maaşımı"); a
+# shorter one only itself ("zam" must not fire on "zaman").
+MIN_STEM_CHARS = 4
 
 
 class ExpansionError(ValueError):
@@ -33,13 +38,25 @@ class Expansion:
     legal: tuple[str, ...]
     origin: str = "admin"
     updated_by: str | None = None
-    folded_tokens: frozenset[str] = field(init=False, compare=False)
+    folded_words: tuple[str, ...] = field(init=False, compare=False)
     legal_tokens: tuple[str, ...] = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "folded_tokens", frozenset(fold_ascii(t) for t in _tokens(self.everyday)))
+        object.__setattr__(self, "folded_words", tuple(fold_ascii(w) for w in words(self.everyday)))
         legal = [word[:PREFIX_LENGTH] for text in self.legal for word in words(text)]
         object.__setattr__(self, "legal_tokens", tuple(dict.fromkeys(legal)))
+
+
+    def used_in(self, question_words: list[str]) -> bool:
+        """Whether every everyday word occurs in the question (spelling folded: "maas" ~ "maaş")."""
+        folded = [fold_ascii(w) for w in question_words]
+        return bool(self.folded_words) and all(any(_word_matches(w, q) for q in folded) for w in self.folded_words)
+
+
+def _word_matches(everyday: str, asked: str) -> bool:
+    if len(everyday) >= PREFIX_LENGTH:
+        return asked[:PREFIX_LENGTH] == everyday[:PREFIX_LENGTH]
+    return asked == everyday or (len(everyday) >= MIN_STEM_CHARS and asked.startswith(everyday))
 
 
 _COLUMNS = "id, everyday, legal, origin, updated_by"

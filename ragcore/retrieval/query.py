@@ -8,7 +8,7 @@ inside the retrieval's own snapshot and both role-independent in what they may a
   the same ASCII-folded spelling (`fold_ascii`, migration 011), the most frequent one when
   several share it. The lexicon is the asking role's, so nothing outside its documents can
   shape the query;
-- expansion: each row of `term_expansions` whose everyday tokens all occur in the question
+- expansion: each row of `term_expansions` whose everyday words all occur in the question
   adds its legal words' tokens to the BM25 query (not to the evidence the refusal gate reads:
   a match there must come from the question's own words).
 
@@ -80,11 +80,10 @@ def respellings(conn: psycopg.Connection, tokens: list[str], role: str) -> dict[
     return {t: by_fold[fold_ascii(t)] for t in unknown if by_fold.get(fold_ascii(t), t) != t}
 
 
-def matching_expansions(expansions: list[Expansion], tokens: list[str]) -> tuple[Expansion, ...]:
-    """The rows whose every everyday token occurs among the question's tokens (spelling folded,
-    so "maas" matches "maaş")."""
-    folded = {fold_ascii(t) for t in tokens}
-    return tuple(e for e in expansions if e.folded_tokens and e.folded_tokens <= folded)
+def matching_expansions(expansions: list[Expansion], question: str) -> tuple[Expansion, ...]:
+    """The rows whose everyday words all occur in the question (Expansion.used_in)."""
+    question_words = words(question)
+    return tuple(e for e in expansions if e.used_in(question_words))
 
 
 def lexical_query(conn: psycopg.Connection, question: str, role: str) -> LexicalQuery:
@@ -94,6 +93,6 @@ def lexical_query(conn: psycopg.Connection, question: str, role: str) -> Lexical
     respelled = respellings(conn, terms, role)
     terms = [respelled.get(t, t) for t in terms]
     wanted = [respelled.get(t, t) for t in wanted]
-    applied = matching_expansions(load_expansions(conn), terms)
+    applied = matching_expansions(load_expansions(conn), question)
     added = [token for e in applied for token in e.legal_tokens if token not in terms]
     return LexicalQuery(terms + list(dict.fromkeys(added)), wanted, respelled, applied)
