@@ -22,7 +22,7 @@ import streamlit as st
 
 from ragcore.answer import EXTRACTIVE_NOTICE
 from ragcore.core import STATUS_ERROR, STATUS_NEEDS_REVIEW, Answer, Source, User
-from ui.context import AppContext, Services, badge_for_label
+from ui.context import AppContext, Services, badge_for_label, get_services
 from ui.markdown import escape_answer, escape_markdown
 from ui.sources import render_source
 
@@ -277,8 +277,6 @@ def render_chat(ctx: AppContext, user: User) -> None:
 
 
 def get_services_safely() -> Services:
-    from ui.context import get_services
-
     with st.spinner("Modeller hazırlanıyor…"):
         return get_services()
 
