@@ -36,6 +36,10 @@ from ragcore.store import Database, ensure_embedding_space, open_database, open_
 
 log = logging.getLogger("dayanak.app")
 
+# What a user reads (after "Ayrıntı:") about a model that failed with an exception not of ours.
+MODEL_FAILED = ("beklenmeyen bir hata oluştu (ayrıntısı sunucu günlüğünde). Biraz sonra yeniden deneyin; sorun "
+                "sürerse yöneticinize başvurun.")
+
 
 @dataclass
 class AppContext:
@@ -165,15 +169,23 @@ def get_services() -> Services:
     """Embedder, generator and answer service, each cached once it worked.
 
     Failures are not cached (an exception leaves `st.cache_resource` empty), so when Ollama
-    comes back the next rerun picks it up; meanwhile `errors` carries a message per part.
+    comes back the next rerun picks it up; meanwhile `errors` carries a Turkish message per part
+    (the backend's own when it is one of ours, else MODEL_FAILED; the log gets the exception).
     """
+    from ragcore.answer import GeneratorError
+    from ragcore.embed import EmbeddingError
+
     ctx = _app_context()
     services = Services()
     try:
         services.embedder = _embedder()
-    except Exception as exc:
+    except EmbeddingError as exc:  # its message is Turkish and says what to do
         log.warning("embedder unavailable: %s", exc)
         services.errors["embedder"] = str(exc)
+        return services
+    except Exception:
+        log.warning("embedder unavailable", exc_info=True)
+        services.errors["embedder"] = MODEL_FAILED
         return services
     try:
         services.generator = _generator()
@@ -181,9 +193,12 @@ def get_services() -> Services:
 
         services.answers = AnswerService(ctx.db, ctx.settings, services.embedder, services.generator,
                                          read_db=ctx.read_db)
-    except Exception as exc:
+    except (EmbeddingError, GeneratorError) as exc:  # their messages are Turkish and say what to do
         log.warning("generator unavailable: %s", exc)
         services.errors["generator"] = str(exc)
+    except Exception:
+        log.warning("generator unavailable", exc_info=True)
+        services.errors["generator"] = MODEL_FAILED
     return services
 
 
