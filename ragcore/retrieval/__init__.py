@@ -17,7 +17,6 @@ from ragcore.retrieval.highlighting import (
 )
 from ragcore.retrieval.hybrid import (
     DENSE_CTE,
-    MODES,
     RETRIEVAL_SQL,
     RRF_K,
     Evidence,
@@ -37,6 +36,7 @@ from ragcore.retrieval.measurements import (
     threshold_default,
     write_measured,
 )
+from ragcore.retrieval.modes import MODES
 
 __all__ = [
     "COMMON_WORDS",

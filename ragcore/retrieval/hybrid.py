@@ -35,9 +35,9 @@ import psycopg
 
 from ragcore.core import PREFIX_LENGTH, ROLES, STOPWORDS, Settings, Source, words
 from ragcore.retrieval import bm25, measurements
+from ragcore.retrieval.modes import MODES
 from ragcore.store import Database, role_bit
 
-MODES = ("rrf", "weighted", "dense", "lexical")
 RRF_K = 60
 BM25_K1 = bm25.K1
 BM25_B = bm25.B
