@@ -4,7 +4,7 @@ Every run: remember the page the session was opened at (on its first run only), 
 reuse) the cached context, build the authenticator from the users table, resolve the
 signed-in user with the role from the database, write/delete the remember-me cookie once if
 needed, and build the navigation for that role. A database that does not
-answer ends the run with a Turkish message (`ui.context.database_guard`).
+answer ends the run with a Turkish message (`ui.shell.database_guard`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import auth, navigation
-from ui.context import database_guard, get_context
 from ui.login import render_login_page
+from ui.shell import database_guard, get_context
 
 st.set_page_config(page_title="Dayanak", page_icon=":material/menu_book:", layout="centered")
 

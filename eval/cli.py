@@ -14,37 +14,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tqdm import tqdm
-
+from eval.progress import TqdmProgress
 from ragcore.core import Settings, SettingsError
 from ragcore.embed import EmbeddingError
 from ragcore.store import DatabaseError
-
-
-class TqdmProgress:
-    """A progress callback (stage, done, total) drawing one tqdm bar per stage on stderr."""
-
-    def __init__(self, disable: bool = False):
-        self.stage: str | None = None
-        self.bar: tqdm | None = None
-        self.disable = disable
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if stage != self.stage:
-            self.close()
-            self.stage = stage
-            self.bar = tqdm(total=total, desc=stage, file=sys.stderr, leave=False, disable=self.disable,
-                            dynamic_ncols=True)
-        if self.bar is not None:
-            if total != self.bar.total:
-                self.bar.total = total
-            self.bar.n = done
-            self.bar.refresh()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
 
 
 def _csv_list(text: str) -> list[str]:

@@ -189,8 +189,8 @@ def cmd_resume(args: argparse.Namespace, settings: Settings) -> int:
 
 def _foreground(db, settings: Settings, run_id: int, quiet: bool) -> int:
     from eval import gold_report, lab_runs
-    from eval.cli import TqdmProgress
     from eval.gold_run import run_gold
+    from eval.progress import TqdmProgress
 
     progress = TqdmProgress(disable=quiet)
     try:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from eval import gold_charts, metrics
+from eval.gold_cases import case_key, cases_of
 from eval.gold_stats import (
     AbstentionCase,
     Cost,
@@ -123,8 +124,6 @@ def fingerprint(version: Mapping[str, Any], documents: Sequence[Mapping[str, Any
 
 
 def build_summary(*, run, spec, version, gold, documents, configs, results, warnings, embedders, settings) -> dict:
-    from eval.gold_run import case_key, cases_of
-
     cases = cases_of(gold)
     n_answerable = sum(q.answerable for q, _ in cases)
     indices = metrics.bootstrap_indices(n_answerable) if n_answerable else None
@@ -163,8 +162,6 @@ def build_summary(*, run, spec, version, gold, documents, configs, results, warn
 
 
 def _case_rows(configs, gold, results) -> list[dict]:
-    from eval.gold_run import case_key, cases_of
-
     rows = []
     for c in configs:
         for q, role in cases_of(gold):
@@ -197,8 +194,6 @@ def write_run(folder: Path, **parts: Any) -> dict:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["configuration"])
         writer.writeheader()
         writer.writerows(rows)
-    from eval.gold_run import case_key, cases_of
-
     with (folder / CASES).open("w", encoding="utf-8") as fh:
         for c in configs:
             for q, role in cases_of(gold):

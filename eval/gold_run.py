@@ -30,6 +30,7 @@ from typing import Any
 
 from eval import lab_runs
 from eval.answers import exact_match, is_refused
+from eval.gold_cases import case_key, cases_of
 from eval.gold_stats import ChunkInfo, case_scores, relevant_chunks
 from eval.goldset import GoldQuestion
 from eval.goldstore import SAMPLE_CORPUS, questions
@@ -303,15 +304,6 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
     if question.answerable:
         payload["scores"] = case_scores(payload["ranking"], relevant)
     return payload
-
-
-def cases_of(gold: Sequence[GoldQuestion]) -> list[tuple[GoldQuestion, str]]:
-    """(question, asking role) in gold order: the unit every metric averages over."""
-    return [(q, role) for q in gold for role in q.roles]
-
-
-def case_key(question: GoldQuestion, role: str) -> str:
-    return f"{question.id}|{role}"
 
 
 # --------------------------------------------------------------------------- the run

@@ -22,8 +22,3 @@ def relevant_chunks(chunks: ChunkSet, question: Question) -> list[int]:
 
 def relevance(chunks: ChunkSet, questions: Sequence[Question]) -> list[list[int]]:
     return [relevant_chunks(chunks, q) for q in questions]
-
-
-def unanswerable_mask(chunks: ChunkSet, question: Question) -> list[int]:
-    """Chunk indices to remove for the "unanswerable" variant: every chunk of the own article."""
-    return list(chunks.by_article[question.article])

@@ -14,7 +14,6 @@ protocol of the answer evaluation removes the question's own article).
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -424,10 +423,6 @@ def known_retrievers() -> list[str]:
 
 def describe(retrievers: Sequence[Retriever]) -> list[dict]:
     return [r.config() for r in retrievers]
-
-
-def dump_tuning(ws: Workspace) -> str:
-    return json.dumps(ws.tuned, ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------- production path

@@ -47,7 +47,7 @@ def subset(corpus, n_articles: int):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from eval.cli import TqdmProgress
+    from eval.progress import TqdmProgress
     from eval.sweep import make_workspace, tune_fusion
     from eval.tquad import cached_corpus
 

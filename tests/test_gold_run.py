@@ -313,6 +313,7 @@ def test_stale_namespaces_are_swept_and_active_ones_kept(db, settings, company, 
     finished, fresh, abandoned, queued_job = run("succeeded"), run("running"), run("running"), run("failed")
     with db.connection() as conn:
         conn.execute("UPDATE public.lab_runs SET updated_at = now() - interval '2 hours' WHERE id = %s", (abandoned,))
+    jobs.load_job_modules(settings)  # the lab registers its kinds (JOB_MODULES), as a worker loads them
     job = jobs.submit(db, "lab_gold_run", {"run_id": queued_job}, label="bekleyen")
     lab_runs.attach_job(db, queued_job, job.id)  # its job is still queued: the run is active
     names = {rid: lab_runs.namespace_name(rid, 1, 0) for rid in (finished, fresh, abandoned, queued_job)}

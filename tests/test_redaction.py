@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from ragcore import store as dbmod
 from ragcore.store import Database, DatabaseError
 from tests.app_support import REPO, reset_app, set_app_env
-from ui import context
+from ui import shell
 
 MARK = "GIZLI"
 
@@ -94,7 +94,7 @@ def test_anonymous_visitors_get_a_generic_turkish_message(name: str, unreachable
     at.run()
     assert not at.exception, at.exception
     errors = [e.value for e in at.error]
-    assert errors == [context.DATABASE_UNREACHABLE]
+    assert errors == [shell.DATABASE_UNREACHABLE]
     everything = "\n".join(str(node.proto) for node in at.get("alert")) + "\n".join(str(m.value) for m in at.markdown)
     assert MARK not in everything and "Ayrıntı" not in everything and "password" not in everything
     assert "database unavailable: Database unreachable (" in caplog.text  # the details went to the log

@@ -15,6 +15,7 @@ them and may repeat any; a Turkish notice says why.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -22,15 +23,19 @@ import streamlit as st
 
 from ragcore.answer import EXTRACTIVE_NOTICE
 from ragcore.core import STATUS_ERROR, STATUS_NEEDS_REVIEW, Answer, Source, User
-from ui.context import AppContext, Services, badge_for_label
+from ui.context import AppContext, Services, badge_for_label, get_services
 from ui.markdown import escape_answer, escape_markdown
 from ui.sources import render_source
+
+log = logging.getLogger("dayanak.app")
 
 HISTORY = "chat_history"
 PENDING = "chat_pending"
 NO_MODEL_BADGE = "Model çağrılmadı: kaynaklarda yeterli dayanak bulunamadı"
 NO_MODEL_HELP = ("Arama, erişebildiğiniz dokümanlarda bu soruya yetecek kadar ilgili bir bölüm bulamadı; bu yüzden "
                  "ne bir dil modeli ne de alıntı modu çalıştırıldı.")
+ANSWER_FAILED = ("Cevap oluşturulurken beklenmeyen bir hata oluştu. Sorunuzu biraz sonra yeniden gönderin; sorun "
+                 "sürerse yöneticinize başvurun.")
 REVOKED_NOTICE = ("Bu cevabın dayandığı kaynaklardan en az birine artık erişiminiz yok (doküman silindi ya da "
                   "erişim rolleri değişti); cevap ve kaynakları gizlendi.")
 
@@ -200,7 +205,8 @@ def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
     prompt = st.session_state.get(PENDING)
     if prompt is None:
         return
-    from ragcore.answer import QuestionError
+    from ragcore.answer import GeneratorError, QuestionError
+    from ragcore.embed import EmbeddingError
 
     with st.chat_message("user"):
         st.markdown(escape_markdown(prompt.strip() or " "))
@@ -223,8 +229,12 @@ def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
                 render_footer(ctx, user, turn, turn_key(turn, len(history())))
             except QuestionError as exc:
                 turn.error = str(exc)
-            except Exception as exc:  # the UI must say what went wrong, in Turkish
+            except (EmbeddingError, GeneratorError) as exc:  # their messages are Turkish and say what to do
+                log.warning("answering a question of %s failed: %s", user.username, exc)
                 turn.error = f"Cevap oluşturulurken bir hata oluştu: {exc}"
+            except Exception:  # the UI must say what went wrong, in Turkish; the details go to the log
+                log.exception("answering a question of %s failed", user.username)
+                turn.error = ANSWER_FAILED
         if turn.error:
             st.error(escape_markdown(turn.error))
     history().append(turn)
@@ -277,8 +287,6 @@ def render_chat(ctx: AppContext, user: User) -> None:
 
 
 def get_services_safely() -> Services:
-    from ui.context import get_services
-
     with st.spinner("Modeller hazırlanıyor…"):
         return get_services()
 

@@ -13,38 +13,32 @@ the entry is released or the interpreter exits.
 
 Tests run many `AppTest`s in one process: call `reset()` between them so the next run reads
 its own environment (it stops the worker and closes the cached pool through `on_release`).
+
+This module holds only records and cached resources and imports no other `ui` module, so every
+page module can import it; what renders or navigates when the context cannot be built or the
+database goes down (the error page, the page guard) is `ui.shell`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import psycopg
 import streamlit as st
 
 from ragcore.access import announce_initial_admin, ensure_initial_admin
 from ragcore.answer import QuestionSpool, spool_path
-from ragcore.core import Settings, SettingsError, secure_data_dir
+from ragcore.core import Settings, secure_data_dir
 from ragcore.documents import remove_orphan_files
 from ragcore.jobs import remove_orphan_staged_files
-from ragcore.store import (
-    Database,
-    DatabaseError,
-    DatabaseUnavailable,
-    ensure_embedding_space,
-    open_database,
-    open_read_database,
-)
+from ragcore.store import Database, ensure_embedding_space, open_database, open_read_database
 
 log = logging.getLogger("dayanak.app")
 
-DATABASE_UNREACHABLE = ("Dayanak şu anda veritabanına ulaşamıyor. Lütfen biraz sonra yeniden deneyin; "
-                        "sorun sürerse yöneticinize başvurun.")
-SETTINGS_UNUSABLE = "Dayanak'ın ayarları geçersiz; uygulama başlatılamadı. Yöneticinize başvurun."
+# What a user reads (after "Ayrıntı:") about a model that failed with an exception not of ours.
+MODEL_FAILED = ("beklenmeyen bir hata oluştu (ayrıntısı sunucu günlüğünde). Biraz sonra yeniden deneyin; sorun "
+                "sürerse yöneticinize başvurun.")
 
 
 @dataclass
@@ -122,52 +116,16 @@ def _job_worker() -> Any:
     return worker
 
 
-def get_context() -> AppContext:
-    """The shared context, or a generic Turkish error page (and stop) when it cannot be built.
+def open_context() -> AppContext:
+    """The shared context, with the in-process job worker started once (see the module docstring).
 
-    Exceptions are not cached by `st.cache_resource`, so the next rerun tries again.
-    Also starts the in-process job worker once (see the module docstring).
+    Raises what building it raised (SettingsError, DatabaseError, psycopg.Error); exceptions are
+    not cached by `st.cache_resource`, so the next rerun tries again. `ui.shell.get_context`
+    turns them into a Turkish error page.
     """
-    from ui.navigation import error_navigation  # late: ui.navigation imports this module
-
-    try:
-        ctx = _app_context()
-        _job_worker()
-        return ctx
-    except SettingsError as exc:
-        log.error("invalid settings: %s", exc)
-        st.error(SETTINGS_UNUSABLE)
-    except (DatabaseError, psycopg.Error) as exc:
-        # The visitor may be anyone (this is the login page too): no details on the page; the
-        # log gets them, the password already removed by ragcore.db.
-        log.error("database unavailable: %s", exc)
-        st.error(DATABASE_UNREACHABLE)
-    error_navigation()
-    st.stop()
-    raise AssertionError("unreachable")  # st.stop() raises
-
-
-DATABASE_DOWN_PAGE = ("Veritabanına şu anda ulaşılamıyor. Birkaç saniye sonra sayfayı yenileyin; sorun sürerse "
-                      "yöneticinize başvurun.")
-
-
-@contextmanager
-def database_guard(ctx: AppContext) -> Iterator[None]:
-    """A page run that finds the database down ends with a Turkish message, not a traceback.
-
-    The database itself waits only a few seconds and restarts a dead embedded server first;
-    this is what is left when that did not help (an external database that is down). A chat
-    question submitted in this run goes to the spool, so the questions log still gets it.
-    """
-    from ui.chat import keep_unsent_question
-
-    try:
-        yield
-    except DatabaseUnavailable as exc:
-        log.warning("page stopped, database unavailable: %s", exc)
-        kept = keep_unsent_question(ctx, exc)
-        st.error(DATABASE_DOWN_PAGE + (" Sorunuz kaydedildi." if kept else ""), icon=":material/cloud_off:")
-        st.stop()
+    ctx = _app_context()
+    _job_worker()
+    return ctx
 
 
 @st.cache_resource(show_spinner="Gömme modeli yükleniyor…")
@@ -201,11 +159,6 @@ def _generator() -> Any:
     return generation.make_generator(ctx.settings, _embedder(), ollama.probe(ctx.settings.ollama_base_url))
 
 
-def get_model_embedder() -> Any:
-    """The model embedder without the cache wrapper, for code that brings its own (the lab's workspace)."""
-    return _model_embedder()
-
-
 def get_embedder() -> Any:
     """The process's embedder (through the embedding cache); raises with the backend's message
     when it cannot be made."""
@@ -216,15 +169,23 @@ def get_services() -> Services:
     """Embedder, generator and answer service, each cached once it worked.
 
     Failures are not cached (an exception leaves `st.cache_resource` empty), so when Ollama
-    comes back the next rerun picks it up; meanwhile `errors` carries a message per part.
+    comes back the next rerun picks it up; meanwhile `errors` carries a Turkish message per part
+    (the backend's own when it is one of ours, else MODEL_FAILED; the log gets the exception).
     """
+    from ragcore.answer import GeneratorError
+    from ragcore.embed import EmbeddingError
+
     ctx = _app_context()
     services = Services()
     try:
         services.embedder = _embedder()
-    except Exception as exc:
+    except EmbeddingError as exc:  # its message is Turkish and says what to do
         log.warning("embedder unavailable: %s", exc)
         services.errors["embedder"] = str(exc)
+        return services
+    except Exception:
+        log.warning("embedder unavailable", exc_info=True)
+        services.errors["embedder"] = MODEL_FAILED
         return services
     try:
         services.generator = _generator()
@@ -232,9 +193,12 @@ def get_services() -> Services:
 
         services.answers = AnswerService(ctx.db, ctx.settings, services.embedder, services.generator,
                                          read_db=ctx.read_db)
-    except Exception as exc:
+    except (EmbeddingError, GeneratorError) as exc:  # their messages are Turkish and say what to do
         log.warning("generator unavailable: %s", exc)
         services.errors["generator"] = str(exc)
+    except Exception:
+        log.warning("generator unavailable", exc_info=True)
+        services.errors["generator"] = MODEL_FAILED
     return services
 
 

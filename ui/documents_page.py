@@ -84,7 +84,7 @@ def _edit_title(ctx: AppContext, doc: Document) -> None:
 
 
 def _edit_roles(ctx: AppContext, doc: Document) -> None:
-    from ragcore.documents import set_document_roles
+    from ragcore.documents import IngestError, set_document_roles
 
     with st.popover("Erişim rolleri", icon=":material/lock_person:"):
         roles = role_picker(f"doc_roles_{doc.id}", default=doc.allowed_roles)
@@ -94,7 +94,7 @@ def _edit_roles(ctx: AppContext, doc: Document) -> None:
                 return
             try:
                 set_document_roles(ctx.db, doc.id, roles)
-            except ValueError as exc:
+            except IngestError as exc:  # a Turkish message (no role, an unknown role)
                 st.error(escape_markdown(str(exc)))
                 return
             except LookupError:

@@ -7,6 +7,7 @@ phrasings while calibrating REFUSAL_THRESHOLD.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import pandas as pd
@@ -19,6 +20,10 @@ from ui.context import AppContext, get_embedder
 from ui.markdown import escape_markdown
 from ui.sources import render_source
 
+log = logging.getLogger("dayanak.app")
+
+SEARCH_MODEL_FAILED = ("Arama modeli kullanılamıyor: beklenmeyen bir hata oluştu. Biraz sonra yeniden deneyin; sorun "
+                       "sürerse yöneticinize başvurun.")
 SEARCH_MODES = ("auto", "rrf", "weighted", "dense", "lexical")
 COLUMNS = {
     "#": st.column_config.NumberColumn("#", help="Sıra", width="small"),
@@ -74,6 +79,7 @@ def render_search_page(ctx: AppContext, user: User) -> None:
 
 def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, role: str) -> SearchView | None:
     """Retrieve as `role` sees it; a Turkish error on the page (and None) when that fails."""
+    from ragcore.embed import EmbeddingError
     from ragcore.retrieval import (
         RetrievalError,
         calibration,
@@ -85,8 +91,13 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
 
     try:
         embedder = get_embedder()
-    except Exception as exc:
+    except EmbeddingError as exc:  # its message is Turkish and says what to do
+        log.warning("search model unavailable: %s", exc)
         st.error(escape_markdown(f"Arama modeli kullanılamıyor: {exc}"))
+        return None
+    except Exception:
+        log.exception("search model unavailable")
+        st.error(SEARCH_MODEL_FAILED)
         return None
     if role != user.role and user.role != "admin":
         role = user.role

@@ -8,6 +8,7 @@ the Dokümanlar page (ui/jobs.py) shows the job's progress and its Turkish error
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,6 +16,11 @@ import streamlit as st
 
 from ragcore.core import ROLE_LABELS, ROLES, User
 from ui.context import AppContext
+
+log = logging.getLogger("dayanak.app")
+
+QUEUE_FAILED = ("Doküman sıraya alınamadı: beklenmeyen bir hata oluştu. Biraz sonra yeniden deneyin; sorun "
+                "sürerse yöneticinize başvurun.")
 
 
 @dataclass(frozen=True)
@@ -50,8 +56,9 @@ def upload_document(
                                  resolves_question_id=resolves_question_id)
     except jobs.JobError as exc:
         return UploadOutcome(False, str(exc))
-    except Exception as exc:  # unexpected (database down): still a Turkish sentence, with the cause
-        return UploadOutcome(False, f"Doküman sıraya alınamadı: {exc}")
+    except Exception:  # unexpected (database down): still a Turkish sentence; the cause goes to the log
+        log.exception("queueing the upload %r failed", filename)
+        return UploadOutcome(False, QUEUE_FAILED)
     return UploadOutcome(True, f"“{job.label}” sıraya alındı (iş #{job.id}); ilerlemesi aşağıdaki işler "
                                "listesinde görünür.", job_id=job.id)
 

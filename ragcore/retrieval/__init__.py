@@ -34,7 +34,6 @@ from ragcore.retrieval.highlighting import (
 )
 from ragcore.retrieval.hybrid import (
     DENSE_CTE,
-    MODES,
     RETRIEVAL_SQL,
     RRF_K,
     Evidence,
@@ -53,6 +52,7 @@ from ragcore.retrieval.measurements import (
     threshold_default,
     write_measured,
 )
+from ragcore.retrieval.modes import MODES
 from ragcore.retrieval.query import LexicalQuery, lexical_query, query_terms
 
 __all__ = [

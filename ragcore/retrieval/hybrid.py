@@ -35,10 +35,10 @@ import psycopg
 
 from ragcore.core import ROLES, Settings, Source
 from ragcore.retrieval import bm25, measurements
+from ragcore.retrieval.modes import MODES
 from ragcore.retrieval.query import LexicalQuery, lexical_query
 from ragcore.store import Database, role_bit
 
-MODES = ("rrf", "weighted", "dense", "lexical")
 RRF_K = 60
 BM25_K1 = bm25.K1
 BM25_B = bm25.B

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ragcore.retrieval.modes import MODES
+
 MEASURED_DIR = Path(__file__).resolve().parents[1] / "measured"
 RETRIEVAL_FILE = "retrieval.json"
 THRESHOLDS_FILE = "thresholds.json"
@@ -110,8 +112,6 @@ def write_measured(file: str, name: str, entry: dict, folder: Path = MEASURED_DI
     if missing:
         raise MeasuredDataError(f"{file} entry for {name!r} lacks {', '.join(missing)}")
     if file == RETRIEVAL_FILE:
-        from ragcore.retrieval.hybrid import MODES
-
         if entry["mode"] not in MODES:
             raise MeasuredDataError(f"{file}: mode {entry['mode']!r} is not one of {', '.join(MODES)}")
     path = Path(folder) / file
