@@ -10,7 +10,7 @@ import pytest
 
 from ragcore import store as dbmod
 from ragcore.core import Settings
-from ragcore.store import database as store_database
+from ragcore.store import server as store_server
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -171,7 +171,7 @@ def test_unreachable_database_is_a_clear_error(tmp_path):
 
 def test_pool_reconnects_after_a_server_restart(server_root):
     url = dbmod.embedded_url(server_root / "restart")
-    server = next(s for p, s in store_database._embedded_servers.items() if p == (server_root / "restart" / "pg" / "data").resolve())
+    server = next(s for p, s in store_server._embedded_servers.items() if p == (server_root / "restart" / "pg" / "data").resolve())
     database = dbmod.Database(url, max_size=2)
     try:
         dbmod.migrate(database)

@@ -273,7 +273,7 @@ def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
     """A database built before migration 003 (old schema, data written the old way) gets role
     bits, denormalised postings and exact per-role statistics, and its embedding space gets the
     per-role HNSW indexes on the next start."""
-    from ragcore.store import database as dbmod
+    from ragcore import store as dbmod
 
     namespace = "test_upgrade_003"
     database = dbmod.Database(pg_url, namespace)
