@@ -133,10 +133,10 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
 def _submit_tquad(settings: Settings, kind: str, configuration: dict) -> int:
     """Queue a TQuAD run as a background job (eval.jobs) and print its ids."""
     from eval.jobs import submit_tquad
+    from eval.schema import open_lab_database
     from ragcore import jobs
-    from ragcore.store import open_database
 
-    with open_database(settings) as db:
+    with open_lab_database(settings) as db:
         run, job = submit_tquad(db, settings, kind, configuration, created_by=None)
         if not jobs.live_workers(db, settings):
             print("warning: no live worker; the job waits until `python -m ragcore worker` (or the app) runs",

@@ -77,9 +77,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _db(settings: Settings):
-    from ragcore.store import open_database
+    from eval.schema import open_lab_database
 
-    return open_database(settings)
+    return open_lab_database(settings)
 
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:

@@ -1,4 +1,4 @@
-"""Gold sets in the database (migration 007): import, versions and their history, export, and
+"""Gold sets in the database (eval/migrations/001): import, versions and their history, export, and
 questions added from the review queue.
 
 Every change makes a new version in one transaction: the set row is locked, the new content is

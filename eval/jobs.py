@@ -16,6 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from eval.schema import migrate_lab
 from ragcore.core import Settings
 from ragcore.jobs import Job, JobCancelled, JobFailed, JobKind, JobRun, Stage, register_kind, submit
 from ragcore.store import Database
@@ -55,6 +56,7 @@ def _guarded(run: JobRun, work) -> dict[str, Any]:
     """Run the work, keeping the lab run row's status in step with the job's outcome."""
     from eval import lab_runs
 
+    migrate_lab(run.db)
     run_id = _run_id(run.job)
     try:
         result = work()
@@ -80,6 +82,7 @@ def submit_gold_run(db: Database, settings: Settings, spec, *, created_by: str |
     from eval.gold_run import create_gold_run
     from eval.report import new_run_dir, runs_root
 
+    migrate_lab(db)
     run = create_gold_run(db, settings, spec, created_by=created_by, folder=Path(""))
     folder = new_run_dir(runs_root(settings), f"gold-{run.id}")
     lab_runs.set_folder(db, run.id, str(folder))
@@ -152,6 +155,7 @@ def submit_tquad(db: Database, settings: Settings, kind: str, configuration: dic
     from eval import lab_runs
     from eval.report import new_run_dir, runs_root
 
+    migrate_lab(db)
     job_kind, folder_kind = {"tquad": (TQUAD, "retrieval"), "answers": (ANSWERS, "answers")}[kind]
     label = _tquad_label(kind, configuration)
     run = lab_runs.create_run(db, kind, label=label, configuration=configuration, folder="", created_by=created_by)

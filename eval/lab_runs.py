@@ -1,4 +1,4 @@
-"""Lab runs in the database (migration 007): the run rows, their per-question result cache, and
+"""Lab runs in the database (eval/migrations/001): the run rows, their per-question result cache, and
 the namespaces a run builds — named per run and attempt, dropped by the run, swept when stale.
 
 Every piece of state a run has lives here or in its run folder, keyed by the run's id: nothing

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from eval.schema import migrate_lab
 from ragcore import store as dbmod
 from ragcore.core import Settings
 
@@ -54,7 +55,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # public.embedding_cache is kept on purpose: it is content-addressed (a row is never wrong for a
 # later test), and keeping it makes the real-model tests pay for each text once per session.
 _TABLES = "users, documents, chunks, postings, lexicon, lex_df_histogram, questions, login_attempts"
-# The lab's tables (migration 007): gold sets and lab runs with their result cache.
+# The lab's tables (eval/migrations/001_gold_sets.sql, applied by eval.schema.migrate_lab): gold sets and lab runs with their result cache.
 _LAB_TABLES = "gold_sets, gold_set_versions, gold_questions, lab_runs, lab_results"
 # Our jobs and the queue library's jobs (ragcore.jobs), so no test's job reaches another's worker. Not
 # procrastinate_workers: a worker alive across tests (the browser test's app) must keep its row.
@@ -81,6 +82,7 @@ def pg_url(pg_root: Path) -> str:
 def session_db(pg_url: str) -> Iterator[dbmod.Database]:
     database = dbmod.Database(pg_url)
     dbmod.migrate(database)
+    migrate_lab(database)
     with database.connection() as conn:
         _SEEDED_EXPANSIONS[:] = conn.execute(
             "SELECT everyday, legal, origin FROM public.term_expansions ORDER BY id").fetchall()

@@ -5,12 +5,14 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.core import Settings
-from ragcore.store import database as store_database
+from ragcore.core import ROLES, Settings
+from ragcore.retrieval import hybrid
+from ragcore.store import server as store_server
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -102,6 +104,55 @@ def test_embedding_space_is_created_once_and_a_different_model_is_refused(pg_url
         space_db.close()
 
 
+
+def test_the_retrieval_filter_and_the_partial_indexes_share_one_predicate():
+    """ROLE_PREDICATE and every partial HNSW index's WHERE come from `role_predicate`: the query's
+    text with the role's bit in place of the placeholder is the index's, character for character."""
+    assert hybrid.ROLE_PREDICATE == dbmod.role_predicate("%(role_bit)s")
+    for role in ROLES:
+        if role != "admin":
+            statement = dbmod.embedding_indexes()[f"chunks_embedding_hnsw_{role}"]
+            predicate = hybrid.ROLE_PREDICATE.replace("%(role_bit)s", str(dbmod.role_bit(role)))
+            assert statement.endswith(f" WHERE {predicate}")
+
+
+def test_the_dense_leg_of_a_role_is_planned_on_that_roles_partial_hnsw_index(pg_url):
+    """The planner uses a partial index only when the query's WHERE implies the index's: the dense
+    leg's SQL (hybrid.DENSE_CTE) for each role's bit, on a real table of that role's chunks and
+    others', is planned on the role's own partial index (admin: the global one). The table is
+    small, so sequential scans are switched off to make an index the planner's choice; which
+    index it may choose is what the predicate decides."""
+    namespace = "test_role_index"
+    space_db = dbmod.Database(pg_url, namespace, max_size=1)
+    try:
+        dbmod.migrate(space_db)
+        dbmod.ensure_embedding_space(space_db, "test-3d", 3)
+        with space_db.connection() as conn:
+            for n, role in enumerate(r for r in ROLES if r != "admin"):
+                doc = conn.execute(
+                    "INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
+                    "VALUES (%s, %s, %s, 1, 1, %s) RETURNING id", (role, f"{role}.pdf", f"{n:064x}", [role])
+                ).fetchone()[0]
+                conn.execute(
+                    "INSERT INTO chunks (document_id, ordinal, page_start, page_end, text, char_start, char_end, "
+                    "lex_length, allowed_roles, embedding) "
+                    "SELECT %s, g, 1, 1, 'metin ' || g, 0, 1, 1, %s, ARRAY[random(), random(), random()]::vector "
+                    "FROM generate_series(0, 199) AS g", (doc, [role]))
+            conn.execute("ANALYZE chunks")
+        for role in ROLES:
+            index = "chunks_embedding_hnsw" if role == "admin" else f"chunks_embedding_hnsw_{role}"
+            with space_db.connection() as conn:
+                space_db.apply_retrieval_settings(conn)
+                conn.execute("SET LOCAL enable_seqscan = off")
+                plan = "\n".join(r[0] for r in conn.execute(
+                    f"EXPLAIN WITH {hybrid.DENSE_CTE} SELECT id FROM dense",
+                    {"qvec": np.array([1.0, 0.0, 0.0], dtype=np.float32), "role_bit": dbmod.role_bit(role),
+                     "candidates": 50}))
+            assert f"Index Scan using {index} on chunks c" in plan, plan
+    finally:
+        dbmod.drop_namespace(space_db, namespace)
+        space_db.close()
+
 def test_lexical_statistics_follow_inserts_and_cascading_deletes(db):
     with db.connection() as conn:
         doc = conn.execute(
@@ -171,7 +222,7 @@ def test_unreachable_database_is_a_clear_error(tmp_path):
 
 def test_pool_reconnects_after_a_server_restart(server_root):
     url = dbmod.embedded_url(server_root / "restart")
-    server = next(s for p, s in store_database._embedded_servers.items() if p == (server_root / "restart" / "pg" / "data").resolve())
+    server = next(s for p, s in store_server._embedded_servers.items() if p == (server_root / "restart" / "pg" / "data").resolve())
     database = dbmod.Database(url, max_size=2)
     try:
         dbmod.migrate(database)

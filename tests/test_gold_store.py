@@ -1,4 +1,4 @@
-"""Gold sets in the database (eval/goldstore.py, migration 007): versions with their history,
+"""Gold sets in the database (eval/goldstore.py, lab migration 001): versions with their history,
 export, a bad file importing nothing, and review-queue questions joining a set."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from ragcore.core import STATUS_ANSWERED, STATUS_ERROR, Settings, probe
 from ragcore.documents import ingest_pdf, list_documents
 from ragcore.embed import USEEmbedder
 from ragcore.retrieval import search
-from ragcore.store import database as store_database
+from ragcore.store import server as store_server
 from tests import pdfs
 from tests.app_support import REPO, reset_app, set_app_env
 
@@ -197,7 +197,7 @@ def test_chat_page_with_ollama_down_says_so_and_keeps_answering(app_with_ollama_
 def test_answer_service_reconnects_after_a_database_restart(server_root: Path, embedder) -> None:
     url = dbmod.embedded_url(server_root / "restart")
     pgdata = (server_root / "restart" / "pg" / "data").resolve()
-    server = store_database._embedded_servers[pgdata]
+    server = store_server._embedded_servers[pgdata]
     database = dbmod.Database(url, max_size=2)
     try:
         dbmod.migrate(database)

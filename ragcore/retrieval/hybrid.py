@@ -8,7 +8,7 @@ exists to avoid.
 Nothing a role sees depends on chunks it cannot read (issue 11): BM25 uses the role's own
 statistics (chunk count, average length, document frequencies and the mean idf of its
 vocabulary, kept exact by the migration 003 triggers), and the dense leg searches the role's
-own partial HNSW index (`ragcore.store.database.embedding_indexes`), whose graph holds only the role's
+own partial HNSW index (`ragcore.store.embedding_space.embedding_indexes`), whose graph holds only the role's
 chunks. Admin's statistics and index are global.
 
 The lexical leg is BM25Okapi exactly as `rank_bm25` computes it over the role's chunks, with
@@ -37,7 +37,7 @@ from ragcore.core import ROLES, Settings, Source
 from ragcore.retrieval import bm25, measurements
 from ragcore.retrieval.modes import MODES
 from ragcore.retrieval.query import LexicalQuery, lexical_query
-from ragcore.store import Database, role_bit
+from ragcore.store import Database, role_bit, role_predicate
 
 RRF_K = 60
 BM25_K1 = bm25.K1
@@ -54,9 +54,9 @@ class RetrievalError(ValueError):
 # One predicate, used verbatim by every leg, on the one relation of its FROM list that has
 # role bits (chunks in the dense leg, postings in the lexical leg). `%(role_bit)s` is
 # 1 << ROLES.index(role); admin's bit is on every chunk, so admin is decided here too and no
-# code path can forget the filter. Spelled exactly like the partial HNSW indexes' predicates,
-# so that a plan for a role's bit uses that role's index.
-ROLE_PREDICATE = "(roles_mask & %(role_bit)s::smallint) <> 0"
+# code path can forget the filter. Built by the store's `role_predicate`, which spells the
+# partial HNSW indexes' predicates too, so that a plan for a role's bit uses that role's index.
+ROLE_PREDICATE = role_predicate("%(role_bit)s")
 
 # The role's statistics and, per query term its chunks contain, df, the pruning bounds' inputs
 # and what reading the term costs (its postings in the index, all roles: admin's counts).

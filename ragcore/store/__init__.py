@@ -1,34 +1,37 @@
-"""PostgreSQL: the embedded server's life cycle, the connection pool and its recovery, numbered
-migrations (SQL in sql/), connection-string redaction, and the embedding space with its
-per-role HNSW indexes.
+"""PostgreSQL: the embedded server's life cycle (`server`), the connection pool and its recovery
+(`database`), numbered migrations (`migrations`, SQL in sql/), connection-string redaction
+(`redaction`), and the embedding space with its per-role HNSW indexes and the role predicate
+they share with retrieval (`embedding_space`).
 """
 
-from ragcore.store import database
+from ragcore.store import database, embedding_space, migrations, redaction, server
 from ragcore.store.database import (
-    PG_VERSION,
     Database,
-    DatabaseError,
-    DatabaseUnavailable,
-    EmbeddingModelMismatch,
-    EmbeddingSpace,
     ServerInfo,
-    current_embedding_space,
     database_url,
     drop_namespace,
-    embedded_running_url,
-    embedded_url,
+    open_database,
+    open_read_database,
+)
+from ragcore.store.embedding_space import (
+    EmbeddingModelMismatch,
+    EmbeddingSpace,
+    current_embedding_space,
     embedding_indexes,
     ensure_embedding_space,
     lock_embedding_space,
-    migrate,
-    migration_status,
-    open_database,
-    open_read_database,
-    redact_dsn,
-    redact_message,
     replace_embedding_space,
-    restart_embedded,
     role_bit,
+    role_predicate,
+)
+from ragcore.store.errors import DatabaseError, DatabaseUnavailable
+from ragcore.store.migrations import apply_migrations, migrate, migration_files, migration_status
+from ragcore.store.redaction import redact_dsn, redact_message
+from ragcore.store.server import (
+    PG_VERSION,
+    embedded_running_url,
+    embedded_url,
+    restart_embedded,
     stop_embedded,
 )
 
@@ -40,6 +43,7 @@ __all__ = [
     "EmbeddingSpace",
     "PG_VERSION",
     "ServerInfo",
+    "apply_migrations",
     "current_embedding_space",
     "database",
     "database_url",
@@ -47,16 +51,22 @@ __all__ = [
     "embedded_running_url",
     "embedded_url",
     "embedding_indexes",
+    "embedding_space",
     "ensure_embedding_space",
     "lock_embedding_space",
     "migrate",
+    "migration_files",
     "migration_status",
+    "migrations",
     "open_database",
     "open_read_database",
     "redact_dsn",
     "redact_message",
+    "redaction",
     "replace_embedding_space",
     "restart_embedded",
     "role_bit",
+    "role_predicate",
+    "server",
     "stop_embedded",
 ]

@@ -3,7 +3,7 @@
 procrastinate ships its schema as one SQL file (`schema.sql`, not idempotent: plain CREATE
 TYPE/TABLE/FUNCTION) plus per-release migration files named by the version that introduced
 them (`03.04.00_01_pre_….sql`); it does not record in the database which version is applied —
-that is left to the application's migration tool. So `ragcore.store.database.migrate` calls
+that is left to the application's migration tool. So `ragcore.store.migrations.migrate` calls
 `ensure_queue_schema` last, in its transaction and under its advisory lock, and we record the
 applied version in `job_queue_schema` (migration 005):
 
@@ -14,7 +14,7 @@ applied version in `job_queue_schema` (migration 005):
 
 The SQL is unqualified, so objects land in the first schema of the search path. They belong
 in `public` only (lab namespaces are schemas too, with `lab,public` search paths), hence the
-explicit `SET LOCAL search_path` and the namespace check in `ragcore.store.database.migrate`; every
+explicit `SET LOCAL search_path` and the namespace check in `ragcore.store.migrations.migrate`; every
 connection procrastinate opens itself is given `search_path=public` (ragcore/jobs/queue.py).
 """
 

@@ -7,11 +7,15 @@
 -- changed. Expected documents are matched to ingested documents by file name (and sha256 when
 -- the gold line gives one), never by id: a gold set outlives a re-upload.
 --
--- Like 006, these tables exist once, in public: migrations also run in every lab namespace
+-- The lab's own migration (applied by eval.schema.migrate_lab, recorded in
+-- lab_schema_migrations); until it moved here it was the core schema's migration 007, and a
+-- database that recorded 007 runs it once more, harmlessly: everything is created only if missing.
+--
+-- Like 006, these tables exist once, in public: migrations may run in a lab namespace too
 -- (search_path "<ns>,public"), so every name is qualified and created only if missing, under
 -- an advisory lock against two namespaces migrating at the same moment. The tables refer to
 -- public.questions and public.jobs: a namespace migrated before public (a test's or a bench's
--- own namespace on a fresh server) skips them, and public's own run of 007 creates them.
+-- own namespace on a fresh server) skips them, and public's own run of this file creates them.
 SELECT pg_advisory_xact_lock(hashtext('dayanak-lab-tables'));
 
 DO $$

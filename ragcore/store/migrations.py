@@ -1,0 +1,98 @@
+"""Numbered migrations: one SQL file per step (`NNN_name.sql`), each applied once, recorded in a table.
+
+The core schema's files are in `ragcore/store/sql/` (`migrate`); a package that owns tables of
+its own (the lab: `eval/migrations/`) keeps its files in its own folder and records them in its
+own table, with the same runner (`apply_migrations`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import TYPE_CHECKING
+
+import psycopg
+from psycopg import sql
+
+from ragcore.store.errors import DatabaseError
+
+if TYPE_CHECKING:
+    from ragcore.store.database import Database
+
+log = logging.getLogger(__name__)
+
+CORE_SQL = resources.files("ragcore.store") / "sql"
+
+
+def migration_files(folder: Traversable = CORE_SQL) -> list[tuple[int, str, str]]:
+    """(version, name, SQL) of every `NNN_name.sql` in `folder`, in version order."""
+    found = []
+    for entry in folder.iterdir():
+        match = re.match(r"^(\d{3})_(\w+)\.sql$", entry.name)
+        if match:
+            found.append((int(match.group(1)), match.group(2), entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def apply_migrations(db: Database, folder: Traversable, *, table: str = "schema_migrations",
+                     lock_key: str = "dayanak-migrate") -> list[str]:
+    """Apply the pending migrations of `folder` in order, each in its own transaction, recording
+    them in `table` (in the namespace); return their names.
+
+    An advisory lock (`lock_key` and the namespace) makes concurrent starts apply each once.
+    """
+    with db.connection() as conn:
+        return _apply_pending(conn, db.namespace, folder, table, lock_key)
+
+
+def _apply_pending(conn: psycopg.Connection, namespace: str, folder: Traversable, table: str,
+                   lock_key: str) -> list[str]:
+    applied_now: list[str] = []
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"{lock_key}-{namespace}",))
+    conn.execute(sql.SQL(
+        """CREATE TABLE IF NOT EXISTS {} (
+               version integer PRIMARY KEY,
+               name text NOT NULL,
+               applied_at timestamptz NOT NULL DEFAULT now())""").format(sql.Identifier(table)))
+    done = {row[0] for row in conn.execute(sql.SQL("SELECT version FROM {}").format(sql.Identifier(table)))}
+    for version, name, body in migration_files(folder):
+        if version in done:
+            continue
+        with conn.transaction():
+            conn.execute(body)
+            conn.execute(sql.SQL("INSERT INTO {} (version, name) VALUES (%s, %s)").format(sql.Identifier(table)),
+                         (version, name))
+        applied_now.append(f"{version:03d}_{name}")
+        log.info("applied migration %03d_%s (%s) in namespace %s", version, name, table, namespace)
+    return applied_now
+
+
+def migrate(db: Database) -> list[str]:
+    """Apply pending numbered migrations in order, each in its own transaction; return their names.
+
+    An advisory lock per namespace makes concurrent starts (two app processes) apply each once.
+    In the public namespace the job queue library's schema follows, under the same lock.
+    """
+    with db.connection() as conn:
+        applied_now = _apply_pending(conn, db.namespace, CORE_SQL, "schema_migrations", "dayanak-migrate")
+        if db.namespace == "public":
+            # The job queue library's tables live in public only (ragcore/store/queue_schema.py).
+            from ragcore.store.queue_schema import QueueSchemaError, ensure_queue_schema
+
+            try:
+                with conn.transaction():
+                    applied_now += ensure_queue_schema(conn)
+            except QueueSchemaError as exc:
+                raise DatabaseError(str(exc)) from exc
+    return applied_now
+
+
+def migration_status(db: Database) -> tuple[list[int], list[int]]:
+    """(applied, pending) migration versions."""
+    known = [version for version, _, _ in migration_files()]
+    with db.connection() as conn:
+        exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+        applied = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY 1")] if exists else []
+    return applied, [v for v in known if v not in applied]
