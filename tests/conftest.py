@@ -60,7 +60,7 @@ _LAB_TABLES = "gold_sets, gold_set_versions, gold_questions, lab_runs, lab_resul
 # Our jobs and the queue library's jobs (ragcore.jobs), so no test's job reaches another's worker. Not
 # procrastinate_workers: a worker alive across tests (the browser test's app) must keep its row.
 _JOB_TABLES = "jobs, procrastinate_jobs, procrastinate_events, procrastinate_periodic_defers"
-# The term-expansion table starts every test as migration 011 seeded it (tests edit it).
+# The term-expansion table starts every test as migration 010 seeded it (tests edit it).
 _SEEDED_EXPANSIONS: list[tuple] = []
 
 

@@ -109,7 +109,7 @@ def test_expansion_matches_ascii_typed_everyday_words(corpus):
 
 
 def test_default_expansions_apply_to_everyday_words(db):
-    """The seeded list (migration 011) turns "kovuldum" into the law's termination words."""
+    """The seeded list (migration 010) turns "kovuldum" into the law's termination words."""
     query = _query(db, "kovuldum, tazminat alır mıyım", "personel")
     everyday = {e.everyday for e in query.expansions}
     assert any(w.startswith("kov") for w in everyday)

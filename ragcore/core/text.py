@@ -69,7 +69,7 @@ _ASCII_FOLD = str.maketrans("çğıöşüâîû", "cgiosuaiu")
 
 def fold_ascii(text: str) -> str:
     """The spelling without Turkish letters (of lowercased text); the same as the database's
-    fold_ascii() (migration 011), so questions typed on an English keyboard match."""
+    fold_ascii() (migration 010), so questions typed on an English keyboard match."""
     return text.translate(_ASCII_FOLD)
 
 

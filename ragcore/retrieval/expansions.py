@@ -1,4 +1,4 @@
-"""The term-expansion table: everyday words and the laws' words for them (migration 011).
+"""The term-expansion table: everyday words and the laws' words for them (migration 010).
 
 One table for the whole database, the same for every role: a row adds words to the lexical
 query, never documents or scores of its own, so what it changes for a user depends only on

@@ -5,7 +5,7 @@ words the laws do not use ("maaş" for "ücret", "kovuldum" for "fesih"). Two re
 inside the retrieval's own snapshot and both role-independent in what they may add:
 
 - respelling: a token the role's lexicon does not hold is replaced by the lexicon term with
-  the same ASCII-folded spelling (`fold_ascii`, migration 011), the most frequent one when
+  the same ASCII-folded spelling (`fold_ascii`, migration 010), the most frequent one when
   several share it. The lexicon is the asking role's, so nothing outside its documents can
   shape the query;
 - expansion: each row of `term_expansions` whose everyday words all occur in the question
