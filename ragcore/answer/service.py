@@ -17,15 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ragcore.access import users as usersmod
+from ragcore.answer.backends import Generator
 from ragcore.answer.extractive import ExtractiveGenerator, answer_passages, quote
-from ragcore.answer.generation import (
-    KIND_ANSWER,
-    KIND_REFUSAL,
-    Finalized,
-    Generator,
-    GeneratorError,
-    finalize,
-)
+from ragcore.answer.llm_clients import GeneratorError
+from ragcore.answer.postprocess import KIND_ANSWER, KIND_REFUSAL, Finalized, finalize
 from ragcore.answer.prompt import build_messages
 from ragcore.answer.questions import insert_question, question_record
 from ragcore.answer.spool import QuestionSpool, spool_path
