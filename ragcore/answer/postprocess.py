@@ -27,7 +27,9 @@ KIND_EMPTY = "empty"
 
 
 @dataclass(frozen=True)
-class Finalized:
+class FinishedAnswer:
+    """A finished answer: its text as shown and logged, what kind of text it is, the sources it cites."""
+
     text: str
     kind: str  # answer | refusal | echo | empty
     cited: tuple[int, ...]  # 1-based context numbers, in order of first citation
@@ -78,14 +80,14 @@ def is_refusal(text: str) -> bool:
     return "bulunmuyor" in tokens and len(tokens) <= len(_FALLBACK_WORDS) + 4
 
 
-def finalize(text: str, sources: Sequence[Source]) -> Finalized:
+def finalize(text: str, sources: Sequence[Source]) -> FinishedAnswer:
     """Classify generated text and clean its citations (refusal and echo checks come first)."""
     if not text.strip():
-        return Finalized("", KIND_EMPTY, ())
+        return FinishedAnswer("", KIND_EMPTY, ())
     if is_instruction_echo(text):
-        return Finalized(text.strip(), KIND_ECHO, ())
+        return FinishedAnswer(text.strip(), KIND_ECHO, ())
     cleaned, cited = parse_citations(text, len(sources))
     if is_refusal(re.sub(r"\[\d+\]", " ", cleaned)):
-        return Finalized(FALLBACK_ANSWER, KIND_REFUSAL, ())
-    return Finalized(cleaned, KIND_ANSWER, cited)
+        return FinishedAnswer(FALLBACK_ANSWER, KIND_REFUSAL, ())
+    return FinishedAnswer(cleaned, KIND_ANSWER, cited)
 
