@@ -7,8 +7,8 @@ namespace `eval_tquad_<size>` (`eval.retrievers.ProductionRetriever`), and each 
 through `ragcore.answer.service.AnswerService.ask` as an admin of that namespace: retrieval SQL
 (`ragcore.retrieval.hybrid.retrieve`, the mode the app resolves), the evidence gate
 (`ragcore.retrieval.calibration`), `ragcore.answer.prompt.build_messages`, the configured generator
-(`ragcore.answer.generation.make_generator`; the extractive one is `ragcore.answer.extractive`) and
-`ragcore.answer.service.settle`. The ranking and evidence recorded per question come from the same
+(`ragcore.answer.backends.make_generator`; the extractive one is `ragcore.answer.extractive`) and
+`ragcore.answer.service.finalize_answer`. The ranking and evidence recorded per question come from the same
 `retrieve` call the service makes (deterministic, so they are the service's own).
 
 Scoring is deterministic (no judge model), see `score_answer`. Answers are cached line by line in

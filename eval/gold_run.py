@@ -8,7 +8,7 @@ every role that asks it:
 1. `ragcore.retrieval.hybrid.retrieve` with that role (the app's SQL, role predicate inside) at depth
    max(10, k), for the ranking metrics, the evidence and the leak check;
 2. `ragcore.answer.service.AnswerService.ask` as a user of that role — the refusal gate
-   (`ragcore.retrieval.calibration`), the prompt, the generator and the post-generation policy (`settle`),
+   (`ragcore.retrieval.calibration`), the prompt, the generator and the post-generation policy (`finalize_answer`),
    exactly as a user meets them; when the gate refused, once more with the gate open
    (REFUSAL_THRESHOLD below every score), so the abstention curve knows the answer behind it.
 

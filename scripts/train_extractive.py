@@ -4,11 +4,11 @@ Protocol (dev is never read for fitting or selection):
 1. The lab's corpus (eval.tquad: 697 articles), chunked by the production chunker at 1000/150.
 2. TQuAD *train* questions, split by article (seed 0) into a fit part and a holdout (20 %).
 3. Each question's context = the top-5 chunks of BM25 prefix-5 (the lexical leg of every
-   retrieval mode) over the train articles only; candidates = `ragcore.answer.extractive.candidates`
+   retrieval mode) over the train articles only; candidates = `ragcore.answer.sentences.candidates`
    of that context, exactly what the answerer sees; label = the candidate is the unit of the
    gold article that contains the answer span. Questions without a positive candidate are left
    out of the fit (they teach nothing about which sentence answers) but counted on the holdout.
-4. Logistic regression (scikit-learn, L2) per embedder on `ragcore.answer.extractive.FEATURES`: a
+4. Logistic regression (scikit-learn, L2) per embedder on `ragcore.answer.extractive_model.FEATURES`: a
    ranking fit on within-question pairs (answer unit vs. another unit of the same context),
    calibrated to probabilities by a one-feature logistic regression on its score (`fit`). The
    feature set (with or without the embedding features) and C are chosen by holdout top-1, the
@@ -44,7 +44,7 @@ from eval.answers import exact_match, token_recall
 from eval.report import provenance
 from eval.retrievers import BM25Index, tokenize_all, top_indices
 from eval.tquad import PARAGRAPH_SEPARATOR, TRAIN_FILE, Corpus, Question, chunk_corpus, load_corpus
-from ragcore.answer import extractive
+from ragcore.answer import extractive, extractive_model, sentences
 from ragcore.core import (
     Settings,
     Source,
@@ -101,7 +101,7 @@ def _progress(stage: str, done: int, total: int) -> None:
 @dataclass
 class Example:
     question: Question
-    cands: list[extractive.Candidate]
+    cands: list[sentences.Candidate]
     labels: np.ndarray  # 1 = the unit holding the answer span
     gold_in_context: bool
 
@@ -114,7 +114,7 @@ def _source(number: int, text: str, article: int) -> Source:
 def answer_units(text: str, offset: int, question: Question) -> set[str]:
     """Collapsed texts of the units of `text` (starting at `offset` in the article) holding the answer span."""
     out = set()
-    for start, end in extractive.sentence_spans(text):
+    for start, end in sentences.sentence_spans(text):
         if offset + start <= question.start and question.end <= offset + end:
             out.add(" ".join(text[start:end].split()))
     return out
@@ -137,7 +137,7 @@ def context_examples(corpus: Corpus, questions: Sequence[Question], k: int = CON
             for c in picked:
                 if c.article == q.article:
                     gold |= answer_units(c.text, c.start, q)
-            cands = extractive.candidates(sources)
+            cands = sentences.candidates(sources)
             labels = np.array([c.text in gold for c in cands], dtype=float)
             examples.append(Example(q, cands, labels, bool(gold)))
     return examples
@@ -154,7 +154,7 @@ def paragraph_examples(corpus: Corpus, questions: Sequence[Question]) -> list[Ex
         end = len(text) if end < 0 else end
         paragraph = text[start:end]
         gold = answer_units(paragraph, start, q)
-        cands = extractive.candidates([_source(1, paragraph, q.article)])
+        cands = sentences.candidates([_source(1, paragraph, q.article)])
         out.append(Example(q, cands, np.array([c.text in gold for c in cands], dtype=float), bool(gold)))
     return out
 
@@ -171,7 +171,7 @@ def split_by_article(questions: Sequence[Question], share: float = HOLDOUT_SHARE
 def matrices(examples: Sequence[Example], embedder) -> list[np.ndarray]:
     """Feature matrix per example (cosines from cached vectors when there is an embedder)."""
     if embedder is None:
-        return [extractive.feature_matrix(e.question.question, e.cands, None) for e in examples]
+        return [extractive_model.feature_matrix(e.question.question, e.cands, None) for e in examples]
     questions = sorted({e.question.question for e in examples})
     texts = sorted({c.text for e in examples for c in e.cands})
     qv = dict(zip(questions, vectors(embedder, "q", questions), strict=True))
@@ -180,12 +180,12 @@ def matrices(examples: Sequence[Example], embedder) -> list[np.ndarray]:
     out = []
     for e in examples:
         cos = pv[[row[c.text] for c in e.cands]] @ qv[e.question.question] if e.cands else np.zeros(0)
-        out.append(extractive.feature_matrix(e.question.question, e.cands, cos))
+        out.append(extractive_model.feature_matrix(e.question.question, e.cands, cos))
     return out
 
 
 def columns(features: Sequence[str]) -> list[int]:
-    return [extractive.FEATURES.index(f) for f in features]
+    return [extractive_model.FEATURES.index(f) for f in features]
 
 
 # ----------------------------------------------------------------------------- fitting and metrics
@@ -221,11 +221,11 @@ def fit(examples, mats, features: Sequence[str], c: float):
     return (weights * slope).astype(float), float(platt.intercept_[0]), len(keep), len(y), int(y.sum())
 
 
-def as_model(name: str, features, coef, intercept, ratio: float = 0.5) -> extractive.SentenceModel:
-    return extractive.SentenceModel(name, tuple(features), np.asarray(coef, dtype=float), float(intercept), ratio)
+def as_model(name: str, features, coef, intercept, ratio: float = 0.5) -> extractive_model.SentenceModel:
+    return extractive_model.SentenceModel(name, tuple(features), np.asarray(coef, dtype=float), float(intercept), ratio)
 
 
-def top1(examples, mats, model: extractive.SentenceModel) -> float:
+def top1(examples, mats, model: extractive_model.SentenceModel) -> float:
     """Share of the questions with a positive candidate whose most probable candidate is positive."""
     hits = []
     for e, m in zip(examples, mats, strict=True):
@@ -236,7 +236,7 @@ def top1(examples, mats, model: extractive.SentenceModel) -> float:
     return float(np.mean(hits)) if hits else 0.0
 
 
-def quoted(e: Example, m: np.ndarray, model: extractive.SentenceModel, ratio: float,
+def quoted(e: Example, m: np.ndarray, model: extractive_model.SentenceModel, ratio: float,
            max_sentences: int = extractive.MAX_SENTENCES) -> list[extractive.Passage]:
     p = model.probabilities(m)
     order = sorted(range(len(p)), key=lambda i: (-p[i], e.cands[i].number, e.cands[i].position))
@@ -246,16 +246,16 @@ def quoted(e: Example, m: np.ndarray, model: extractive.SentenceModel, ratio: fl
 
 def answer_metrics(examples, mats, model, ratio: float, max_sentences: int = extractive.MAX_SENTENCES) -> dict:
     """The answer evaluation's scoring on the quoted text: correct = exact or token recall ≥ 0.5."""
-    correct, sentences, chars = [], [], []
+    correct, n_sentences, chars = [], [], []
     for e, m in zip(examples, mats, strict=True):
         chosen = quoted(e, m, model, ratio, max_sentences)
         text = " ".join(p.text for p in chosen)
         correct.append(bool(chosen) and (exact_match(e.question.answer, text)
                                          or token_recall(e.question.answer, text) >= RECALL_THRESHOLD))
-        sentences.append(len(chosen))
+        n_sentences.append(len(chosen))
         chars.append(len(text))
-    return {"correct": float(np.mean(correct)), "sentences_mean": float(np.mean(sentences)),
-            "two_sentences": float(np.mean([s == 2 for s in sentences])), "chars_mean": float(np.mean(chars))}
+    return {"correct": float(np.mean(correct)), "sentences_mean": float(np.mean(n_sentences)),
+            "two_sentences": float(np.mean([s == 2 for s in n_sentences])), "chars_mean": float(np.mean(chars))}
 
 
 def choose_ratio(examples, mats, model) -> tuple[float, list[dict]]:
@@ -280,7 +280,7 @@ def baselines(examples, mats) -> dict:
 # ----------------------------------------------------------------------------- main
 
 
-LEXICAL_FEATURES = tuple(f for f in extractive.FEATURES if not f.startswith("cosine"))
+LEXICAL_FEATURES = tuple(f for f in extractive_model.FEATURES if not f.startswith("cosine"))
 
 
 def _best_c(name: str, label: str, data: dict, mats: dict, features: Sequence[str]) -> dict:
@@ -299,7 +299,7 @@ def train_one(name: str, embedder, data: dict) -> dict:
     mats = {split: matrices(examples, embedder) for split, examples in data.items()}
     sets = {"lexical": LEXICAL_FEATURES}
     if embedder is not None:
-        sets = {"with embedding": extractive.FEATURES, **sets}
+        sets = {"with embedding": extractive_model.FEATURES, **sets}
     tried = [_best_c(name, label, data, mats, features) for label, features in sets.items()]
     chosen = max(tried, key=lambda t: (t["holdout_top1"], -len(sets[t["features"]])))
     features, best_c = sets[chosen["features"]], chosen["C"]
@@ -331,7 +331,7 @@ def train_one(name: str, embedder, data: dict) -> dict:
         "intercept": round(float(b_all), 6),
         "C": best_c,
         "selection": {"second_ratio": ratio, "max_sentences": extractive.MAX_SENTENCES,
-                      "max_chars": extractive.MAX_CHARS},
+                      "max_chars": sentences.MAX_CHARS},
         "fit": {"questions": n_q_all, "candidates": n_rows_all, "positives": n_pos_all,
                 "fit_part": {"questions": n_q, "candidates": n_rows, "positives": n_pos}},
         "holdout": holdout,
@@ -347,7 +347,7 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
     data = {"fit": context_examples(corpus, fit_q), "holdout": context_examples(corpus, hold_q),
             "holdout_paragraph": paragraph_examples(corpus, hold_q)}
     data["all"] = data["fit"] + data["holdout"]
-    models = {extractive.LEXICAL_MODEL: train_one(extractive.LEXICAL_MODEL, None, data)}
+    models = {extractive_model.LEXICAL_MODEL: train_one(extractive_model.LEXICAL_MODEL, None, data)}
     for spec in embedders:
         embedder = make_embedder(spec, settings, db)
         models[embedder.name] = train_one(embedder.name, embedder, data)
@@ -371,7 +371,7 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
                      "model_selection": f"feature set (with / without the embedding features) and C by holdout "
                                         f"top-1; second_ratio maximises holdout answer rate − "
                                         f"{SECOND_SENTENCE_COST} × two-sentence share; final fit on fit + holdout"},
-        "fallback_model": next((name for name in models if name != extractive.LEXICAL_MODEL), extractive.LEXICAL_MODEL),
+        "fallback_model": next((name for name in models if name != extractive_model.LEXICAL_MODEL), extractive_model.LEXICAL_MODEL),
         "models": models,
         "seconds": round(time.perf_counter() - started, 1),
     }
@@ -383,11 +383,11 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
 def report_dev(settings: Settings, embedders: Sequence[str], db: Database) -> dict:
     """Inside the gold paragraph, on dev: top-1 sentence accuracy of the stored models and baselines."""
     corpus = load_corpus(Path(settings.tquad_dir))
-    stored = extractive.load_model_file()
+    stored = extractive_model.load_model_file()
     examples = paragraph_examples(corpus, corpus.dev_questions)
     report = {"questions": len(examples), "with_answer_unit": int(sum(e.labels.any() for e in examples))}
     lexical = matrices(examples, None)
-    report[extractive.LEXICAL_MODEL] = {"model": top1(examples, lexical, stored.models[extractive.LEXICAL_MODEL])}
+    report[extractive_model.LEXICAL_MODEL] = {"model": top1(examples, lexical, stored.models[extractive_model.LEXICAL_MODEL])}
     for spec in embedders:
         embedder = make_embedder(spec, settings, db)
         mats = matrices(examples, embedder)
@@ -399,7 +399,7 @@ def report_dev(settings: Settings, embedders: Sequence[str], db: Database) -> di
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedders", default=",".join(EMBEDDERS), help="comma-separated: e5, use")
-    parser.add_argument("--out", type=Path, default=extractive.MODEL_FILE)
+    parser.add_argument("--out", type=Path, default=extractive_model.MODEL_FILE)
     parser.add_argument("--report-dev", action="store_true", help="report the stored model on dev; fit nothing")
     args = parser.parse_args(argv)
     settings = Settings.from_env()

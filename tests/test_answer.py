@@ -14,7 +14,6 @@ from ragcore.answer import (
     GeneratorError,
     OllamaGenerator,
     QuestionError,
-    recent_questions,
 )
 from ragcore.core import (
     FALLBACK_ANSWER,
@@ -25,6 +24,7 @@ from ragcore.core import (
     Settings,
 )
 from tests.conftest import LAW_6331, require_data
+from tests.questions_support import logged_questions
 from tests.retrieval_support import clean, ingest_law, make_test_embedder
 
 RISK_QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
@@ -103,7 +103,7 @@ def test_demo_ayse_gets_the_fallback_without_the_generator(law_db, settings, emb
     answer = _service(law_db, settings, embedder, generator).ask(users.get_user(law_db, "ayse"), RISK_QUESTION)
     assert answer.text == FALLBACK_ANSWER and answer.sources == () and answer.status == STATUS_NEEDS_REVIEW
     assert generator.calls == [] and not answer.llm_called
-    logged = recent_questions(law_db, "ayse")[0]
+    logged = logged_questions(law_db, "ayse")[0]
     assert logged.status == STATUS_NEEDS_REVIEW and logged.sources == [] and not logged.llm_called
 
 
@@ -172,7 +172,7 @@ def test_generator_failure_mid_answer_falls_back_to_quotes(law_db, settings, emb
     answer = stream.answer
     assert answer.status == STATUS_ERROR and "kesildi" in answer.notice
     assert "\n> “" in text and answer.cited
-    logged = recent_questions(law_db, "mehmet")[0]
+    logged = logged_questions(law_db, "mehmet")[0]
     assert logged.id == answer.question_id and logged.status == STATUS_ERROR and "kesildi" in logged.error
 
 
@@ -192,6 +192,6 @@ def test_streamed_answer_with_the_fake_ollama(law_db, settings, embedder, fake_l
     assert answer.llm_called and answer.generator == "ollama:qwen2.5:7b-instruct" and answer.cited == (1,)
     sent = fake_llm.bodies("/api/chat")[-1]["messages"][1]["content"]
     assert "(Madde 10)" in sent
-    logged = recent_questions(law_db, "mehmet")[0]
+    logged = logged_questions(law_db, "mehmet")[0]
     assert logged.first_token_ms is not None and logged.total_ms >= logged.first_token_ms
     assert logged.sources[0]["article"] == "Madde 10"

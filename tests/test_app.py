@@ -419,8 +419,8 @@ def test_review_queue_upload_resolves_the_item_through_a_job(app_env: Path, db: 
     from ragcore.core import STATUS_NEEDS_REVIEW
 
     asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
-    qid = questions.log_question(db, asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW,
-                                 generator=None, llm_called=False)
+    qid = questions.insert_question(db, questions.question_record(
+        asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW, generator=None, llm_called=False))
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     admin.switch_page("pages/review.py").run()
     uploader = [u for u in admin.get("file_uploader") if f"review_file_{qid}" in u.proto.id]

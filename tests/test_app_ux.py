@@ -105,8 +105,9 @@ def test_review_queue_shows_quotes_not_markdown_characters(db: Database) -> None
     asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
     source = Source(rank=1, chunk_id=1, document_id=1, title="İş Kanunu (4857)", filename="4857.pdf",
                     page_start=9, page_end=9, article="Madde 14", text="...", score=0.5)
-    qid = questions.log_question(db, asker, "Kidem nedir?", answer="> “Kıdem tazminatı ödenir.” [1]",
-                                 status="answered", generator="extractive", llm_called=False, sources=[source])
+    qid = questions.insert_question(db, questions.question_record(
+        asker, "Kidem nedir?", answer="> “Kıdem tazminatı ödenir.” [1]", status="answered", generator="extractive",
+        llm_called=False, sources=[source]))
     questions.set_feedback(db, qid, "mehmet", -1, "eksik")
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     admin.switch_page("pages/review.py").run()

@@ -16,12 +16,13 @@ import pytest
 from pypdf import PdfReader
 
 from ragcore.access import users
-from ragcore.answer import AnswerService, ExtractiveGenerator, OllamaGenerator, recent_questions, set_feedback
+from ragcore.answer import AnswerService, ExtractiveGenerator, OllamaGenerator, set_feedback
 from ragcore.cli import main as cli_main
 from ragcore.core import STATUS_ANSWERED, sanitize
 from ragcore.documents import ingest_pdf
 from ragcore.embed import USEEmbedder
 from tests import pdfs
+from tests.questions_support import logged_questions
 
 QUESTION = "Bu Yonetmelik butun isyerlerine uygulanir mi?"
 
@@ -88,7 +89,7 @@ def test_a_question_with_nul_is_answered_and_logged(mehmet, db, settings, embedd
     service = AnswerService(db, settings.with_(refusal_threshold=0.0), embedder, ExtractiveGenerator(embedder))
     answer = service.ask(mehmet, "Bu Yonetmelik\x00 butun isyerlerine\udc80 uygulanir mi?")
     assert answer.status == STATUS_ANSWERED and answer.question_id is not None
-    [logged] = recent_questions(db, "mehmet")
+    [logged] = logged_questions(db, "mehmet")
     assert logged.id == answer.question_id
     assert logged.question == "Bu Yonetmelik butun isyerlerine\ufffd uygulanir mi?"
 
@@ -97,7 +98,7 @@ def test_feedback_comment_with_nul_and_a_lone_surrogate_is_stored(mehmet, db, se
     answer = AnswerService(db, settings.with_(refusal_threshold=0.0), embedder,
                            ExtractiveGenerator(embedder)).ask(mehmet, QUESTION)
     set_feedback(db, answer.question_id, "mehmet", -1, "eksik\x00 cevap \ud800")
-    assert recent_questions(db, "mehmet")[0].feedback_comment == "eksik cevap \ufffd"
+    assert logged_questions(db, "mehmet")[0].feedback_comment == "eksik cevap \ufffd"
 
 
 def test_model_output_with_nul_is_logged_without_it(mehmet, db, settings, embedder, fake_llm) -> None:
@@ -105,4 +106,4 @@ def test_model_output_with_nul_is_logged_without_it(mehmet, db, settings, embedd
     generator = OllamaGenerator(fake_llm.url, "qwen2.5:7b-instruct")
     answer = AnswerService(db, settings.with_(refusal_threshold=0.0), embedder, generator).ask(mehmet, QUESTION)
     assert answer.status == STATUS_ANSWERED
-    assert recent_questions(db, "mehmet")[0].answer == "Evet, Yönetmelik bütün işyerlerine uygulanır [1]."
+    assert logged_questions(db, "mehmet")[0].answer == "Evet, Yönetmelik bütün işyerlerine uygulanır [1]."

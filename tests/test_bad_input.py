@@ -32,7 +32,6 @@ from ragcore.answer import (
     ExtractiveGenerator,
     OllamaGenerator,
     QuestionError,
-    recent_questions,
 )
 from ragcore.cli import main as cli_main
 from ragcore.core import (
@@ -46,6 +45,7 @@ from ragcore.core import (
 from ragcore.documents import ingest_pdf
 from ragcore.embed import USEEmbedder
 from tests import pdfs
+from tests.questions_support import logged_questions
 from tests.test_ingest import BAD_INPUTS, state
 
 REPO = Path(__file__).resolve().parent.parent
@@ -273,7 +273,7 @@ def test_extractive_answer_stays_quoted_and_cited(injected, db, settings, embedd
         assert any("tatbikati yilda iki kez" in answer.sources[n - 1].text for n in answer.cited)
     # With the injected question the quoter may well quote the document's injection sentence (it
     # shares the question's words) — as a marked quotation with its source, never as an instruction.
-    logged = recent_questions(db, "mehmet")[0]
+    logged = logged_questions(db, "mehmet")[0]
     assert logged.answer == answer.text and all(s["title"] == "Yangin talimati" for s in logged.sources)
 
 
@@ -349,7 +349,7 @@ def test_model_obeying_the_injection_is_not_shown_as_grounded(injected, db, sett
     _assert_quoted_and_grounded(answer, llm=True)
     assert len(answer.cited) == 1
     assert "dokuz milyon" not in answer.text and "her ay" not in answer.text
-    logged = recent_questions(db, "mehmet")[0]
+    logged = logged_questions(db, "mehmet")[0]
     assert logged.status == STATUS_ANSWERED and logged.answer == answer.text and logged.llm_called
 
 

@@ -87,7 +87,7 @@ def test_unknown_set_and_version(db) -> None:
 def _review_item(db, username: str, role: str, question: str, **outcome) -> int:
     user = users.create_user(db, username, role, f"{username}-parola-1")
     outcome = {"answer": None, "status": STATUS_NEEDS_REVIEW, "generator": None, "llm_called": False, **outcome}
-    return qlog.log_question(db, user, question, **outcome)
+    return qlog.insert_question(db, qlog.question_record(user, question, **outcome))
 
 
 def test_a_review_question_joins_a_set_as_a_new_version(db, settings) -> None:

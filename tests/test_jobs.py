@@ -456,8 +456,8 @@ def test_two_workers_process_two_uploads_at_the_same_time(db, fast, real_embedde
 
 def test_upload_that_resolves_a_review_item(db, fast, real_embedder) -> None:
     asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
-    qid = questions.log_question(db, asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW,
-                                 generator=None, llm_called=False)
+    qid = questions.insert_question(db, questions.question_record(
+        asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW, generator=None, llm_called=False))
     assert [item.id for item in questions.review_queue(db)] == [qid]
     job = jobs.submit_ingest(db, fast, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"], created_by="admin",
                              resolves_question_id=qid)

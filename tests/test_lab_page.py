@@ -112,8 +112,9 @@ def test_upload_run_compare_and_review_to_gold(app_env, db, settings) -> None:
 
     # The review queue: an unanswered question becomes a gold question of the set.
     mehmet = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
-    qid = qlog.log_question(db, mehmet, "Tatbikat ne siklikla yapilir?", answer=None, status=STATUS_NEEDS_REVIEW,
-                            generator=None, llm_called=False)
+    qid = qlog.insert_question(db, qlog.question_record(
+        mehmet, "Tatbikat ne siklikla yapilir?", answer=None, status=STATUS_NEEDS_REVIEW, generator=None,
+        llm_called=False))
     review = _page("review.py")
     review.selectbox(key=f"review_gold_set_{qid}").set_value(SET)
     review.selectbox(key=f"review_gold_doc_{qid}").set_value("isg-yonetmelik.pdf")

@@ -3,13 +3,14 @@ import pytest
 from ragcore.access import users
 from ragcore.answer import (
     QuestionLogError,
-    log_question,
     mark_resolved,
-    recent_questions,
+    question_record,
     review_queue,
     set_feedback,
 )
+from ragcore.answer.questions import insert_question
 from ragcore.core import Source
+from tests.questions_support import logged_questions
 
 SOURCE = Source(1, 5, 2, "Kanun", "kanun.pdf", 7, 8, "Madde 10", 0.5, "metin")
 
@@ -20,16 +21,17 @@ def people(db):
 
 
 def _log(db, user, status="answered", **kw) -> int:
-    return log_question(db, user, "soru?", answer="cevap", status=status, generator="extractive", llm_called=False,
-                        **kw)
+    """One row written as the answer service writes it."""
+    return insert_question(db, question_record(user, "soru?", answer="cevap", status=status, generator="extractive",
+                                               llm_called=False, **kw))
 
 
-def test_log_and_recent(db, people) -> None:
+def test_a_logged_question_keeps_its_outcome(db, people) -> None:
     mehmet, ayse = people
     first = _log(db, mehmet, sources=[SOURCE], retrieval_ms=12.5, first_token_ms=30.0, total_ms=40.0)
     second = _log(db, mehmet, status="needs_review")
     _log(db, ayse)
-    recent = recent_questions(db, "mehmet")
+    recent = logged_questions(db, "mehmet")
     assert [q.id for q in recent] == [second, first]
     logged = recent[1]
     assert logged.role == "isg" and logged.retrieval_ms == 12.5 and logged.total_ms == 40.0
@@ -46,7 +48,7 @@ def test_only_the_asker_can_rate(db, people) -> None:
     with pytest.raises(QuestionLogError):
         set_feedback(db, qid, "mehmet", 0)
     set_feedback(db, qid, "mehmet", -1, "  eksik  ")
-    logged = recent_questions(db, "mehmet")[0]
+    logged = logged_questions(db, "mehmet")[0]
     assert logged.feedback == -1 and logged.feedback_comment == "eksik"
 
 
@@ -63,4 +65,4 @@ def test_review_queue_and_resolve(db, people) -> None:
     assert [q.id for q in review_queue(db)] == [disliked]
     with pytest.raises(QuestionLogError):
         mark_resolved(db, refused, "admin")
-    assert recent_questions(db, "mehmet")[2].resolved_by == "admin"
+    assert logged_questions(db, "mehmet")[2].resolved_by == "admin"

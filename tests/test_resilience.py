@@ -25,7 +25,6 @@ from ragcore.answer import (
     ExtractiveGenerator,
     choose_generator_backend,
     make_generator,
-    recent_questions,
 )
 from ragcore.core import STATUS_ANSWERED, STATUS_ERROR, Settings, probe
 from ragcore.documents import ingest_pdf, list_documents
@@ -34,6 +33,7 @@ from ragcore.retrieval import search
 from ragcore.store import server as store_server
 from tests import pdfs
 from tests.app_support import REPO, reset_app, set_app_env
+from tests.questions_support import logged_questions
 
 QUESTION = "Bu Yonetmelik butun isyerlerine uygulanir mi?"
 MODEL = "qwen2.5:7b-instruct"
@@ -116,7 +116,7 @@ def test_model_failure_gives_a_message_logs_the_question_and_the_app_keeps_worki
     if how in ("drop", "malformed"):  # the half-streamed model text is not kept as the answer
         assert "".join(fake_llm.pieces()[:2]) in streamed and GOOD_REPLY[:20] not in answer.text
     # The question is logged, as an error, with the message.
-    logged = recent_questions(db, "mehmet")[0]
+    logged = logged_questions(db, "mehmet")[0]
     assert (logged.id, logged.status, logged.error) == (answer.question_id, STATUS_ERROR, answer.notice)
     assert logged.answer == answer.text and logged.sources and logged.generator == generator.label
 
@@ -129,7 +129,7 @@ def test_model_failure_gives_a_message_logs_the_question_and_the_app_keeps_worki
         _heal(fake_llm)
         recovered = service.ask(mehmet, QUESTION)
         assert recovered.status == STATUS_ANSWERED and recovered.text == GOOD_REPLY and recovered.notice is None
-    statuses = [q.status for q in recent_questions(db, "mehmet")]
+    statuses = [q.status for q in logged_questions(db, "mehmet")]
     assert statuses.count(STATUS_ERROR) == 1 and len(statuses) == (2 if how in ("down", "missing") else 3)
 
 

@@ -66,7 +66,6 @@ def test_role_activation_password_changes(db: Database) -> None:
     assert users.authenticate(db, "ayse", "yeni-parola-22")
     with pytest.raises(users.UserError, match="adında bir kullanıcı yok"):
         users.set_active(db, "yok", False)
-    assert users.set_display_name(db, "ayse", " Ayşe Kaya ").display_name == "Ayşe Kaya"
 
 
 def test_credentials_lists_active_users_with_hashes(db: Database) -> None:

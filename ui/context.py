@@ -154,11 +154,11 @@ def _embedder() -> Any:
 
 @st.cache_resource(show_spinner="Cevap modeli hazırlanıyor…")
 def _generator() -> Any:
-    from ragcore.answer import generation
+    from ragcore.answer import make_generator
     from ragcore.core import ollama
 
     ctx = _app_context()
-    return generation.make_generator(ctx.settings, _embedder(), ollama.probe(ctx.settings.ollama_base_url))
+    return make_generator(ctx.settings, _embedder(), ollama.probe(ctx.settings.ollama_base_url))
 
 
 def get_embedder() -> Any:

@@ -158,12 +158,6 @@ def set_password(db: Database, username: str, password: str) -> User:
     return _update(db, username, "password_hash", hash_password(password), revoke=REVOKE_SESSIONS)
 
 
-def set_display_name(db: Database, username: str, display_name: str) -> User:
-    if not display_name.strip():
-        raise UserError("Görünen ad boş olamaz.")
-    return _update(db, username, "display_name", display_name.strip())
-
-
 def ensure_initial_admin(db: Database, settings: Settings) -> str | None:
     """Create `admin` when the database has no admin yet.
 

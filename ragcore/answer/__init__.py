@@ -1,35 +1,37 @@
 """From retrieved passages to a cited answer: the answer service, the prompt, the generators
-(Ollama, OpenAI-compatible, extractive) and their post-processing, the questions log and the
-spool used while the database is down.
+(HTTP clients for Ollama and OpenAI-compatible servers, the extractive quoter with its sentence
+units, question types and measured sentence model), the choice among them, the post-processing
+of generated text, the questions log and the spool used while the database is down.
 """
 
-from ragcore.answer import extractive, generation, questions
+from ragcore.answer import extractive, extractive_model, questions, sentences
+from ragcore.answer.backends import (
+    Generator,
+    choose_generator_backend,
+    make_generator,
+)
 from ragcore.answer.extractive import (
-    ELLIPSIS,
     EXTRACTIVE_NOTICE,
-    FEATURES,
     ExtractiveGenerator,
-    ExtractiveModelError,
     Passage,
-    asked,
-    candidates,
-    clip,
-    facts,
+    select_passages,
+)
+from ragcore.answer.extractive_model import (
+    FEATURES,
+    ExtractiveModelError,
     feature_matrix,
     load_model_file,
-    select_passages,
-    split_sentences,
 )
-from ragcore.answer.generation import (
-    KIND_ANSWER,
-    KIND_ECHO,
-    KIND_REFUSAL,
+from ragcore.answer.llm_clients import (
     GeneratorError,
     OllamaGenerator,
     OpenAIGenerator,
-    choose_generator_backend,
+)
+from ragcore.answer.postprocess import (
+    KIND_ANSWER,
+    KIND_ECHO,
+    KIND_REFUSAL,
     finalize,
-    make_generator,
     parse_citations,
 )
 from ragcore.answer.prompt import (
@@ -38,15 +40,23 @@ from ragcore.answer.prompt import (
     build_messages,
     context_header,
 )
+from ragcore.answer.question_types import (
+    asked,
+    facts,
+)
 from ragcore.answer.questions import (
     MAX_COMMENT_CHARS,
     QuestionLogError,
-    log_question,
     mark_resolved,
     question_record,
-    recent_questions,
     review_queue,
     set_feedback,
+)
+from ragcore.answer.sentences import (
+    ELLIPSIS,
+    candidates,
+    clip,
+    split_sentences,
 )
 from ragcore.answer.service import (
     DATABASE_DOWN,
@@ -71,6 +81,7 @@ __all__ = [
     "ExtractiveGenerator",
     "ExtractiveModelError",
     "FEATURES",
+    "Generator",
     "GeneratorError",
     "KIND_ANSWER",
     "KIND_ECHO",
@@ -93,20 +104,19 @@ __all__ = [
     "clip",
     "context_header",
     "extractive",
+    "extractive_model",
     "facts",
     "feature_matrix",
     "finalize",
-    "generation",
     "load_model_file",
-    "log_question",
     "make_generator",
     "mark_resolved",
     "parse_citations",
     "question_record",
     "questions",
-    "recent_questions",
     "review_queue",
     "select_passages",
+    "sentences",
     "set_feedback",
     "split_sentences",
     "spool_path",

@@ -64,11 +64,6 @@ UPDATE questions SET resolved_at = now(), resolved_by = %(by)s
 WHERE id = %(id)s AND resolved_at IS NULL
 RETURNING id"""
 
-RECENT_SQL = f"""
-SELECT {COLUMNS} FROM questions WHERE username = %(username)s
-ORDER BY created_at DESC, id DESC
-LIMIT %(limit)s"""
-
 
 class QuestionLogError(ValueError):
     """A feedback or review action was refused; the message is Turkish."""
@@ -131,13 +126,9 @@ def question_record(
 
 
 def insert_question(db: Database, record: dict) -> int:
+    """Write one row of the log (a `question_record`); returns its id."""
     with db.connection() as conn:
         return conn.execute(INSERT_SQL, record).fetchone()[0]
-
-
-def log_question(db: Database, user: User, question: str, **outcome: object) -> int:
-    """Insert one question; the role is the one the answer was computed with."""
-    return insert_question(db, question_record(user, question, **outcome))  # type: ignore[arg-type]
 
 
 def set_feedback(db: Database, question_id: int, username: str, value: int, comment: str | None = None) -> None:
@@ -168,8 +159,3 @@ def mark_resolved(db: Database, question_id: int, by: str) -> None:
         row = conn.execute(RESOLVE_SQL, {"id": question_id, "by": by}).fetchone()
     if row is None:
         raise QuestionLogError("Bu soru bulunamadı ya da zaten çözüldü olarak işaretlenmiş.")
-
-
-def recent_questions(db: Database, username: str, limit: int = 20) -> list[LoggedQuestion]:
-    with db.connection() as conn:
-        return [_row(r) for r in conn.execute(RECENT_SQL, {"username": username, "limit": limit}).fetchall()]

@@ -17,15 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ragcore.access import users as usersmod
+from ragcore.answer.backends import Generator
 from ragcore.answer.extractive import ExtractiveGenerator, answer_passages, quote
-from ragcore.answer.generation import (
-    KIND_ANSWER,
-    KIND_REFUSAL,
-    Finalized,
-    Generator,
-    GeneratorError,
-    finalize,
-)
+from ragcore.answer.llm_clients import GeneratorError
+from ragcore.answer.postprocess import KIND_ANSWER, KIND_REFUSAL, FinishedAnswer, finalize
 from ragcore.answer.prompt import build_messages
 from ragcore.answer.questions import insert_question, question_record
 from ragcore.answer.spool import QuestionSpool, spool_path
@@ -74,7 +69,7 @@ def _ms(since: float) -> float:
 
 
 @dataclass
-class _Run:
+class _AnswerInProgress:
     """Mutable state of one answer while it streams."""
 
     user: User
@@ -103,16 +98,16 @@ class AnswerStream:
             yield piece
 
 
-def quoted_answer(question: str, sources: list[Source], embedder: object) -> Finalized:
+def quoted_answer(question: str, sources: list[Source], embedder: object) -> FinishedAnswer:
     """Replacement for an unreliable answer: what the extractive answerer quotes, with its sources."""
     passages = answer_passages(question, sources, embedder)
     if not passages:
-        return Finalized(FALLBACK_ANSWER, KIND_REFUSAL, ())
-    return Finalized(quote(passages), KIND_ANSWER, tuple(dict.fromkeys(p.number for p in passages)))
+        return FinishedAnswer(FALLBACK_ANSWER, KIND_REFUSAL, ())
+    return FinishedAnswer(quote(passages), KIND_ANSWER, tuple(dict.fromkeys(p.number for p in passages)))
 
 
-def settle(raw: str, sources: list[Source], question: str, embedder: object, *, llm: bool
-           ) -> tuple[Finalized, str | None]:
+def finalize_answer(raw: str, sources: list[Source], question: str, embedder: object, *, llm: bool
+                    ) -> tuple[FinishedAnswer, str | None]:
     """The post-generation policy, shared with the evaluation lab: parse citations, keep real
     refusals, and replace an instruction echo — or, from a language model, an answer without
     one valid [n] — by quoted passages with their sources. Returns (result, notice or None)."""
@@ -154,10 +149,10 @@ class AnswerService:
         try:
             current = self._current_user(user)
         except DatabaseUnavailable as exc:
-            raise self._database_down(_Run(user, text, started), exc) from exc
+            raise self._database_down(_AnswerInProgress(user, text, started), exc) from exc
         self._write_spooled()
         stream = AnswerStream(iter(()))
-        stream._pieces = self._run(stream, _Run(current, text, started))
+        stream._pieces = self._answer_pieces(stream, _AnswerInProgress(current, text, started))
         return stream
 
     # ------------------------------------------------------------------ steps
@@ -180,12 +175,12 @@ class AnswerService:
             raise QuestionError("Hesabınız bulunamadı ya da devre dışı; soru soramazsınız.")
         return current
 
-    def _database_down(self, run: _Run, exc: DatabaseUnavailable) -> QuestionError:
+    def _database_down(self, answering: _AnswerInProgress, exc: DatabaseUnavailable) -> QuestionError:
         """Keep the unanswered question in the spool; the Turkish error for the caller to raise."""
-        log.warning("question of %s not answered, database unavailable: %s", run.user.username, exc)
+        log.warning("question of %s not answered, database unavailable: %s", answering.user.username, exc)
         self.spool.append(question_record(
-            run.user, run.question, answer=None, status=STATUS_ERROR, generator=None, llm_called=False,
-            total_ms=_ms(run.started), error=f"veritabanına ulaşılamadı: {exc}"))
+            answering.user, answering.question, answer=None, status=STATUS_ERROR, generator=None, llm_called=False,
+            total_ms=_ms(answering.started), error=f"veritabanına ulaşılamadı: {exc}"))
         return QuestionError(DATABASE_DOWN)
 
     def _write_spooled(self) -> None:
@@ -197,79 +192,80 @@ class AnswerService:
         except DatabaseUnavailable as exc:  # down again already; they stay in the spool
             log.warning("spooled questions not written yet: %s", exc)
 
-    def _run(self, stream: AnswerStream, run: _Run) -> Iterator[str]:
+    def _answer_pieces(self, stream: AnswerStream, answering: _AnswerInProgress) -> Iterator[str]:
         try:
-            run.retrieval = retrieve(self.read_db, self.embedder, run.question, run.user.role,
+            answering.retrieval = retrieve(self.read_db, self.embedder, answering.question, answering.user.role,
                                      k=self.settings.top_k, mode=self.mode)
         except DatabaseUnavailable as exc:
-            raise self._database_down(run, exc) from exc
-        if not run.retrieval.hits or calibration.should_refuse(run.retrieval.evidence, self.threshold):
+            raise self._database_down(answering, exc) from exc
+        if not answering.retrieval.hits or calibration.should_refuse(answering.retrieval.evidence, self.threshold):
             yield FALLBACK_ANSWER
-            stream.answer = self._refused(run)
+            stream.answer = self._refused(answering)
             return
-        sources = run.retrieval.sources
-        messages = build_messages(run.question, sources)
+        sources = answering.retrieval.sources
+        messages = build_messages(answering.question, sources)
         pieces: list[str] = []
         try:
-            for piece in self.generator.stream(messages, sources, run.question):
-                if piece and run.first_token_ms is None:
-                    run.first_token_ms = _ms(run.started)
+            for piece in self.generator.stream(messages, sources, answering.question):
+                if piece and answering.first_token_ms is None:
+                    answering.first_token_ms = _ms(answering.started)
                 pieces.append(piece)
                 yield piece
         except GeneratorError as exc:
-            yield from self._generator_failed(stream, run, sources, str(exc))
+            yield from self._generator_failed(stream, answering, sources, str(exc))
             return
-        result, notice = settle("".join(pieces), sources, run.question, self.embedder, llm=self._llm)
-        stream.answer = self._finish(run, result, sources, notice)
+        result, notice = finalize_answer("".join(pieces), sources, answering.question, self.embedder, llm=self._llm)
+        stream.answer = self._finish(answering, result, sources, notice)
         stream.replaced = stream.answer.text != "".join(pieces)
 
-    def _refused(self, run: _Run) -> Answer:
+    def _refused(self, answering: _AnswerInProgress) -> Answer:
         """Too little permitted evidence: fallback, no sources, generator untouched, needs review."""
-        return self._record(run, FALLBACK_ANSWER, STATUS_NEEDS_REVIEW, (), (), llm_called=False,
-                            generator=None, extra={"evidence": run.retrieval.evidence.as_dict(),
+        return self._record(answering, FALLBACK_ANSWER, STATUS_NEEDS_REVIEW, (), (), llm_called=False,
+                            generator=None, extra={"evidence": answering.retrieval.evidence.as_dict(),
                                                    "threshold": self.threshold.value})
 
-    def _finish(self, run: _Run, result: Finalized, sources: list[Source], notice: str | None) -> Answer:
+    def _finish(self, answering: _AnswerInProgress, result: FinishedAnswer, sources: list[Source],
+                notice: str | None) -> Answer:
         if result.kind == KIND_REFUSAL:
-            return self._record(run, FALLBACK_ANSWER, STATUS_FALLBACK, (), (), llm_called=self._llm,
+            return self._record(answering, FALLBACK_ANSWER, STATUS_FALLBACK, (), (), llm_called=self._llm,
                                 generator=self.generator.label)
-        return self._record(run, result.text, STATUS_ANSWERED, tuple(sources), result.cited, llm_called=self._llm,
+        return self._record(answering, result.text, STATUS_ANSWERED, tuple(sources), result.cited, llm_called=self._llm,
                             generator=self.generator.label, notice=notice)
 
-    def _generator_failed(self, stream: AnswerStream, run: _Run, sources: list[Source], message: str
-                          ) -> Iterator[str]:
+    def _generator_failed(self, stream: AnswerStream, answering: _AnswerInProgress, sources: list[Source],
+                          message: str) -> Iterator[str]:
         """Say what failed, then quote the best passages instead; logged as an error."""
         log.warning("generator %s failed: %s", self.generator.label, message)
         yield f"\n\n⚠️ {message}\n\n"
         fallback = ExtractiveGenerator(self.embedder)
-        quoted = "".join(fallback.stream([], sources, run.question))
+        quoted = "".join(fallback.stream([], sources, answering.question))
         yield quoted
         result = finalize(quoted, sources)
-        stream.answer = self._record(run, f"⚠️ {message}\n\n{result.text}", STATUS_ERROR, tuple(sources),
+        stream.answer = self._record(answering, f"⚠️ {message}\n\n{result.text}", STATUS_ERROR, tuple(sources),
                                      result.cited, llm_called=self._llm, generator=self.generator.label,
                                      notice=message, error=message, extra={"fallback_generator": "extractive"})
         stream.replaced = True
 
-    def _record(self, run: _Run, text: str, status: str, sources: tuple[Source, ...], cited: tuple[int, ...], *,
-                llm_called: bool, generator: str | None, notice: str | None = None, error: str | None = None,
-                extra: dict | None = None) -> Answer:
-        total = _ms(run.started)
-        retrieval_ms = run.retrieval.ms if run.retrieval else None
+    def _record(self, answering: _AnswerInProgress, text: str, status: str, sources: tuple[Source, ...],
+                cited: tuple[int, ...], *, llm_called: bool, generator: str | None, notice: str | None = None,
+                error: str | None = None, extra: dict | None = None) -> Answer:
+        total = _ms(answering.started)
+        retrieval_ms = answering.retrieval.ms if answering.retrieval else None
         record = question_record(
-            run.user, run.question, answer=text, status=status, generator=generator,
+            answering.user, answering.question, answer=text, status=status, generator=generator,
             llm_called=llm_called, sources=sources, retrieval_ms=retrieval_ms,
-            first_token_ms=run.first_token_ms, total_ms=total, error=error,
+            first_token_ms=answering.first_token_ms, total_ms=total, error=error,
         )
         question_id: int | None
         try:
             question_id = insert_question(self.db, record)
         except DatabaseUnavailable as exc:  # the answer stands; its log row waits in the spool
-            log.warning("answer to %s not logged yet, database unavailable: %s", run.user.username, exc)
+            log.warning("answer to %s not logged yet, database unavailable: %s", answering.user.username, exc)
             self.spool.append(record)
             question_id = None
         return Answer(
-            question=run.question, text=text, status=status, generator=generator or "none",
+            question=answering.question, text=text, status=status, generator=generator or "none",
             llm_called=llm_called, sources=sources, cited=cited, question_id=question_id,
-            retrieval_ms=retrieval_ms, first_token_ms=run.first_token_ms, total_ms=total, notice=notice,
-            extra={"mode": self.mode, "role": run.user.role, **(extra or {})},
+            retrieval_ms=retrieval_ms, first_token_ms=answering.first_token_ms, total_ms=total, notice=notice,
+            extra={"mode": self.mode, "role": answering.user.role, **(extra or {})},
         )

@@ -84,6 +84,3 @@ def cancel(conn: psycopg.Connection, queue_job_id: int) -> bool:
     """A waiting queue job is cancelled (never runs); a running one gets an abort request."""
     return submit_app().job_manager.cancel_job_by_id(queue_job_id, abort=True, connection=conn)
 
-
-def registered_kinds() -> list[str]:
-    return sorted(KINDS)

@@ -1,0 +1,180 @@
+"""HTTP clients for the language-model servers, behind the generators' streaming interface.
+
+Ollama `/api/chat` (NDJSON stream) and an OpenAI-compatible `/v1/chat/completions` (SSE stream;
+llama.cpp server, vLLM). Every failure of a remote model becomes a `GeneratorError` with a
+Turkish message that says what to do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+
+import httpx
+
+from ragcore.answer.prompt import TEMPERATURE
+from ragcore.core import Source, sanitize
+
+CONNECT_TIMEOUT = 3.0
+READ_TIMEOUT = 180.0  # a 7B model on two CPU cores can take minutes for the first token
+
+
+class GeneratorError(RuntimeError):
+    """The generator could not answer; the message is Turkish and safe to show."""
+
+
+def _timeout(read: float) -> httpx.Timeout:
+    return httpx.Timeout(connect=CONNECT_TIMEOUT, read=read, write=30.0, pool=CONNECT_TIMEOUT)
+
+
+def _error_text(response: httpx.Response) -> str:
+    """The server's error message from an already-read error response."""
+    try:
+        payload = response.json()
+    except ValueError:
+        return response.text[:300]
+    error = payload.get("error", payload) if isinstance(payload, dict) else payload
+    if isinstance(error, dict):
+        error = error.get("message", error)
+    return str(error)[:300]
+
+
+class _HttpGenerator:
+    """Shared error mapping for the two HTTP backends; subclasses parse their stream format."""
+
+    kind = "http"
+    server_name = "Dil modeli sunucusu"
+
+    def __init__(self, base_url: str, model: str, *, read_timeout: float = READ_TIMEOUT,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.read_timeout = read_timeout
+        self.transport = transport
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}:{self.model}"
+
+    def _request(self, messages: list[dict]) -> tuple[str, dict, dict]:
+        raise NotImplementedError
+
+    def _pieces(self, response: httpx.Response) -> Iterator[str]:
+        raise NotImplementedError
+
+    def _missing_model(self) -> str:
+        return f"'{self.model}' modeli {self.server_name} üzerinde yok."
+
+    def _frame(self, text: str) -> dict:
+        """One JSON object of the stream; anything else is a broken server, said in Turkish."""
+        try:
+            frame = json.loads(text)
+        except ValueError:
+            frame = None
+        if not isinstance(frame, dict):
+            raise GeneratorError(f"{self.server_name} anlaşılamayan bir cevap gönderdi (bozuk akış verisi: "
+                                 f"{text[:80]!r}); cevap tamamlanamadı.")
+        return frame
+
+    def stream(self, messages: list[dict], sources: Sequence[Source], question: str) -> Iterator[str]:
+        url, body, headers = self._request(messages)
+        try:
+            with httpx.Client(timeout=_timeout(self.read_timeout), transport=self.transport) as client:
+                with client.stream("POST", url, json=body, headers=headers) as response:
+                    if response.status_code >= 400:
+                        response.read()
+                        raise self._status_error(response)
+                    yield from self._pieces(response)
+        except httpx.ConnectError as exc:
+            raise GeneratorError(
+                f"{self.server_name} ({self.base_url}) çalışmıyor ya da erişilemiyor; cevap üretilemedi. "
+                f"Sunucunun açık olduğunu kontrol edin. ({exc})"
+            ) from exc
+        except httpx.TimeoutException as exc:
+            raise GeneratorError(
+                f"{self.server_name} {self.read_timeout:.0f} saniye içinde cevap vermedi (zaman aşımı). "
+                "Model çok yavaş ya da sunucu meşgul; daha sonra tekrar deneyin."
+            ) from exc
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise GeneratorError(f"{self.server_name} ile bağlantı cevap sırasında kesildi. ({exc})") from exc
+        except httpx.HTTPError as exc:
+            raise GeneratorError(f"{self.server_name} ile iletişim hatası: {exc}") from exc
+
+    def _status_error(self, response: httpx.Response) -> GeneratorError:
+        text = _error_text(response)
+        if response.status_code == 404 and "not found" in text.lower():
+            return GeneratorError(self._missing_model())
+        return GeneratorError(f"{self.server_name} hata döndürdü (HTTP {response.status_code}): {text}")
+
+
+class OllamaGenerator(_HttpGenerator):
+    """Ollama /api/chat, streamed as NDJSON: one JSON object per line, `done` on the last."""
+
+    kind = "ollama"
+    server_name = "Ollama"
+
+    def _missing_model(self) -> str:
+        return f"'{self.model}' modeli Ollama'da yüklü değil. Yüklemek için: ollama pull {self.model}"
+
+    def _request(self, messages: list[dict]) -> tuple[str, dict, dict]:
+        body = {"model": self.model, "messages": messages, "stream": True,
+                "options": {"temperature": TEMPERATURE}}
+        return f"{self.base_url}/api/chat", body, {}
+
+    def _pieces(self, response: httpx.Response) -> Iterator[str]:
+        for line in response.iter_lines():
+            if not line.strip():
+                continue
+            frame = self._frame(line)
+            if frame.get("error"):
+                raise GeneratorError(f"Ollama hata döndürdü: {frame['error']}")
+            content = _field(frame, "message", "content")
+            if isinstance(content, str) and content:
+                yield sanitize(content)
+            if frame.get("done"):
+                return
+
+
+def _field(value: object, *path: str) -> object:
+    """value[path[0]][path[1]]…, or None where a level is missing or not an object."""
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def openai_endpoint(base_url: str, path: str) -> str:
+    """OPENAI_BASE_URL may be given with or without the /v1 suffix."""
+    base = base_url.rstrip("/")
+    return f"{base}{path}" if base.endswith("/v1") else f"{base}/v1{path}"
+
+
+class OpenAIGenerator(_HttpGenerator):
+    """OpenAI-compatible /v1/chat/completions, streamed as server-sent events."""
+
+    kind = "openai"
+    server_name = "OpenAI uyumlu sunucu"
+
+    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, **kwargs: object) -> None:
+        super().__init__(base_url, model, **kwargs)  # type: ignore[arg-type]
+        self.api_key = api_key
+
+    def _request(self, messages: list[dict]) -> tuple[str, dict, dict]:
+        body = {"model": self.model, "messages": messages, "stream": True, "temperature": TEMPERATURE}
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        return openai_endpoint(self.base_url, "/chat/completions"), body, headers
+
+    def _pieces(self, response: httpx.Response) -> Iterator[str]:
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return
+            frame = self._frame(data)
+            if frame.get("error"):
+                raise GeneratorError(f"OpenAI uyumlu sunucu hata döndürdü: {frame['error']}")
+            for choice in frame.get("choices") or []:
+                content = _field(choice, "delta", "content")
+                if isinstance(content, str) and content:
+                    yield sanitize(content)
+

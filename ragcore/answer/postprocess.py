@@ -1,0 +1,93 @@
+"""What happens to generated text afterwards: its [n] citations and what kind of text it is.
+
+`finalize` parses the [n] markers, drops those pointing outside the context, and tells a real
+refusal (the fallback sentence) from an instruction echo (the model repeating its rules, which
+is unreliable and replaced by quoted passages).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragcore.answer.prompt import SYSTEM_PROMPT
+from ragcore.core import FALLBACK_ANSWER, Source, turkish_lower, words
+
+_MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+_ECHO_PHRASES = (
+    "numaralandırılmış bağlam", "köşeli parantez", "kendi bilgini", "genel kültür",
+    "şu cümleyi aynen", "talimatları", "kurallar:", "sen dayanak",
+)
+
+KIND_ANSWER = "answer"
+KIND_REFUSAL = "refusal"
+KIND_ECHO = "echo"
+KIND_EMPTY = "empty"
+
+
+@dataclass(frozen=True)
+class FinishedAnswer:
+    """A finished answer: its text as shown and logged, what kind of text it is, the sources it cites."""
+
+    text: str
+    kind: str  # answer | refusal | echo | empty
+    cited: tuple[int, ...]  # 1-based context numbers, in order of first citation
+
+
+def parse_citations(text: str, n_sources: int) -> tuple[str, tuple[int, ...]]:
+    """Keep markers 1..n_sources (in order of first use); remove the others from the text."""
+    cited: list[int] = []
+
+    def replace(match: re.Match) -> str:
+        numbers = [int(x) for x in re.split(r"\s*[,;]\s*", match.group(1))]
+        valid = [x for x in numbers if 1 <= x <= n_sources]
+        for x in valid:
+            if x not in cited:
+                cited.append(x)
+        return "".join(f"[{x}]" for x in valid)
+
+    cleaned = _MARKER.sub(replace, text)
+    cleaned = re.sub(r"[ \t]+([.,;:])", r"\1", cleaned)
+    return cleaned.strip(), tuple(cited)
+
+
+def _ngrams(tokens: list[str], n: int = 3) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+
+
+_PROMPT_NGRAMS = _ngrams(words(SYSTEM_PROMPT.replace(FALLBACK_ANSWER, " "))) - _ngrams(words(FALLBACK_ANSWER))
+_FALLBACK_WORDS = words(FALLBACK_ANSWER)
+
+
+def is_instruction_echo(text: str) -> bool:
+    """The model repeated its rules (seed 002): phrases or 3-grams of the system prompt."""
+    lowered = turkish_lower(text)
+    if sum(phrase in lowered for phrase in _ECHO_PHRASES) >= 2:
+        return True
+    grams = _ngrams(words(text))
+    return len(grams) >= 4 and len(grams & _PROMPT_NGRAMS) / len(grams) >= 0.4
+
+
+def is_refusal(text: str) -> bool:
+    """The fallback sentence with (almost) nothing else: a real refusal, not an answer."""
+    tokens = words(text)
+    if not tokens:
+        return False
+    joined, fallback = " ".join(tokens), " ".join(_FALLBACK_WORDS)
+    if fallback in joined:
+        return len(tokens) - len(_FALLBACK_WORDS) <= 6
+    return "bulunmuyor" in tokens and len(tokens) <= len(_FALLBACK_WORDS) + 4
+
+
+def finalize(text: str, sources: Sequence[Source]) -> FinishedAnswer:
+    """Classify generated text and clean its citations (refusal and echo checks come first)."""
+    if not text.strip():
+        return FinishedAnswer("", KIND_EMPTY, ())
+    if is_instruction_echo(text):
+        return FinishedAnswer(text.strip(), KIND_ECHO, ())
+    cleaned, cited = parse_citations(text, len(sources))
+    if is_refusal(re.sub(r"\[\d+\]", " ", cleaned)):
+        return FinishedAnswer(FALLBACK_ANSWER, KIND_REFUSAL, ())
+    return FinishedAnswer(cleaned, KIND_ANSWER, cited)
+
