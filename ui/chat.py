@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from ragcore.answer import EXTRACTIVE_NOTICE
-from ragcore.core import STATUS_ERROR, STATUS_NEEDS_REVIEW, Answer, Source, User
+from ragcore.core import (
+    OUTCOME_ANSWER,
+    OUTCOME_CLOSEST,
+    STATUS_ERROR,
+    STATUS_NEEDS_REVIEW,
+    Answer,
+    Source,
+    User,
+)
 from ui.context import AppContext, Services, badge_for_label, get_services
 from ui.markdown import escape_answer, escape_markdown
 from ui.sources import render_source
@@ -40,6 +48,10 @@ REVOKED_NOTICE = ("Bu cevabın dayandığı kaynaklardan en az birine artık eri
                   "erişim rolleri değişti); cevap ve kaynakları gizlendi.")
 
 
+CLOSEST_NOTE = ("Bu bir cevap değil: sorunuza doğrudan cevap veren bir bölüm bulunamadı. Aşağıdaki kaynaklar "
+                "konuya en yakın bölümlerdir; lütfen kendiniz okuyun. Soru, yöneticinin inceleme kuyruğuna eklendi.")
+
+
 @dataclass
 class Turn:
     question: str
@@ -54,6 +66,7 @@ class Turn:
     timings: dict = field(default_factory=dict)
     revoked: bool = False  # a source became unreadable: answer and sources dropped
     terms: frozenset[str] = frozenset()  # the question's words bolded in the sources
+    outcome: str | None = OUTCOME_ANSWER  # answer | closest | refused (ragcore.retrieval.abstention)
 
     @property
     def is_fallback(self) -> bool:
@@ -72,6 +85,7 @@ def turn_from_answer(answer: Answer, terms: frozenset[str] = frozenset()) -> Tur
         question=answer.question,
         text=answer.text,
         status=answer.status,
+        outcome=answer.outcome,
         badge=badge_for_label(answer.generator),
         sources=tuple(answer.sources),
         cited=tuple(answer.cited),
@@ -143,7 +157,9 @@ def render_badge(turn: Turn) -> None:
 
 def render_footer(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
     """Everything under the answer text: status, badge, notice, sources, feedback."""
-    if turn.status == STATUS_NEEDS_REVIEW:
+    if turn.outcome == OUTCOME_CLOSEST:
+        st.info(CLOSEST_NOTE, icon=":material/travel_explore:")
+    elif turn.status == STATUS_NEEDS_REVIEW:
         st.warning("Erişebildiğiniz dokümanlarda bu sorunun cevabı bulunamadı. Soru, yöneticinin "
                    "inceleme kuyruğuna eklendi.", icon=":material/help:")
     elif turn.is_fallback:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragcore.core import ROLE_LABELS, STATUS_NEEDS_REVIEW, User, formatting
+from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, STATUS_NEEDS_REVIEW, User, formatting
 from ui.context import AppContext
 from ui.markdown import escape_answer, escape_markdown
 from ui.review_gold import render_gold_control
@@ -20,6 +20,15 @@ from ui.upload import role_picker, upload_document
 
 def _flash(message: str) -> None:
     st.session_state["review_flash"] = message
+
+
+def review_reason(item) -> str:
+    """Why the question is in the queue, as the admin reads it."""
+    if item.status != STATUS_NEEDS_REVIEW:
+        return "Olumsuz geri bildirim"
+    if item.outcome == OUTCOME_CLOSEST:
+        return "Doğrudan cevap yok, en yakın bölümler gösterildi"
+    return "Cevap bulunamadı"
 
 
 def render_review_page(ctx: AppContext, admin: User) -> None:
@@ -36,12 +45,16 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
     st.caption(escape_markdown(f"{formatting.integer(len(queue))} açık kayıt · en yenisi üstte"))
     pending = _pending_uploads(ctx)
     for item in queue:
-        reason = "Cevap bulunamadı" if item.status == STATUS_NEEDS_REVIEW else "Olumsuz geri bildirim"
+        reason = review_reason(item)
         header = f"{reason} · {item.username} ({ROLE_LABELS.get(item.role, item.role)}) · {formatting.date_time(item.created_at)}"
         with st.container(border=True):
             st.caption(escape_markdown(header))
             st.markdown(f"**Soru:** {escape_markdown(item.question)}")
-            if item.status != STATUS_NEEDS_REVIEW and item.answer:
+            if item.outcome == OUTCOME_CLOSEST and item.sources:
+                with st.expander("Gösterilen en yakın bölümler"):
+                    for src in item.sources:
+                        st.caption(escape_markdown(stored_source_label(src)))
+            elif item.status != STATUS_NEEDS_REVIEW and item.answer:
                 with st.expander("Verilen cevap"):
                     st.markdown(escape_answer(item.answer))  # quoted passages as quotes, the text escaped
                     for src in item.sources:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ragcore.core import (
+    OUTCOMES,
     STATUS_ANSWERED,
     STATUS_ERROR,
     STATUS_FALLBACK,
@@ -27,26 +28,27 @@ MAX_COMMENT_CHARS = 2000
 
 INSERT_SQL = """
 INSERT INTO questions (user_id, username, role, question, answer, status, generator, llm_called, sources,
-                       retrieval_ms, first_token_ms, total_ms, error, created_at)
+                       retrieval_ms, first_token_ms, total_ms, error, outcome, created_at)
 VALUES (%(user_id)s, %(username)s, %(role)s, %(question)s, %(answer)s, %(status)s, %(generator)s,
         %(llm_called)s, %(sources)s::jsonb, %(retrieval_ms)s, %(first_token_ms)s, %(total_ms)s, %(error)s,
-        %(created_at)s::timestamptz)
+        %(outcome)s, %(created_at)s::timestamptz)
 RETURNING id"""
 
 # A question kept in the spool while the database was down: inserted once, even when a flush is
 # repeated after a crash (same user, question and moment = same row); the user may be gone by now.
 SPOOLED_INSERT_SQL = """
 INSERT INTO questions (user_id, username, role, question, answer, status, generator, llm_called, sources,
-                       retrieval_ms, first_token_ms, total_ms, error, created_at)
+                       retrieval_ms, first_token_ms, total_ms, error, outcome, created_at)
 SELECT (SELECT id FROM users WHERE id = %(user_id)s), %(username)s, %(role)s, %(question)s, %(answer)s,
        %(status)s, %(generator)s, %(llm_called)s, %(sources)s::jsonb, %(retrieval_ms)s, %(first_token_ms)s,
-       %(total_ms)s, %(error)s, %(created_at)s::timestamptz
+       %(total_ms)s, %(error)s, %(outcome)s, %(created_at)s::timestamptz
 WHERE NOT EXISTS (SELECT 1 FROM questions
                   WHERE username = %(username)s AND question = %(question)s
                     AND created_at = %(created_at)s::timestamptz)"""
 
 COLUMNS = """id, username, role, question, answer, status, generator, llm_called, sources, retrieval_ms,
-             first_token_ms, total_ms, error, feedback, feedback_comment, resolved_at, resolved_by, created_at"""
+             first_token_ms, total_ms, error, feedback, feedback_comment, resolved_at, resolved_by, created_at,
+             outcome"""
 
 FEEDBACK_SQL = """
 UPDATE questions SET feedback = %(value)s, feedback_comment = %(comment)s
@@ -89,6 +91,7 @@ class LoggedQuestion:
     resolved_at: datetime | None
     resolved_by: str | None
     created_at: datetime
+    outcome: str | None = None  # answer | closest | refused; None for an error
 
 
 def source_record(source: Source) -> dict:
@@ -109,6 +112,7 @@ def question_record(
     first_token_ms: float | None = None,
     total_ms: float | None = None,
     error: str | None = None,
+    outcome: str | None = None,
 ) -> dict:
     """One row of the log as plain JSON-able values (what the spool keeps while the database is down).
 
@@ -116,12 +120,14 @@ def question_record(
     """
     if status not in STATUSES:
         raise ValueError(f"unknown status {status!r}")
+    if outcome not in (None, *OUTCOMES):
+        raise ValueError(f"unknown outcome {outcome!r}")
     return {
         "user_id": user.id, "username": user.username, "role": user.role, "question": question,
         "answer": answer, "status": status, "generator": generator, "llm_called": llm_called,
         "sources": json.dumps([source_record(s) for s in sources], ensure_ascii=False),
         "retrieval_ms": retrieval_ms, "first_token_ms": first_token_ms, "total_ms": total_ms, "error": error,
-        "created_at": datetime.now(UTC).isoformat(),
+        "outcome": outcome, "created_at": datetime.now(UTC).isoformat(),
     }
 
 

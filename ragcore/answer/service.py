@@ -25,7 +25,11 @@ from ragcore.answer.prompt import build_messages
 from ragcore.answer.questions import insert_question, question_record
 from ragcore.answer.spool import QuestionSpool, spool_path
 from ragcore.core import (
+    CLOSEST_LEAD,
     FALLBACK_ANSWER,
+    OUTCOME_ANSWER,
+    OUTCOME_CLOSEST,
+    OUTCOME_REFUSED,
     STATUS_ANSWERED,
     STATUS_ERROR,
     STATUS_FALLBACK,
@@ -36,7 +40,17 @@ from ragcore.core import (
     User,
     sanitize,
 )
-from ragcore.retrieval import Retrieval, calibration, resolve_mode, retrieve
+from ragcore.retrieval import (
+    CLOSEST,
+    REFUSED,
+    Decision,
+    Retrieval,
+    calibration,
+    decide,
+    model_for,
+    resolve_mode,
+    retrieve,
+)
 from ragcore.store import Database, DatabaseUnavailable
 
 log = logging.getLogger(__name__)
@@ -76,6 +90,7 @@ class _AnswerInProgress:
     question: str
     started: float
     retrieval: Retrieval | None = None
+    decision: Decision | None = None
     first_token_ms: float | None = None
 
 
@@ -121,6 +136,19 @@ def finalize_answer(raw: str, sources: list[Source], question: str, embedder: ob
     return result, None
 
 
+CLOSEST_PASSAGES = 3
+
+
+def closest_passages_text(sources: list[Source]) -> str:
+    """The "closest passages" outcome: a lead that says no section answers directly, then one
+    cited line per passage (document, article, page) — no quote that could pass for an answer."""
+    lines = [CLOSEST_LEAD, ""]
+    for source in sources:
+        where = ", ".join(part for part in (source.article, source.page_label) if part)
+        lines.append(f"- [{source.rank}] {source.title} ({where})")
+    return "\n".join(lines)
+
+
 class AnswerService:
     def __init__(self, db: Database, settings: Settings, embedder: object, generator: Generator, *,
                  read_db: Database | None = None) -> None:
@@ -131,6 +159,7 @@ class AnswerService:
         self.generator = generator
         self.mode = resolve_mode(settings, embedder)
         self.threshold = calibration.threshold_for(getattr(embedder, "name", ""), self.mode, settings)
+        self.abstention = model_for(getattr(embedder, "name", ""))  # None: the single threshold decides
         self.spool = QuestionSpool(spool_path(settings))
 
     # ------------------------------------------------------------------ public
@@ -198,9 +227,17 @@ class AnswerService:
                                      k=self.settings.top_k, mode=self.mode)
         except DatabaseUnavailable as exc:
             raise self._database_down(answering, exc) from exc
-        if not answering.retrieval.hits or calibration.should_refuse(answering.retrieval.evidence, self.threshold):
+        decision = decide(answering.retrieval, self.abstention, self.threshold)
+        answering.decision = decision
+        if decision.outcome == REFUSED:
             yield FALLBACK_ANSWER
             stream.answer = self._refused(answering)
+            return
+        if decision.outcome == CLOSEST:
+            closest = answering.retrieval.sources[:CLOSEST_PASSAGES]
+            text = closest_passages_text(closest)
+            yield text
+            stream.answer = self._closest(answering, closest, text)
             return
         sources = answering.retrieval.sources
         messages = build_messages(answering.question, sources)
@@ -218,17 +255,27 @@ class AnswerService:
         stream.answer = self._finish(answering, result, sources, notice)
         stream.replaced = stream.answer.text != "".join(pieces)
 
+    def _gate_extra(self, answering: _AnswerInProgress) -> dict:
+        decision = answering.decision
+        return {"evidence": answering.retrieval.evidence.as_dict(), "threshold": self.threshold.value,
+                "probability": None if decision is None else decision.probability}
+
     def _refused(self, answering: _AnswerInProgress) -> Answer:
-        """Too little permitted evidence: fallback, no sources, generator untouched, needs review."""
+        """Nothing permitted is related: fallback, no sources, generator untouched, needs review."""
         return self._record(answering, FALLBACK_ANSWER, STATUS_NEEDS_REVIEW, (), (), llm_called=False,
-                            generator=None, extra={"evidence": answering.retrieval.evidence.as_dict(),
-                                                   "threshold": self.threshold.value})
+                            generator=None, outcome=OUTCOME_REFUSED, extra=self._gate_extra(answering))
+
+    def _closest(self, answering: _AnswerInProgress, closest: list[Source], text: str) -> Answer:
+        """Related passages but no direct answer: show them, labelled, no quote or model; needs review."""
+        return self._record(answering, text, STATUS_NEEDS_REVIEW, tuple(closest), tuple(s.rank for s in closest),
+                            llm_called=False, generator=None, outcome=OUTCOME_CLOSEST,
+                            extra=self._gate_extra(answering))
 
     def _finish(self, answering: _AnswerInProgress, result: FinishedAnswer, sources: list[Source],
                 notice: str | None) -> Answer:
         if result.kind == KIND_REFUSAL:
             return self._record(answering, FALLBACK_ANSWER, STATUS_FALLBACK, (), (), llm_called=self._llm,
-                                generator=self.generator.label)
+                                generator=self.generator.label, outcome=OUTCOME_REFUSED)
         return self._record(answering, result.text, STATUS_ANSWERED, tuple(sources), result.cited, llm_called=self._llm,
                             generator=self.generator.label, notice=notice)
 
@@ -243,18 +290,19 @@ class AnswerService:
         result = finalize(quoted, sources)
         stream.answer = self._record(answering, f"⚠️ {message}\n\n{result.text}", STATUS_ERROR, tuple(sources),
                                      result.cited, llm_called=self._llm, generator=self.generator.label,
-                                     notice=message, error=message, extra={"fallback_generator": "extractive"})
+                                     notice=message, error=message, outcome=None,
+                                     extra={"fallback_generator": "extractive"})
         stream.replaced = True
 
     def _record(self, answering: _AnswerInProgress, text: str, status: str, sources: tuple[Source, ...],
                 cited: tuple[int, ...], *, llm_called: bool, generator: str | None, notice: str | None = None,
-                error: str | None = None, extra: dict | None = None) -> Answer:
+                error: str | None = None, outcome: str | None = OUTCOME_ANSWER, extra: dict | None = None) -> Answer:
         total = _ms(answering.started)
         retrieval_ms = answering.retrieval.ms if answering.retrieval else None
         record = question_record(
             answering.user, answering.question, answer=text, status=status, generator=generator,
             llm_called=llm_called, sources=sources, retrieval_ms=retrieval_ms,
-            first_token_ms=answering.first_token_ms, total_ms=total, error=error,
+            first_token_ms=answering.first_token_ms, total_ms=total, error=error, outcome=outcome,
         )
         question_id: int | None
         try:
@@ -267,5 +315,5 @@ class AnswerService:
             question=answering.question, text=text, status=status, generator=generator or "none",
             llm_called=llm_called, sources=sources, cited=cited, question_id=question_id,
             retrieval_ms=retrieval_ms, first_token_ms=answering.first_token_ms, total_ms=total, notice=notice,
-            extra={"mode": self.mode, "role": answering.user.role, **(extra or {})},
+            outcome=outcome, extra={"mode": self.mode, "role": answering.user.role, **(extra or {})},
         )

@@ -66,6 +66,9 @@ class ChatAnswer(BaseModel):
     question: str
     text: str = Field(description="the answer with [n] citations (or the fallback sentence)")
     status: str = Field(description="answered | fallback | needs_review | error")
+    outcome: Literal["answer", "closest", "refused"] | None = Field(
+        description='what the user was told: "answer" (cited answer), "closest" (the closest permitted passages, '
+                    'no answer; queued for review) or "refused" (not in the documents); null when the question failed')
     generator: str = Field(description='"ollama:<model>", "openai:<model>", "extractive" or "none"')
     llm_called: bool
     cited: list[int]
@@ -77,7 +80,8 @@ class ChatAnswer(BaseModel):
     @classmethod
     def of(cls, answer: Answer) -> ChatAnswer:
         return cls(
-            question=answer.question, text=answer.text, status=answer.status, generator=answer.generator,
+            question=answer.question, text=answer.text, status=answer.status, outcome=answer.outcome,
+            generator=answer.generator,
             llm_called=answer.llm_called, cited=list(answer.cited), sources=[SourceOut.of(s) for s in answer.sources],
             question_id=answer.question_id, notice=answer.notice,
             timings=Timings(retrieval_ms=answer.retrieval_ms, first_token_ms=answer.first_token_ms,

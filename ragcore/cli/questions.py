@@ -111,6 +111,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     payload = {
         "answer": answer.text,
         "status": answer.status,
+        "outcome": answer.outcome,
         "generator": answer.generator,
         "llm_called": answer.llm_called,
         "sources": [s.as_dict() for s in answer.sources],

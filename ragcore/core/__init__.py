@@ -16,7 +16,12 @@ from ragcore.core.files import (
     secure_data_dir,
 )
 from ragcore.core.models import (
+    CLOSEST_LEAD,
     FALLBACK_ANSWER,
+    OUTCOME_ANSWER,
+    OUTCOME_CLOSEST,
+    OUTCOME_REFUSED,
+    OUTCOMES,
     STATUS_ANSWERED,
     STATUS_ERROR,
     STATUS_FALLBACK,
@@ -54,6 +59,11 @@ from ragcore.core.text import (
 )
 
 __all__ = [
+    "CLOSEST_LEAD",
+    "OUTCOMES",
+    "OUTCOME_ANSWER",
+    "OUTCOME_CLOSEST",
+    "OUTCOME_REFUSED",
     "fold_ascii",
     "Answer",
     "BackendChoice",

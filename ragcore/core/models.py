@@ -11,6 +11,13 @@ STATUS_NEEDS_REVIEW = "needs_review"
 STATUS_ERROR = "error"
 
 FALLBACK_ANSWER = "Bu sorunun cevabı erişebildiğiniz dokümanlarda bulunmuyor."
+CLOSEST_LEAD = "Sorunuza doğrudan cevap veren bir bölüm bulamadım; en yakın bölümler şunlar:"
+
+# What the user was told (ragcore.retrieval.abstention decides between the first two and a refusal).
+OUTCOME_ANSWER = "answer"
+OUTCOME_CLOSEST = "closest"
+OUTCOME_REFUSED = "refused"
+OUTCOMES = (OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED)
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,7 @@ class Answer:
     first_token_ms: float | None = None
     total_ms: float | None = None
     notice: str | None = None
+    outcome: str | None = OUTCOME_ANSWER  # None: the question failed (status error)
     extra: dict = field(default_factory=dict, compare=False)
 
     @property

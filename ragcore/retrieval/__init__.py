@@ -7,7 +7,6 @@ from ragcore.retrieval import abstention, bm25, calibration, hybrid, measurement
 from ragcore.retrieval.abstention import (
     ANSWER,
     CLOSEST,
-    OUTCOMES,
     REFUSED,
     AbstentionModel,
     Decision,
@@ -58,7 +57,6 @@ from ragcore.retrieval.query import LexicalQuery, lexical_query, query_terms
 __all__ = [
     "ANSWER",
     "CLOSEST",
-    "OUTCOMES",
     "REFUSED",
     "AbstentionModel",
     "Decision",

@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
+from ragcore.core import OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED
 from ragcore.retrieval import measurements
 from ragcore.retrieval.calibration import Threshold, should_refuse
 from ragcore.retrieval.hybrid import Retrieval
 
 ABSTENTION_FILE = measurements.ABSTENTION_FILE
-ANSWER = "answer"
-CLOSEST = "closest"
-REFUSED = "refused"
-OUTCOMES = (ANSWER, CLOSEST, REFUSED)
+ANSWER, CLOSEST, REFUSED = OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED
 CLOSEST_PASSAGES = 3
 FEATURE_NAMES = ("cosine", "coverage", "bm25", "dense_margin", "lexical_ratio", "legs_agree", "terms")
 
@@ -87,10 +86,10 @@ class AbstentionModel:
                 "closest_at": self.closest_at}
 
 
-def model_for(embedder_name: str) -> AbstentionModel | None:
+def model_for(embedder_name: str, folder: Path = measurements.MEASURED_DIR) -> AbstentionModel | None:
     """The model measured for this embedding index, or None (then the single threshold decides)."""
     try:
-        data = measurements.load(ABSTENTION_FILE)
+        data = measurements.load(ABSTENTION_FILE, folder)
     except measurements.MeasuredDataError:
         return None
     entry = data["entries"].get(embedder_name)

@@ -1,0 +1,171 @@
+"""The three-outcome gate (ragcore.retrieval.abstention) and what each outcome does in the
+answer service: a cited answer, the closest passages (labelled, no quote, to review), or the
+fixed refusal without any model call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragcore.access import users
+from ragcore.answer import AnswerService, ExtractiveGenerator, review_queue
+from ragcore.core import (
+    CLOSEST_LEAD,
+    FALLBACK_ANSWER,
+    OUTCOME_ANSWER,
+    OUTCOME_CLOSEST,
+    OUTCOME_REFUSED,
+    STATUS_NEEDS_REVIEW,
+    Settings,
+    Source,
+)
+from ragcore.retrieval import (
+    ANSWER,
+    CLOSEST,
+    REFUSED,
+    AbstentionModel,
+    abstention,
+    decide,
+    measurements,
+    threshold_for,
+)
+from ragcore.retrieval.hybrid import Evidence, Hit, Retrieval
+from tests.conftest import LAW_6331, require_data
+from tests.questions_support import logged_questions
+from tests.retrieval_support import clean, ingest_law, make_test_embedder
+
+RISK_QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
+
+
+def _source(rank: int, chunk_id: int) -> Source:
+    return Source(rank, chunk_id, 1, "6331", "6331.pdf", 3, 3, "Madde 10", 0.5, "metin")
+
+
+def _retrieval(cosines: list[float | None], lexical: list[float | None], coverage: float = 0.5) -> Retrieval:
+    hits = [Hit(_source(i + 1, 100 + i), c, b) for i, (c, b) in enumerate(zip(cosines, lexical, strict=True))]
+    evidence = Evidence(max((c for c in cosines if c is not None), default=None),
+                        max((b for b in lexical if b is not None), default=None), coverage, len(hits))
+    return Retrieval("soru", "isg", "weighted", hits, evidence, 1.0, {"evidence_terms": 3})
+
+
+def _model(answer_at: float, closest_at: float, cosine_weight: float = 8.0) -> AbstentionModel:
+    names = abstention.FEATURE_NAMES
+    coefficients = tuple(cosine_weight if n == "cosine" else 0.0 for n in names)
+    return AbstentionModel(names, coefficients, 0.0, tuple(0.8 if n == "cosine" else 0.0 for n in names),
+                           tuple(0.05 if n == "cosine" else 1.0 for n in names), answer_at, closest_at, "test")
+
+
+def test_features_read_the_legs_scores():
+    values = abstention.features(_retrieval([0.9, 0.8, None], [12.0, None, 6.0], coverage=0.75))
+    assert values["cosine"] == pytest.approx(0.9)
+    assert values["coverage"] == pytest.approx(0.75)
+    assert values["dense_margin"] == pytest.approx(0.1)
+    assert values["lexical_ratio"] == pytest.approx(0.5)
+    assert values["legs_agree"] == 1.0  # the best dense hit is also the best lexical one
+    assert set(values) == set(abstention.FEATURE_NAMES)
+    assert abstention.features(_retrieval([0.9, 0.8], [1.0, 5.0]))["legs_agree"] == 0.0
+
+
+@pytest.mark.parametrize(("cosine", "outcome"), [(0.95, ANSWER), (0.80, CLOSEST), (0.60, REFUSED)])
+def test_three_outcomes_by_probability(cosine, outcome):
+    model = _model(answer_at=0.9, closest_at=0.2)
+    decision = decide(_retrieval([cosine], [3.0]), model, threshold_for("", "weighted"))
+    assert decision.outcome == outcome
+    assert decision.probability == pytest.approx(model.probability(decision.signals))
+
+
+def test_nothing_permitted_is_always_refused():
+    empty = Retrieval("soru", "isg", "weighted", [], Evidence(None, None, 0.0, 0), 1.0, {})
+    assert decide(empty, _model(0.0, 0.0), threshold_for("", "weighted")).outcome == REFUSED
+
+
+def test_without_a_model_the_single_threshold_decides():
+    threshold = threshold_for("", "weighted")  # the model-independent coverage threshold
+    assert decide(_retrieval([0.9], [3.0], coverage=threshold.value + 0.1), None, threshold).outcome == ANSWER
+    assert decide(_retrieval([0.9], [3.0], coverage=threshold.value - 0.1), None, threshold).outcome == REFUSED
+
+
+def test_model_file_entries_are_checked(tmp_path):
+    data = measurements.load(abstention.ABSTENTION_FILE)
+    entry = {**_model(0.9, 0.2).as_entry(), "measured": "t", "when": "t", "on": "t"}
+    good = {**data, "entries": {"x": entry}}
+    (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps(good), encoding="utf-8")
+    assert abstention.model_for("x", tmp_path) == _model(0.9, 0.2, ).__class__(**{
+        **_model(0.9, 0.2).__dict__, "measured": "t"})
+    assert abstention.model_for("not-measured", tmp_path) is None
+    broken = {**data, "entries": {"x": {**entry, "features": ["cosine", "mystery"]}}}
+    (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(measurements.MeasuredDataError, match="does not match"):
+        abstention.model_for("x", tmp_path)
+
+
+# --------------------------------------------------------------------------- in the answer service
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return make_test_embedder()
+
+
+@pytest.fixture(scope="module")
+def law_db(session_db, embedder, tmp_path_factory, pg_url):
+    require_data("laws")
+    clean(session_db)
+    settings = Settings(database_url=pg_url, data_dir=tmp_path_factory.mktemp("abstention") / "data",
+                        embed_backend="use")
+    ingest_law(session_db, settings, embedder, Path(LAW_6331), ["isg", "personel"])
+    users.create_user(session_db, "mehmet", "isg", "parola-123", "Mehmet")
+    return session_db
+
+
+class CountingGenerator(ExtractiveGenerator):
+    def __init__(self, embedder) -> None:
+        super().__init__(embedder)
+        self.calls = 0
+
+    def stream(self, messages, sources, question):
+        self.calls += 1
+        yield from super().stream(messages, sources, question)
+
+
+def _service(law_db, embedder, model: AbstentionModel | None) -> tuple[AnswerService, CountingGenerator]:
+    generator = CountingGenerator(embedder)
+    service = AnswerService(law_db, Settings(embed_backend="use"), embedder, generator)
+    service.abstention = model
+    return service, generator
+
+
+def _mehmet(law_db):
+    return users.get_user(law_db, "mehmet")
+
+
+def test_closest_outcome_shows_passages_and_goes_to_review(law_db, embedder):
+    service, generator = _service(law_db, embedder, _model(answer_at=1.01, closest_at=0.0))
+    answer = service.ask(_mehmet(law_db), RISK_QUESTION)
+    assert answer.outcome == OUTCOME_CLOSEST
+    assert answer.status == STATUS_NEEDS_REVIEW and not answer.llm_called and generator.calls == 0
+    assert answer.text.startswith(CLOSEST_LEAD)
+    assert 1 <= len(answer.sources) <= 3 and answer.cited == tuple(s.rank for s in answer.sources)
+    for source in answer.sources:  # each passage is cited by document, article and page, not quoted
+        assert f"[{source.rank}] {source.title}" in answer.text
+        assert source.text[:60] not in answer.text
+    row = logged_questions(law_db)[-1]
+    assert row["outcome"] == OUTCOME_CLOSEST
+    queued = [q for q in review_queue(law_db) if q.id == answer.question_id]
+    assert queued and queued[0].outcome == OUTCOME_CLOSEST and queued[0].sources
+
+
+def test_refused_outcome_says_the_fixed_sentence_without_a_model(law_db, embedder):
+    service, generator = _service(law_db, embedder, _model(answer_at=1.01, closest_at=1.01))
+    answer = service.ask(_mehmet(law_db), RISK_QUESTION)
+    assert (answer.outcome, answer.text, answer.sources, generator.calls) == (OUTCOME_REFUSED, FALLBACK_ANSWER, (), 0)
+    assert logged_questions(law_db)[-1]["outcome"] == OUTCOME_REFUSED
+
+
+def test_answer_outcome_answers_with_citations(law_db, embedder):
+    service, generator = _service(law_db, embedder, _model(answer_at=0.0, closest_at=0.0))
+    answer = service.ask(_mehmet(law_db), RISK_QUESTION)
+    assert answer.outcome == OUTCOME_ANSWER and generator.calls == 1 and answer.cited
+    assert logged_questions(law_db)[-1]["outcome"] == OUTCOME_ANSWER
