@@ -591,7 +591,7 @@ def ensure_embedding_space(db: Database, model: str, dim: int) -> EmbeddingSpace
 def lock_embedding_space(conn: psycopg.Connection) -> EmbeddingSpace | None:
     """Inside a writer's transaction: the recorded embedding space, held steady until commit.
 
-    ROW EXCLUSIVE on chunks conflicts with the EXCLUSIVE lock `ingest.reembed_all` takes first:
+    ROW EXCLUSIVE on chunks conflicts with the EXCLUSIVE lock `reembed.reembed_all` takes first:
     a re-embed that is running makes this wait until it has committed (and the model read next
     is the new one), and a re-embed that starts later waits for this transaction and then
     re-embeds its chunks too. The caller compares the result with the model it embedded with.
