@@ -34,6 +34,7 @@ from ragcore.core.ollama import (
     probe,
 )
 from ragcore.core.secrets import (
+    SecretError,
     cookie_key,
     initial_admin_password,
     initial_admin_password_path,
@@ -69,6 +70,7 @@ __all__ = [
     "STATUS_FALLBACK",
     "STATUS_NEEDS_REVIEW",
     "STOPWORDS",
+    "SecretError",
     "Settings",
     "SettingsError",
     "Source",
