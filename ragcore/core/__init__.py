@@ -14,6 +14,8 @@ from ragcore.core.files import (
     create_private,
     private_dir,
     secure_data_dir,
+    sha256_bytes,
+    sha256_file,
 )
 from ragcore.core.models import (
     FALLBACK_ANSWER,
@@ -92,6 +94,8 @@ __all__ = [
     "reflow",
     "sanitize",
     "secure_data_dir",
+    "sha256_bytes",
+    "sha256_file",
     "turkish_lower",
     "words",
 ]

@@ -16,7 +16,6 @@ vectors of the old model.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
@@ -38,6 +37,7 @@ from ragcore.core import (
     lexical_tokens,
     private_dir,
     sanitize,
+    sha256_bytes,
 )
 from ragcore.documents.chunking import chunk_pages
 from ragcore.documents.pdf import PdfError, extract_pages
@@ -267,7 +267,7 @@ def ingest_pdf(
     report: Progress = progress or (lambda stage, done, total: None)
     allowed = validate_roles(roles)
     check_size(data, settings)
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_bytes(data)
     with db.connection() as conn:
         existing = find_by_sha256(conn, digest)
     if existing:
