@@ -15,7 +15,6 @@ same server (embedded or not) and never starts a second one.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import secrets
@@ -27,7 +26,7 @@ from pathlib import Path
 
 from ragcore import store as dbmod
 from ragcore.access import create_user
-from ragcore.core import ROLES, Settings
+from ragcore.core import ROLES, Settings, sha256_bytes, sha256_file
 from ragcore.documents import ingest_pdf, stored_path
 
 log = logging.getLogger(__name__)
@@ -54,14 +53,6 @@ class CorpusDocument:
 
     def as_dict(self) -> dict:
         return {"filename": self.filename, "title": self.title, "sha256": self.sha256, "roles": list(self.roles)}
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def company_corpus(db: dbmod.Database, settings: Settings) -> list[CorpusDocument]:
@@ -97,7 +88,7 @@ def sample_corpus(settings: Settings, corpus_file: Path) -> list[CorpusDocument]
         unknown = [r for r in roles if r not in ROLES]
         if unknown or not roles:
             raise CorpusError(f"{corpus_file}: “{filename}” için geçersiz roller: {roles}")
-        documents.append(CorpusDocument(filename, None, _sha256(path), roles, path))
+        documents.append(CorpusDocument(filename, None, sha256_file(path), roles, path))
     return documents
 
 
@@ -149,7 +140,7 @@ def ingest_corpus(index: Index, embedder: object, documents: Sequence[CorpusDocu
     started = time.perf_counter()
     for doc in documents:
         data = doc.path.read_bytes()
-        if hashlib.sha256(data).hexdigest() != doc.sha256:
+        if sha256_bytes(data) != doc.sha256:
             raise CorpusError(f"“{doc.filename}” dosyası yüklendiğinden beri değişmiş (sha256 tutmuyor).")
         step = None if within is None else (lambda stage, done, total, doc=doc: within(doc, stage, done, total))
         result = ingest_pdf(index.db, index.settings, embedder, data, filename=doc.filename, roles=doc.roles,

@@ -13,7 +13,6 @@ only used to tune choices (a fusion weight) that are then reported on dev.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import random
 import re
@@ -21,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from ragcore.core import sha256_file
 
 DEV_FILE = "dev-v0.1.json"
 TRAIN_FILE = "train-v0.1.json"
@@ -189,14 +190,6 @@ def _article_text(paragraphs: Sequence[dict]) -> tuple[str, list[tuple[int, _Off
 
 
 # --------------------------------------------------------------------------- loading
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _leaks(article: dict, dev_titles: set[str], dev_paragraphs: set[str]) -> bool:

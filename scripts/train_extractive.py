@@ -44,15 +44,13 @@ from eval.answers import exact_match, token_recall
 from eval.report import provenance
 from eval.retrievers import BM25Index, tokenize_all, top_indices
 from eval.tquad import PARAGRAPH_SEPARATOR, TRAIN_FILE, Corpus, Question, chunk_corpus, load_corpus
+from ragcore import embed
 from ragcore.answer import extractive, extractive_model, sentences
 from ragcore.core import (
     Settings,
     Source,
 )
-from ragcore.embed import (
-    CachedEmbedder,
-    embeddings,
-)
+from ragcore.embed import CachedEmbedder
 from ragcore.store import Database, open_database
 
 CHUNK_SIZE = 1000
@@ -76,7 +74,7 @@ def make_embedder(spec: str, settings: Settings, db: Database):
     """The app's own embedder for `spec` ("e5" or "use"), behind the shared embedding cache."""
     if spec not in EMBEDDERS:
         raise ValueError(f"unknown embedder {spec!r} (e5 or use)")
-    return CachedEmbedder(embeddings.make_embedder(settings.with_(embed_backend=spec)), db)
+    return CachedEmbedder(embed.make_embedder(settings.with_(embed_backend=spec)), db)
 
 
 def vectors(embedder, role: str, texts: Sequence[str]) -> np.ndarray:

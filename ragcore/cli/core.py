@@ -7,7 +7,7 @@ import getpass
 import sys
 
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import first_admin, users
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.core import ROLES, Settings
 from ragcore.ops import quick_check, run_checks
@@ -54,9 +54,9 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
     """What `make run` does before the app starts, so the first admin password is printed at once."""
     with open_db(settings) as db:
-        password = users.ensure_initial_admin(db, settings)
+        password = first_admin.ensure_initial_admin(db, settings)
     if password:
-        users.announce_initial_admin(password, settings)
+        first_admin.announce_initial_admin(password, settings)
     else:
         print("database ready; migrations applied")
     return 0

@@ -14,6 +14,8 @@ from ragcore.core.files import (
     create_private,
     private_dir,
     secure_data_dir,
+    sha256_bytes,
+    sha256_file,
 )
 from ragcore.core.models import (
     CLOSEST_LEAD,
@@ -39,6 +41,7 @@ from ragcore.core.ollama import (
     probe,
 )
 from ragcore.core.secrets import (
+    SecretError,
     cookie_key,
     initial_admin_password,
     initial_admin_password_path,
@@ -81,6 +84,7 @@ __all__ = [
     "STATUS_FALLBACK",
     "STATUS_NEEDS_REVIEW",
     "STOPWORDS",
+    "SecretError",
     "Settings",
     "SettingsError",
     "Source",
@@ -102,6 +106,8 @@ __all__ = [
     "reflow",
     "sanitize",
     "secure_data_dir",
+    "sha256_bytes",
+    "sha256_file",
     "turkish_lower",
     "words",
 ]

@@ -161,7 +161,7 @@ class Settings:
     ollama_base_url: str = "http://127.0.0.1:11434"
     embed_backend: str = "auto"
     embed_model: str = "bge-m3"
-    embed_query_prefix: str | None = None  # None: the model's known default (ragcore.embed.embeddings)
+    embed_query_prefix: str | None = None  # None: the model's known default (ragcore.embed.ollama)
     embed_passage_prefix: str | None = None
     llm_backend: str = "auto"
     llm_model: str = "qwen2.5:7b-instruct"

@@ -1,4 +1,5 @@
-"""Private files and folders: what Dayanak keeps under DATA_DIR is for its own user only.
+"""Private files and folders (what Dayanak keeps under DATA_DIR is for its own user only), and the
+one sha256 of a file's bytes that uploads, the lab's corpus and its run cards identify files by.
 
 DATA_DIR holds the uploaded PDFs, the generated secrets and (embedded) the database, so it is
 0700, `uploads/` and `secrets/` are 0700 and every stored PDF, temporary upload and secret
@@ -17,6 +18,7 @@ avoids both (SECURITY.md).
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import BinaryIO
@@ -41,6 +43,20 @@ def create_private(path: Path) -> BinaryIO:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
     os.fchmod(fd, PRIVATE_FILE)  # the umask can only remove bits; make the mode exact
     return os.fdopen(fd, "wb")
+
+
+def sha256_bytes(data: bytes) -> str:
+    """The hex sha256 of a file's bytes: the name an upload is stored and recognised by."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """The hex sha256 of the file at `path`, read in blocks (never held whole); equals `sha256_bytes`."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def close_data_dir(data_dir: Path, server_uid: int, server_gid: int) -> int:

@@ -1,5 +1,5 @@
-"""Documents in and out: PDF reading, article-aware chunking, titles, the upload pipeline and
-re-embedding, the role-scoped catalog and the cited source pages.
+"""Documents in and out: PDF reading, article-aware chunking, titles, the upload pipeline,
+re-embedding, the clean-up of orphaned uploads, the role-scoped catalog and the cited source pages.
 """
 
 from ragcore.documents import catalog, ingest, pdf
@@ -27,12 +27,11 @@ from ragcore.documents.ingest import (
     IngestError,
     check_size,
     ingest_pdf,
-    reembed_all,
-    remove_orphan_files,
     store_document,
     stored_path,
     validate_roles,
 )
+from ragcore.documents.orphans import remove_orphan_files
 from ragcore.documents.pdf import (
     CorruptPdf,
     EmptyFile,
@@ -41,6 +40,7 @@ from ragcore.documents.pdf import (
     check_header,
     extract_pages,
 )
+from ragcore.documents.reembed import reembed_all
 from ragcore.documents.source_pages import (
     PageNotFound,
     page_filename,

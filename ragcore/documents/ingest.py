@@ -4,18 +4,18 @@ All checks and all slow work (extraction, embedding) happen before the database 
 the document, its chunks with vectors and their postings are inserted in one transaction, and
 the file is put in place under its final name (its sha256) just before that transaction, so a
 committed document always has its file. Any failure leaves no rows, an unchanged lexicon and
-no stored file; a crash leaves at most an unreferenced file (see `remove_orphan_files`).
+no stored file; a crash leaves at most an unreferenced file (see `ragcore.documents.orphans`).
 
 Uploads of the same bytes take turns: an advisory lock keyed by the sha256 is held from placing
 the file through the transaction to the clean-up after a failure, so an interrupted upload
 cannot remove the file of a concurrent one that commits. Inside the transaction the recorded
-embedding model is checked again under a lock that `reembed_all` conflicts with, so a re-embed
-committed while this upload was embedding cannot leave it storing vectors of the old model.
+embedding model is checked again under a lock that `ragcore.documents.reembed.reembed_all`
+conflicts with, so a re-embed committed while this upload was embedding cannot leave it storing
+vectors of the old model.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
@@ -37,6 +37,7 @@ from ragcore.core import (
     lexical_tokens,
     private_dir,
     sanitize,
+    sha256_bytes,
 )
 from ragcore.documents.chunking import chunk_pages
 from ragcore.documents.pdf import PdfError, extract_pages
@@ -266,7 +267,7 @@ def ingest_pdf(
     report: Progress = progress or (lambda stage, done, total: None)
     allowed = validate_roles(roles)
     check_size(data, settings)
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_bytes(data)
     with db.connection() as conn:
         existing = find_by_sha256(conn, digest)
     if existing:
@@ -319,7 +320,7 @@ def _store_with_file(
     it, no other upload of the same bytes can place its file or commit, so removing the file
     after a failure (or Ctrl-C, or a Streamlit rerun) can only remove this upload's own copy.
     A crash anywhere leaves at most an unreferenced file, which the repeated upload overwrites
-    and `remove_orphan_files` collects.
+    and `ragcore.documents.orphans.remove_orphan_files` collects.
     """
     digest = meta["sha256"]
     with db.advisory_lock(upload_lock(digest)) as lock:
@@ -357,56 +358,3 @@ def _discard_file(lock: psycopg.Connection, path: Path, digest: str) -> None:
     if not referenced:
         path.unlink(missing_ok=True)
 
-
-def remove_orphan_files(db: dbmod.Database, settings: Settings, min_age_s: float = 3600) -> list[Path]:
-    """Delete stored files (and temp files) that no document refers to and that are older than
-    `min_age_s` — leftovers of a process killed mid-upload. A file whose upload lock is held
-    belongs to an upload in progress and stays, whatever its age."""
-    if not settings.uploads_dir.is_dir():
-        return []
-    with db.connection() as conn:
-        known = {row[0] for row in conn.execute("SELECT sha256 FROM documents")}
-    cutoff = time.time() - min_age_s
-    removed = []
-    for path in settings.uploads_dir.iterdir():
-        digest = path.name.lstrip(".").split(".")[0]
-        if not (path.is_file() and path.stat().st_mtime < cutoff and (path.suffix == ".tmp" or digest not in known)):
-            continue
-        with db.advisory_lock(upload_lock(digest), wait=False) as lock:
-            if lock is None or (path.suffix != ".tmp" and find_by_sha256(lock, digest)):
-                continue  # being uploaded right now, or committed since the listing above
-            path.unlink(missing_ok=True)
-            removed.append(path)
-    return removed
-
-
-# --------------------------------------------------------------------------- re-embedding
-
-
-def reembed_all(db: dbmod.Database, embedder: Embedder, progress: Progress | None = None) -> int:
-    """Re-embed every chunk with `embedder` and record its model, all in one transaction.
-
-    Writers are locked out while the vectors are computed (readers keep the old index), so no
-    chunk can be added with a vector of the old model in between. Returns the chunk count.
-    """
-    report: Progress = progress or (lambda stage, done, total: None)
-    with db.connection() as conn:
-        conn.execute("LOCK TABLE chunks IN EXCLUSIVE MODE")
-        rows = conn.execute("SELECT id, text FROM chunks ORDER BY id").fetchall()
-        total = len(rows)
-        vectors = np.zeros((total, embedder.dim), dtype=np.float32)
-        report("embed", 0, total)
-        for start in range(0, total, EMBED_BATCH):
-            batch = rows[start : start + EMBED_BATCH]
-            vectors[start : start + len(batch)] = embedder.embed_passages([text for _, text in batch])
-            report("embed", start + len(batch), total)
-        dbmod.replace_embedding_space(conn, embedder.name, embedder.dim)
-        conn.execute(f"CREATE TEMP TABLE reembed (id bigint PRIMARY KEY, embedding vector({int(embedder.dim)})) "
-                     "ON COMMIT DROP")
-        with conn.cursor().copy("COPY reembed (id, embedding) FROM STDIN") as copy:
-            for (chunk_id, _), vector in zip(rows, vectors, strict=True):
-                copy.write_row((chunk_id, vector))
-        conn.execute("UPDATE chunks c SET embedding = r.embedding FROM reembed r WHERE c.id = r.id")
-        report("store", 1, 1)
-    log.info("re-embedded %d chunks with %s (%d-d)", total, embedder.name, embedder.dim)
-    return total

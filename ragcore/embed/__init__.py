@@ -2,23 +2,20 @@
 index names, and the content-addressed cache every vector goes through.
 """
 
-from ragcore.embed import embeddings
+from ragcore.embed.base import Embedder, EmbeddingError
 from ragcore.embed.cache import (
     CachedEmbedder,
     EmbeddingCacheError,
     text_key,
 )
-from ragcore.embed.embeddings import (
-    E5Embedder,
-    Embedder,
-    EmbeddingError,
-    OllamaEmbedder,
-    USEEmbedder,
+from ragcore.embed.choice import (
     choose_embedding_backend,
-    default_prefixes,
     index_name,
     make_embedder,
 )
+from ragcore.embed.e5 import E5Embedder
+from ragcore.embed.ollama import OllamaEmbedder, default_prefixes
+from ragcore.embed.use import USEEmbedder
 
 __all__ = [
     "CachedEmbedder",
@@ -30,7 +27,6 @@ __all__ = [
     "USEEmbedder",
     "choose_embedding_backend",
     "default_prefixes",
-    "embeddings",
     "index_name",
     "make_embedder",
     "text_key",

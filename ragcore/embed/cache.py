@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import psycopg
 
-from ragcore.embed.embeddings import Embedder, EmbeddingError
+from ragcore.embed.base import Embedder, EmbeddingError
 from ragcore.store import Database, DatabaseUnavailable
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The document jobs: `ingest_document` (one uploaded PDF) and `reembed` (every chunk).
 
-Both call the ingest module's one write path (`ingest_pdf`, `reembed_all`) with the job's
+Both call the documents package's one write path (`ingest_pdf`, `reembed_all`) with the job's
 progress callback, so a background upload and `python -m ragcore ingest` store exactly the
 same thing, and cancelling (the callback raises) rolls the single ingest transaction back.
 
