@@ -151,8 +151,8 @@ def test_closest_outcome_shows_passages_and_goes_to_review(law_db, embedder):
     for source in answer.sources:  # each passage is cited by document, article and page, not quoted
         assert f"[{source.rank}] {source.title}" in answer.text
         assert source.text[:60] not in answer.text
-    row = logged_questions(law_db)[-1]
-    assert row["outcome"] == OUTCOME_CLOSEST
+    row = logged_questions(law_db, "mehmet")[0]
+    assert row.outcome == OUTCOME_CLOSEST
     queued = [q for q in review_queue(law_db) if q.id == answer.question_id]
     assert queued and queued[0].outcome == OUTCOME_CLOSEST and queued[0].sources
 
@@ -161,11 +161,11 @@ def test_refused_outcome_says_the_fixed_sentence_without_a_model(law_db, embedde
     service, generator = _service(law_db, embedder, _model(answer_at=1.01, closest_at=1.01))
     answer = service.ask(_mehmet(law_db), RISK_QUESTION)
     assert (answer.outcome, answer.text, answer.sources, generator.calls) == (OUTCOME_REFUSED, FALLBACK_ANSWER, (), 0)
-    assert logged_questions(law_db)[-1]["outcome"] == OUTCOME_REFUSED
+    assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_REFUSED
 
 
 def test_answer_outcome_answers_with_citations(law_db, embedder):
     service, generator = _service(law_db, embedder, _model(answer_at=0.0, closest_at=0.0))
     answer = service.ask(_mehmet(law_db), RISK_QUESTION)
     assert answer.outcome == OUTCOME_ANSWER and generator.calls == 1 and answer.cited
-    assert logged_questions(law_db)[-1]["outcome"] == OUTCOME_ANSWER
+    assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_ANSWER
