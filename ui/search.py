@@ -48,6 +48,7 @@ class SearchView:
     threshold: Threshold
     origin: str
     terms: frozenset[str]
+    embedder_name: str = ""
 
 
 def render_search_page(ctx: AppContext, user: User) -> None:
@@ -110,11 +111,24 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
     name = getattr(embedder, "name", "")
     threshold = calibration.threshold_for(name, concrete, ctx.settings)
     origin = labels.threshold_origin(threshold.measured, measurements.threshold_default(name).calibrated)
-    return SearchView(question, role, concrete, result, threshold, origin, highlight_terms(ctx.retrieval_db, question, role))
+    return SearchView(question, role, concrete, result, threshold, origin, highlight_terms(ctx.retrieval_db, question, role),
+                      name)
+
+
+def render_query_repairs(extra: dict) -> None:
+    """Which everyday words were expanded and which ASCII-typed words were respelled."""
+    expansions = extra.get("expansions") or []
+    respelled = extra.get("respelled") or {}
+    if expansions:
+        st.caption(escape_markdown("Terim eşleştirmeleri: " + "; ".join(
+            f"{e['everyday']} → {', '.join(e['legal'])}" for e in expansions)))
+    if respelled:
+        st.caption(escape_markdown("Türkçe harfle arandı: " + ", ".join(
+            f"{typed} → {term}" for typed, term in sorted(respelled.items()))))
 
 
 def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
-    from ragcore.retrieval import calibration
+    from ragcore.retrieval import ANSWER, CLOSEST, decide, model_for
 
     ev, threshold = view.result.evidence, view.threshold
     cols = st.columns(4)
@@ -123,10 +137,17 @@ def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
                    help=escape_markdown(f"Ölçülen sinyal: {labels.signal_label(threshold.signal)}"))
     cols[2].metric("Eşik", formatting.number(threshold.value), help=escape_markdown(f"Eşik değeri {view.origin}."))
     cols[3].metric("Süre", formatting.milliseconds(view.result.ms))
-    if calibration.should_refuse(ev, threshold):
-        st.warning("Bu kanıtla sohbet cevap vermez (yedek cevap + inceleme kuyruğu).", icon=":material/block:")
+    decision = decide(view.result, model_for(view.embedder_name), threshold)
+    likelihood = "" if decision.probability is None else f" (cevaplanabilirlik olasılığı {formatting.number(decision.probability)})"
+    if decision.outcome == ANSWER:
+        st.success(escape_markdown(f"Bu kanıtla sohbet cevap üretir{likelihood}."), icon=":material/check:")
+    elif decision.outcome == CLOSEST:
+        st.info(escape_markdown(f"Bu kanıtla sohbet doğrudan cevap vermez; en yakın bölümleri gösterir ve soruyu "
+                                f"inceleme kuyruğuna ekler{likelihood}."), icon=":material/travel_explore:")
     else:
-        st.success("Bu kanıtla sohbet cevap üretir.", icon=":material/check:")
+        st.warning(escape_markdown(f"Bu kanıtla sohbet “dokümanlarda yok” der ve soruyu inceleme kuyruğuna "
+                                   f"ekler{likelihood}."), icon=":material/block:")
+    render_query_repairs(view.result.extra)
     st.caption(escape_markdown(
         f"en iyi kosinüs: {formatting.number(ev.best_cosine)} · en iyi BM25: {formatting.number(ev.best_bm25)} · "
         f"kapsama: {formatting.number(ev.coverage)} · izinli isabet: {formatting.integer(ev.permitted_hits)}"
