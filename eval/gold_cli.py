@@ -40,6 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = g.add_parser("sample", help="import the shipped sample set (eval/gold/paraphrase_laws.jsonl)")
     p.set_defaults(func=cmd_sample)
 
+    p = g.add_parser("everyday", help="import a half of the everyday-question development set")
+    p.add_argument("--half", choices=("train", "dev"), required=True)
+    p.set_defaults(func=cmd_everyday)
+
     p = g.add_parser("list", help="gold sets at their newest version")
     p.set_defaults(func=cmd_list)
 
@@ -100,6 +104,15 @@ def cmd_sample(args: argparse.Namespace, settings: Settings) -> int:
 
     with _db(settings) as db:
         version, new = goldstore.import_sample(db)
+    _print_version(version, new)
+    return 0
+
+
+def cmd_everyday(args: argparse.Namespace, settings: Settings) -> int:
+    from eval import goldstore
+
+    with _db(settings) as db:
+        version, new = goldstore.import_everyday(db, args.half)
     _print_version(version, new)
     return 0
 

@@ -249,6 +249,18 @@ def import_sample(db: Database, *, created_by: str | None = None) -> tuple[GoldV
     return version, new
 
 
+def import_everyday(db: Database, half: str, *, created_by: str | None = None) -> tuple[GoldVersion, bool]:
+    """A half of the shipped everyday-question development set (eval/gold/everyday_laws.jsonl,
+    split by eval.gold_split) as the set “günlük sorular (<half>)”: tune on train, choose on dev."""
+    from eval.gold_split import everyday_split
+
+    halves = everyday_split()
+    if half not in halves:
+        raise GoldSetError(f"Bilinmeyen yarı: {half!r}; {', '.join(halves)} olabilir.")
+    return import_questions(db, f"günlük sorular ({half})", halves[half], created_by=created_by,
+                            source=f"everyday_laws.jsonl ({half}, seed 0)")
+
+
 def add_question(db: Database, set_id: int, question: GoldQuestion, *, created_by: str | None, source: str,
                  source_question_id: int | None = None) -> GoldVersion:
     """Append one question to a set as a new version (its id must be new in the set)."""
