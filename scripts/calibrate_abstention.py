@@ -36,7 +36,7 @@ from eval.gold_stats import ChunkInfo, relevant_chunks
 from eval.goldset import GoldQuestion, parse_jsonl
 from eval.goldstore import SAMPLE_CORPUS, SAMPLE_FILE
 from eval.lab_corpus import drop_index, ingest_corpus, open_index, sample_corpus
-from eval.report import git_commit, machine
+from eval.report import git_commit, write_card
 from ragcore import store as dbmod
 from ragcore.core import Settings
 from ragcore.retrieval import (
@@ -174,8 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
         threshold = threshold_for(embedder.name, mode, settings)
         report = {
-            "script": "scripts/calibrate_abstention.py", "command": " ".join(sys.argv),
-            **card, "machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "embedder": embedder.name, "mode": mode, "k": k,
+            "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k,
             "seconds": round(time.time() - started, 1),
             "model": model.as_entry(),
             "results": {name: {"three_outcomes": outcomes(cs, model, threshold),
@@ -188,11 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         drop_index(index, public)
         public.close()
-    text = json.dumps(report, ensure_ascii=False, indent=2)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n", encoding="utf-8")
-    print(text)
+        write_card(args.out, report)
+    print(json.dumps(report, ensure_ascii=False, indent=2))
     return 0
 
 
