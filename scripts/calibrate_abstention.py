@@ -36,7 +36,7 @@ from eval.gold_stats import ChunkInfo, relevant_chunks
 from eval.goldset import GoldQuestion, parse_jsonl
 from eval.goldstore import SAMPLE_CORPUS, SAMPLE_FILE
 from eval.lab_corpus import drop_index, ingest_corpus, open_index, sample_corpus
-from eval.report import git_commit, write_card
+from eval.report import provenance, write_card
 from ragcore import store as dbmod
 from ragcore.core import Settings
 from ragcore.retrieval import (
@@ -167,14 +167,14 @@ def main(argv: list[str] | None = None) -> int:
         paraphrase = parse_jsonl(SAMPLE_FILE.read_text(encoding="utf-8"))
         cases = {name: collect(index, embedder, qs, documents, k=k, mode=mode) for name, qs in
                  ((TRAIN, halves[TRAIN]), (DEV, halves[DEV]), ("paraphrase", paraphrase))}
-        card = git_commit()
-        commit = card["commit"]
+        run = provenance()  # before --write touches ragcore/measured: the card describes the code that ran
+        commit = run["code"]["commit"]
         measured_on = (f"everyday dev set train half ({len(cases[TRAIN])} cases), {embedder.name}, mode {mode}, "
                        f"k {k}, commit {commit}")
         model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
         threshold = threshold_for(embedder.name, mode, settings)
         report = {
-            "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k,
+            "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k,
             "seconds": round(time.time() - started, 1),
             "model": model.as_entry(),
             "results": {name: {"three_outcomes": outcomes(cs, model, threshold),
