@@ -278,6 +278,20 @@ class Retriever:
         raise NotImplementedError
 
 
+def app_queries(ws, index: BM25Index, questions) -> list[list[str]]:
+    """The app's lexical query of each question (ragcore.retrieval.query.build_query: stop words
+    dropped, ASCII-typed words respelled against this index's vocabulary as the app respells them
+    against the role's lexicon, everyday words expanded by the database's table)."""
+    from ragcore.retrieval import list_expansions
+    from ragcore.retrieval.query import build_query, fold_index, query_terms, respell
+
+    expansions = list_expansions(ws.cache_db) if ws.cache_db is not None else []
+    df = {term: int(index.df[i]) for term, i in index.vocab.items()}
+    known, by_fold = set(df), fold_index(df)
+    return [build_query(q.question, respell(query_terms(q.question), known, by_fold), expansions).terms
+            for q in questions]
+
+
 class BM25Retriever(Retriever):
     def __init__(self, tokenizer: str = "plain"):
         if tokenizer not in TOKENIZERS and tokenizer != APP_LEXICAL:
@@ -287,7 +301,7 @@ class BM25Retriever(Retriever):
         self.description = (f"BM25Okapi (k1 1.5, b 0.75) over ragcore.text {tokenizer} tokens, exact"
                             if tokenizer != APP_LEXICAL else
                             "BM25Okapi (k1 1.5, b 0.75) over prefix-5 tokens, the question without stop words "
-                            "(ragcore.retrieval.hybrid.query_terms), exact: the app's lexical leg")
+                            "(ragcore.retrieval.query.build_query: respelled, expanded), exact: the app's lexical leg")
 
     def config(self) -> dict:
         return {**super().config(), "tokenizer": self.tokenizer, "k1": BM25_K1, "b": BM25_B}
@@ -297,7 +311,7 @@ class BM25Retriever(Retriever):
         index = ws.bm25(size, "prefix5" if app else self.tokenizer)
         if ws.progress:
             ws.progress(f"scoring {self.name} {size}", 0, len(questions))
-        queries = ([retrieval.query_terms(q.question) for q in questions] if app
+        queries = (app_queries(ws, index, questions) if app
                    else tokenize_all([q.question for q in questions], self.tokenizer))
         out = index.score_matrix(queries)
         if ws.progress:

@@ -17,6 +17,7 @@ from ragcore.retrieval import (
     RETRIEVAL_SQL,
     RRF_K,
     RetrievalError,
+    lexical_query,
     query_terms,
     read_snapshot,
     resolve_mode,
@@ -83,9 +84,16 @@ def _role_bm25(rows, role: str) -> tuple[BM25Okapi, list[int]]:
     return BM25Okapi([lexical_tokens(text) for _, text in mine]), [cid for cid, _ in mine]
 
 
-def _expected_ranking(rows, role: str, query: str) -> list[tuple[float, int]]:
+def _app_query(database, query: str, role: str) -> list[str]:
+    """The lexical query the app searches for (ragcore.retrieval.query: stop words dropped,
+    respelled, expanded; tests/test_query.py tests it): BM25 here is checked over it."""
+    with read_snapshot(database) as conn:
+        return lexical_query(conn, query, role).terms
+
+
+def _expected_ranking(database, rows, role: str, query: str) -> list[tuple[float, int]]:
     bm25, ids = _role_bm25(rows, role)
-    scores = bm25.get_scores(query_terms(query))
+    scores = bm25.get_scores(_app_query(database, query, role))
     return sorted(((float(s), cid) for cid, s in zip(ids, scores, strict=True) if s > 0),
                   key=lambda pair: (-pair[0], pair[1]))
 
@@ -94,7 +102,7 @@ def _expected_ranking(rows, role: str, query: str) -> list[tuple[float, int]]:
 @pytest.mark.parametrize("query", QUERIES)
 def test_lexical_leg_equals_rank_bm25_over_the_roles_chunks(corpus, embedder, query: str, role: str) -> None:
     database, rows = corpus
-    want = _expected_ranking(rows, role, query)
+    want = _expected_ranking(database, rows, role, query)
     got = retrieve(database, embedder, query, role, k=len(rows), mode="lexical").hits
     got = [(h.lexical_score, h.source.chunk_id) for h in got if h.lexical_score > 0]
     assert [cid for _, cid in got] == [cid for _, cid in want]
@@ -282,7 +290,7 @@ def test_law_6331_bm25_equals_rank_bm25(law, embedder, role: str) -> None:
     bm25 = BM25Okapi([lexical_tokens(text) for _, text in rows])
     for query in ("İşveren risk değerlendirmesi yapmakla yükümlü müdür?", "iş kazası bildirimi kaç gün",
                   "çalışanların eğitimi ve bilgilendirilmesi"):
-        scores = bm25.get_scores(query_terms(query))
+        scores = bm25.get_scores(_app_query(law, query, role))
         want = sorted(((float(s), cid) for (cid, _), s in zip(rows, scores, strict=True) if s > 0),
                       key=lambda p: (-p[0], p[1]))[:20]
         got = retrieve(law, embedder, query, role, k=20, mode="lexical").hits

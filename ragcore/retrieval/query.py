@@ -69,6 +69,26 @@ WHERE role = %(role)s AND fold_ascii(term) = ANY(%(folded)s) AND df > 0
 ORDER BY fold_ascii(term), df DESC, term"""
 
 
+def respell(tokens: list[str], known: set[str], by_fold: dict[str, str]) -> dict[str, str]:
+    """Tokens not in `known`, mapped to `by_fold[fold_ascii(token)]` (the lexicon's most frequent
+    term of that spelling) where that is another term."""
+    return {t: by_fold[fold_ascii(t)] for t in sorted(set(tokens))
+            if t not in known and by_fold.get(fold_ascii(t), t) != t}
+
+
+def fold_index(df: dict[str, int]) -> dict[str, str]:
+    """{folded spelling: its most frequent term (ties: the first in order)} — what _FOLDED_SQL
+    answers, for a vocabulary held in memory (the lab's exact BM25 over the same chunks)."""
+    best: dict[str, tuple[int, str]] = {}
+    for term, count in df.items():
+        if count <= 0:
+            continue
+        key = fold_ascii(term)
+        if key not in best or (-count, term) < (-best[key][0], best[key][1]):
+            best[key] = (count, term)
+    return {key: term for key, (_, term) in best.items()}
+
+
 def respellings(conn: psycopg.Connection, tokens: list[str], role: str) -> dict[str, str]:
     """Tokens the role's lexicon lacks, mapped to its term of the same folded spelling."""
     distinct = sorted(set(tokens))
@@ -77,7 +97,7 @@ def respellings(conn: psycopg.Connection, tokens: list[str], role: str) -> dict[
     if not unknown:
         return {}
     by_fold = dict(conn.execute(_FOLDED_SQL, {"role": role, "folded": sorted({fold_ascii(t) for t in unknown})}))
-    return {t: by_fold[fold_ascii(t)] for t in unknown if by_fold.get(fold_ascii(t), t) != t}
+    return respell(unknown, known, by_fold)
 
 
 def matching_expansions(expansions: list[Expansion], question: str) -> tuple[Expansion, ...]:
@@ -86,13 +106,15 @@ def matching_expansions(expansions: list[Expansion], question: str) -> tuple[Exp
     return tuple(e for e in expansions if e.used_in(question_words))
 
 
-def lexical_query(conn: psycopg.Connection, question: str, role: str) -> LexicalQuery:
-    """The question's lexical query for this role, inside the caller's retrieval snapshot."""
-    terms = query_terms(question)
-    wanted = evidence_terms(question)
-    respelled = respellings(conn, terms, role)
-    terms = [respelled.get(t, t) for t in terms]
-    wanted = [respelled.get(t, t) for t in wanted]
-    applied = matching_expansions(load_expansions(conn), question)
+def build_query(question: str, respelled: dict[str, str], expansions: list[Expansion]) -> LexicalQuery:
+    """The question's lexical query given its respellings and the expansion table."""
+    terms = [respelled.get(t, t) for t in query_terms(question)]
+    wanted = [respelled.get(t, t) for t in evidence_terms(question)]
+    applied = matching_expansions(expansions, question)
     added = [token for e in applied for token in e.legal_tokens if token not in terms]
     return LexicalQuery(terms + list(dict.fromkeys(added)), wanted, respelled, applied)
+
+
+def lexical_query(conn: psycopg.Connection, question: str, role: str) -> LexicalQuery:
+    """The question's lexical query for this role, inside the caller's retrieval snapshot."""
+    return build_query(question, respellings(conn, query_terms(question), role), load_expansions(conn))
