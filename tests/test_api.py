@@ -205,6 +205,7 @@ def test_chat_json_answers_with_sources_and_logs_the_question(api, law) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "answered" and body["generator"] == "extractive" and body["llm_called"] is False
+    assert body["outcome"] == "answer"
     assert body["cited"] and set(body["cited"]) <= {s["rank"] for s in body["sources"]}
     first = body["sources"][0]
     assert first["document_id"] == law and first["title"] == "Ornek Yonetmelik" and first["page_label"] == "s. 1"  # the title is the PDF's first heading
@@ -219,6 +220,7 @@ def test_chat_json_answers_with_sources_and_logs_the_question(api, law) -> None:
 def test_chat_for_a_role_without_documents_is_the_fallback(api, law) -> None:
     secret = person(api.db, "ayse", "ik")
     body = api.client.post("/v1/chat", json={"question": QUESTION}, headers=bearer(secret)).json()
+    assert body["outcome"] == "refused"
     assert body["text"] == FALLBACK_ANSWER and body["sources"] == [] and body["status"] == "needs_review"
 
 
@@ -281,6 +283,7 @@ def test_sse_model_failure_midway_still_ends_with_the_answer(llm_api, law) -> No
     events = sse_events(api.client.post("/v1/chat", json={"question": QUESTION},
                                         headers=bearer(secret) | {"Accept": "text/event-stream"}).text)
     done = events[-1]
+    assert done[1]["outcome"] is None
     assert done[0] == "done" and done[1]["status"] == "error" and done[1]["replaced"] is True
     assert done[1]["sources"] and done[1]["question_id"]
 

@@ -65,12 +65,14 @@ def test_ask_json(cli_env, capsys) -> None:
     code, payload, _ = _run(capsys, "ask", RISK, "--user", "mehmet", "--json")
     assert code == 0
     assert payload["status"] == "answered" and payload["generator"] == "extractive" and payload["llm_called"] is False
+    assert payload["outcome"] == "answer"
     assert payload["sources"][0]["article"] == "Madde 10" and "[1]" in payload["answer"]
 
 
 def test_ask_as_a_role_without_documents(cli_env, capsys) -> None:
     code, payload, _ = _run(capsys, "ask", RISK, "--user", "ayse", "--json")
     assert code == 0
+    assert payload["outcome"] == "refused"
     assert payload["answer"] == FALLBACK_ANSWER and payload["sources"] == [] and payload["status"] == "needs_review"
 
 
