@@ -52,7 +52,7 @@ from ragcore.retrieval.measurements import (
     write_measured,
 )
 from ragcore.retrieval.modes import MODES
-from ragcore.retrieval.query import LexicalQuery, lexical_query, query_terms
+from ragcore.retrieval.query import LexicalQuery, build_query, fold_index, lexical_query, query_terms, respell
 
 __all__ = [
     "ANSWER",
@@ -66,7 +66,10 @@ __all__ = [
     "abstention",
     "decide",
     "delete_expansion",
+    "build_query",
+    "fold_index",
     "lexical_query",
+    "respell",
     "list_expansions",
     "model_for",
     "save_expansion",
