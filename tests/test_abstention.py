@@ -59,6 +59,7 @@ def _model(answer_at: float, closest_at: float, cosine_weight: float = 8.0) -> A
 
 def test_features_read_the_legs_scores():
     values = abstention.features(_retrieval([0.9, 0.8, None], [12.0, None, 6.0], coverage=0.75))
+    assert "bm25" not in values  # absolute BM25 grows with the corpus: not a transferable signal
     assert values["cosine"] == pytest.approx(0.9)
     assert values["coverage"] == pytest.approx(0.75)
     assert values["dense_margin"] == pytest.approx(0.1)
@@ -71,9 +72,17 @@ def test_features_read_the_legs_scores():
 @pytest.mark.parametrize(("cosine", "outcome"), [(0.95, ANSWER), (0.80, CLOSEST), (0.60, REFUSED)])
 def test_three_outcomes_by_probability(cosine, outcome):
     model = _model(answer_at=0.9, closest_at=0.2)
-    decision = decide(_retrieval([cosine], [3.0]), model, threshold_for("", "weighted"))
+    decision = decide(_retrieval([cosine], [3.0], coverage=0.1), model, threshold_for("", "weighted"))
     assert decision.outcome == outcome
     assert decision.probability == pytest.approx(model.probability(decision.signals))
+
+
+def test_no_flat_refusal_where_the_single_threshold_would_answer():
+    """The model says refuse, but the calibrated threshold sees enough evidence: closest passages."""
+    model = _model(answer_at=0.9, closest_at=0.2)
+    threshold = threshold_for("", "weighted")  # coverage >= 0.45 answers
+    assert decide(_retrieval([0.60], [3.0], coverage=0.1), model, threshold).outcome == REFUSED
+    assert decide(_retrieval([0.60], [3.0], coverage=0.9), model, threshold).outcome == CLOSEST
 
 
 def test_nothing_permitted_is_always_refused():
@@ -159,7 +168,7 @@ def test_closest_outcome_shows_passages_and_goes_to_review(law_db, embedder):
 
 def test_refused_outcome_says_the_fixed_sentence_without_a_model(law_db, embedder):
     service, generator = _service(law_db, embedder, _model(answer_at=1.01, closest_at=1.01))
-    answer = service.ask(_mehmet(law_db), RISK_QUESTION)
+    answer = service.ask(_mehmet(law_db), "Yemekhane bugün saat kaçta açılıyor?")
     assert (answer.outcome, answer.text, answer.sources, generator.calls) == (OUTCOME_REFUSED, FALLBACK_ANSWER, (), 0)
     assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_REFUSED
 

@@ -10,7 +10,8 @@ operating points chosen on that half:
 - p ≥ answer_at: *answer*, as before, with citations;
 - closest_at ≤ p < answer_at: *closest* — the best two or three permitted passages, labelled as
   the closest sections, no quoted or generated answer, and the question goes to review;
-- p < closest_at, or nothing permitted at all: *refuse* with the fixed sentence.
+- p < closest_at, or nothing permitted at all: *refuse* with the fixed sentence — unless the
+  single calibrated threshold (thresholds.json) sees enough evidence to answer: then closest.
 
 Every signal comes from the role's own retrieval (its permitted candidates and statistics), so
 the outcome cannot depend on documents the role cannot read. An embedder without a measured
@@ -31,7 +32,9 @@ from ragcore.retrieval.hybrid import Retrieval
 ABSTENTION_FILE = measurements.ABSTENTION_FILE
 ANSWER, CLOSEST, REFUSED = OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED
 CLOSEST_PASSAGES = 3
-FEATURE_NAMES = ("cosine", "coverage", "bm25", "dense_margin", "lexical_ratio", "legs_agree", "terms")
+# Signals whose scale does not grow with the corpus: an absolute BM25 score does (its idf grows
+# with N), so a model fitted on three laws would refuse a small company corpus's clear answers.
+FEATURE_NAMES = ("cosine", "coverage", "dense_margin", "lexical_ratio", "legs_agree", "terms")
 
 
 def _top_two(values: list[float]) -> tuple[float, float]:
@@ -54,7 +57,6 @@ def features(retrieval: Retrieval) -> dict[str, float]:
     return {
         "cosine": float(evidence.best_cosine or 0.0),
         "coverage": float(evidence.coverage),
-        "bm25": math.log1p(max(evidence.best_bm25 or 0.0, 0.0)),
         "dense_margin": dense1 - dense2,
         "lexical_ratio": (lex2 / lex1) if lex1 > 0 else 1.0,
         "legs_agree": agree,
@@ -126,4 +128,8 @@ def decide(retrieval: Retrieval, model: AbstentionModel | None, threshold: Thres
     p = model.probability(signals)
     if p >= model.answer_at:
         return Decision(ANSWER, p, signals)
-    return Decision(CLOSEST if p >= model.closest_at else REFUSED, p, signals)
+    if p >= model.closest_at or not should_refuse(retrieval.evidence, threshold):
+        # Never a flat refusal where the single calibrated threshold saw enough evidence to answer:
+        # "not in your documents" is said only when nothing permitted is related.
+        return Decision(CLOSEST, p, signals)
+    return Decision(REFUSED, p, signals)
