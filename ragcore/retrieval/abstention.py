@@ -3,7 +3,7 @@
 One cosine cut, calibrated on questions worded like the laws, told employees "not in your
 documents" for most everyday-worded questions whose answer was there. The gate now reads
 several signals of the retrieval (best cosine, lexical coverage, score margins, whether the two
-legs agree, the question's length) through a logistic model fitted on the development set's
+legs agree) through a logistic model fitted on the development set's
 train half (scripts/calibrate_abstention.py → ragcore/measured/abstention.json), with two
 operating points chosen on that half:
 
@@ -34,12 +34,15 @@ ANSWER, CLOSEST, REFUSED = OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED
 CLOSEST_PASSAGES = 3
 # Signals whose scale does not grow with the corpus: an absolute BM25 score does (its idf grows
 # with N), so a model fitted on three laws would refuse a small company corpus's clear answers.
-FEATURE_NAMES = ("cosine", "coverage", "dense_margin", "lexical_ratio", "legs_agree", "terms")
+# The question's length is left out too: it separated the development set's (short) small talk,
+# and then held back short, clearly answered questions ("Isveren is kazasini hangi kuruma bildirir?").
+FEATURE_NAMES = ("cosine", "coverage", "dense_margin", "lexical_ratio", "legs_agree")
 
 
 def _top_two(values: list[float]) -> tuple[float, float]:
-    ordered = sorted(values, reverse=True) + [0.0, 0.0]
-    return ordered[0], ordered[1]
+    """The best two scores; with a single candidate, it is its own runner-up (no margin to read)."""
+    ordered = sorted(values, reverse=True) or [0.0]
+    return ordered[0], ordered[1] if len(ordered) > 1 else ordered[0]
 
 
 def features(retrieval: Retrieval) -> dict[str, float]:
@@ -53,14 +56,12 @@ def features(retrieval: Retrieval) -> dict[str, float]:
     best_lexical = max(retrieval.hits, key=lambda h: h.lexical_score or -1.0, default=None)
     agree = float(best_dense is not None and best_lexical is not None and best_lexical.lexical_score is not None
                   and best_dense.source.chunk_id == best_lexical.source.chunk_id)
-    terms = retrieval.extra.get("evidence_terms", 0)
     return {
         "cosine": float(evidence.best_cosine or 0.0),
         "coverage": float(evidence.coverage),
         "dense_margin": dense1 - dense2,
         "lexical_ratio": (lex2 / lex1) if lex1 > 0 else 1.0,
         "legs_agree": agree,
-        "terms": math.log1p(float(terms)),
     }
 
 
