@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui.auth import require_role
-from ui.context import get_context
+from ui.shell import get_context
 from ui.expansions_admin import render_expansions_page
 
 st.title("Terim eşleştirmeleri")
