@@ -1,6 +1,7 @@
 """Permission suite over the REST API: every endpoint × every role, documents with random roles.
 
-The same method as tests/test_permission_paths.py, and its ledger and marked world: small PDFs
+The same method as tests/test_permission_paths.py, and the same ledger and marked world
+(tests/permission_world.py): small PDFs
 with random `allowed_roles`, every sentence and every title carrying its document's marker
 (`KOD07Q`), ingested through the real `ingest_pdf`; one user and one API token per role; the
 real app (`ragcore.api.create_app`) over the real database, embedder and extractive
@@ -21,7 +22,6 @@ runs this module too and counts its leaks.
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from pathlib import Path
@@ -39,15 +39,14 @@ from ragcore.embed import CachedEmbedder
 from ragcore.retrieval import MODES
 from ragcore.store import ensure_embedding_space
 from tests import pdfs
-from tests import test_permission_paths as paths
 from tests.api_support import bearer, sse_events
+from tests.permission_world import READER_ROLES, TOPICS, Ledger, World, build_world, questions_for
 from tests.retrieval_support import clean, make_test_embedder
 
 REPO = Path(__file__).resolve().parent.parent
 SUMMARY = REPO / "artifacts" / "permission_summary_api.json"
 SEED = 160016
 N_DOCS = 12
-READER_ROLES = paths.READER_ROLES
 
 EXPECTED_PATHS = {
     "api.documents.list", "api.documents.get", "api.documents.chunks", "api.documents.file", "api.search",
@@ -56,7 +55,7 @@ EXPECTED_PATHS = {
 }
 
 
-class ApiWorld(paths.World):
+class ApiWorld(World):
     client: TestClient
     secrets: dict[str, str]
 
@@ -69,15 +68,10 @@ class ApiWorld(paths.World):
 
 
 @pytest.fixture(scope="module")
-def ledger() -> paths.Ledger:
-    book = paths.Ledger()
+def ledger() -> Ledger:
+    book = Ledger("tests/test_api_permissions.py", SEED, N_DOCS, EXPECTED_PATHS)
     yield book
-    summary = book.summary() | {
-        "suite": "tests/test_api_permissions.py", "seed": SEED, "documents": N_DOCS,
-        "complete": sorted(EXPECTED_PATHS - set(book.checks)) == [],
-    }
-    SUMMARY.parent.mkdir(parents=True, exist_ok=True)
-    SUMMARY.write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    summary = book.write(SUMMARY)
     print(f"\nAPI permission paths: {summary['checks']} checks, {summary['leaks']} leaks -> {SUMMARY}")
 
 
@@ -92,24 +86,9 @@ def world(session_db, pg_url, tmp_path_factory, ledger) -> ApiWorld:
     )
     embedder = CachedEmbedder(make_test_embedder(), session_db)
     ensure_embedding_space(session_db, embedder.name, embedder.dim)
-    rng = random.Random(SEED)
-    readable, markers, titles, data = {}, {}, {}, {}
-    for index in range(N_DOCS):
-        roles = sorted(rng.sample(READER_ROLES, rng.randint(1, 3)))
-        mark = paths.marker(index)
-        pdf = pdfs.text_pdf([paths._page(rng, mark, page) for page in (1, 2)])
-        result = ingest_pdf(session_db, settings, embedder, pdf, filename=f"api-{index:02d}-{mark}.pdf", roles=roles,
-                            title=f"Yonerge {mark}")
-        readable[result.document_id], markers[result.document_id] = set(roles), mark
-        titles[result.document_id], data[result.document_id] = result.title, pdf
-    for role in READER_ROLES:
-        assert any(role in r for r in readable.values()) and any(role not in r for r in readable.values())
-    with session_db.connection() as conn:
-        chunk_doc = dict(conn.execute("SELECT id, document_id FROM chunks").fetchall())
-    people = {role: users.create_user(session_db, f"api-{role}", role, paths.PASSWORD) for role in ROLES}
-    secrets = {role: tokens.create_token(session_db, f"api-{role}", created_by="test").secret for role in ROLES}
-    world = ApiWorld(session_db, settings, embedder, ledger, readable, markers, titles, data, chunk_doc, people)
-    world.secrets = secrets
+    world = build_world(session_db, settings, embedder, ledger, seed=SEED, n_docs=N_DOCS,
+                        filename="api-{index:02d}-{mark}.pdf", user_prefix="api", world_type=ApiWorld)
+    world.secrets = {role: tokens.create_token(session_db, f"api-{role}", created_by="test").secret for role in ROLES}
     app = create_app(settings, db=session_db, embedder=embedder, generator=make_generator(settings, embedder))
     with TestClient(app, client=("10.7.0.1", 40000)) as client:
         world.client = client
@@ -165,7 +144,7 @@ def test_search_per_role_and_mode(world: ApiWorld, mode: str) -> None:
     rng = random.Random(f"{SEED}-search-{mode}")
     visible = 0
     for role in ROLES:
-        for question in paths._questions(world, role, rng, n_plain=3, n_targeted=3):
+        for question in questions_for(world, role, rng, n_plain=3, n_targeted=3):
             k = rng.choice([1, 5, 20, 50])
             response = world.get(role, "/v1/search", params={"q": question, "k": k, "mode": mode})
             assert response.status_code == 200, response.text
@@ -174,7 +153,7 @@ def test_search_per_role_and_mode(world: ApiWorld, mode: str) -> None:
             _scan_json(world, "api.search", role, response, question)
             for hit in body["results"]:
                 world.ledger.ok("api.search", world.may_read(role, hit["document_id"]), (role, hit["document_id"]))
-            visible += any(m in response.text.replace(question, "") for m in paths._readable_markers(world, role))
+            visible += any(m in response.text.replace(question, "") for m in world.readable_markers(role))
     world.ledger.ok("api.markers.visible", visible > 0, ("search", mode))
     world.assert_no_new_leaks(before)
 
@@ -206,19 +185,19 @@ def test_chat_json_and_events_per_role(world: ApiWorld) -> None:
     rng = random.Random(f"{SEED}-chat")
     visible: Counter = Counter()
     for role in ROLES:
-        for question in paths._questions(world, role, rng, n_plain=2, n_targeted=2):
+        for question in questions_for(world, role, rng, n_plain=2, n_targeted=2):
             response = world.post(role, "/v1/chat", json={"question": question})
             assert response.status_code == 200, response.text
             _scan_json(world, "api.chat", role, response, question)
             _sources(world, "api.chat", role, response.json()["sources"], question)
-            visible["json"] += any(m in response.json()["text"] for m in paths._readable_markers(world, role))
+            visible["json"] += any(m in response.json()["text"] for m in world.readable_markers(role))
 
             stream = world.post(role, "/v1/chat", json={"question": question}, headers={"Accept": "text/event-stream"})
             world.scan("api.chat.sse", role, stream.text, question, question)
             events = sse_events(stream.text)
             world.ledger.ok("api.chat.sse", events and events[-1][0] == "done", (role, [n for n, _ in events][-3:]))
             _sources(world, "api.chat.sse", role, events[-1][1]["sources"], question)
-            visible["sse"] += any(m in events[-1][1]["text"] for m in paths._readable_markers(world, role))
+            visible["sse"] += any(m in events[-1][1]["text"] for m in world.readable_markers(role))
     for kind in ("json", "sse"):
         world.ledger.ok("api.markers.visible", visible[kind] > 0, ("chat", kind))
     world.assert_no_new_leaks(before)
@@ -334,7 +313,7 @@ def test_a_document_a_role_cannot_read_changes_nothing_it_gets(world: ApiWorld) 
         return out
 
     baseline = snapshot()
-    text = "\n".join(f"{sentence} GIZLI." for pair in paths.TOPICS.values() for sentence in pair)
+    text = "\n".join(f"{sentence} GIZLI." for pair in TOPICS.values() for sentence in pair)
     extra = ingest_pdf(world.db, world.settings, world.embedder, pdfs.text_pdf([text, text]),
                        filename="yalniz-ik.pdf", roles=["ik"], title="Yalniz ik")
     try:

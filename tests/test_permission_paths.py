@@ -1,6 +1,6 @@
 """Permission suite over every path that can reveal document text, for every role.
 
-A seeded world of small PDFs with random `allowed_roles`, ingested through the real
+A seeded world of small PDFs with random `allowed_roles` (tests/permission_world.py), ingested through the real
 `ragcore.documents.ingest.ingest_pdf`. Every sentence, and so every chunk and every quoted passage, carries
 its document's marker (`KOD07Q`), and every title does too: an unreadable document's marker in
 anything a role gets back — an answer, a source, the prompt sent to the model, a log line, a
@@ -24,7 +24,6 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -52,30 +51,20 @@ from ragcore.documents import (
 from ragcore.retrieval import MODES, retrieve, search
 from tests import pdfs
 from tests.app_support import REPO, reset_app, set_app_env
+from tests.permission_world import (
+    PASSWORD,
+    READER_ROLES,
+    Ledger,
+    World,
+    build_world,
+    marker,
+    questions_for,
+)
 from tests.retrieval_support import clean, make_test_embedder
 
 SUMMARY = REPO / "artifacts" / "permission_summary.json"
 SEED = 7_000_7
 N_DOCS = 14
-PASSWORD = "parola-1234"
-READER_ROLES = [r for r in ROLES if r != "admin"]
-
-# ASCII only: tests/pdfs.py writes with the PDF core fonts.
-TOPICS = {
-    "risk": ("Isveren risk degerlendirmesi yapar", "Risk analizi yilda bir yenilenir"),
-    "izin": ("Yillik ucretli izin suresi on dort gunden az olamaz", "Izin talepleri yazili yapilir"),
-    "ucret": ("Ucret en gec ayda bir odenir", "Fazla calisma ucreti yuzde elli zamli odenir"),
-    "makine": ("Pres makinesinde koruyucu eldiven takilir", "Makine bakimi vardiya sonunda yapilir"),
-    "egitim": ("Calisanlara ise baslamadan once is guvenligi egitimi verilir", "Egitim kayitlari saklanir"),
-    "yangin": ("Acil durum plani hazirlanir", "Yangin tatbikati yilda bir kez yapilir"),
-}
-QUESTIONS = [
-    "Risk degerlendirmesi ne zaman yenilenir?", "Yıllık izin kaç gündür?", "Ucret ne zaman odenir?",
-    "Pres makinesinde ne takilir?", "Is guvenligi egitimi ne zaman verilir?", "Yangin tatbikati ne siklikla yapilir?",
-    "Fazla calisma ucreti nasil hesaplanir?", "Makine bakimi ne zaman yapilir?", "Acil durum plani var mi?",
-    "Şirket pikniği ne zaman?",
-]
-
 
 # Every path family a full run of this module checks.
 EXPECTED_PATHS = {
@@ -88,96 +77,11 @@ EXPECTED_PATHS = {
 }
 
 
-def marker(index: int) -> str:
-    return f"KOD{index:02d}Q"
-
-
-# ----------------------------------------------------------------------------- ledger and world
-
-
-@dataclass
-class Ledger:
-    """Counts every permission check; a failed check is a leak (or, for `complete`, over-filtering)."""
-
-    checks: Counter = field(default_factory=Counter)
-    leaks: list[str] = field(default_factory=list)
-
-    def ok(self, path: str, condition: bool, detail: object) -> None:
-        self.checks[path] += 1
-        if not condition:
-            self.leaks.append(f"{path}: {detail}")
-
-    def summary(self) -> dict:
-        return {
-            "suite": "tests/test_permission_paths.py",
-            "seed": SEED,
-            "documents": N_DOCS,
-            "roles": list(ROLES),
-            "complete": sorted(EXPECTED_PATHS - set(self.checks)) == [],  # False after a partial run
-            "checks": sum(self.checks.values()),
-            "leaks": len(self.leaks),
-            "checks_by_path": dict(sorted(self.checks.items())),
-            "leak_details": self.leaks[:50],
-        }
-
-
-@dataclass
-class World:
-    db: object
-    settings: Settings
-    embedder: object
-    ledger: Ledger
-    readable: dict[int, set[str]]  # document id -> roles (admin implied)
-    markers: dict[int, str]  # document id -> marker
-    titles: dict[int, str]
-    data: dict[int, bytes]
-    chunk_doc: dict[int, int]
-    people: dict[str, object]
-
-    def may_read(self, role: str, doc_id: int) -> bool:
-        return role == "admin" or role in self.readable[doc_id]
-
-    def forbidden(self, role: str) -> list[str]:
-        return [m for d, m in self.markers.items() if not self.may_read(role, d)]
-
-    def scan(self, path: str, role: str, text: str, context: object = "", question: str | None = None) -> None:
-        """One check: no marker of a document `role` may not read appears in `text`.
-
-        The user's own question (which may name a forbidden marker on purpose) is cut out first:
-        echoing what the user typed reveals nothing."""
-        text = text or ""
-        if question:
-            text = text.replace(question, "")
-        found = [m for m in self.forbidden(role) if m in text]
-        self.ledger.ok(path, not found, (role, found, context))
-
-    def source(self, path: str, role: str, doc_id: int, chunk_id: int | None = None, text: str | None = None,
-               context: object = "") -> None:
-        """A returned chunk/document: its document is readable, the chunk belongs to it, its text is clean."""
-        self.ledger.ok(path, self.may_read(role, doc_id), (role, doc_id, context))
-        if chunk_id is not None:
-            self.ledger.ok(path, self.chunk_doc.get(chunk_id) == doc_id, (role, chunk_id, doc_id))
-        if text is not None:
-            self.scan(path, role, text, context)
-
-    def assert_no_new_leaks(self, before: int) -> None:
-        assert self.ledger.leaks[before:] == [], self.ledger.leaks[before:][:10]
-
-
-def _page(rng: random.Random, mark: str, number: int) -> str:
-    lines = [f"{mark} SAYFA {number}"]
-    for topic in rng.sample(list(TOPICS), 2):
-        lines += [f"{sentence} {mark}." for sentence in TOPICS[topic]]
-    return "\n".join(lines)
-
-
 @pytest.fixture(scope="module")
 def ledger() -> Ledger:
-    book = Ledger()
+    book = Ledger("tests/test_permission_paths.py", SEED, N_DOCS, EXPECTED_PATHS)
     yield book
-    SUMMARY.parent.mkdir(parents=True, exist_ok=True)
-    summary = book.summary()
-    SUMMARY.write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    summary = book.write(SUMMARY)
     print(f"\npermission paths: {summary['checks']} checks, {summary['leaks']} leaks -> {SUMMARY}")
 
 
@@ -191,37 +95,8 @@ def world(session_db, pg_url, tmp_path_factory, ledger) -> World:
         llm_backend="extractive", ollama_base_url="http://127.0.0.1:9", refusal_threshold=0.0,
         cookie_key="test-cookie-key-not-secret",
     )
-    embedder = make_test_embedder()
-    rng = random.Random(SEED)
-    readable, markers, titles, data = {}, {}, {}, {}
-    for index in range(N_DOCS):
-        roles = sorted(rng.sample(READER_ROLES, rng.randint(1, 3)))
-        mark = marker(index)
-        pdf = pdfs.text_pdf([_page(rng, mark, page) for page in (1, 2)])
-        result = ingest_pdf(session_db, settings, embedder, pdf, filename=f"belge-{index:02d}.pdf", roles=roles,
-                            title=f"Yonerge {mark}", uploaded_by="kisi-admin")
-        readable[result.document_id] = set(roles)
-        markers[result.document_id] = mark
-        titles[result.document_id] = result.title
-        data[result.document_id] = pdf
-    for role in READER_ROLES:  # the seed gives every role something to read and something to miss
-        assert any(role in r for r in readable.values()) and any(role not in r for r in readable.values())
-    with session_db.connection() as conn:
-        chunk_doc = dict(conn.execute("SELECT id, document_id FROM chunks").fetchall())
-        unmarked = conn.execute("SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id "
-                                "WHERE position(substr(d.title, 9) IN c.text) = 0").fetchone()[0]
-    assert unmarked == 0  # every chunk carries its document's marker, so text scans see every chunk
-    people = {role: users.create_user(session_db, f"kisi-{role}", role, PASSWORD) for role in ROLES}
-    return World(session_db, settings, embedder, ledger, readable, markers, titles, data, chunk_doc, people)
-
-
-def _questions(world: World, role: str, rng: random.Random, n_plain: int = 3, n_targeted: int = 2) -> list[str]:
-    """Ordinary questions plus questions naming documents the role may not read."""
-    chosen = rng.sample(QUESTIONS, n_plain)
-    forbidden = world.forbidden(role) or list(world.markers.values())
-    for mark in rng.sample(forbidden, min(n_targeted, len(forbidden))):
-        chosen.append(f"{mark} belgesinde risk degerlendirmesi ve izin hakkinda ne yaziyor?")
-    return chosen
+    return build_world(session_db, settings, make_test_embedder(), ledger, seed=SEED, n_docs=N_DOCS,
+                       filename="belge-{index:02d}.pdf", user_prefix="kisi", uploaded_by="kisi-admin")
 
 
 # ----------------------------------------------------------------------------- retrieval
@@ -232,7 +107,7 @@ def test_retrieval_search_every_role(world: World, mode: str) -> None:
     before = len(world.ledger.leaks)
     rng = random.Random(f"{SEED}-search-{mode}")
     for role in ROLES:
-        for question in _questions(world, role, rng, n_plain=3, n_targeted=3):
+        for question in questions_for(world, role, rng, n_plain=3, n_targeted=3):
             k = rng.choice([1, 3, 5, 20, 200])
             for s in search(world.db, world.embedder, question, role, k=k, mode=mode):
                 world.source("retrieval.search", role, s.document_id, s.chunk_id, s.text + s.title, question)
@@ -290,7 +165,7 @@ def test_chat_sources_prompt_context_and_logs(world: World, caplog: pytest.LogCa
     visible: Counter = Counter()  # answers that show a readable marker: the scans can see markers
     for role in ROLES:
         user = world.people[role]
-        for index, question in enumerate(_questions(world, role, rng, n_plain=3, n_targeted=3)):
+        for index, question in enumerate(questions_for(world, role, rng, n_plain=3, n_targeted=3)):
             for path, service in services.items():
                 if path.endswith("calibrated") and index % 2:
                     continue
@@ -300,7 +175,7 @@ def test_chat_sources_prompt_context_and_logs(world: World, caplog: pytest.LogCa
                 streamed = "".join(stream)
                 _check_answer(world, path, role, question, streamed, stream.answer)
                 visible[path] += any(m in stream.answer.text.replace(question, "")
-                                     for m in _readable_markers(world, role))
+                                     for m in world.readable_markers(role))
                 for messages, sources in recorder.calls[calls:]:
                     for s in sources:
                         world.source("prompt.context", role, s.document_id, s.chunk_id, s.text, question)
@@ -320,7 +195,7 @@ def test_questions_table_and_review_queue(world: World) -> None:
                             ExtractiveGenerator(world.embedder))
     rng = random.Random(f"{SEED}-log")
     for role in ROLES:
-        for question in _questions(world, role, rng, n_plain=2, n_targeted=2):
+        for question in questions_for(world, role, rng, n_plain=2, n_targeted=2):
             answer = service.ask(world.people[role], question)
             set_feedback(world.db, answer.question_id, f"kisi-{role}", -1, f"yetersiz: {question}")
     with world.db.connection() as conn:
@@ -406,7 +281,7 @@ def test_cli_search_ask_documents_and_chunks(world: World, cli_env, capsys) -> N
     before = len(world.ledger.leaks)
     rng = random.Random(f"{SEED}-cli")
     for role in ROLES:
-        for question in _questions(world, role, rng, n_plain=2, n_targeted=2):
+        for question in questions_for(world, role, rng, n_plain=2, n_targeted=2):
             mode = rng.choice(MODES)
             code, out, err = _cli(capsys, "search", question, "--role", role, "--k", "50", "--mode", mode, "--json")
             assert code == 0, err
@@ -624,7 +499,7 @@ def test_app_source_search_for_isg_and_chat(world: World, app_env) -> None:
         shown = _page_text(at)
         assert "Kaynak arama" in shown and at.dataframe, shown[:500]
         world.scan("app.search", "isg", shown, question, question)
-        world.ledger.ok("markers.visible", any(m in shown.replace(question, "") for m in _readable_markers(world, "isg")),
+        world.ledger.ok("markers.visible", any(m in shown.replace(question, "") for m in world.readable_markers("isg")),
                         ("app.search", question))
     at.switch_page("pages/chat.py").run()
     target = world.forbidden("isg")[0]
@@ -635,10 +510,6 @@ def test_app_source_search_for_isg_and_chat(world: World, app_env) -> None:
     assert "“" in shown or "bulunmuyor" in shown, shown[:500]
     world.scan("app.chat", "isg", shown, question, question)
     world.assert_no_new_leaks(before)
-
-
-def _readable_markers(world: World, role: str) -> list[str]:
-    return [m for d, m in world.markers.items() if world.may_read(role, d)]
 
 
 def _shown_documents(at) -> list[int]:

@@ -1,0 +1,182 @@
+"""The marked world the permission suites test, and the ledger that counts their checks.
+
+tests/test_permission_paths.py (every in-process path, the CLI and the app pages) and
+tests/test_api_permissions.py (every REST endpoint) test the same world: small PDFs with random
+`allowed_roles`, ingested through the real `ragcore.documents.ingest_pdf`, where every
+sentence, and so every chunk and every quoted passage, carries its document's marker
+(`KOD07Q`) and every title does too, and one user per role. An unreadable document's marker in
+anything a role gets back is a leak; `build_world` makes that world and checks the
+preconditions the scans rely on (every role has something to read and something to miss,
+every chunk carries its document's marker).
+
+Every check is counted in a `Ledger`; each suite writes its ledger's summary ("N checks,
+0 leaks") to its own file under `artifacts/` when it finishes.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragcore.access import users
+from ragcore.core import ROLES, Settings
+from ragcore.documents import ingest_pdf
+from tests import pdfs
+
+PASSWORD = "parola-1234"
+READER_ROLES = [r for r in ROLES if r != "admin"]
+
+# ASCII only: tests/pdfs.py writes with the PDF core fonts.
+TOPICS = {
+    "risk": ("Isveren risk degerlendirmesi yapar", "Risk analizi yilda bir yenilenir"),
+    "izin": ("Yillik ucretli izin suresi on dort gunden az olamaz", "Izin talepleri yazili yapilir"),
+    "ucret": ("Ucret en gec ayda bir odenir", "Fazla calisma ucreti yuzde elli zamli odenir"),
+    "makine": ("Pres makinesinde koruyucu eldiven takilir", "Makine bakimi vardiya sonunda yapilir"),
+    "egitim": ("Calisanlara ise baslamadan once is guvenligi egitimi verilir", "Egitim kayitlari saklanir"),
+    "yangin": ("Acil durum plani hazirlanir", "Yangin tatbikati yilda bir kez yapilir"),
+}
+QUESTIONS = [
+    "Risk degerlendirmesi ne zaman yenilenir?", "Yıllık izin kaç gündür?", "Ucret ne zaman odenir?",
+    "Pres makinesinde ne takilir?", "Is guvenligi egitimi ne zaman verilir?", "Yangin tatbikati ne siklikla yapilir?",
+    "Fazla calisma ucreti nasil hesaplanir?", "Makine bakimi ne zaman yapilir?", "Acil durum plani var mi?",
+    "Şirket pikniği ne zaman?",
+]
+
+
+def marker(index: int) -> str:
+    return f"KOD{index:02d}Q"
+
+
+def marked_page(rng: random.Random, mark: str, number: int) -> str:
+    """One page of a marked document: its heading and two random topics, every sentence marked."""
+    lines = [f"{mark} SAYFA {number}"]
+    for topic in rng.sample(list(TOPICS), 2):
+        lines += [f"{sentence} {mark}." for sentence in TOPICS[topic]]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- ledger and world
+
+
+@dataclass
+class Ledger:
+    """Counts every permission check; a failed check is a leak (or, for `complete`, over-filtering)."""
+
+    suite: str
+    seed: int
+    documents: int
+    expected_paths: set[str]  # every path family a full run of the suite checks
+    checks: Counter = field(default_factory=Counter)
+    leaks: list[str] = field(default_factory=list)
+
+    def ok(self, path: str, condition: bool, detail: object) -> None:
+        self.checks[path] += 1
+        if not condition:
+            self.leaks.append(f"{path}: {detail}")
+
+    def summary(self) -> dict:
+        return {
+            "suite": self.suite,
+            "seed": self.seed,
+            "documents": self.documents,
+            "roles": list(ROLES),
+            "complete": sorted(self.expected_paths - set(self.checks)) == [],  # False after a partial run
+            "checks": sum(self.checks.values()),
+            "leaks": len(self.leaks),
+            "checks_by_path": dict(sorted(self.checks.items())),
+            "leak_details": self.leaks[:50],
+        }
+
+    def write(self, path: Path) -> dict:
+        """Write the summary to `path` (JSON) and return it."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        summary = self.summary()
+        path.write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        return summary
+
+
+@dataclass
+class World:
+    db: object
+    settings: Settings
+    embedder: object
+    ledger: Ledger
+    readable: dict[int, set[str]]  # document id -> roles (admin implied)
+    markers: dict[int, str]  # document id -> marker
+    titles: dict[int, str]
+    data: dict[int, bytes]
+    chunk_doc: dict[int, int]
+    people: dict[str, object]
+
+    def may_read(self, role: str, doc_id: int) -> bool:
+        return role == "admin" or role in self.readable[doc_id]
+
+    def forbidden(self, role: str) -> list[str]:
+        return [m for d, m in self.markers.items() if not self.may_read(role, d)]
+
+    def readable_markers(self, role: str) -> list[str]:
+        return [m for d, m in self.markers.items() if self.may_read(role, d)]
+
+    def scan(self, path: str, role: str, text: str, context: object = "", question: str | None = None) -> None:
+        """One check: no marker of a document `role` may not read appears in `text`.
+
+        The user's own question (which may name a forbidden marker on purpose) is cut out first:
+        echoing what the user typed reveals nothing."""
+        text = text or ""
+        if question:
+            text = text.replace(question, "")
+        found = [m for m in self.forbidden(role) if m in text]
+        self.ledger.ok(path, not found, (role, found, context))
+
+    def source(self, path: str, role: str, doc_id: int, chunk_id: int | None = None, text: str | None = None,
+               context: object = "") -> None:
+        """A returned chunk/document: its document is readable, the chunk belongs to it, its text is clean."""
+        self.ledger.ok(path, self.may_read(role, doc_id), (role, doc_id, context))
+        if chunk_id is not None:
+            self.ledger.ok(path, self.chunk_doc.get(chunk_id) == doc_id, (role, chunk_id, doc_id))
+        if text is not None:
+            self.scan(path, role, text, context)
+
+    def assert_no_new_leaks(self, before: int) -> None:
+        assert self.ledger.leaks[before:] == [], self.ledger.leaks[before:][:10]
+
+
+def build_world(db, settings: Settings, embedder, ledger: Ledger, *, seed: int, n_docs: int, filename: str,
+                user_prefix: str, uploaded_by: str | None = None, world_type: type[World] = World) -> World:
+    """Ingest `n_docs` marked two-page PDFs with roles drawn from `seed`, and create one user per role.
+
+    `filename` is a format string over `index` and `mark` ("belge-{index:02d}.pdf"); the users
+    are `{user_prefix}-{role}` with PASSWORD. The database must hold no other document."""
+    rng = random.Random(seed)
+    readable, markers, titles, data = {}, {}, {}, {}
+    for index in range(n_docs):
+        roles = sorted(rng.sample(READER_ROLES, rng.randint(1, 3)))
+        mark = marker(index)
+        pdf = pdfs.text_pdf([marked_page(rng, mark, page) for page in (1, 2)])
+        result = ingest_pdf(db, settings, embedder, pdf, filename=filename.format(index=index, mark=mark),
+                            roles=roles, title=f"Yonerge {mark}", uploaded_by=uploaded_by)
+        readable[result.document_id] = set(roles)
+        markers[result.document_id] = mark
+        titles[result.document_id] = result.title
+        data[result.document_id] = pdf
+    for role in READER_ROLES:  # the seed gives every role something to read and something to miss
+        assert any(role in r for r in readable.values()) and any(role not in r for r in readable.values())
+    with db.connection() as conn:
+        chunk_doc = dict(conn.execute("SELECT id, document_id FROM chunks").fetchall())
+        unmarked = conn.execute("SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id "
+                                "WHERE position(substr(d.title, 9) IN c.text) = 0").fetchone()[0]
+    assert unmarked == 0  # every chunk carries its document's marker, so text scans see every chunk
+    people = {role: users.create_user(db, f"{user_prefix}-{role}", role, PASSWORD) for role in ROLES}
+    return world_type(db, settings, embedder, ledger, readable, markers, titles, data, chunk_doc, people)
+
+
+def questions_for(world: World, role: str, rng: random.Random, n_plain: int = 3, n_targeted: int = 2) -> list[str]:
+    """Ordinary questions plus questions naming documents the role may not read."""
+    chosen = rng.sample(QUESTIONS, n_plain)
+    forbidden = world.forbidden(role) or list(world.markers.values())
+    for mark in rng.sample(forbidden, min(n_targeted, len(forbidden))):
+        chosen.append(f"{mark} belgesinde risk degerlendirmesi ve izin hakkinda ne yaziyor?")
+    return chosen
