@@ -127,13 +127,11 @@ def load_job_modules(settings: Settings) -> None:
 
     Kinds are registered by their owner when it is imported (the lab's by `eval.jobs`); ragcore
     never imports the lab. A worker, and anything that cancels or retries a job it may not have
-    created, loads them by name first. A module that is not installed is a configuration error.
+    created, loads them by name first. A module that is not installed is a configuration error
+    and fails loudly (ModuleNotFoundError names it).
     """
     for name in settings.job_modules:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            raise JobError(f"JOB_MODULES içindeki modül yüklenemedi: {name} ({exc})") from exc
+        importlib.import_module(name)
 
 
 def get_kind(name: str) -> JobKind:
