@@ -46,7 +46,7 @@ def _render_add(ctx: AppContext, me: User) -> None:
             try:
                 row = save_expansion(ctx.db, everyday, legal, updated_by=me.username)
             except ExpansionError as exc:
-                st.error(str(exc))
+                st.error(escape_markdown(str(exc)))
             else:
                 st.success(f"Eklendi: {escape_markdown(row.everyday)} → {escape_markdown(', '.join(row.legal))}")
 
@@ -71,4 +71,4 @@ def _render_edit(ctx: AppContext, me: User, rows: list) -> None:
             delete_expansion(ctx.db, row.id)
             st.success(f"Silindi: {escape_markdown(row.everyday)}")
     except ExpansionError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
