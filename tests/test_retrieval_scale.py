@@ -33,6 +33,7 @@ from ragcore.retrieval import (
     RETRIEVAL_SQL,
     bm25,
     lexical_leg,
+    lexical_query,
     query_terms,
     read_snapshot,
     retrieve,
@@ -185,7 +186,9 @@ def test_pruned_lexical_leg_equals_rank_bm25_over_the_roles_chunks(scale, always
     index = BM25Okapi([lexical_tokens(text) for _, text in mine])
     book = VectorBook()
     for question in questions[:12]:
-        scores = index.get_scores(query_terms(question))
+        with read_snapshot(database) as conn:  # the query the app searches (respelled, expanded)
+            terms = lexical_query(conn, question, role).terms
+        scores = index.get_scores(terms)
         want = sorted(((float(s), cid) for (cid, _), s in zip(mine, scores, strict=True) if s > 0),
                       key=lambda p: (-p[0], p[1]))[:50]
         got = retrieve(database, book, question, role, k=50, mode="lexical").hits
