@@ -47,7 +47,7 @@ def _retrieval(cosines: list[float | None], lexical: list[float | None], coverag
     hits = [Hit(_source(i + 1, 100 + i), c, b) for i, (c, b) in enumerate(zip(cosines, lexical, strict=True))]
     evidence = Evidence(max((c for c in cosines if c is not None), default=None),
                         max((b for b in lexical if b is not None), default=None), coverage, len(hits))
-    return Retrieval("soru", "isg", "weighted", hits, evidence, 1.0, {"evidence_terms": 3})
+    return Retrieval("soru", "isg", "weighted", hits, evidence, 1.0, {})
 
 
 def _model(answer_at: float, closest_at: float, cosine_weight: float = 8.0) -> AbstentionModel:

@@ -491,7 +491,7 @@ def retrieve(
     lexical: LexicalResult = params["lexical"]
     query: LexicalQuery = params["query"]
     extra = {"lexical_exhaustive": lexical.plan.exhaustive, "lexical_rounds": lexical.rounds,
-             "lexical_reads": dict(Counter(lexical.plan.reads)), "evidence_terms": len(params["evidence_terms"]),
+             "lexical_reads": dict(Counter(lexical.plan.reads)),
              **query.as_dict()}
     return Retrieval(question, role, mode, hits, _evidence(rows[0] if rows else None), elapsed, extra)
 
