@@ -309,7 +309,8 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
 # --------------------------------------------------------------------------- the run
 
 
-def _index_chunks(index: Index) -> list[ChunkInfo]:
+def index_chunks(index: Index) -> list[ChunkInfo]:
+    """What relevance needs of every chunk of a built index (shared with scripts/calibrate_abstention.py)."""
     with index.db.connection() as conn:
         rows = conn.execute("""SELECT c.id, d.sha256, d.filename, c.page_start, c.page_end, c.article
                                FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.id""").fetchall()
@@ -426,5 +427,5 @@ def _context(c: Configuration, index: Index, embedder: object, documents: Sequen
     generator = make_generator(settings, embedder)
     service = AnswerService(index.db, settings, embedder, generator)  # type: ignore[arg-type]
     open_gate = AnswerService(index.db, settings.with_(refusal_threshold=OPEN_GATE), embedder, generator)  # type: ignore[arg-type]
-    return ConfigurationContext(c, index, embedder, service, open_gate, _index_chunks(index),
+    return ConfigurationContext(c, index, embedder, service, open_gate, index_chunks(index),
                                 {d.sha256: d for d in documents}, dict(index.document_ids))

@@ -31,8 +31,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from eval.gold_run import index_chunks
 from eval.gold_split import DEV, TRAIN, everyday_split, kind_of
-from eval.gold_stats import ChunkInfo, relevant_chunks
+from eval.gold_stats import relevant_chunks
 from eval.goldset import GoldQuestion, parse_jsonl
 from eval.goldstore import SAMPLE_CORPUS, SAMPLE_FILE
 from eval.lab_corpus import drop_index, ingest_corpus, open_index, sample_corpus
@@ -63,16 +64,9 @@ def _embedder(settings: Settings, cache_db: dbmod.Database):
     return CachedEmbedder(make_embedder(settings), cache_db)
 
 
-def _chunks(db: dbmod.Database) -> list[ChunkInfo]:
-    with db.connection() as conn:
-        rows = conn.execute("""SELECT c.id, d.sha256, d.filename, c.page_start, c.page_end, c.article
-                               FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.id""").fetchall()
-    return [ChunkInfo(*row) for row in rows]
-
-
 def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int, mode: str) -> list[dict]:
     """One record per (question, role): label, kind, features, and whether a right chunk was in top k."""
-    chunks = _chunks(index.db)
+    chunks = index_chunks(index)
     names = {d.sha256: d.filename for d in documents}
     out = []
     for question in questions:

@@ -46,11 +46,11 @@ class Expansion:
         legal = [word[:PREFIX_LENGTH] for text in self.legal for word in words(text)]
         object.__setattr__(self, "legal_tokens", tuple(dict.fromkeys(legal)))
 
-
-    def used_in(self, question_words: list[str]) -> bool:
-        """Whether every everyday word occurs in the question (spelling folded: "maas" ~ "maaş")."""
-        folded = [fold_ascii(w) for w in question_words]
-        return bool(self.folded_words) and all(any(_word_matches(w, q) for q in folded) for w in self.folded_words)
+    def used_in(self, folded_question_words: list[str]) -> bool:
+        """Whether every everyday word occurs among the question's words, both spelled without
+        Turkish letters ("maas" ~ "maaş")."""
+        return bool(self.folded_words) and all(any(_word_matches(w, q) for q in folded_question_words)
+                                               for w in self.folded_words)
 
 
 def _word_matches(everyday: str, asked: str) -> bool:

@@ -31,6 +31,8 @@ QUESTION_WORDS = frozenset(
     nasıl nasıldır niçin niye hangi hangisi hangileri kim kime kimdir kimler kaç kaçtır ne zaman nerede
     nereye nereden acaba lütfen""".split()
 )
+
+
 def query_terms(question: str) -> list[str]:
     """The lexical query: prefix-5 tokens of the question's words, Turkish stop words removed.
 
@@ -101,9 +103,10 @@ def respellings(conn: psycopg.Connection, tokens: list[str], role: str) -> dict[
 
 
 def matching_expansions(expansions: list[Expansion], question: str) -> tuple[Expansion, ...]:
-    """The rows whose everyday words all occur in the question (Expansion.used_in)."""
-    question_words = words(question)
-    return tuple(e for e in expansions if e.used_in(question_words))
+    """The rows whose everyday words all occur in the question (Expansion.used_in); the
+    question's words are folded once, not once per row."""
+    folded = [fold_ascii(w) for w in words(question)]
+    return tuple(e for e in expansions if e.used_in(folded))
 
 
 def build_query(question: str, respelled: dict[str, str], expansions: list[Expansion]) -> LexicalQuery:
