@@ -1,8 +1,10 @@
 """The answer service: question → retrieval → refusal check → prompt → stream → citations → log.
 
 The user's role is re-read from the database on every question, so a role change or a
-deactivation takes effect on the next question, not the next login. When the evidence is too
-weak the fallback sentence is returned without calling the generator at all.
+deactivation takes effect on the next question, not the next login. The gate
+(ragcore.retrieval.abstention) decides among three outcomes before any generator runs: an
+answer, the closest passages (cited, no quote, to review) or the fixed refusal; neither of the
+last two calls the generator.
 
 When the database does not answer (`DatabaseUnavailable`, within a few seconds), the question
 fails with a Turkish message and is kept in the local spool (`ragcore.answer.spool`); the next question
@@ -136,7 +138,7 @@ def finalize_answer(raw: str, sources: list[Source], question: str, embedder: ob
     return result, None
 
 
-CLOSEST_PASSAGES = 3
+CLOSEST_PASSAGES = 3  # passages the closest outcome shows
 
 
 def closest_passages_text(sources: list[Source]) -> str:

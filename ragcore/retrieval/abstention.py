@@ -31,7 +31,6 @@ from ragcore.retrieval.hybrid import Retrieval
 
 ABSTENTION_FILE = measurements.ABSTENTION_FILE
 ANSWER, CLOSEST, REFUSED = OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED
-CLOSEST_PASSAGES = 3
 # Signals whose scale does not grow with the corpus: an absolute BM25 score does (its idf grows
 # with N), so a model fitted on three laws would refuse a small company corpus's clear answers.
 # The question's length is left out too: it separated the development set's (short) small talk,
