@@ -1,19 +1,28 @@
-"""Fit the extractive answerer's sentence model on TQuAD train: `python scripts/train_extractive.py`.
+"""Fit the extractive answerer's sentence model: `python scripts/train_extractive.py`.
 
-Protocol (dev is never read for fitting or selection):
+It is fitted on TQuAD train plus the everyday development set's train half, because a model fitted
+on TQuAD alone learns that the answer shares the question's words — true of TQuAD's questions,
+not of an employee's ("kovuldum" and "fesih").
+
+Protocol (neither TQuAD dev nor the everyday set's dev half is read for fitting or selection):
 1. The lab's corpus (eval.tquad: 697 articles), chunked by the production chunker at 1000/150.
-2. TQuAD *train* questions, split by article (seed 0) into a fit part and a holdout (20 %).
-3. Each question's context = the top-5 chunks of BM25 prefix-5 (the lexical leg of every
-   retrieval mode) over the train articles only; candidates = `ragcore.answer.sentences.candidates`
-   of that context, exactly what the answerer sees; label = the candidate is the unit of the
-   gold article that contains the answer span. Questions without a positive candidate are left
-   out of the fit (they teach nothing about which sentence answers) but counted on the holdout.
+2. TQuAD *train* questions, split by article (seed 0) into a fit part and a holdout (20 %); the
+   answerable questions of eval/gold/everyday_laws.jsonl's train half (eval.gold_split), split by
+   question (seed 0) into a fit part and a holdout (20 %).
+3. A TQuAD question's context = the top-5 chunks of BM25 prefix-5 (the lexical leg of every
+   retrieval mode) over the train articles only; label = the candidate is the unit of the gold
+   article that contains the answer span. An everyday question's context = the chat's own
+   retrieval over the three sample laws (`everyday_examples`); label = the unit holds every key
+   fact. Candidates = `ragcore.answer.sentences.candidates` of the context, exactly what the
+   answerer sees. Questions without a positive candidate are left out of the fit (they teach
+   nothing about which sentence answers) but counted on the holdout.
 4. Logistic regression (scikit-learn, L2) per embedder on `ragcore.answer.extractive_model.FEATURES`: a
    ranking fit on within-question pairs (answer unit vs. another unit of the same context),
    calibrated to probabilities by a one-feature logistic regression on its score (`fit`). The
-   feature set (with or without the embedding features) and C are chosen by holdout top-1, the
-   second-sentence ratio by the holdout answer rate; the final coefficients are refitted on all
-   train questions with those choices.
+   feature set (with or without the embedding features), C and the weight of the everyday pairs
+   are chosen by the mean of the two holdouts' top-1 (each domain counts once), the
+   second-sentence ratio by the two holdouts' answer rate; the final coefficients are refitted on
+   all train questions with those choices.
 5. `ragcore/measured/extractive.json` gets the features, coefficients, intercept, selection
    ratio, data sha256 and counts, holdout metrics, date, code commit and embedder per model.
 
@@ -41,6 +50,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from eval.answers import exact_match, token_recall
+from eval.gold_split import TRAIN, everyday_split
+from eval.goldset import GoldQuestion
+from eval.goldstore import SAMPLE_CORPUS
+from eval.lab_corpus import drop_index, ingest_corpus, open_index, sample_corpus
 from eval.report import provenance
 from eval.retrievers import BM25Index, tokenize_all, top_indices
 from eval.tquad import PARAGRAPH_SEPARATOR, TRAIN_FILE, Corpus, Question, chunk_corpus, load_corpus
@@ -51,13 +64,19 @@ from ragcore.core import (
     Source,
 )
 from ragcore.embed import CachedEmbedder
-from ragcore.store import Database, open_database
+from ragcore.retrieval import resolve_mode, retrieve
+from ragcore.store import Database, drop_namespace, open_database
 
 CHUNK_SIZE = 1000
 CONTEXT_K = 5
 HOLDOUT_SHARE = 0.2
 SPLIT_SEED = 0
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+# The everyday development set's train half joins the fit with its pairs weighted by one of these
+# (TQuAD has ~50 times as many questions; without a weight its wording alone decides the model).
+EVERYDAY_WEIGHTS = (1.0, 5.0, 20.0)
+EVERYDAY_NAMESPACE = "train_extractive_everyday"
+CONTEXT_EMBEDDER = "e5"  # the everyday contexts are the chat's retrieval with the embedded default
 RATIO_GRID = tuple(round(0.05 * i, 2) for i in range(21))
 RECALL_THRESHOLD = 0.5  # eval.answers: correct = exact or token recall >= 0.5
 # A second sentence must earn its place: the ratio maximises (holdout answer rate − COST × share of
@@ -98,10 +117,11 @@ def _progress(stage: str, done: int, total: int) -> None:
 
 @dataclass
 class Example:
-    question: Question
+    question: Question | GoldQuestion
     cands: list[sentences.Candidate]
-    labels: np.ndarray  # 1 = the unit holding the answer span
+    labels: np.ndarray  # 1 = the unit holding the answer span (everyday: all of its key facts)
     gold_in_context: bool
+    source_texts: list[str]  # the context's chunks, in order (candidate.number − 1)
 
 
 def _source(number: int, text: str, article: int) -> Source:
@@ -137,7 +157,7 @@ def context_examples(corpus: Corpus, questions: Sequence[Question], k: int = CON
                     gold |= answer_units(c.text, c.start, q)
             cands = sentences.candidates(sources)
             labels = np.array([c.text in gold for c in cands], dtype=float)
-            examples.append(Example(q, cands, labels, bool(gold)))
+            examples.append(Example(q, cands, labels, bool(gold), [c.text for c in picked]))
     return examples
 
 
@@ -153,8 +173,47 @@ def paragraph_examples(corpus: Corpus, questions: Sequence[Question]) -> list[Ex
         paragraph = text[start:end]
         gold = answer_units(paragraph, start, q)
         cands = sentences.candidates([_source(1, paragraph, q.article)])
-        out.append(Example(q, cands, np.array([c.text in gold for c in cands], dtype=float), bool(gold)))
+        out.append(Example(q, cands, np.array([c.text in gold for c in cands], dtype=float), bool(gold), [paragraph]))
     return out
+
+
+def facts_correct(question: GoldQuestion, text: str) -> bool:
+    """The gold lab's rule (eval.gold_run.outcome): every key fact is in the quoted text."""
+    return bool(question.key_facts) and all(exact_match(fact, text) for fact in question.key_facts)
+
+
+def everyday_examples(settings: Settings, db: Database) -> list[Example]:
+    """The chat's view of each answerable question of the everyday set's TRAIN half.
+
+    The three sample laws go in as an upload puts them (a lab namespace, the e5 index the app
+    builds by default); the context is `ragcore.retrieval.retrieve` with the chat's mode and k, for
+    the question's first asking role; label = the unit holds every key fact of the question.
+    """
+    embedder = make_embedder(CONTEXT_EMBEDDER, settings, db)
+    documents = sample_corpus(settings, SAMPLE_CORPUS)
+    drop_namespace(db, EVERYDAY_NAMESPACE)
+    index = open_index(settings, EVERYDAY_NAMESPACE, settings.data_dir / "lab" / EVERYDAY_NAMESPACE,
+                       embedder_spec=embedder.name, chunk_size=settings.chunk_size)
+    try:
+        ingest_corpus(index, embedder, documents)
+        mode = resolve_mode(settings, embedder)
+        examples = []
+        for question in everyday_split()[TRAIN]:
+            if not question.answerable or not question.key_facts:
+                continue
+            found = retrieve(index.db, embedder, question.question, question.roles[0], k=settings.top_k, mode=mode)
+            cands = sentences.candidates(found.sources)
+            labels = np.array([facts_correct(question, c.text) for c in cands], dtype=float)
+            examples.append(Example(question, cands, labels, bool(labels.any()), [s.text for s in found.sources]))
+    finally:
+        drop_index(index, db)
+    return examples
+
+
+def split_questions(examples: Sequence[Example], share: float = HOLDOUT_SHARE, seed: int = SPLIT_SEED):
+    """Fit and holdout parts of the everyday examples, by question."""
+    held = set(random.Random(seed).sample(range(len(examples)), round(share * len(examples))))
+    return ([e for i, e in enumerate(examples) if i not in held], [e for i, e in enumerate(examples) if i in held])
 
 
 def split_by_article(questions: Sequence[Question], share: float = HOLDOUT_SHARE, seed: int = SPLIT_SEED):
@@ -169,7 +228,7 @@ def split_by_article(questions: Sequence[Question], share: float = HOLDOUT_SHARE
 def matrices(examples: Sequence[Example], embedder) -> list[np.ndarray]:
     """Feature matrix per example (cosines from cached vectors when there is an embedder)."""
     if embedder is None:
-        return [extractive_model.feature_matrix(e.question.question, e.cands, None) for e in examples]
+        return [extractive_model.feature_matrix(e.question.question, e.cands, None, e.source_texts) for e in examples]
     questions = sorted({e.question.question for e in examples})
     texts = sorted({c.text for e in examples for c in e.cands})
     qv = dict(zip(questions, vectors(embedder, "q", questions), strict=True))
@@ -178,7 +237,7 @@ def matrices(examples: Sequence[Example], embedder) -> list[np.ndarray]:
     out = []
     for e in examples:
         cos = pv[[row[c.text] for c in e.cands]] @ qv[e.question.question] if e.cands else np.zeros(0)
-        out.append(extractive_model.feature_matrix(e.question.question, e.cands, cos))
+        out.append(extractive_model.feature_matrix(e.question.question, e.cands, cos, e.source_texts))
     return out
 
 
@@ -189,7 +248,7 @@ def columns(features: Sequence[str]) -> list[int]:
 # ----------------------------------------------------------------------------- fitting and metrics
 
 
-def fit(examples, mats, features: Sequence[str], c: float):
+def fit(examples, mats, features: Sequence[str], c: float, everyday_weight: float = 1.0):
     """Ranking logistic regression on within-question pairs, then calibrated to probabilities.
 
     1. (answer unit − other unit) feature differences of the same question, both signs, no
@@ -203,20 +262,26 @@ def fit(examples, mats, features: Sequence[str], c: float):
 
     cols = columns(features)
     keep = [i for i, e in enumerate(examples) if e.labels.any() and not e.labels.all()]
-    diffs = []
+    diffs, weights = [], []
     for i in keep:
         m, labels = mats[i][:, cols], examples[i].labels
         pos, neg = m[labels > 0], m[labels == 0]
         diffs.append((pos[:, None, :] - neg[None, :, :]).reshape(-1, len(cols)))
-    d = np.vstack(diffs)
+        weights.append(np.full(len(diffs[-1]), everyday_weight if _is_everyday(examples[i]) else 1.0))
+    d, w = np.vstack(diffs), np.concatenate(weights)
     ranking = LogisticRegression(C=c, fit_intercept=False, max_iter=3000)
-    ranking.fit(np.vstack([d, -d]), np.concatenate([np.ones(len(d)), np.zeros(len(d))]))
+    ranking.fit(np.vstack([d, -d]), np.concatenate([np.ones(len(d)), np.zeros(len(d))]),
+                sample_weight=np.concatenate([w, w]))
     weights = ranking.coef_[0]
     x = np.vstack([mats[i][:, cols] for i in keep])
     y = np.concatenate([examples[i].labels for i in keep])
     platt = LogisticRegression(max_iter=1000).fit((x @ weights)[:, None], y)
     slope = float(platt.coef_[0][0])
     return (weights * slope).astype(float), float(platt.intercept_[0]), len(keep), len(y), int(y.sum())
+
+
+def _is_everyday(example: Example) -> bool:
+    return isinstance(example.question, GoldQuestion)
 
 
 def as_model(name: str, features, coef, intercept, ratio: float = 0.5) -> extractive_model.SentenceModel:
@@ -248,19 +313,26 @@ def answer_metrics(examples, mats, model, ratio: float, max_sentences: int = ext
     for e, m in zip(examples, mats, strict=True):
         chosen = quoted(e, m, model, ratio, max_sentences)
         text = " ".join(p.text for p in chosen)
-        correct.append(bool(chosen) and (exact_match(e.question.answer, text)
-                                         or token_recall(e.question.answer, text) >= RECALL_THRESHOLD))
+        if _is_everyday(e):
+            correct.append(bool(chosen) and facts_correct(e.question, text))
+        else:
+            correct.append(bool(chosen) and (exact_match(e.question.answer, text)
+                                             or token_recall(e.question.answer, text) >= RECALL_THRESHOLD))
         n_sentences.append(len(chosen))
         chars.append(len(text))
     return {"correct": float(np.mean(correct)), "sentences_mean": float(np.mean(n_sentences)),
             "two_sentences": float(np.mean([s == 2 for s in n_sentences])), "chars_mean": float(np.mean(chars))}
 
 
-def choose_ratio(examples, mats, model) -> tuple[float, list[dict]]:
-    """The ratio maximising holdout correct − SECOND_SENTENCE_COST × two-sentence share (ties: larger ratio)."""
-    curve = [{"ratio": r, **answer_metrics(examples, mats, model, r)} for r in RATIO_GRID]
-    for point in curve:
-        point["objective"] = point["correct"] - SECOND_SENTENCE_COST * point["two_sentences"]
+def choose_ratio(holdouts: Sequence[tuple[list, list]], model) -> tuple[float, list[dict]]:
+    """The ratio maximising correct − SECOND_SENTENCE_COST × two-sentence share, averaged over the
+    holdouts (TQuAD's and the everyday set's: each domain counts once); ties: larger ratio."""
+    curve = []
+    for r in RATIO_GRID:
+        parts = [answer_metrics(examples, mats, model, r) for examples, mats in holdouts]
+        point = {"ratio": r, "correct": [p["correct"] for p in parts], "two_sentences": [p["two_sentences"] for p in parts]}
+        point["objective"] = float(np.mean([p["correct"] - SECOND_SENTENCE_COST * p["two_sentences"] for p in parts]))
+        curve.append(point)
     chosen = max(curve, key=lambda p: (round(p["objective"], 9), p["ratio"]))["ratio"]
     return chosen, curve
 
@@ -281,29 +353,44 @@ def baselines(examples, mats) -> dict:
 LEXICAL_FEATURES = tuple(f for f in extractive_model.FEATURES if not f.startswith("cosine"))
 
 
+def _holdout_top1(name: str, data: dict, mats: dict, features, coef, b) -> dict:
+    model = as_model(name, features, coef, b)
+    scores = {"tquad": top1(data["holdout"], mats["holdout"], model),
+              "everyday": top1(data["holdout_everyday"], mats["holdout_everyday"], model)}
+    return {**scores, "mean": float(np.mean(list(scores.values())))}
+
+
 def _best_c(name: str, label: str, data: dict, mats: dict, features: Sequence[str]) -> dict:
+    """C and the everyday weight by the mean of the two holdouts' top-1 (each domain counts once)."""
     grid = []
-    for c in C_GRID:
-        coef, b, *_ = fit(data["fit"], mats["fit"], features, c)
-        grid.append({"C": c, "holdout_top1": top1(data["holdout"], mats["holdout"], as_model(name, features, coef, b))})
-        print(f"[{name} / {label}] C={c}: holdout top-1 {grid[-1]['holdout_top1']:.4f}", file=sys.stderr, flush=True)
-    best = max(grid, key=lambda g: (g["holdout_top1"], -g["C"]))
-    return {"features": label, "C": best["C"], "holdout_top1": best["holdout_top1"], "C_grid": grid}
+    for weight in EVERYDAY_WEIGHTS:
+        for c in C_GRID:
+            coef, b, *_ = fit(data["fit"], mats["fit"], features, c, weight)
+            grid.append({"C": c, "everyday_weight": weight,
+                         "holdout_top1": _holdout_top1(name, data, mats, features, coef, b)})
+            print(f"[{name} / {label}] C={c} w={weight}: holdout top-1 {grid[-1]['holdout_top1']}",
+                  file=sys.stderr, flush=True)
+    best = max(grid, key=lambda g: (round(g["holdout_top1"]["mean"], 9), -g["C"], -g["everyday_weight"]))
+    return {"features": label, "C": best["C"], "everyday_weight": best["everyday_weight"],
+            "holdout_top1": best["holdout_top1"], "grid": grid}
 
 
 def train_one(name: str, embedder, data: dict) -> dict:
-    """One model: feature set and C by holdout top-1, ratio on the holdout, final fit on all train."""
+    """One model: feature set, C and everyday weight by holdout top-1, ratio on the holdouts, final
+    fit on all train."""
     print(f"[{name}] features", file=sys.stderr, flush=True)
     mats = {split: matrices(examples, embedder) for split, examples in data.items()}
     sets = {"lexical": LEXICAL_FEATURES}
     if embedder is not None:
         sets = {"with embedding": extractive_model.FEATURES, **sets}
     tried = [_best_c(name, label, data, mats, features) for label, features in sets.items()]
-    chosen = max(tried, key=lambda t: (t["holdout_top1"], -len(sets[t["features"]])))
-    features, best_c = sets[chosen["features"]], chosen["C"]
-    coef, b, n_q, n_rows, n_pos = fit(data["fit"], mats["fit"], features, best_c)
+    chosen = max(tried, key=lambda t: (round(t["holdout_top1"]["mean"], 9), -len(sets[t["features"]])))
+    features, best_c, weight = sets[chosen["features"]], chosen["C"], chosen["everyday_weight"]
+    coef, b, n_q, n_rows, n_pos = fit(data["fit"], mats["fit"], features, best_c, weight)
     fit_model = as_model(name, features, coef, b)
-    ratio, curve = choose_ratio(data["holdout"], mats["holdout"], fit_model)
+    holdouts = {"tquad": (data["holdout"], mats["holdout"]),
+                "everyday": (data["holdout_everyday"], mats["holdout_everyday"])}
+    ratio, curve = choose_ratio(list(holdouts.values()), fit_model)
     hold, para = data["holdout"], data["holdout_paragraph"]
     holdout = {
         "questions": len(hold),
@@ -314,20 +401,27 @@ def train_one(name: str, embedder, data: dict) -> dict:
                                        **baselines(para, mats["holdout_paragraph"])},
         "answer": {"ratio": ratio, **answer_metrics(hold, mats["holdout"], fit_model, ratio)},
         "one_sentence": answer_metrics(hold, mats["holdout"], fit_model, ratio, max_sentences=1),
+        "everyday": {"questions": len(data["holdout_everyday"]),
+                     "questions_with_answer_in_context": int(sum(e.labels.any() for e in data["holdout_everyday"])),
+                     "top1": top1(*holdouts["everyday"], fit_model),
+                     "baselines_top1": baselines(*holdouts["everyday"]),
+                     "answer": {"ratio": ratio, **answer_metrics(*holdouts["everyday"], fit_model, ratio)}},
         "ratio_curve": curve,
         "feature_sets_tried": tried,
     }
     if embedder is None:  # no cosine to compare with
-        for table in (holdout["baselines_top1"], holdout["inside_gold_paragraph_top1"]):
+        for table in (holdout["baselines_top1"], holdout["inside_gold_paragraph_top1"],
+                      holdout["everyday"]["baselines_top1"]):
             for key in ("cosine", "cosine+overlap"):
                 table.pop(key)
-    coef_all, b_all, n_q_all, n_rows_all, n_pos_all = fit(data["all"], mats["all"], features, best_c)
+    coef_all, b_all, n_q_all, n_rows_all, n_pos_all = fit(data["all"], mats["all"], features, best_c, weight)
     return {
         "embedder": embedder.name if embedder is not None else None,
         "features": list(features),
         "coefficients": [round(float(x), 6) for x in coef_all],
         "intercept": round(float(b_all), 6),
         "C": best_c,
+        "everyday_weight": weight,
         "selection": {"second_ratio": ratio, "max_sentences": extractive.MAX_SENTENCES,
                       "max_chars": sentences.MAX_CHARS},
         "fit": {"questions": n_q_all, "candidates": n_rows_all, "positives": n_pos_all,
@@ -342,9 +436,12 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
     fit_q, hold_q = split_by_article(corpus.train_questions)
     print(f"train questions: {len(corpus.train_questions)} (fit {len(fit_q)}, holdout {len(hold_q)})",
           file=sys.stderr, flush=True)
-    data = {"fit": context_examples(corpus, fit_q), "holdout": context_examples(corpus, hold_q),
-            "holdout_paragraph": paragraph_examples(corpus, hold_q)}
-    data["all"] = data["fit"] + data["holdout"]
+    everyday_fit, everyday_hold = split_questions(everyday_examples(settings, db))
+    print(f"everyday train-half questions: {len(everyday_fit) + len(everyday_hold)} "
+          f"(fit {len(everyday_fit)}, holdout {len(everyday_hold)})", file=sys.stderr, flush=True)
+    data = {"fit": context_examples(corpus, fit_q) + everyday_fit, "holdout": context_examples(corpus, hold_q),
+            "holdout_paragraph": paragraph_examples(corpus, hold_q), "holdout_everyday": everyday_hold}
+    data["all"] = data["fit"] + data["holdout"] + everyday_hold
     models = {extractive_model.LEXICAL_MODEL: train_one(extractive_model.LEXICAL_MODEL, None, data)}
     for spec in embedders:
         embedder = make_embedder(spec, settings, db)
@@ -360,15 +457,22 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
         "data": {"file": TRAIN_FILE, "sha256": corpus.file_hashes[TRAIN_FILE],
                  "train_questions": len(corpus.train_questions), "fit_questions": len(fit_q),
                  "holdout_questions": len(hold_q), "holdout_share": HOLDOUT_SHARE, "split": "by article",
-                 "split_seed": SPLIT_SEED},
+                 "split_seed": SPLIT_SEED,
+                 "everyday": {"file": "eval/gold/everyday_laws.jsonl", "half": TRAIN,
+                              "fit_questions": len(everyday_fit), "holdout_questions": len(everyday_hold),
+                              "split": "by question", "split_seed": SPLIT_SEED}},
         "protocol": {"chunks": f"{CHUNK_SIZE}/{round(CHUNK_SIZE * 0.15)} production chunker",
-                     "context": f"top-{CONTEXT_K} BM25 prefix-5 over train articles",
-                     "label": "the candidate unit contains the gold answer span",
+                     "context": f"TQuAD: top-{CONTEXT_K} BM25 prefix-5 over train articles; everyday: the chat's "
+                                f"retrieval ({CONTEXT_EMBEDDER}, mode and k of the app) over the three sample laws",
+                     "label": "TQuAD: the candidate unit contains the gold answer span; everyday: it holds every "
+                              "key fact",
                      "fit": "pairwise ranking logistic regression (answer unit minus other unit of the same "
                             "question, both signs, no intercept) calibrated by Platt scaling on its score",
-                     "model_selection": f"feature set (with / without the embedding features) and C by holdout "
-                                        f"top-1; second_ratio maximises holdout answer rate − "
-                                        f"{SECOND_SENTENCE_COST} × two-sentence share; final fit on fit + holdout"},
+                     "model_selection": f"feature set (with / without the embedding features), C and the "
+                                        f"everyday pairs' weight {EVERYDAY_WEIGHTS} by the mean of the TQuAD and "
+                                        f"everyday holdout top-1; second_ratio maximises the mean over both "
+                                        f"holdouts of answer rate − {SECOND_SENTENCE_COST} × two-sentence share; "
+                                        f"final fit on fit + holdouts"},
         "fallback_model": next((name for name in models if name != extractive_model.LEXICAL_MODEL), extractive_model.LEXICAL_MODEL),
         "models": models,
         "seconds": round(time.perf_counter() - started, 1),

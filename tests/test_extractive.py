@@ -152,6 +152,24 @@ def test_features_are_named_and_scale_free() -> None:
     assert not lexical[:, FEATURES.index("cosine_relative")].any()
     rank = m[:, FEATURES.index("source_rank")]
     assert rank.tolist() == [1.0 / c.number for c in cands]
+    by_cosine = m[:, FEATURES.index("cosine_rank")]
+    assert by_cosine[-1] == 1.0 and by_cosine[-2] == 0.5 and by_cosine.min() == 1.0 / len(cands)
+
+
+def test_source_overlap_reads_the_whole_chunk_of_each_candidate() -> None:
+    """An everyday question may share its words with the article rather than with the sentence."""
+    first = Source(1, 1, 1, "4857", "4857.pdf", 20, 20, "Madde 53", 0.9,
+                   "Yıllık ücretli izin hakkı. İşçilere verilecek izin süresi on dört günden az olamaz.")
+    second = Source(2, 2, 1, "4857", "4857.pdf", 21, 21, "Madde 54", 0.8,
+                    "Fazla çalışma ücreti. Her bir saat fazla çalışma için verilecek ücret yüzde elli yükseltilir.")
+    cands = candidates([first, second])
+    texts = [first.text, second.text]
+    m = feature_matrix("Yıllık izin hakkım kaç gün?", cands, None, texts)
+    column = m[:, FEATURES.index("source_overlap")]
+    first_units = [i for i, c in enumerate(cands) if c.number == 1]
+    second_units = [i for i, c in enumerate(cands) if c.number == 2]
+    assert min(column[first_units]) > max(column[second_units])
+    assert not feature_matrix("Yıllık izin hakkım kaç gün?", cands, None)[:, FEATURES.index("source_overlap")].any()
 
 
 def test_question_type_features_fire_on_the_answering_sentence() -> None:

@@ -50,7 +50,7 @@ def rank_passages(question: str, sources: Sequence[Source], embedder: object | N
     cosine = cosines(embedder, question, [c.text for c in cands]) if uses_cosine and embedder is not None else None
     if uses_cosine and cosine is None:
         raise ExtractiveModelError(f"sentence model {model.name!r} needs an embedder")
-    probability = model.probabilities(feature_matrix(question, cands, cosine))
+    probability = model.probabilities(feature_matrix(question, cands, cosine, [s.text for s in sources]))
     order = sorted(range(len(cands)), key=lambda i: (-probability[i], cands[i].number, cands[i].position))
     return [Passage(cands[i].number, cands[i].text, float(probability[i])) for i in order]
 

@@ -74,6 +74,7 @@ def _match_features(question: str, cands: Sequence[Candidate]) -> np.ndarray:
 FEATURES: tuple[str, ...] = (
     "cosine_relative",  # (cos − min) / (max − min) over the candidates; 0 without an embedder
     "cosine_best",  # 1 for the candidate the embedder likes most
+    "cosine_rank",  # 1 / the candidate's rank by cosine: the second and third best still count
     "overlap",  # idf-weighted share of the question's prefix-5 tokens in the sentence
     "overlap_prefix4",  # the same with 4-letter prefixes (kazası / kazalarını)
     "overlap_relative",  # overlap_prefix4 / its best value among the candidates
@@ -86,6 +87,8 @@ FEATURES: tuple[str, ...] = (
     "length",  # characters / MAX_CHARS, capped at 1
     "source_rank",  # 1 / rank of the sentence's source
     "first_in_source",
+    "source_overlap",  # overlap_prefix4 of the whole source chunk: an everyday question may share
+    # its words with the article (its heading, the sentence before) rather than with the sentence
 )
 
 
@@ -96,21 +99,32 @@ def cosines(embedder: object, question: str, texts: Sequence[str]) -> np.ndarray
     return passages @ query
 
 
-def feature_matrix(question: str, cands: Sequence[Candidate], cosine: np.ndarray | None) -> np.ndarray:
-    """(len(cands), len(FEATURES)) in FEATURES order; `cosine` of each candidate with the question."""
+def _source_overlap(question: str, cands: Sequence[Candidate], source_texts: Sequence[str] | None) -> np.ndarray:
+    """Each candidate's source chunk's overlap with the question (idf over the context's chunks)."""
+    if not source_texts or not cands:
+        return np.zeros(len(cands))
+    per_source = _overlap(question, source_texts, 4)
+    return np.array([per_source[c.number - 1] if 0 < c.number <= len(source_texts) else 0.0 for c in cands])
+
+
+def feature_matrix(question: str, cands: Sequence[Candidate], cosine: np.ndarray | None,
+                   source_texts: Sequence[str] | None = None) -> np.ndarray:
+    """(len(cands), len(FEATURES)) in FEATURES order; `cosine` of each candidate with the question,
+    `source_texts` the context's chunks in order (a candidate's `number` is its 1-based index)."""
     n = len(cands)
     texts = [c.text for c in cands]
     if cosine is None:
-        cos_rel = np.zeros(n)
-        cos_best = np.zeros(n)
+        cos_rel = cos_best = cos_rank = np.zeros(n)
     else:
         cosine = np.asarray(cosine, dtype=float)
         cos_rel = _relative(cosine)
         cos_best = (cosine >= cosine.max()).astype(float) if n else np.zeros(0)
+        cos_rank = 1.0 / (1.0 + np.argsort(np.argsort(-cosine, kind="stable"), kind="stable"))
     overlap4 = _overlap(question, texts, 4)
     columns = [
         cos_rel,
         cos_best,
+        cos_rank,
         _overlap(question, texts, 5),
         overlap4,
         overlap4 / overlap4.max() if n and overlap4.max() > 0 else np.zeros(n),
@@ -118,6 +132,7 @@ def feature_matrix(question: str, cands: Sequence[Candidate], cosine: np.ndarray
         np.array([min(len(t), MAX_CHARS) / MAX_CHARS for t in texts], dtype=float),
         np.array([1.0 / c.number for c in cands], dtype=float),
         np.array([float(c.position == 0) for c in cands], dtype=float),
+        _source_overlap(question, cands, source_texts),
     ]
     return np.column_stack(columns) if n else np.zeros((0, len(FEATURES)))
 
