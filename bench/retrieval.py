@@ -399,7 +399,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with dbmod.Database(url) as public:  # the vectors come through the shared embedding cache
             dbmod.migrate(public)
-            embedder = CachedEmbedder(make_embedder(settings.with_(embed_backend="use")), public)
+            embedder = CachedEmbedder(make_embedder(settings.with_(embed_backend="use")), public,
+                                      cache_questions=True)  # the dev questions, embedded once
             base = base_corpus(settings, embedder)
             law = law_chunks(settings, embedder)
         empty = empty_cost(settings.with_(data_dir=root / "data"), url, law, embedder)

@@ -159,7 +159,7 @@ class Workspace:
             if self.cache_db is None and self.open_cache is not None:
                 self.cache_db, self.owns_cache_db = self.open_cache(), True
             if self.cache_db is not None and not isinstance(embedder, CachedEmbedder):
-                embedder = CachedEmbedder(embedder, self.cache_db)
+                embedder = CachedEmbedder(embedder, self.cache_db, cache_questions=True)  # the lab's dev questions
             self._embedders[spec] = embedder
         return self._embedders[spec]
 

@@ -61,7 +61,7 @@ MAX_REFUSED_ANSWERABLE = 0.05
 def _embedder(settings: Settings, cache_db: dbmod.Database):
     from ragcore.embed import CachedEmbedder, make_embedder
 
-    return CachedEmbedder(make_embedder(settings), cache_db)
+    return CachedEmbedder(make_embedder(settings), cache_db, cache_questions=True)
 
 
 def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int, mode: str) -> list[dict]:

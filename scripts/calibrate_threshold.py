@@ -59,7 +59,7 @@ def _embedder(settings: Settings, cache_db: dbmod.Database):
     """The configured embedder behind the database's shared embedding cache."""
     from ragcore.embed import CachedEmbedder, make_embedder
 
-    return CachedEmbedder(make_embedder(settings), cache_db)
+    return CachedEmbedder(make_embedder(settings), cache_db, cache_questions=True)
 
 
 def _fresh(url: str, namespace: str) -> dbmod.Database:

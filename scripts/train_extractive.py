@@ -93,7 +93,7 @@ def make_embedder(spec: str, settings: Settings, db: Database):
     """The app's own embedder for `spec` ("e5" or "use"), behind the shared embedding cache."""
     if spec not in EMBEDDERS:
         raise ValueError(f"unknown embedder {spec!r} (e5 or use)")
-    return CachedEmbedder(embed.make_embedder(settings.with_(embed_backend=spec)), db)
+    return CachedEmbedder(embed.make_embedder(settings.with_(embed_backend=spec)), db, cache_questions=True)
 
 
 def vectors(embedder, role: str, texts: Sequence[str]) -> np.ndarray:

@@ -1,7 +1,8 @@
 """The content-addressed embedding cache (public.embedding_cache) on the real embedded PostgreSQL.
 
 The cache is kept across tests on purpose (content-addressed rows are never wrong), so every test
-here uses its own model name and counts only its own rows.
+here uses its own model name and counts only its own rows, or counts the whole table before and
+after (questions add no row).
 """
 
 from __future__ import annotations
@@ -11,16 +12,21 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ragcore import store as dbmod
+from ragcore.access import users
+from ragcore.cli import main as cli_main
 from ragcore.documents import IngestError, ingest_pdf
 from ragcore.embed import CachedEmbedder, EmbeddingCacheError, USEEmbedder, text_key
+from tests.api_support import api_app, bearer, person
 from tests.fakes import fake_vector
-from tests.pdfs import text_pdf
+from tests.pdfs import law_pdf, text_pdf
+from tests.retrieval_support import DocSpec, insert_document, make_test_embedder
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -73,15 +79,32 @@ def test_hits_and_misses_and_only_missing_texts_reach_the_model(db):
     assert cached.embed_passages([]).shape == (0, 16)
 
 
-def test_questions_and_passages_are_cached_apart(db):
+def test_questions_never_touch_the_shared_cache(db):
+    """A question is embedded by the model on every call and leaves no row (issue 21): a shared
+    question cache answered a text another user had asked faster than a fresh one."""
     inner = FakeEmbedder(_name())
     cached = CachedEmbedder(inner, db)
-    passage = cached.embed_passages(["Yıllık izin"])
-    query = cached.embed_queries(["Yıllık izin"])
+    first = cached.embed_queries(["Yıllık izin", "Yıllık izin"])
+    again = CachedEmbedder(inner, db).embed_queries(["Yıllık izin"])
+    assert inner.calls == [("q", ["Yıllık izin", "Yıllık izin"]), ("q", ["Yıllık izin"])]
+    np.testing.assert_array_equal(again[0], first[0])
+    assert _rows(db, inner.name) == 0 and cached.stats() == {"hits": 0, "misses": 0}
+    assert cached.embed_queries([]).shape == (0, 16) and len(inner.calls) == 2
+
+
+def test_the_lab_caches_questions_apart_and_the_app_never_reads_them(db):
+    """`cache_questions=True` (the lab's fixed question sets) caches them apart from passages; an
+    embedder without it, as every user path has, embeds the same question again."""
+    inner = FakeEmbedder(_name())
+    lab = CachedEmbedder(inner, db, cache_questions=True)
+    passage = lab.embed_passages(["Yıllık izin"])
+    query = lab.embed_queries(["Yıllık izin"])
     assert not np.allclose(passage, query)
     assert [kind for kind, _ in inner.calls] == ["p", "q"]
-    np.testing.assert_array_equal(cached.embed_queries(["Yıllık izin"]), query)
-    assert cached.stats() == {"hits": 1, "misses": 2}
+    np.testing.assert_array_equal(lab.embed_queries(["Yıllık izin"]), query)
+    assert lab.stats() == {"hits": 1, "misses": 2} and _rows(db, inner.name) == 2
+    CachedEmbedder(inner, db).embed_queries(["Yıllık izin"])
+    assert inner.calls[-1] == ("q", ["Yıllık izin"])
 
 
 def test_the_cache_is_one_table_for_every_namespace(pg_url, db):
@@ -101,6 +124,82 @@ def test_the_cache_is_one_table_for_every_namespace(pg_url, db):
         dbmod.drop_namespace(lab, namespace)
         lab.close()
     assert _rows(db, inner.name) == 1  # dropping the namespace keeps the shared cache
+
+
+class CountingModel:
+    """The app's test embedder (USE) with a counter at the embedder boundary: how often the model
+    itself embedded each question text (what a cache would save, and so what timing would show)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.kind, self.model, self.name, self.dim = inner.kind, inner.model, inner.name, inner.dim
+        self.questions: Counter[str] = Counter()
+
+    def embed_queries(self, texts):
+        self.questions.update(texts)
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts):
+        return self.inner.embed_passages(texts)
+
+
+def _all_rows(db: dbmod.Database) -> int:
+    with db.connection() as conn:
+        return conn.execute("SELECT count(*) FROM public.embedding_cache").fetchone()[0]
+
+
+def test_what_one_user_asked_costs_another_as_much_as_a_fresh_text(db, settings):
+    """User A (ik) asks and searches texts through the API; user B (isg) then searches and asks
+    those texts and fresh ones. The model embeds B's asked texts exactly as often as the fresh
+    ones (so B's retrieval_ms cannot tell them apart), and the cache gains no row from any of it."""
+    model = CountingModel(make_test_embedder())
+    marker = uuid.uuid4().hex[:8]
+    asked = [f"Yonetmeligin amaci nedir {marker} {i}?" for i in range(4)]
+    fresh = [f"Yonetmelik kimleri kapsar {marker} {i}?" for i in range(4)]
+    with api_app(db, settings, model) as api:
+        ingest_pdf(db, settings, api.embedder, law_pdf(), filename="yonetmelik.pdf", roles=["isg", "ik"])
+        a, b = bearer(person(db, "ayse", "ik")), bearer(person(db, "mehmet", "isg"))
+        rows = _all_rows(db)
+        for text in asked:
+            assert api.client.post("/v1/chat", json={"question": text}, headers=a).status_code == 200
+            assert api.client.get("/v1/search", params={"q": text}, headers=a).status_code == 200
+        before = Counter(model.questions)
+        for text in asked + fresh:
+            search = api.client.get("/v1/search", params={"q": text}, headers=b)
+            assert search.status_code == 200 and search.json()["retrieval_ms"] >= 0
+            assert api.client.post("/v1/chat", json={"question": text}, headers=b).status_code == 200
+    by_b = {text: model.questions[text] - before[text] for text in asked + fresh}
+    assert [by_b[t] for t in asked] == [by_b[t] for t in fresh] == [2] * 4  # one search, one chat each
+    assert _all_rows(db) == rows
+
+
+def test_distinct_searches_and_questions_do_not_grow_the_cache(db, pg_url, tmp_path, monkeypatch, capsys):
+    """Issue 21: every distinct search added a row for good. Through the CLI (search and ask),
+    forty distinct texts now add none."""
+    monkeypatch.chdir(tmp_path)
+    for name, value in {"DATABASE_URL": pg_url, "DATA_DIR": str(tmp_path / "data"), "EMBED_BACKEND": "use",
+                        "LLM_BACKEND": "extractive", "OLLAMA_BASE_URL": "http://127.0.0.1:9"}.items():
+        monkeypatch.setenv(name, value)
+    insert_document(db, make_test_embedder(), DocSpec("6331 İSG", ("isg",), (
+        ("MADDE 10 – (1) İşveren risk değerlendirmesi yapmak veya yaptırmakla yükümlüdür.", 7, "Madde 10"),)))
+    users.create_user(db, "mehmet", "isg", "parola-123")
+    rows = _all_rows(db)
+    marker = uuid.uuid4().hex[:8]
+    for i in range(36):
+        assert cli_main(["search", f"risk değerlendirmesi {marker} {i}", "--role", "isg", "--json"]) == 0
+    for i in range(4):
+        assert cli_main(["ask", f"Risk değerlendirmesi kimin işi {marker} {i}?", "--user", "mehmet", "--json"]) == 0
+    capsys.readouterr()
+    assert _all_rows(db) == rows
+
+
+def test_no_user_path_caches_questions():
+    """Only the lab's own runs (eval/, scripts/, bench/) may pass `cache_questions`; the app,
+    the API, the CLI and the worker never do."""
+    app_files = [*REPO.glob("ragcore/**/*.py"), *REPO.glob("ui/**/*.py"), *REPO.glob("pages/*.py"), REPO / "app.py"]
+    offenders = [str(path.relative_to(REPO)) for path in app_files
+                 if path != REPO / "ragcore" / "embed" / "cache.py" and "cache_questions" in path.read_text("utf-8")]
+    assert len(app_files) > 50 and offenders == []
 
 
 WRITER = """

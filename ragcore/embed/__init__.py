@@ -1,5 +1,6 @@
 """Text to vectors: the embedding backends (Ollama, e5, USE), the choice among them and their
-index names, and the content-addressed cache every vector goes through.
+index names, and the content-addressed cache every passage vector goes through (questions
+are embedded afresh on every call: see ragcore.embed.cache).
 """
 
 from ragcore.embed.base import Embedder, EmbeddingError

@@ -1,10 +1,22 @@
-"""One content-addressed embedding cache in PostgreSQL, shared by ingest, reembed and the lab.
+"""One content-addressed cache of passage vectors in PostgreSQL, shared by ingest, reembed and the lab.
 
-A vector is looked up by (recorded index name, "q" or "p", sha256 of the text), so the same
-chunk text is embedded once per model, whichever process, worker or machine meets it first.
-The cache lives in the database every worker already shares (table `public.embedding_cache`,
-migration 006) rather than in files: PostgreSQL makes concurrent writers safe, and the rows
-need no cleanup of their own (they are small and never wrong — a changed text has another key).
+A vector is looked up by (recorded index name, "p" for a passage, sha256 of the text), so the
+same chunk text is embedded once per model, whichever process, worker or machine meets it
+first. The cache lives in the database every worker already shares (table
+`public.embedding_cache`, migration 006) rather than in files: PostgreSQL makes concurrent
+writers safe, and the rows need no cleanup of their own (they are small and never wrong — a changed text has another key). Only admins'
+uploads and re-embedding write passages, so the table grows with the documents, not with use.
+
+Questions are not cached here (issue 21). A shared question cache made a text that another user
+had asked come back faster than a fresh one (the retrieval time told which texts others had
+asked), and it kept every search text for good (a row per distinct search). Nor is there a
+per-process memory cache of question vectors: one costs e5 ≈ 18 ms and USE ≈ 3 ms
+(median, bench/results/embedders.md), small beside the rest of an answer, and no cache is the
+one that cannot leak between users or grow. So a question is embedded by the model on every
+call, and no user's timing depends on what others asked (measured by bench/question_timing.py).
+The lab's own sweeps and calibration scripts, which embed the same thousands of fixed dev
+questions on every run, pass `cache_questions=True` (rows of kind "q"); no user path does, and a
+`CachedEmbedder` without it never reads those rows.
 
 Writes are `INSERT … ON CONFLICT DO NOTHING` with the keys in a fixed order, so two writers of
 overlapping batches neither fail nor deadlock. A cache that cannot be read or written raises
@@ -96,16 +108,19 @@ def store(db: Database, model: str, kind: str, keys: Sequence[bytes], vectors: n
 
 
 class CachedEmbedder:
-    """An `Embedder` that asks the cache first and the wrapped embedder only for what is missing.
+    """An `Embedder` that asks the cache first for passages and the wrapped embedder only for what is missing.
 
     Same protocol as the embedder it wraps (kind, model, name, dim, embed_queries,
-    embed_passages); `misses` counts texts the wrapped model had to embed, `hits` the texts
-    served without it (a text repeated within one call is embedded once; its repeats are hits).
+    embed_passages). Questions go straight to the wrapped model and never touch the table, unless
+    `cache_questions` is set (the lab's runs over fixed question sets; see the module docstring).
+    `misses` counts looked-up texts the wrapped model had to embed, `hits` the texts served
+    without it (a text repeated within one call is embedded once; its repeats are hits).
     """
 
-    def __init__(self, embedder: Embedder, db: Database) -> None:
+    def __init__(self, embedder: Embedder, db: Database, *, cache_questions: bool = False) -> None:
         self.inner = embedder
         self.db = db
+        self.cache_questions = cache_questions
         self.kind, self.model, self.name = embedder.kind, embedder.model, embedder.name
         self.hits = 0
         self.misses = 0
@@ -116,7 +131,11 @@ class CachedEmbedder:
         return self.inner.dim
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed(texts, QUERY, self.inner.embed_queries)
+        if self.cache_questions:
+            return self._embed(texts, QUERY, self.inner.embed_queries)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(self.inner.embed_queries(texts), dtype=np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, PASSAGE, self.inner.embed_passages)
