@@ -4,11 +4,13 @@ For each size N, a scratch namespace gets N synthetic chunks built from TQuAD te
 character lab chunks, re-mixed with a sentence of another chunk beyond the first pass) in
 documents of 50 chunks with random roles (1–2 of isg, ik, uretim, personel), and real USE
 vectors of the base chunks plus a little noise (no N texts to embed, realistic neighbourhoods).
-Rows are loaded through the statistics triggers, then the HNSW indexes are built, then
-VACUUM ANALYZE (index-only scans need the visibility map). Measured:
+Rows are loaded through the statistics triggers, then the HNSW and per-role posting indexes
+are built, then VACUUM ANALYZE (index-only scans need the visibility map). Measured:
 
 * latency of `ragcore.retrieval.hybrid.retrieve` (question vectors cached: embedding excluded) for
   TQuAD dev questions, per mode and role: p50 / p95 / p99;
+* the non-admin lexical leg's p50 / p95 on the role's own posting indexes against the global
+  indexes with the role filter (issue 21: the per-role indexes dropped for one pass);
 * sizes on disk (chunk heap, postings heap and indexes, each HNSW index, statistics tables);
 * build time (row load, each index, vacuum);
 * the EXPLAIN (ANALYZE, BUFFERS) plan of the slowest query;
@@ -95,11 +97,17 @@ def load_documents(conn, batch: list[tuple[list[str], list[tuple[str, np.ndarray
         store_document(conn, meta, chunks, np.vstack([vec for _, vec in rows]))
 
 
+def role_indexes() -> dict[str, str]:
+    """The indexes built after the load: the HNSW graphs and the per-role posting indexes."""
+    return {**dbmod.embedding_indexes(), **dbmod.posting_indexes()}
+
+
 def build(db: dbmod.Database, n_chunks: int, texts: Sequence[str], vectors: np.ndarray) -> dict:
-    """Load N chunks, then the HNSW indexes, then VACUUM ANALYZE; return the timings."""
+    """Load N chunks, then the HNSW and per-role posting indexes, then VACUUM ANALYZE; return
+    the timings."""
     timings: dict[str, float] = {}
     with db.connection() as conn:
-        for name in dbmod.embedding_indexes():
+        for name in role_indexes():
             conn.execute(f"DROP INDEX IF EXISTS {name}")
     started = time.perf_counter()
     batch: list = []
@@ -116,7 +124,7 @@ def build(db: dbmod.Database, n_chunks: int, texts: Sequence[str], vectors: np.n
             load_documents(conn, batch, first)
     timings["load_s"] = time.perf_counter() - started
     timings.update(vacuum(db, "vacuum_load_s"))
-    for name, statement in dbmod.embedding_indexes().items():
+    for name, statement in role_indexes().items():
         started = time.perf_counter()
         with db.connection() as conn:
             conn.execute("SET LOCAL maintenance_work_mem = '1GB'")
@@ -182,13 +190,14 @@ class ServerClock:
             return None
 
 
-def latencies(db: dbmod.Database, embedder, questions: Sequence[str], roles: Sequence[str]) -> dict:
+def latencies(db: dbmod.Database, embedder, questions: Sequence[str], roles: Sequence[str],
+              modes: Sequence[str] = MODES) -> dict:
     """Wall and server-CPU ms per question for every (mode, role); one warm-up pass first."""
     clock = ServerClock(db)
     for q in questions:
         retrieve(db, embedder, q, "admin", k=5, mode="rrf")
     out: dict = {}
-    for mode in MODES:
+    for mode in modes:
         for role in roles:
             runs, cpu = [], []
             for q in questions:
@@ -205,6 +214,23 @@ def latencies(db: dbmod.Database, embedder, questions: Sequence[str], roles: Seq
                 "slowest": max(runs, key=lambda r: r.ms).question,
             }
     return out
+
+
+def lexical_on_global_postings(db: dbmod.Database, embedder, questions: Sequence[str]) -> dict:
+    """The non-admin lexical cells again with the per-role posting indexes dropped (the global
+    indexes and the role filter serve them, as before issue 21), then the indexes rebuilt: the
+    latency effect of reading only the role's own postings."""
+    with db.connection() as conn:
+        for name in dbmod.posting_indexes():
+            conn.execute(f"DROP INDEX {name}")
+    try:
+        cells = latencies(db, embedder, questions, ROLE_CHOICES, modes=("lexical",))
+    finally:
+        with db.connection() as conn:
+            conn.execute("SET LOCAL maintenance_work_mem = '1GB'")
+            dbmod.create_role_indexes(conn)
+        vacuum(db, "vacuum_rebuilt_s")
+    return cells
 
 
 class _Recorder:
@@ -287,7 +313,7 @@ def section(n_chunks: int, result: dict, n_questions: int, version: str) -> str:
     index_s = sum(v for k, v in t.items() if k.startswith("index_"))
     lines = [f"## retrieval latency ({n_chunks:,} chunks)", "",
              f"{n_questions} TQuAD dev questions per cell, top-5, question vectors cached (embedding excluded), "
-             f"pgvector {version}. Build: rows {t['load_s']:.1f} s, HNSW indexes {index_s:.1f} s "
+             f"pgvector {version}. Build: rows {t['load_s']:.1f} s, HNSW and per-role posting indexes {index_s:.1f} s "
              f"({', '.join(f'{k[6:-2]} {v:.1f} s' for k, v in t.items() if k.startswith('index_'))}), "
              f"vacuum {t['vacuum_load_s'] + t['vacuum_indexes_s']:.1f} s.", "",
              "Server CPU: the time the PostgreSQL backend spent on CPU for the question (independent "
@@ -300,6 +326,17 @@ def section(n_chunks: int, result: dict, n_questions: int, version: str) -> str:
         server = f"{percentile(cpu, 0.5):.1f} / {percentile(cpu, 0.95):.1f}" if cpu else "n/a"
         lines.append(f"| {mode} | {role} | {percentile(ms, 0.5):.1f} | {percentile(ms, 0.95):.1f} | "
                      f"{percentile(ms, 0.99):.1f} | {server} | {cell['pruned']}/{len(ms)} |")
+    lines += ["", "Non-admin lexical leg, every non-admin role's questions together: reading the role's own "
+              "posting indexes (as built) against the global indexes with the role filter (the per-role "
+              "posting indexes dropped; same plans from the role's statistics).", "",
+              "| lexical, non-admin | p50 ms | p95 ms | server CPU p50 / p95 ms |", "|---|---:|---:|---:|"]
+    for label, cells in (("per-role posting indexes", {k: v for k, v in result["cells"].items()
+                                                        if k[0] == "lexical" and k[1] != "admin"}),
+                         ("global posting indexes", result["lexical_global"])):
+        ms = [x for cell in cells.values() for x in cell["ms"]]
+        cpu = [x for cell in cells.values() for x in cell["cpu_ms"]]
+        server = f"{percentile(cpu, 0.5):.1f} / {percentile(cpu, 0.95):.1f}" if cpu else "n/a"
+        lines.append(f"| {label} | {percentile(ms, 0.5):.1f} | {percentile(ms, 0.95):.1f} | {server} |")
     lines += ["", "| on disk | size |", "|---|---:|"]
     lines += [f"| {name} | {_mb(size)} |" for name, size in result["sizes"].items()]
     cost, empty = result["ingest"], result["ingest_empty"]
@@ -363,7 +400,9 @@ def run(n_chunks: int, base, law, settings: Settings, url: str, n_questions: int
         cells = latencies(db, embedder, questions, ROLES)
         (mode, role), cell = max(cells.items(), key=lambda item: max(item[1]["ms"]))
         plan = explain(db, embedder, cell["slowest"], role, mode)
-        return {"timings": timings, "cells": cells, "sizes": sizes(db), "ingest": ingest_cost(db, settings, law),
+        lexical_global = lexical_on_global_postings(db, embedder, questions)
+        return {"timings": timings, "cells": cells, "lexical_global": lexical_global,
+                "sizes": sizes(db), "ingest": ingest_cost(db, settings, law),
                 "slowest": {"mode": mode, "role": role, "question": cell["slowest"], "ms": max(cell["ms"]),
                             "plan": plan},
                 "version": ".".join(map(str, db.info.pgvector_version))}
@@ -416,7 +455,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     chart(results, RESULTS / "retrieval_p95.png")
     publish("retrieval", "\n\n".join(sections), outputs=["retrieval_p95.png"], numbers={
-        str(n): {**r, "cells": [{"mode": m, "role": ro, **c} for (m, ro), c in r["cells"].items()]}
+        str(n): {**r, "cells": [{"mode": m, "role": ro, **c} for (m, ro), c in r["cells"].items()],
+                 "lexical_global": [{"mode": m, "role": ro, **c} for (m, ro), c in r["lexical_global"].items()]}
         for n, r in results.items()})
     return 0
 

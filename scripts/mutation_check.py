@@ -34,7 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SUITES = ["tests/test_permissions.py", "tests/test_permission_paths.py", "tests/test_api_permissions.py"]
+SUITES = ["tests/test_permissions.py", "tests/test_permission_paths.py", "tests/test_api_permissions.py",
+          "tests/test_role_postings.py"]
 # The ledgers the suites write (paths, and the same over the REST API); leaks are summed over them.
 SUMMARIES = [Path("artifacts") / "permission_summary.json", Path("artifacts") / "permission_summary_api.json"]
 RUN_TIMEOUT_S = 3600
@@ -74,6 +75,10 @@ MUTATIONS = [
              "retrieval ignores roles: every chunk is a candidate for every role"),
     Mutation("retrieval-predicate-inverted", "ragcore/retrieval/hybrid.py", "constant", "ROLE_PREDICATE",
              '"(NOT " + ({original}) + ")"', "retrieval returns exactly the chunks the role may not read"),
+    Mutation("retrieval-predicate-off-index", "ragcore/retrieval/hybrid.py", "constant", "ROLE_PREDICATE",
+             '"(roles_mask::integer & %(role_bit)s) <> 0"',
+             "the role filter, reworded, no longer matches the per-role indexes: a role's search reads (and "
+             "filters out) every role's postings, so its work shows a forbidden document's term frequencies"),
     Mutation("documents-visible-true", "ragcore/documents/catalog.py", "constant", "_VISIBLE", '"TRUE"',
              "document list, document lookup, chunk view and chat history ignore roles"),
     Mutation("documents-visible-inverted", "ragcore/documents/catalog.py", "constant", "_VISIBLE",

@@ -172,9 +172,11 @@ def test_pruned_lexical_leg_is_exactly_the_exhaustive_one(scale, always_prune, m
             pruned += not got.plan.exhaustive
             unread += sum(read != bm25.ALL for read in got.plan.reads)
             later += got.rounds != 1
-    # The questions really exercise pruning: most plans leave postings of some terms unread.
+    # The questions really exercise pruning: many plans leave postings of some terms unread. A
+    # term costs what the role's own index holds of it (issue 21), so a role with short lists
+    # (ik reads a quarter of the chunks) reads more of them in full: 17 of 40 pruned at seed 7.
     if rounds == DEFAULT_ROUNDS:
-        assert pruned >= QUESTION_COUNT // 2 and unread >= QUESTION_COUNT // 2, (pruned, unread)
+        assert pruned >= QUESTION_COUNT // 3 and unread >= QUESTION_COUNT // 3, (pruned, unread)
     else:  # later rounds and the exhaustive fallback were exercised
         assert later >= QUESTION_COUNT // 2, later
 

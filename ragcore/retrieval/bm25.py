@@ -35,7 +35,7 @@ from dataclasses import dataclass
 K1 = 1.5
 B = 0.75
 EPSILON = 0.25
-# Plans whose terms have at most this many postings in all (every role's) are scored
+# Plans whose terms have at most this many postings in all (the role's) are scored
 # exhaustively: pruning would save less than its extra statements cost.
 EXHAUSTIVE_POSTINGS = 4000
 # The threshold comes from the best chunks of the terms with the shortest lists (up to this
@@ -80,8 +80,8 @@ class TermRow:
     max_tf: int | None  # over its high-impact postings
     min_len_per_tf: float | None
     low_min_len: int | None  # over its other postings
-    postings: int  # postings of the term in the index (every role): cost of reading it
-    high_postings: int  # high-impact postings in the index
+    postings: int  # postings of the term in the role's index (its df): cost of reading it
+    high_postings: int  # high-impact postings in the role's index (its high_df)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ exists to avoid.
 Nothing a role sees depends on chunks it cannot read (issue 11): BM25 uses the role's own
 statistics (chunk count, average length, document frequencies and the mean idf of its
 vocabulary, kept exact by the migration 003 triggers), and the dense leg searches the role's
-own partial HNSW index (`ragcore.store.embedding_space.embedding_indexes`), whose graph holds only the role's
-chunks. Admin's statistics and index are global.
+own partial HNSW index, whose graph holds only the role's chunks. Nor does the work a
+retrieval does (issue 21): the lexical leg plans from the role's statistics and reads the
+role's own partial posting indexes (`ragcore.store.role_indexes`), so a forbidden document's
+postings are never read, not even to be filtered out. Admin's statistics and indexes are global.
 
 The lexical leg is BM25Okapi exactly as `rank_bm25` computes it over the role's chunks, with
 one deliberate difference: Turkish stop words (`ragcore.core.text.STOPWORDS`) are dropped from the
@@ -52,20 +54,21 @@ class RetrievalError(ValueError):
 
 # ----------------------------------------------------------------------------- SQL
 # One predicate, used verbatim by every leg, on the one relation of its FROM list that has
-# role bits (chunks in the dense leg, postings in the lexical leg). `%(role_bit)s` is
-# 1 << ROLES.index(role); admin's bit is on every chunk, so admin is decided here too and no
+# role bits (chunks in the dense leg, postings in the lexical leg and the evidence). `%(role_bit)s`
+# is 1 << ROLES.index(role); admin's bit is on every chunk, so admin is decided here too and no
 # code path can forget the filter. Built by the store's `role_predicate`, which spells the
-# partial HNSW indexes' predicates too, so that a plan for a role's bit uses that role's index.
+# per-role partial indexes' predicates too (HNSW graphs, posting lists), so that a plan for a
+# role's bit reads that role's own index and never a posting of a chunk it cannot read.
 ROLE_PREDICATE = role_predicate("%(role_bit)s")
 
 # The role's statistics and, per query term its chunks contain, df, the pruning bounds' inputs
-# and what reading the term costs (its postings in the index, all roles: admin's counts).
+# and what reading the term costs: its postings in the role's own indexes (all, high impact),
+# i.e. the role's df and high_df, so that the plan, like the rows read, is the role's alone.
 TERM_STATS_SQL = """
 SELECT s.chunk_count, s.total_length,
-       l.term, l.df, l.max_tf, l.min_len_per_tf, l.low_min_len, a.df, a.high_df
+       l.term, l.df, l.max_tf, l.min_len_per_tf, l.low_min_len, l.df, l.high_df
 FROM lex_stats s
 LEFT JOIN lexicon l ON l.role = s.role AND l.term = ANY(%(terms)s::text[]) AND l.df > 0
-LEFT JOIN lexicon a ON a.role = 'admin' AND a.term = l.term
 WHERE s.role = %(role)s"""
 
 # rank_bm25's mean idf over the role's vocabulary, from the document-frequency histogram
@@ -216,7 +219,7 @@ fused AS (
 # The weights (`evidence_weights`) use the always-positive idf ln(1 + (N - df + 0.5)/(df + 0.5))
 # over the role's statistics (BM25's own idf is 0 or negative for common terms and meaningless
 # in a two-chunk collection); terms the role's chunks lack weigh as the rarest possible term.
-EVIDENCE_CTE = """
+EVIDENCE_CTE = f"""
 evidence_terms AS (
     SELECT * FROM unnest(%(evidence_terms)s::text[], %(evidence_weights)s::float8[]) AS e(term, weight)
 ),
@@ -224,8 +227,10 @@ top_lexical AS (SELECT id FROM lexical ORDER BY rnk LIMIT 1),
 evidence AS (
     SELECT (SELECT max(score) FROM dense) AS best_cosine,
            (SELECT max(score) FROM lexical) AS best_bm25,
-           (SELECT sum(e.weight ORDER BY e.term) FROM evidence_terms e JOIN postings p ON p.term = e.term
-                                                 JOIN top_lexical t ON t.id = p.chunk_id)
+           (SELECT sum(e.weight ORDER BY e.term) FROM evidence_terms e CROSS JOIN top_lexical t CROSS JOIN LATERAL (
+                SELECT FROM postings p WHERE p.term = e.term AND p.chunk_id = t.id AND {ROLE_PREDICATE}
+                OFFSET 0  -- one probe of the role's (term, chunk) index per term, not the chunk's whole list
+            ) x)
            / NULLIF((SELECT sum(weight ORDER BY term) FROM evidence_terms), 0) AS coverage,
            (SELECT count(*) FROM joined) AS permitted_hits
 )"""

@@ -1,10 +1,11 @@
 """PostgreSQL: the embedded server's life cycle (`server`), the connection pool and its recovery
 (`database`), numbered migrations (`migrations`, SQL in sql/), connection-string redaction
-(`redaction`), and the embedding space with its per-role HNSW indexes and the role predicate
-they share with retrieval (`embedding_space`).
+(`redaction`), the embedding space (`embedding_space`), and the per-role partial indexes (HNSW
+graphs on chunks, posting lists) with the role predicate they share with retrieval
+(`role_indexes`).
 """
 
-from ragcore.store import database, embedding_space, migrations, redaction, server
+from ragcore.store import database, embedding_space, migrations, redaction, role_indexes, server
 from ragcore.store.database import (
     Database,
     ServerInfo,
@@ -17,16 +18,20 @@ from ragcore.store.embedding_space import (
     EmbeddingModelMismatch,
     EmbeddingSpace,
     current_embedding_space,
-    embedding_indexes,
     ensure_embedding_space,
     lock_embedding_space,
     replace_embedding_space,
-    role_bit,
-    role_predicate,
 )
 from ragcore.store.errors import DatabaseError, DatabaseUnavailable
 from ragcore.store.migrations import apply_migrations, migrate, migration_files, migration_status
 from ragcore.store.redaction import redact_dsn, redact_message
+from ragcore.store.role_indexes import (
+    create_role_indexes,
+    embedding_indexes,
+    posting_indexes,
+    role_bit,
+    role_predicate,
+)
 from ragcore.store.server import (
     PG_VERSION,
     embedded_running_url,
@@ -44,6 +49,7 @@ __all__ = [
     "PG_VERSION",
     "ServerInfo",
     "apply_migrations",
+    "create_role_indexes",
     "current_embedding_space",
     "database",
     "database_url",
@@ -60,12 +66,14 @@ __all__ = [
     "migrations",
     "open_database",
     "open_read_database",
+    "posting_indexes",
     "redact_dsn",
     "redact_message",
     "redaction",
     "replace_embedding_space",
     "restart_embedded",
     "role_bit",
+    "role_indexes",
     "role_predicate",
     "server",
     "stop_embedded",

@@ -1,9 +1,7 @@
 """The embedding space: which model's vectors chunks.embedding holds, and its HNSW indexes.
 
-One HNSW index for admin (every chunk) and one partial index per other role. A role's partial
-index serves a query only when the query's WHERE clause carries the index's predicate, so
-`role_predicate` builds both: the retrieval SQL with the role bit as a parameter, each index
-with its role's literal bit.
+One HNSW index for admin (every chunk) and one partial index per other role, defined and
+created with the per-role posting indexes in `role_indexes`.
 """
 
 from __future__ import annotations
@@ -15,8 +13,8 @@ from typing import TYPE_CHECKING
 import psycopg
 from psycopg import sql
 
-from ragcore.core import ROLES
 from ragcore.store.errors import DatabaseError
+from ragcore.store.role_indexes import create_role_indexes
 
 if TYPE_CHECKING:
     from ragcore.store.database import Database
@@ -62,9 +60,9 @@ def ensure_embedding_space(db: Database, model: str, dim: int) -> EmbeddingSpace
                 f"but the configured model is {model!r} ({dim}-d). Either configure {existing.model!r} again "
                 f"or re-embed every chunk with the new model: `python -m ragcore reembed`."
             )
-        created = create_embedding_indexes(conn)
+        created = create_role_indexes(conn)
     if created:
-        log.info("created HNSW indexes %s in namespace %s", ", ".join(created), db.namespace)
+        log.info("created per-role indexes %s in namespace %s", ", ".join(created), db.namespace)
     return existing
 
 
@@ -83,56 +81,7 @@ def lock_embedding_space(conn: psycopg.Connection) -> EmbeddingSpace | None:
 
 def _create_embedding_column(conn: psycopg.Connection, dim: int) -> None:
     conn.execute(sql.SQL("ALTER TABLE chunks ADD COLUMN embedding vector({})").format(sql.Literal(dim)))
-    create_embedding_indexes(conn)
-
-
-# One HNSW graph for admin (every chunk) and one partial graph per other role, holding only
-# the chunks that role may read: a role's approximate neighbours then cannot depend on chunks
-# it cannot read (a shared graph's shape, and so its recall, would). Same build parameters.
-HNSW_WITH = "WITH (m = 16, ef_construction = 64)"
-
-
-def role_bit(role: str) -> int:
-    """The role's bit in chunks.roles_mask (CONTRACTS, Round 2): 1 << ROLES.index(role)."""
-    return 1 << ROLES.index(role)
-
-
-def role_predicate(bit_sql: str) -> str:
-    """The role filter on a relation with role bits (chunks, postings), `bit_sql` being the role's
-    bit as SQL: a parameter placeholder in retrieval (`%(role_bit)s`), a literal in an index.
-
-    The one spelling of the predicate: PostgreSQL uses a partial index only for a query whose
-    WHERE clause implies the index's, so the retrieval SQL and the per-role HNSW indexes must
-    carry the same text (with the bit's value in place of the placeholder).
-    """
-    return f"(roles_mask & {bit_sql}::smallint) <> 0"
-
-
-def embedding_indexes() -> dict[str, str]:
-    """Index name → CREATE INDEX statement for every HNSW index on chunks.embedding."""
-    statements = {
-        "chunks_embedding_hnsw": "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw "
-                                 f"(embedding vector_cosine_ops) {HNSW_WITH}",
-    }
-    for role in ROLES:
-        if role != "admin":
-            statements[f"chunks_embedding_hnsw_{role}"] = (
-                f"CREATE INDEX chunks_embedding_hnsw_{role} ON chunks USING hnsw (embedding vector_cosine_ops) "
-                f"{HNSW_WITH} WHERE {role_predicate(str(role_bit(role)))}"
-            )
-    return statements
-
-
-def create_embedding_indexes(conn: psycopg.Connection) -> list[str]:
-    """Create the HNSW indexes that do not exist yet in this namespace; return their names."""
-    existing = {row[0] for row in conn.execute(
-        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'chunks'")}
-    created = []
-    for name, statement in embedding_indexes().items():
-        if name not in existing:
-            conn.execute(statement)
-            created.append(name)
-    return created
+    create_role_indexes(conn)
 
 
 def replace_embedding_space(conn: psycopg.Connection, model: str, dim: int) -> None:

@@ -17,6 +17,7 @@ import psycopg
 from psycopg import sql
 
 from ragcore.store.errors import DatabaseError
+from ragcore.store.role_indexes import create_role_indexes
 
 if TYPE_CHECKING:
     from ragcore.store.database import Database
@@ -73,10 +74,14 @@ def migrate(db: Database) -> list[str]:
     """Apply pending numbered migrations in order, each in its own transaction; return their names.
 
     An advisory lock per namespace makes concurrent starts (two app processes) apply each once.
-    In the public namespace the job queue library's schema follows, under the same lock.
+    The per-role posting indexes (`role_indexes`) that do not exist yet are created next, under
+    the same lock. In the public namespace the job queue library's schema follows.
     """
     with db.connection() as conn:
         applied_now = _apply_pending(conn, db.namespace, CORE_SQL, "schema_migrations", "dayanak-migrate")
+        created = create_role_indexes(conn)
+        if created:
+            log.info("created per-role indexes %s in namespace %s", ", ".join(created), db.namespace)
         if db.namespace == "public":
             # The job queue library's tables live in public only (ragcore/store/queue_schema.py).
             from ragcore.store.queue_schema import QueueSchemaError, ensure_queue_schema
