@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from ragcore.access import tokens
 from ragcore.documents import ingest_pdf
 from ragcore.embed import CachedEmbedder
 from tests import pdfs
@@ -73,6 +74,15 @@ def test_the_api_command_serves_over_loopback_and_stops_on_sigterm(db, settings,
             events = sse_events(body)
             assert events[0][0] == "delta" and events[-1][0] == "done"
             assert events[-1][1]["sources"][0]["document_id"] == law and events[-1][1]["question_id"]
+            # TRUSTED_PROXIES is unset: not even a loopback peer's X-Forwarded-For is believed,
+            # so rotating it does not reset the bad-token throttle (uvicorn's default would).
+            for attempt in range(tokens.TOKEN_POLICY.max_attempts):
+                rejected = client.get("/v1/documents", headers=bearer(f"dyk_{attempt:043d}")
+                                      | {"X-Forwarded-For": f"198.51.100.{attempt + 1}"})
+                assert rejected.status_code == 401, attempt
+            rotated = client.get("/v1/documents", headers=bearer("dyk_" + "r" * 43) | {"X-Forwarded-For": "198.51.100.99"})
+            assert rotated.status_code == 429
+            assert client.get("/v1/documents", headers=bearer(secret)).status_code == 200  # a valid token passes
         with socket.socket() as sock:  # bound to loopback only: the host's other addresses refuse
             sock.settimeout(2)
             outside = _other_address()

@@ -21,6 +21,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ragcore.api import errors
 from ragcore.api.context import ApiContext
@@ -106,4 +107,8 @@ def create_app(
     upload_limit = documents.upload_limit(settings)
     app.include_router(documents.upload_router, max_body_size=upload_limit)
     app.add_middleware(DeclaredSizeGuard, upload_limit=upload_limit)
+    # Outermost: X-Forwarded-For names the client only when the TCP peer is in TRUSTED_PROXIES
+    # (none by default), whichever server runs the app; `python -m ragcore api` turns uvicorn's
+    # own copy of this middleware off (ragcore.access.addresses).
+    app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(settings.trusted_proxies))
     return app

@@ -2,8 +2,9 @@
 
 `python -m ragcore api` opens the database first (a clear error if it cannot), then serves
 `ragcore.api.create_app` with uvicorn on API_HOST:API_PORT (127.0.0.1:8502 by default) and,
-when WORKER_IN_APP is true, runs a background job worker in the same process. uvicorn reads
-FORWARDED_ALLOW_IPS itself (which proxies may set X-Forwarded-For; see SECURITY.md).
+when WORKER_IN_APP is true, runs a background job worker in the same process. uvicorn's own
+X-Forwarded-For handling is off: the app believes that header only from TRUSTED_PROXIES
+(ragcore.access.addresses; uvicorn's FORWARDED_ALLOW_IPS plays no part here).
 
 `python -m ragcore token create USER` prints the new token once; only its hash is stored.
 """
@@ -55,7 +56,7 @@ def cmd_api(args: argparse.Namespace, settings: Settings) -> int:
         raise CommandError(f"--port must be a TCP port (1–65535), got {port}")
     db = open_db(settings)
     app = create_app(settings, db=db, own_db=True, worker=settings.worker_in_app and not args.no_worker)
-    uvicorn.run(app, host=host, port=port, proxy_headers=True, log_level=settings.log_level.lower(),
+    uvicorn.run(app, host=host, port=port, proxy_headers=False, log_level=settings.log_level.lower(),
                 server_header=False)
     return 0
 
