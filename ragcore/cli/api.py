@@ -6,13 +6,21 @@ when WORKER_IN_APP is true, runs a background job worker in the same process. uv
 X-Forwarded-For handling is off: the app believes that header only from TRUSTED_PROXIES
 (ragcore.access.addresses; uvicorn's FORWARDED_ALLOW_IPS plays no part here).
 
+SIGTERM (a service manager, `docker stop`) ends it like SIGINT: uvicorn shuts the app down
+gracefully and then re-raises the signal it caught; with SIGTERM's default action that killed
+the process before `atexit` ran, and the embedded PostgreSQL that pgserver stops there was
+left running. `_exit_on_sigterm` turns that re-raised signal into a normal exit.
+
 `python -m ragcore token create USER` prints the new token once; only its hash is stored.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
 from datetime import datetime, timezone
+from types import FrameType
 
 from ragcore.access import tokens
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
@@ -45,8 +53,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     revoke.set_defaults(func=cmd_token_revoke)
 
 
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """Leave through SystemExit, so atexit handlers (pgserver's stop of the embedded server) run."""
+    sys.exit(128 + signum)
+
+
 def cmd_api(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
+
+    # Before the database opens: a SIGTERM while it starts stops it too. uvicorn replaces this
+    # handler while it serves and restores it before re-raising the signal it caught.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
     from ragcore.api import create_app
 
