@@ -18,6 +18,7 @@ import pytest
 from ragcore import jobs
 from ragcore.access import sessions, tokens, users
 from ragcore.answer import make_generator
+from ragcore.api import MAX_HEADER_BYTES
 from ragcore.core import FALLBACK_ANSWER
 from ragcore.documents import get_document, ingest_pdf
 from tests import pdfs
@@ -555,8 +556,37 @@ def test_upload_without_a_file_and_with_two_files(api) -> None:
     assert response.status_code == 422 and error_code(response) == "invalid_request"
     two = [("file", ("a.pdf", pdfs.law_pdf(), "application/pdf")), ("file", ("b.pdf", pdfs.law_pdf(), "application/pdf"))]
     response = api.client.post("/v1/documents", headers=bearer(admin), files=two, data={"roles": "isg"})
-    assert 400 <= response.status_code < 500 and error_code(response)
+    assert response.status_code == 400 and error_code(response) == "too_many_files"
+    assert "en fazla 1 dosya" in response.json()["error"]["message_tr"]
+    assert "At most 1 file" in response.json()["error"]["message_en"]
     assert count(api.db, "jobs") == 0 and incoming(api.settings) == []
+
+
+@pytest.mark.parametrize(("form", "code", "turkish", "english"), [
+    ({"roles": "isg", **{f"alan{n}": "x" for n in range(30)}}, "too_many_fields", "en fazla 20 metin alanı",
+     "at most 20 text fields"),
+    ({"roles": "isg", "title": "t" * 200_000}, "form_field_too_large", "en fazla 64 KB", "at most 64 KB"),
+])
+def test_a_refused_form_names_the_limit_it_hit(api, form, code, turkish, english) -> None:
+    admin = person(api.db, "yonetici", "admin")
+    response = api.client.post("/v1/documents", headers=bearer(admin), data=form,
+                               files={"file": ("a.pdf", pdfs.law_pdf(), "application/pdf")})
+    assert response.status_code == 400 and error_code(response) == code, response.text
+    error = response.json()["error"]
+    assert turkish in error["message_tr"] and english in error["message_en"], error
+    assert "okunamadı" not in error["message_tr"]
+    assert count(api.db, "jobs") == 0 and incoming(api.settings) == []
+
+
+def test_oversized_headers_get_a_json_431_before_the_token_is_read(api) -> None:
+    secret = person(api.db, "mehmet", "isg")
+    response = api.client.get("/v1/documents", headers={"Authorization": "Bearer " + "a" * (1024 * 1024)})
+    assert response.status_code == 431 and error_code(response) == "request_headers_too_large"
+    assert "16 KB" in response.json()["error"]["message_en"]
+    padded = bearer(secret) | {"X-Notes": "n" * (MAX_HEADER_BYTES - 200)}  # within the limit: served
+    assert api.client.get("/v1/documents", headers=padded).status_code == 200
+    with api.db.connection() as conn:  # not counted as a bad token: never looked at
+        assert conn.execute("SELECT count(*) FROM login_attempts").fetchone()[0] == 0
 
 
 def test_an_upload_body_is_not_read_before_the_caller_is_known_to_be_an_admin(api) -> None:

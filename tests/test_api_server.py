@@ -2,7 +2,8 @@
 
 The in-process tests (tests/test_api.py) cover the endpoints; this one checks what only a
 real server shows: the command starts, binds 127.0.0.1, answers over TCP, streams
-server-sent events as a chunked response, and stops cleanly on SIGTERM.
+server-sent events as a chunked response, ignores X-Forwarded-For from an untrusted peer,
+answers a 1 MB header with a JSON 431, and stops cleanly on SIGTERM.
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ def test_the_api_command_serves_over_loopback_and_stops_on_sigterm(db, settings,
             rotated = client.get("/v1/documents", headers=bearer("dyk_" + "r" * 43) | {"X-Forwarded-For": "198.51.100.99"})
             assert rotated.status_code == 429
             assert client.get("/v1/documents", headers=bearer(secret)).status_code == 200  # a valid token passes
+            # A 1 MB Authorization header: uvicorn's parser reads it whole (HEADER_READ_LIMIT)
+            # and the app answers a JSON 431; h11's default cut the connection mid-send.
+            huge = client.get("/v1/documents", headers={"Authorization": "Bearer " + "a" * (1024 * 1024)})
+            assert huge.status_code == 431 and huge.json()["error"]["code"] == "request_headers_too_large"
+            assert huge.json()["error"]["message_tr"] and huge.json()["error"]["message_en"]
         with socket.socket() as sock:  # bound to loopback only: the host's other addresses refuse
             sock.settimeout(2)
             outside = _other_address()

@@ -65,16 +65,18 @@ def cmd_api(args: argparse.Namespace, settings: Settings) -> int:
     # handler while it serves and restores it before re-raising the signal it caught.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
-    from ragcore.api import create_app
+    from ragcore.api import HEADER_READ_LIMIT, create_app
 
     host = args.host or settings.api_host
     port = args.port if args.port is not None else settings.api_port
     if not 0 < port < 65536:
         raise CommandError(f"--port must be a TCP port (1–65535), got {port}")
     db = open_db(settings)
+    # h11 named, not "auto": HEADER_READ_LIMIT is h11's setting, and what a tested server does
+    # must not change when httptools happens to be installed.
     app = create_app(settings, db=db, own_db=True, worker=settings.worker_in_app and not args.no_worker)
     uvicorn.run(app, host=host, port=port, proxy_headers=False, log_level=settings.log_level.lower(),
-                server_header=False)
+                server_header=False, http="h11", h11_max_incomplete_event_size=HEADER_READ_LIMIT)
     return 0
 
 
