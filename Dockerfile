@@ -13,6 +13,8 @@ COPY --chown=dayanak:dayanak . .
 RUN mkdir -p /data && chown dayanak:dayanak /data
 USER dayanak
 ENV DATA_DIR=/data
+# Streamlit's uvicorn believes X-Forwarded-For from nobody unless told (set it to TRUSTED_PROXIES).
+ENV FORWARDED_ALLOW_IPS=""
 EXPOSE 8501 8502
 # Healthy = the database answers (Streamlit's own /_stcore/health says 200 even when it does not)
 # and the app serves. `doctor --quick` never starts the embedded server; the app restarts it.

@@ -20,9 +20,11 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(VENV)/bin/acti
 	$(PIP) install --quiet -r requirements-dev.txt
 	touch $(VENV)/.runtime-installed $@
 
+# Streamlit's uvicorn believes X-Forwarded-For from FORWARDED_ALLOW_IPS (its default: 127.0.0.1);
+# it gets TRUSTED_PROXIES instead, none unless set (SECURITY.md, "The client address").
 run: $(VENV)/.runtime-installed
 	$(PY) -m ragcore init
-	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
+	FORWARDED_ALLOW_IPS="$${FORWARDED_ALLOW_IPS-$${TRUSTED_PROXIES-}}" $(VENV)/bin/streamlit run app.py --server.port $(PORT)
 
 doctor: $(VENV)/.runtime-installed
 	$(PY) -m ragcore doctor

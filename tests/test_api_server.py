@@ -2,7 +2,8 @@
 
 The in-process tests (tests/test_api.py) cover the endpoints; this one checks what only a
 real server shows: the command starts, binds 127.0.0.1, answers over TCP, streams
-server-sent events as a chunked response, and stops cleanly on SIGTERM.
+server-sent events as a chunked response, ignores X-Forwarded-For from an untrusted peer,
+answers a 1 MB header with a JSON 431, and stops cleanly on SIGTERM.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import httpx
 
+from ragcore.access import tokens
 from ragcore.documents import ingest_pdf
 from ragcore.embed import CachedEmbedder
 from tests import pdfs
@@ -73,6 +75,20 @@ def test_the_api_command_serves_over_loopback_and_stops_on_sigterm(db, settings,
             events = sse_events(body)
             assert events[0][0] == "delta" and events[-1][0] == "done"
             assert events[-1][1]["sources"][0]["document_id"] == law and events[-1][1]["question_id"]
+            # TRUSTED_PROXIES is unset: not even a loopback peer's X-Forwarded-For is believed,
+            # so rotating it does not reset the bad-token throttle (uvicorn's default would).
+            for attempt in range(tokens.TOKEN_POLICY.max_attempts):
+                rejected = client.get("/v1/documents", headers=bearer(f"dyk_{attempt:043d}")
+                                      | {"X-Forwarded-For": f"198.51.100.{attempt + 1}"})
+                assert rejected.status_code == 401, attempt
+            rotated = client.get("/v1/documents", headers=bearer("dyk_" + "r" * 43) | {"X-Forwarded-For": "198.51.100.99"})
+            assert rotated.status_code == 429
+            assert client.get("/v1/documents", headers=bearer(secret)).status_code == 200  # a valid token passes
+            # A 1 MB Authorization header: uvicorn's parser reads it whole (HEADER_READ_LIMIT)
+            # and the app answers a JSON 431; h11's default cut the connection mid-send.
+            huge = client.get("/v1/documents", headers={"Authorization": "Bearer " + "a" * (1024 * 1024)})
+            assert huge.status_code == 431 and huge.json()["error"]["code"] == "request_headers_too_large"
+            assert huge.json()["error"]["message_tr"] and huge.json()["error"]["message_en"]
         with socket.socket() as sock:  # bound to loopback only: the host's other addresses refuse
             sock.settimeout(2)
             outside = _other_address()
@@ -86,8 +102,9 @@ def test_the_api_command_serves_over_loopback_and_stops_on_sigterm(db, settings,
             proc.kill()
             raise
     log = proc.stderr.read()
-    # uvicorn shuts down gracefully, then re-raises the signal it caught (exit by SIGTERM).
-    assert proc.returncode in (0, -signal.SIGTERM), log[-3000:]
+    # uvicorn shuts down gracefully, then re-raises the signal it caught; the command turns it
+    # into a normal exit with the shell's code for SIGTERM, so atexit handlers run.
+    assert proc.returncode == 128 + signal.SIGTERM, log[-3000:]
     assert "Application shutdown complete" in log
 
 
@@ -100,3 +117,4 @@ def _other_address() -> str | None:
         except OSError:
             return None
     return None if address.startswith("127.") else address
+

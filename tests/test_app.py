@@ -383,7 +383,9 @@ def test_upload_failure_shows_ingest_message(app_env: Path, db: Database) -> Non
     assert job.status == "failed" and "PDF" in job.error
     admin.run()
     assert any("PDF" in e.value for e in admin.error), texts(admin)  # the job's Turkish reason, on the page
-    assert button(admin, "Yeniden dene")
+    # The same bytes would fail alike: the job ended for good, no retry is offered, nothing stays staged.
+    assert "Yeniden dene" not in [b.label for b in admin.button]
+    assert not jobs.staged_path(context._app_context().settings, job.id).exists()
     with db.connection() as conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import bcrypt
 import pytest
 
-from ragcore.access import auth, users
+from ragcore.access import addresses, auth, users
+from ragcore.core import Settings
 from ragcore.store import Database
 
 T0 = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
@@ -170,3 +172,42 @@ def test_unknown_names_cost_a_bcrypt_check_too(adb: Database, bcrypt_calls) -> N
     """Same work for a name that does not exist, so timing does not reveal accounts."""
     result = auth.login(adb, "kimse-yok", "bir-parola-1", ATTACKER, policy=POLICY)
     assert result.user is None and len(bcrypt_calls) == 1
+
+
+# ----------------------------------------------------------------------------- which address counts
+
+
+@pytest.mark.parametrize(("forwarded_allow_ips", "trusted", "expected"), [
+    (None, (), False),  # uvicorn's default trusts loopback; TRUSTED_PROXIES trusts nobody
+    ("", (), True),
+    (None, ("127.0.0.1/32", "::1/128"), True),
+    ("10.0.0.5", ("10.0.0.0/24",), True),
+    ("10.0.0.0/16", ("10.0.0.0/24",), False),
+    ("*", ("0.0.0.0/0",), False),
+    ("proxy.local", ("10.0.0.0/24",), False),
+])
+def test_the_streamlit_server_may_trust_forwarded_for_only_within_trusted_proxies(
+        forwarded_allow_ips, trusted, expected) -> None:
+    assert addresses.server_trusts_only(forwarded_allow_ips, trusted) is expected
+
+
+def test_the_login_form_ignores_an_address_the_client_may_have_written(monkeypatch) -> None:
+    """The app's uvicorn rewrites the peer from X-Forwarded-For when the peer is in its
+    FORWARDED_ALLOW_IPS (127.0.0.1 by default); with TRUSTED_PROXIES unset such a request gets
+    the shared key, so rotating the header opens no fresh login counters."""
+    from ui import auth as ui_auth
+
+    def seen(address: str, headers: dict[str, str], trusted: tuple[str, ...], allow: str | None) -> str | None:
+        monkeypatch.setattr(ui_auth, "st", SimpleNamespace(context=SimpleNamespace(ip_address=address, headers=headers)))
+        if allow is None:
+            monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)
+        else:
+            monkeypatch.setenv("FORWARDED_ALLOW_IPS", allow)
+        return ui_auth.client_address(SimpleNamespace(settings=Settings(trusted_proxies=trusted)))
+
+    forged = {"X-Forwarded-For": "198.51.100.9"}
+    assert seen("198.51.100.9", forged, (), None) is None
+    assert seen("198.51.100.9", forged, ("127.0.0.1/32",), None) is None  # ::1 is trusted by the server, not by us
+    assert seen("198.51.100.9", forged, ("127.0.0.1/32", "::1/128"), None) == "198.51.100.9"
+    assert seen("198.51.100.9", forged, ("10.0.0.5/32",), "10.0.0.5") == "198.51.100.9"
+    assert seen("203.0.113.4", {}, (), None) == "203.0.113.4"  # no header: the TCP peer itself

@@ -141,9 +141,11 @@ def test_refused_upload_through_the_upload_handler(db, settings, embedder, case)
         jobs.run_worker(limited, wait=False, embedder_factory=lambda: embedder)
         failed = jobs.get_job(db, outcome.job_id)
         assert failed.status == "failed" and message in failed.error, failed.error
+        # Every one of these fails the same way on a retry: the job ended, its staged file went.
+        assert list(settings.incoming_dir.iterdir()) == []
     assert outcome.document_id is None
     after = state(db, settings)
-    after["files"] = [name for name in after["files"] if name != "incoming"]  # a failed job's staged input
+    after["files"] = [name for name in after["files"] if name != "incoming"]  # the (empty) staging folder
     assert after == before
 
 

@@ -17,6 +17,12 @@ def test_defaults_without_environment(tmp_path):
     assert s.cookie_key is None and s.admin_password is None
 
 
+def test_trusted_proxies_default_to_none_and_are_normalised_networks():
+    assert Settings.from_env({}, dotenv=None).trusted_proxies == ()  # not even 127.0.0.1
+    s = Settings.from_env({"TRUSTED_PROXIES": " 10.0.0.5, 10.1.0.0/16 ,::1,10.0.0.5/32"}, dotenv=None)
+    assert s.trusted_proxies == ("10.0.0.5/32", "10.1.0.0/16", "::1/128")
+
+
 def test_environment_overrides_dotenv(tmp_path):
     dotenv = tmp_path / ".env"
     dotenv.write_text("CHUNK_SIZE=800\nTOP_K=7\nEMBED_BACKEND=use\n")
@@ -47,6 +53,8 @@ def test_e5_is_a_backend():
         ({"LLM_BACKEND": "gpt"}, "LLM_BACKEND must be one of"),
         ({"TOP_K": "0"}, "TOP_K must be at least 1"),
         ({"REFUSAL_THRESHOLD": "high"}, "REFUSAL_THRESHOLD must be a number"),
+        ({"TRUSTED_PROXIES": "10.0.0.5, proxy.local"}, "TRUSTED_PROXIES must list IP addresses or networks"),
+        ({"TRUSTED_PROXIES": "*"}, "TRUSTED_PROXIES must list IP addresses or networks"),
     ],
 )
 def test_bad_values_name_the_variable(env, message):

@@ -33,7 +33,7 @@ from ragcore.access import users
 from ragcore.answer import questions
 from ragcore.core import STATUS_NEEDS_REVIEW
 from ragcore.documents import delete_document, ingest_pdf
-from ragcore.embed import make_embedder
+from ragcore.embed import EmbeddingError, make_embedder
 from ragcore.jobs import JobCancelled, store
 from ragcore.jobs.worker import ProgressWriter
 from tests import pdfs
@@ -308,7 +308,7 @@ _HANGING_WORKER = textwrap.dedent(
     """
     import time
     from ragcore.core import Settings
-    from ragcore.embed import make_embedder
+    from ragcore.embed import EmbeddingError, make_embedder
     from ragcore.jobs import run_worker
 
     settings = Settings.from_env(dotenv=None)
@@ -394,24 +394,57 @@ def test_stopping_a_worker_hands_its_job_back(db, fast, pg_url, real_embedder) -
 # ----------------------------------------------------------------------------- failures and retry
 
 
-def test_duplicate_upload_fails_with_the_duplicate_message_and_retry_works_once_fixed(db, fast, real_embedder) -> None:
+def test_a_duplicate_upload_fails_for_good_and_leaves_no_staged_file(db, fast, real_embedder) -> None:
+    """The same bytes would be a duplicate on every retry, so the job ends at once: its staged
+    file goes and a retry is refused, saying why (uploads/incoming does not fill up)."""
     data = pdfs.law_pdf()
     existing = ingest_pdf(db, fast, real_embedder, data, filename="ilk.pdf", roles=["isg"])
     job = jobs.submit_ingest(db, fast, data, filename="ikinci.pdf", roles=["isg"])
+    assert jobs.staged_path(fast, job.id).is_file()
     jobs.run_worker(fast, wait=False, embedder_factory=lambda: real_embedder)
     failed = jobs.get_job(db, job.id)
     assert failed.status == "failed" and "zaten yüklü" in failed.error and f"#{existing.document_id}" in failed.error
-    assert jobs.staged_path(fast, job.id).is_file()
-
-    delete_document(db, fast, existing.document_id)  # fix the cause
-    jobs.retry(db, fast, job.id)
-    jobs.run_worker(fast, wait=False, embedder_factory=lambda: real_embedder)
-    done = jobs.get_job(db, job.id)
-    assert done.status == "succeeded" and done.attempts == 2 and done.error is None
-    assert done.result["document_id"] != existing.document_id
     assert not jobs.staged_path(fast, job.id).exists()
-    with pytest.raises(jobs.JobError, match="yalnızca başarısız ya da iptal"):
+    assert list(fast.incoming_dir.iterdir()) == []
+    assert jobs.KINDS[jobs.INGEST].cannot_retry(fast, failed)  # the app offers no retry button
+    with pytest.raises(jobs.JobError, match="aynı dosya zaten yüklü"):
         jobs.retry(db, fast, job.id)
+
+    delete_document(db, fast, existing.document_id)  # once the cause is gone, the file is uploaded again
+    again = jobs.submit_ingest(db, fast, data, filename="ikinci.pdf", roles=["isg"])
+    jobs.run_worker(fast, wait=False, embedder_factory=lambda: real_embedder)
+    assert jobs.get_job(db, again.id).status == "succeeded"
+    assert not jobs.staged_path(fast, again.id).exists()
+
+
+class DownEmbedder:
+    """The real embedder's identity, but the backend is down: a failure a retry may get past."""
+
+    def __init__(self, inner: Any) -> None:
+        self.kind, self.model, self.name, self.dim = inner.kind, inner.model, inner.name, inner.dim
+
+    def embed_passages(self, texts):
+        raise EmbeddingError("Ollama'ya ulaşılamıyor (test).")
+
+    def embed_queries(self, texts):
+        raise EmbeddingError("Ollama'ya ulaşılamıyor (test).")
+
+
+def test_a_retryable_failure_keeps_the_staged_file_until_the_last_attempt(db, fast, real_embedder) -> None:
+    down = DownEmbedder(real_embedder)
+    job = jobs.submit_ingest(db, fast, many_chunks_pdf(1), filename="a.pdf", roles=["isg"])
+    last = jobs.KINDS[jobs.INGEST].max_attempts
+    assert last == 3
+    for attempt in range(1, last + 1):
+        if attempt > 1:
+            assert jobs.retry(db, fast, job.id).attempts == attempt
+        jobs.run_worker(fast, wait=False, embedder_factory=lambda: down)
+        failed = jobs.get_job(db, job.id)
+        assert failed.status == "failed" and failed.attempts == attempt and "ulaşılamıyor" in failed.error
+        assert jobs.staged_path(fast, job.id).is_file() == (attempt < last), attempt
+    with pytest.raises(jobs.JobError, match=f"en fazla {last} kez"):
+        jobs.retry(db, fast, job.id)
+    assert list(fast.incoming_dir.iterdir()) == []
 
 
 def test_bad_pdf_fails_the_job_in_turkish(db, fast, real_embedder) -> None:
@@ -420,6 +453,7 @@ def test_bad_pdf_fails_the_job_in_turkish(db, fast, real_embedder) -> None:
     failed = jobs.get_job(db, job.id)
     assert failed.status == "failed" and "OCR henüz desteklenmiyor" in failed.error
     assert counts(db)["documents"] == 0
+    assert not jobs.staged_path(fast, job.id).exists()  # the same bytes cannot pass on a retry
 
 
 def test_submit_refuses_cheap_problems_at_once(db, settings) -> None:
@@ -489,8 +523,8 @@ def test_progress_writer_stops_a_superseded_attempt(db, settings) -> None:
 
 
 def test_orphan_staged_files_are_collected_but_not_a_failed_jobs_input(db, settings, real_embedder) -> None:
-    failed = jobs.submit_ingest(db, settings, pdfs.image_only_pdf(), filename="taranmis.pdf", roles=["isg"])
-    jobs.run_worker(settings, wait=False, embedder_factory=lambda: real_embedder)
+    failed = jobs.submit_ingest(db, settings, many_chunks_pdf(1), filename="a.pdf", roles=["isg"])
+    jobs.run_worker(settings, wait=False, embedder_factory=lambda: DownEmbedder(real_embedder))
     assert jobs.get_job(db, failed.id).status == "failed"
     orphan = settings.incoming_dir / "999.pdf"  # staged by a process killed before its row committed
     leftover = settings.incoming_dir / ".1000.4242.tmp"

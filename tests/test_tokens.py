@@ -87,8 +87,13 @@ def test_rejections_are_counted_per_address_under_a_key_no_user_can_have(db, meh
         check = tokens.authenticate(db, f"dyk_{n:043d}", "10.1.1.1")
         assert check.user is None and not check.throttled
         assert check.gate.remaining == tokens.TOKEN_POLICY.max_attempts - n - 1
-    refused = tokens.authenticate(db, good, "10.1.1.1")
+    refused = tokens.authenticate(db, "dyk_" + "s" * 43, "10.1.1.1")
     assert refused.throttled and refused.user is None and refused.gate.retry_after > 0
+    # A valid token from the same address is checked first and passes: the stale token
+    # of one client behind a NAT does not lock out the others.
+    passed = tokens.authenticate(db, good, "10.1.1.1")
+    assert passed.user is not None and passed.user.username == "mehmet" and not passed.throttled
+    assert tokens.authenticate(db, "dyk_" + "t" * 43, "10.1.1.1").throttled  # still counted and refused
     assert tokens.authenticate(db, good, "10.1.1.2").user is not None
     assert not users.USERNAME_RE.match(tokens.THROTTLE_KEY)
     assert auth.lock_status(db, "mehmet").locked is False  # the owner's logins are untouched

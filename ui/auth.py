@@ -34,6 +34,9 @@ against the library source in .venv/.../streamlit_authenticator):
 
 from __future__ import annotations
 
+import functools
+import logging
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -42,11 +45,13 @@ import jwt
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.access import MAX_PASSWORD_BYTES, credentials, get_user, sessions
+from ragcore.access import MAX_PASSWORD_BYTES, addresses, credentials, get_user, sessions
 from ragcore.access import auth as throttle
 from ragcore.core import User, cookie_key
 from ui.context import AppContext
 from ui.markdown import escape_markdown
+
+log = logging.getLogger(__name__)
 
 COOKIE_NAME = "dayanak_oturum"
 COOKIE_EXPIRY_DAYS = 7.0
@@ -98,13 +103,40 @@ def make_authenticator(ctx: AppContext) -> stauth.Authenticate:
     )
 
 
-def client_address() -> str | None:
-    """The client's address as the server sees it (None on localhost; see ragcore.auth about proxies).
+def client_address(ctx: AppContext) -> str | None:
+    """The client's address for the login throttle (None on localhost, the shared `yerel` key).
 
-    Only a string counts: AppTest's stand-in client answers with a mock object.
+    Streamlit's uvicorn may already have replaced the TCP peer with the X-Forwarded-For value
+    (it believes the header from FORWARDED_ALLOW_IPS, by default 127.0.0.1 and ::1). When that
+    server trusts a peer TRUSTED_PROXIES does not, the header may be the client's own
+    invention, so a request carrying it gets no address of its own: rotating the header then
+    opens no fresh counters (ragcore.access.addresses). Only a string counts: AppTest's
+    stand-in client answers with a mock object.
     """
     address = st.context.ip_address
-    return address if isinstance(address, str) else None
+    if not isinstance(address, str):
+        return None
+    if st.context.headers.get("X-Forwarded-For") is not None and not _server_forwarding_trusted(
+            os.environ.get("FORWARDED_ALLOW_IPS"), ctx.settings.trusted_proxies):
+        return None
+    return address
+
+
+@functools.cache
+def _server_forwarding_trusted(forwarded_allow_ips: str | None, trusted_proxies: tuple[str, ...]) -> bool:
+    """`addresses.server_trusts_only` for this process's server, with one warning when it is not.
+
+    FORWARDED_ALLOW_IPS is read from the environment because it is Streamlit's uvicorn's own
+    setting (read by that server at start, before any Dayanak code runs), not one of ours.
+    """
+    trusted = addresses.server_trusts_only(forwarded_allow_ips, trusted_proxies)
+    if not trusted:
+        log.warning("Streamlit's server believes X-Forwarded-For from FORWARDED_ALLOW_IPS=%r, wider than "
+                    "TRUSTED_PROXIES=%r; requests carrying that header share one login-throttle address. "
+                    "Set FORWARDED_ALLOW_IPS to the same proxies (see SECURITY.md).",
+                    forwarded_allow_ips if forwarded_allow_ips is not None else addresses.UVICORN_DEFAULT_FORWARDED_ALLOW_IPS,
+                    ",".join(trusted_proxies))
+    return trusted
 
 
 def browser_cookie() -> str | None:
@@ -192,11 +224,11 @@ def attempt_login(ctx: AppContext, authenticator: stauth.Authenticate, username:
     password = password.strip()  # as the library did: stored passwords cannot start or end with a space
     if len(password.encode("utf-8")) > MAX_PASSWORD_BYTES:
         password = ""  # can never match a stored hash; still counted as an attempt
-    result = throttle.login(ctx.db, username, password, client_address())
+    result = throttle.login(ctx.db, username, password, client_address(ctx))
     if result.user is not None and _sign_in(authenticator, result.user.username, started):
         return None
     if result.locked_now:
-        gate = result.gate if not result.gate.allowed else throttle.check(ctx.db, username, client_address())
+        gate = result.gate if not result.gate.allowed else throttle.check(ctx.db, username, client_address(ctx))
         if not gate.allowed:
             return gate.message()
     return "Kullanıcı adı veya parola hatalı."

@@ -154,7 +154,7 @@ def render_password_form(ctx: AppContext, target: User, is_me: bool) -> None:
     if not submitted:
         return
     if is_me:
-        result = throttle.login(ctx.db, target.username, (current or "").strip(), auth.client_address())
+        result = throttle.login(ctx.db, target.username, (current or "").strip(), auth.client_address(ctx))
         if result.user is None:
             st.error(escape_markdown(result.gate.message() if not result.gate.allowed else "Mevcut parola hatalı."))
             return

@@ -21,9 +21,10 @@ which accounts exist. A success clears the counters of that username for that ad
 the username-wide one. Rows of ended windows are deleted on every attempt, so the table
 holds at most the keys tried within one window.
 
-Behind a reverse proxy the address is the proxy's unless the proxy sets X-Forwarded-For and
-the server trusts it (uvicorn's FORWARDED_ALLOW_IPS, default 127.0.0.1); then all clients
-share one address and only the username counters separate them (see SECURITY.md).
+Behind a reverse proxy the address is the proxy's unless the proxy is one of TRUSTED_PROXIES
+(none by default) and names the client in X-Forwarded-For (ragcore.access.addresses); otherwise
+all clients behind it share one address and only the username counters separate them (see
+SECURITY.md).
 """
 
 from __future__ import annotations

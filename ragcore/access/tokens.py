@@ -20,13 +20,17 @@ that moment. A password change and a deactivation revoke the user's tokens in th
 statement (a trigger of migration 008); a logout and a role change do not (see SECURITY.md).
 
 Rejected tokens are counted per client address (`ragcore.access.auth.count_address_attempt`, the
-login-throttling table and window): after `TOKEN_POLICY.max_attempts` rejections in one
-window that address gets "too many attempts" — for every token, valid or not, until the
-window ends — while other addresses are unaffected. The gate is read before the lookup and
-a rejection is counted after it, so concurrent bad tokens can overshoot the limit by the
-number in flight; unlike a password check, a lookup is not a useful guess (256 bits), so
-an exact bound buys nothing here. A valid token does not clear the counter: otherwise one
-valid token would let its holder keep guessing others.
+login-throttling table and window). **A valid token is never throttled**: it is looked up first
+(by its SHA-256 through the unique index, so the lookup's time says nothing about how close a
+guess came) and passes whatever its address's counter says — one client with a stale token
+behind a proxy or NAT must not lock out every other integration behind it. Only a rejected
+token is counted; once an address has `TOKEN_POLICY.max_attempts` rejections in one window its
+rejected tokens get "too many attempts" (429) instead of "invalid" (401) until the window ends,
+while other addresses are unaffected. That refusal costs a guesser nothing it did not already
+lack: a 256-bit token cannot be guessed, so the counter is there to make a misbehaving
+client visible and give it a `Retry-After`, not to stop a search. Concurrent bad tokens can
+overshoot the count by the number in flight, for the same reason harmlessly. A valid token
+does not clear the counter: otherwise one valid token would reset its neighbour's misuse.
 """
 
 from __future__ import annotations
@@ -225,10 +229,11 @@ def revoke_token(db: Database, token_id: int) -> ApiToken:
 
 
 def authenticate(db: Database, secret: str, address: str | None) -> TokenCheck:
-    """The user behind a presented token, read now; counts a rejection against `address`."""
-    gate = auth.check(db, THROTTLE_KEY, address, policy=TOKEN_POLICY)
-    if not gate.allowed:
-        return TokenCheck(None, None, gate)
+    """The user behind a presented token, read now; a rejection is counted against `address`.
+
+    The token is checked before the address's counter is read, so a valid one passes even from
+    an address that is over the limit (see the module docstring).
+    """
     if well_formed(secret):
         with db.connection() as conn:
             row = conn.execute(_LOOKUP_SQL, {"hash": token_hash(secret)}).fetchone()
@@ -236,6 +241,6 @@ def authenticate(db: Database, secret: str, address: str | None) -> TokenCheck:
                 conn.execute(_TOUCH_SQL, {"id": row[0], "every": LAST_USED_RESOLUTION_S})
         if row is not None:
             user = User(id=row[1], username=row[2], display_name=row[3], role=row[4], active=row[5], email=row[6])
-            return TokenCheck(user, row[0], gate)
+            return TokenCheck(user, row[0], auth.LoginGate(True))
     gate = auth.count_address_attempt(db, THROTTLE_KEY, address, policy=TOKEN_POLICY)
     return TokenCheck(None, None, gate)

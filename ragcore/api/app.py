@@ -7,7 +7,8 @@ search is `ragcore.retrieval.hybrid.retrieve` with the chat's threshold, documen
 belongs to — read from the database on every request.
 
 Every request body is limited (`MAX_BODY_BYTES`; the upload route MAX_UPLOAD_MB plus
-multipart overhead) while it streams in, every error is `{"error": {code, message_tr,
+multipart overhead) while it streams in, the headers to `MAX_HEADER_BYTES` (a JSON 431; the
+server must read them first, see `HEADER_READ_LIMIT`), every error is `{"error": {code, message_tr,
 message_en}}` (ragcore/api/errors.py), and the OpenAPI document is at /openapi.json, its
 Swagger page at /docs.
 """
@@ -21,6 +22,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ragcore.api import errors
 from ragcore.api.context import ApiContext
@@ -28,6 +30,12 @@ from ragcore.api.routes import chat, documents, health, questions, search
 from ragcore.core import Settings
 
 MAX_BODY_BYTES = 64 * 1024  # JSON bodies: a question is at most MAX_QUESTION_CHARS, a comment 2,000
+# All request headers together; h11's own default, so nothing that passed before is refused.
+MAX_HEADER_BYTES = 16 * 1024
+# What uvicorn's HTTP parser (h11) buffers for one header block before it gives up. Beyond it h11
+# answers a plain 400 and closes the connection while the client is still sending, which the
+# client sees as a reset; up to it the block reaches `HeaderSizeGuard`, which answers a JSON 431.
+HEADER_READ_LIMIT = 2 * 1024 * 1024
 API_VERSION = "1"
 
 DESCRIPTION = """\
@@ -70,6 +78,22 @@ class DeclaredSizeGuard:
         await self.app(scope, receive, send)
 
 
+class HeaderSizeGuard:
+    """Answer 431 in the one error shape when the request's headers exceed `MAX_HEADER_BYTES`,
+    before authentication or routing reads any of them (a 1 MB Authorization header included)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            size = sum(len(name) + len(value) + 4 for name, value in scope["headers"])  # "name: value\r\n"
+            if size > MAX_HEADER_BYTES:
+                await errors.headers_too_large(MAX_HEADER_BYTES).response()(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(
     settings: Settings,
     *,
@@ -106,4 +130,9 @@ def create_app(
     upload_limit = documents.upload_limit(settings)
     app.include_router(documents.upload_router, max_body_size=upload_limit)
     app.add_middleware(DeclaredSizeGuard, upload_limit=upload_limit)
+    app.add_middleware(HeaderSizeGuard)
+    # Outermost: X-Forwarded-For names the client only when the TCP peer is in TRUSTED_PROXIES
+    # (none by default), whichever server runs the app; `python -m ragcore api` turns uvicorn's
+    # own copy of this middleware off (ragcore.access.addresses).
+    app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(settings.trusted_proxies))
     return app

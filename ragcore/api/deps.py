@@ -2,8 +2,9 @@
 
 Every authenticated request reads the token and its user afresh (`ragcore.access.tokens.authenticate`),
 so a role change applies to the next request and a deactivated user's token stops at once.
-Rejected tokens are throttled per client address; the address is the TCP peer as uvicorn
-sees it (X-Forwarded-For only from FORWARDED_ALLOW_IPS, as for the app; see SECURITY.md).
+Rejected tokens are throttled per client address, a valid token never (ragcore.access.tokens);
+the address is the TCP peer, or the client named by X-Forwarded-For when that peer is one of
+TRUSTED_PROXIES (the app's outermost middleware; ragcore.access.addresses, SECURITY.md).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def client_address(request: Request) -> str | None:
 
 def current_user(request: Request, context: Context,
                  credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> User:
-    """The token's user, read now; 401 for a missing/invalid token, 429 when the address is throttled."""
+    """The token's user, read now; 401 for a missing/invalid token, 429 for an invalid one from a
+    throttled address (a valid token always passes)."""
     if credentials is None or not credentials.credentials.strip():
         raise errors.missing_token()
     check = tokens.authenticate(context.database(), credentials.credentials.strip(), client_address(request))

@@ -107,6 +107,40 @@ def request_too_large(limit: int) -> ApiError:
                     f"The request body is too large: at most {_size(limit)} may be sent.")
 
 
+def headers_too_large(limit: int) -> ApiError:
+    return ApiError(431, "request_headers_too_large",
+                    f"İstek başlıkları çok büyük: toplam en fazla {_size(limit)} gönderilebilir "
+                    "(Authorization başlığında yalnızca 'Bearer dyk_…' anahtarı olmalı).",
+                    f"The request headers are too large: at most {_size(limit)} in total "
+                    "(the Authorization header holds only 'Bearer dyk_…').")
+
+
+def form_refused(detail: str, limits: Mapping[str, int], title_chars: int) -> ApiError:
+    """A 400 for a form the multipart parser refused, naming the limit it hit.
+
+    Starlette says which limit in its (English) message and raises a bare 400 with it; the
+    prefixes below are its wording (starlette.formparsers), and the numbers are ours, not
+    parsed back out of the text. An unknown message still gets both languages and the detail.
+    """
+    if detail.startswith("Too many files"):
+        files = limits["max_files"]
+        return ApiError(400, "too_many_files",
+                        f"Bir istekte en fazla {files} dosya gönderilebilir; birden çok belgeyi ayrı isteklerle yükleyin.",
+                        f"At most {files} file per request; upload several documents one request each.")
+    if detail.startswith("Too many fields"):
+        fields = limits["max_fields"]
+        return ApiError(400, "too_many_fields",
+                        f"Formda en fazla {fields} metin alanı olabilir (dosya hariç).",
+                        f"The form may have at most {fields} text fields (the file not counted).")
+    if detail.startswith(("Part exceeded maximum size", "Field exceeded maximum size")):
+        part = _size(limits["max_part_size"])
+        return ApiError(400, "form_field_too_large",
+                        f"Bir form alanı en fazla {part} olabilir (başlık en fazla {title_chars} karakter).",
+                        f"A form field may be at most {part} (a title at most {title_chars} characters).")
+    return ApiError(400, "bad_form", "Form verisi okunamadı (multipart/form-data bekleniyor).",
+                    f"The form could not be read (multipart/form-data expected): {detail}")
+
+
 def database_unavailable() -> ApiError:
     return ApiError(503, "database_unavailable",
                     "Dayanak şu anda veritabanına ulaşamıyor. Lütfen biraz sonra yeniden deneyin.",

@@ -2,8 +2,14 @@
 
 `python -m ragcore api` opens the database first (a clear error if it cannot), then serves
 `ragcore.api.create_app` with uvicorn on API_HOST:API_PORT (127.0.0.1:8502 by default) and,
-when WORKER_IN_APP is true, runs a background job worker in the same process. uvicorn reads
-FORWARDED_ALLOW_IPS itself (which proxies may set X-Forwarded-For; see SECURITY.md).
+when WORKER_IN_APP is true, runs a background job worker in the same process. uvicorn's own
+X-Forwarded-For handling is off: the app believes that header only from TRUSTED_PROXIES
+(ragcore.access.addresses; uvicorn's FORWARDED_ALLOW_IPS plays no part here).
+
+SIGTERM (a service manager, `docker stop`) ends it like SIGINT: uvicorn shuts the app down
+gracefully and then re-raises the signal it caught; with SIGTERM's default action that killed
+the process before `atexit` ran, and the embedded PostgreSQL that pgserver stops there was
+left running. `_exit_on_sigterm` turns that re-raised signal into a normal exit.
 
 `python -m ragcore token create USER` prints the new token once; only its hash is stored.
 """
@@ -11,7 +17,10 @@ FORWARDED_ALLOW_IPS itself (which proxies may set X-Forwarded-For; see SECURITY.
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
 from datetime import datetime, timezone
+from types import FrameType
 
 from ragcore.access import tokens
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
@@ -44,19 +53,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     revoke.set_defaults(func=cmd_token_revoke)
 
 
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """Leave through SystemExit, so atexit handlers (pgserver's stop of the embedded server) run."""
+    sys.exit(128 + signum)
+
+
 def cmd_api(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
-    from ragcore.api import create_app
+    # Before the database opens: a SIGTERM while it starts stops it too. uvicorn replaces this
+    # handler while it serves and restores it before re-raising the signal it caught.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+    from ragcore.api import HEADER_READ_LIMIT, create_app
 
     host = args.host or settings.api_host
     port = args.port if args.port is not None else settings.api_port
     if not 0 < port < 65536:
         raise CommandError(f"--port must be a TCP port (1–65535), got {port}")
     db = open_db(settings)
+    # h11 named, not "auto": HEADER_READ_LIMIT is h11's setting, and what a tested server does
+    # must not change when httptools happens to be installed.
     app = create_app(settings, db=db, own_db=True, worker=settings.worker_in_app and not args.no_worker)
-    uvicorn.run(app, host=host, port=port, proxy_headers=True, log_level=settings.log_level.lower(),
-                server_header=False)
+    uvicorn.run(app, host=host, port=port, proxy_headers=False, log_level=settings.log_level.lower(),
+                server_header=False, http="h11", h11_max_incomplete_event_size=HEADER_READ_LIMIT)
     return 0
 
 

@@ -6,6 +6,7 @@ tests can build isolated settings and nothing changes behind a running process.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -63,6 +64,7 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "JOB_HEARTBEAT_SECONDS": ("10", "worker heartbeat; a worker silent for 3× this long is taken for dead, its job failed"),
     "API_HOST": ("127.0.0.1", "address `python -m ragcore api` binds to (REST API)"),
     "API_PORT": ("8502", "port of the REST API"),
+    "TRUSTED_PROXIES": ("(none)", "comma-separated proxy IPs/networks whose X-Forwarded-For names the client (throttles)"),
 }
 
 
@@ -148,6 +150,22 @@ def _prefix(env: Mapping[str, str], name: str) -> str | None:
     return "" if raw.strip().lower() == "none" else raw
 
 
+def _networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """Comma-separated IP addresses or CIDR networks, normalised (`10.0.0.5` → `10.0.0.5/32`).
+
+    Parsed here with `ipaddress` so a typo stops the process with its name; uvicorn's own
+    parser would quietly keep it as a literal host name that no peer ever matches.
+    """
+    networks = []
+    for part in _names(env, name, ()):
+        try:
+            networks.append(str(ipaddress.ip_network(part, strict=False)))
+        except ValueError as exc:
+            raise SettingsError(f"{name} must list IP addresses or networks (e.g. 10.0.0.5, 10.0.0.0/24), "
+                                f"got {part!r}") from exc
+    return tuple(dict.fromkeys(networks))
+
+
 def _opt(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name, "").strip()
     return value or None
@@ -185,6 +203,9 @@ class Settings:
     job_modules: tuple[str, ...] = ("eval.jobs",)
     api_host: str = "127.0.0.1"
     api_port: int = 8502
+    # Proxies whose X-Forwarded-For is believed (normalised CIDRs); none by default, not even
+    # 127.0.0.1: any local process could otherwise choose its throttling address.
+    trusted_proxies: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")) -> Settings:
@@ -228,6 +249,7 @@ class Settings:
             job_modules=_names(merged, "JOB_MODULES", ("eval.jobs",)),
             api_host=_opt(merged, "API_HOST") or "127.0.0.1",
             api_port=_port(merged, "API_PORT", 8502),
+            trusted_proxies=_networks(merged, "TRUSTED_PROXIES"),
         )
 
     def with_(self, **changes: object) -> Settings:

@@ -33,7 +33,16 @@ class JobNotFound(JobError):
 
 
 class JobFailed(Exception):
-    """Raised by a work function: the job failed for a reason the user can read (Turkish)."""
+    """Raised by a work function: the job failed for a reason the user can read (Turkish).
+
+    `retryable=False` when running it again on the same inputs must fail the same way (the
+    same file is already stored, the PDF cannot be read): the job then ends for good and what
+    it staged is discarded at once instead of being kept for a retry that cannot succeed.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 class JobCancelled(BaseException):
@@ -69,7 +78,8 @@ class JobKind:
     label: str
     run: Callable[[JobRun], dict[str, Any]]
     stages: Mapping[str, Stage] = field(default_factory=dict)
-    # Remove what the job staged for itself (after success or cancel; kept after a failure).
+    # Remove what the job staged for itself: after success or cancel, and after a failure that
+    # ends the job for good (not retryable, or its last attempt); kept while a retry may succeed.
     discard: Callable[[Settings, Job], None] = _nothing
     # After success, outside the work's transaction (e.g. resolve a review-queue item).
     on_success: Callable[[Database, Job, dict[str, Any]], None] = _nothing
@@ -77,10 +87,16 @@ class JobKind:
     cannot_retry: Callable[[Settings, Job], str | None] = _nothing
     # A result in one Turkish line ("belge #3 “…”: 24 sayfa, 102 bölüm").
     summary: Callable[[dict[str, Any]], str] = lambda result: ""
+    # Attempts a job of this kind may have (its first run and retries); None: no limit.
+    max_attempts: int | None = None
     # At most one queued job of this kind at a time (procrastinate's queueing lock).
     queueing_lock: str | None = None
     # Message when that lock refuses a second job.
     already_queued: str = "Bu türden bir iş zaten sırada."
+
+    def attempts_left(self, job: Job) -> bool:
+        """Whether `job` may be tried again after this attempt (the attempt limit only)."""
+        return self.max_attempts is None or job.attempts < self.max_attempts
 
     def fraction(self, job: Job) -> float:
         """How much of the whole job is done, from the stage spans (0–1)."""

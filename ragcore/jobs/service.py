@@ -97,6 +97,9 @@ def retry(db: Database, settings: Settings, job_id: int) -> Job:
             raise JobError(f"İş #{job.id} {job.status_label.lower()}: yalnızca başarısız ya da iptal edilmiş "
                            "işler yeniden denenebilir.")
         kind = get_kind(job.kind)
+        if not kind.attempts_left(job):
+            raise JobError(f"İş #{job.id} {job.attempts} kez denendi; bu türden bir iş en fazla {kind.max_attempts} "
+                           "kez denenir. Gerekirse işi yeniden başlatın (dosyayı yeniden yükleyin).")
         reason = kind.cannot_retry(settings, job)
         if reason:
             raise JobError(reason)

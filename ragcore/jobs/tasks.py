@@ -10,8 +10,10 @@ column because the finished document lives under `DATA_DIR/uploads` anyway (name
 sha256, served for download by the app), so every machine that runs workers must already
 share that folder with the app; staging beside it adds no new requirement, keeps 50 MB
 uploads out of the database's WAL and backups, and needs no cleanup of table bloat. The
-staged file is removed when the job succeeds or is cancelled and kept when it fails, so
-that a retry reads the same bytes.
+staged file is removed when the job succeeds or is cancelled, and when it fails for good: a
+failure the same bytes must repeat (the file is already stored, the PDF cannot be read) or
+the job's last attempt (`INGEST_MAX_ATTEMPTS`). Otherwise (the embedder was down, the worker
+died) it is kept, so that a retry reads the same bytes.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from ragcore.core import Settings, formatting
-from ragcore.documents import IngestError, check_size, ingest_pdf, reembed_all, validate_roles
+from ragcore.documents import (
+    DuplicateDocument,
+    IngestError,
+    PdfError,
+    check_size,
+    ingest_pdf,
+    reembed_all,
+    validate_roles,
+)
 from ragcore.jobs import service
 from ragcore.jobs.kinds import JobError, JobFailed, JobKind, JobRun, Stage, register_kind
 from ragcore.jobs.store import Job
@@ -34,6 +44,10 @@ log = logging.getLogger(__name__)
 
 INGEST = "ingest_document"
 REEMBED = "reembed"
+
+# An upload is tried at most this often (first run and retries): a retryable failure keeps the
+# staged file until then, never for good.
+INGEST_MAX_ATTEMPTS = 3
 
 INGEST_STAGES = {
     "extract": Stage("PDF metni çıkarılıyor", 0.0, 0.25, "sayfa"),
@@ -80,8 +94,9 @@ def _discard_staged(settings: Settings, job: Job) -> None:
 def _staged_missing(settings: Settings, job: Job) -> str | None:
     if staged_path(settings, job.id).is_file():
         return None
-    return (f"İş #{job.id} yeniden denenemiyor: yüklenen dosya artık yok (iptal edilen ya da tamamlanan "
-            "işlerin dosyası silinir). Dosyayı yeniden yükleyin.")
+    return (f"İş #{job.id} yeniden denenemiyor: yüklenen dosya artık yok (tamamlanan, iptal edilen ve yeniden "
+            "denense de aynı sonuçla bitecek işlerin — aynı dosya zaten yüklü, PDF okunamıyor — dosyası silinir). "
+            "Gerekirse dosyayı yeniden yükleyin.")
 
 
 def remove_orphan_staged_files(db: Database, settings: Settings, min_age_s: float = 3600) -> list[Path]:
@@ -155,9 +170,18 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
         result = ingest_pdf(run.db, run.settings, run.embedder(), data, filename=args["filename"],
                             roles=args["roles"], title=args.get("title"), uploaded_by=run.job.created_by,
                             progress=run.progress)
-    except (IngestError, EmbeddingError) as exc:
+    except IngestError as exc:
+        raise JobFailed(str(exc), retryable=not _repeats_on_same_bytes(exc)) from exc
+    except EmbeddingError as exc:
         raise JobFailed(str(exc)) from exc
     return result.as_dict()
+
+
+def _repeats_on_same_bytes(exc: IngestError) -> bool:
+    """A duplicate, or a PDF that cannot be read: a retry of the same staged bytes fails alike.
+    (A removed duplicate is uploaded again; a changed embedding model or a database error may
+    pass on a retry.)"""
+    return isinstance(exc, DuplicateDocument) or isinstance(exc.__cause__, PdfError)
 
 
 def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
@@ -187,6 +211,7 @@ INGEST_KIND = register_kind(JobKind(
     discard=_discard_staged,
     on_success=_resolve_question,
     cannot_retry=_staged_missing,
+    max_attempts=INGEST_MAX_ATTEMPTS,
 ))
 
 

@@ -152,12 +152,14 @@ def _run_job(ctx: WorkerContext, context: procrastinate.JobContext, job_id: int,
         _stopped(ctx, job, progress, context.abort_reason())
         raise queue_errors.JobAborted(f"job {job.id} stopped") from None
     except JobFailed as exc:
-        store.finish(ctx.db, job.id, queue_job_id, FAILED, error=str(exc))
+        failed = store.finish(ctx.db, job.id, queue_job_id, FAILED, error=str(exc))
         log.info("job %d failed: %s", job.id, exc)
+        _discard_if_final(ctx, failed, retryable=exc.retryable)
         raise
     except Exception as exc:
-        store.finish(ctx.db, job.id, queue_job_id, FAILED, error=f"Beklenmeyen hata: {type(exc).__name__}: {exc}")
+        failed = store.finish(ctx.db, job.id, queue_job_id, FAILED, error=f"Beklenmeyen hata: {type(exc).__name__}: {exc}")
         log.exception("job %d failed unexpectedly", job.id)
+        _discard_if_final(ctx, failed, retryable=True)
         raise
     finished = store.finish(ctx.db, job.id, queue_job_id, SUCCEEDED, result=result)
     if finished is None:  # the row went on to a newer attempt meanwhile: leave its inputs to that one
@@ -167,6 +169,18 @@ def _run_job(ctx: WorkerContext, context: procrastinate.JobContext, job_id: int,
     kind.on_success(ctx.db, finished, result)
     log.info("job %d succeeded (%d progress writes)", job.id, progress.writes)
     return result
+
+
+def _discard_if_final(ctx: WorkerContext, failed: Job | None, *, retryable: bool) -> None:
+    """A failed attempt's inputs go when no retry can follow: the failure would repeat on the
+    same inputs, or this was the kind's last attempt. None: the row moved on to a newer attempt."""
+    if failed is None:
+        return
+    kind = get_kind(failed.kind)
+    if not retryable or not kind.attempts_left(failed):
+        kind.discard(ctx.settings, failed)
+        log.info("job %d ended for good (%s); its inputs were removed", failed.id,
+                 "the failure would repeat" if not retryable else f"attempt {failed.attempts} was the last")
 
 
 def _stopped(ctx: WorkerContext, job: Job, progress: ProgressWriter, reason: AbortReason | None) -> None:
@@ -203,7 +217,7 @@ async def sweep(app: procrastinate.App, ctx: WorkerContext) -> list[Job]:
         stalled.append(queue_job.id)
     closed = await asyncio.to_thread(store.fail_abandoned, ctx.db, stalled, silent_for, STALLED_REASON)
     for job in closed:
-        if job.status == CANCELLED:
+        if job.status == CANCELLED or not get_kind(job.kind).attempts_left(job):
             get_kind(job.kind).discard(ctx.settings, job)
         log.warning("job %d (%s): its worker stopped; marked %s", job.id, job.kind, job.status)
     return closed

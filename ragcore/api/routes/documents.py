@@ -19,6 +19,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragcore import jobs
 from ragcore.api import errors
@@ -41,8 +42,8 @@ router = APIRouter(tags=["documents"])
 upload_router = APIRouter(tags=["documents"])
 
 MULTIPART_OVERHEAD = 1024 * 1024  # boundaries, headers and the small fields around the file
-UPLOAD_FORM_LIMITS = {"max_files": 1, "max_fields": 20, "max_part_size": 64 * 1024}
 MAX_TITLE_CHARS = 500
+UPLOAD_FORM_LIMITS = {"max_files": 1, "max_fields": 20, "max_part_size": 64 * 1024}
 Id = Annotated[int, PathParam(ge=1, le=2**63 - 1)]
 NOT_FOUND = {404: {"model": ErrorResponse}, 401: {"model": ErrorResponse}}
 
@@ -223,12 +224,17 @@ def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[s
     summary="Upload a PDF (admin): multipart `file`, `roles` (repeat or comma-separate), optional `title`; "
             "202 with the background job",
     responses={401: {"model": ErrorResponse}, 403: {"model": ErrorResponse}, 413: {"model": ErrorResponse},
-               415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
+               415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 400: {"model": ErrorResponse}},
 )
 async def upload(request: Request, admin: Admin, context: Context, response: Response) -> JobOut:
     """The body is read only after the token was checked and found to be an admin's: an
     anonymous or non-admin caller cannot make the server receive (and spool) an upload."""
-    form = await request.form(**UPLOAD_FORM_LIMITS)
+    try:
+        form = await request.form(**UPLOAD_FORM_LIMITS)
+    except StarletteHTTPException as exc:  # Starlette's bare 400 for a refused multipart body
+        if exc.status_code != 400:
+            raise
+        raise errors.form_refused(str(exc.detail), UPLOAD_FORM_LIMITS, MAX_TITLE_CHARS) from None
     try:
         file, roles, title = _upload_fields(form)
         job = await run_in_threadpool(_queue_upload, context, admin, file, roles, title)
