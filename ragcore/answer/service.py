@@ -161,7 +161,9 @@ class AnswerService:
         self.generator = generator
         self.mode = resolve_mode(settings, embedder)
         self.threshold = calibration.threshold_for(getattr(embedder, "name", ""), self.mode, settings)
-        self.abstention = model_for(getattr(embedder, "name", ""))  # None: the single threshold decides
+        # None: the single threshold decides — also when REFUSAL_THRESHOLD is set, since an operator
+        # (or the lab looking behind the gate) who sets a cut means that cut, not the model's.
+        self.abstention = None if settings.refusal_threshold is not None else model_for(getattr(embedder, "name", ""))
         self.spool = QuestionSpool(spool_path(settings))
 
     # ------------------------------------------------------------------ public
