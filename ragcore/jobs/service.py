@@ -1,4 +1,4 @@
-"""What the product does with jobs: submit, list, get, cancel, retry.
+"""What the product does with jobs: submit, list, get (by key, or by the public id users see), cancel, retry.
 
 Used by the app, the CLI and (through `requeue_interrupted`) the worker. Every change to a
 row and to its queue job happens in one transaction on the public database, so the two
@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from ragcore.core import Settings
+from ragcore.core import Settings, parse_public_id
 from ragcore.jobs import queue, store
 from ragcore.jobs.kinds import JobError, JobNotFound, get_kind, load_job_modules
 from ragcore.jobs.store import CANCELLED, FAILED, QUEUED, RUNNING, Job
@@ -63,6 +63,15 @@ def get_job(db: Database, job_id: int) -> Job:
     job = store.get(db, job_id)
     if job is None:
         raise JobNotFound(job_id)
+    return job
+
+
+def find_job(db: Database, public_id: object) -> Job:
+    """The job a user names by its public id; JobNotFound also for text that is not one."""
+    wanted = parse_public_id(public_id)
+    job = store.get_public(db, wanted) if wanted is not None else None
+    if job is None:
+        raise JobNotFound(str(public_id))
     return job
 
 

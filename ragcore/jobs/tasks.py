@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ragcore.core import Settings, formatting
+from ragcore.core import Settings, formatting, short_id
 from ragcore.documents import IngestError, check_size, ingest_pdf, reembed_all, validate_roles
 from ragcore.jobs import service
 from ragcore.jobs.kinds import JobError, JobFailed, JobKind, JobRun, Stage, register_kind
@@ -173,7 +173,7 @@ def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
 
 def _ingest_summary(result: dict[str, Any]) -> str:
     skipped = result.get("skipped_pages") or []
-    text = (f"belge #{result.get('document_id')} “{result.get('title')}”: {formatting.integer(result.get('pages'))} "
+    text = (f"belge {short_id(str(result.get('document_id')))} “{result.get('title')}”: {formatting.integer(result.get('pages'))} "
             f"sayfa, {formatting.integer(result.get('chunks'))} bölüm, {formatting.seconds(result.get('seconds', 0))}")
     return text + (f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else "")
 
