@@ -400,7 +400,7 @@ def test_duplicate_upload_fails_with_the_duplicate_message_and_retry_works_once_
     job = jobs.submit_ingest(db, fast, data, filename="ikinci.pdf", roles=["isg"])
     jobs.run_worker(fast, wait=False, embedder_factory=lambda: real_embedder)
     failed = jobs.get_job(db, job.id)
-    assert failed.status == "failed" and "zaten yüklü" in failed.error and f"#{existing.document_id}" in failed.error
+    assert failed.status == "failed" and "zaten yüklü" in failed.error and existing.public_id in failed.error
     assert jobs.staged_path(fast, job.id).is_file()
 
     delete_document(db, fast, existing.document_id)  # fix the cause
@@ -458,9 +458,10 @@ def test_upload_that_resolves_a_review_item(db, fast, real_embedder) -> None:
     asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
     qid = questions.insert_question(db, questions.question_record(
         asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW, generator=None, llm_called=False))
-    assert [item.id for item in questions.review_queue(db)] == [qid]
+    (item,) = questions.review_queue(db)
+    assert item.public_id == qid
     job = jobs.submit_ingest(db, fast, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"], created_by="admin",
-                             resolves_question_id=qid)
+                             resolves_question_id=item.id)
     jobs.run_worker(fast, wait=False, embedder_factory=lambda: real_embedder)
     assert jobs.get_job(db, job.id).status == "succeeded"
     assert questions.review_queue(db) == []
