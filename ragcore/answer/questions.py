@@ -99,8 +99,9 @@ class LoggedQuestion:
 
 
 def source_record(source: Source) -> dict:
-    """What the log keeps of a cited source (chunk id too, so audits can trace it)."""
-    return {**source.as_dict(), "chunk_id": source.chunk_id}
+    """What the log keeps of a cited source: the database keys of its chunk and document, so
+    audits can trace it (the log is read inside the server only; older rows hold the same keys)."""
+    return {**source.as_dict(), "document_id": source.document_id, "chunk_id": source.chunk_id}
 
 
 def question_record(
