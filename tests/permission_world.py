@@ -130,7 +130,7 @@ class World:
     def ids(self, path: str, role: str, body: object, context: object = "") -> None:
         """One check per id in a JSON body (every `id` and `…_id` field, at any depth): a public id
         (a version-4 UUID string) or null, never a number, so no sequential key reaches the caller."""
-        for name, value in _id_fields(body):
+        for name, value in id_fields(body):
             self.ledger.ok(path, value is None or is_public_id(value), (role, name, value, context))
 
     def forbidden(self, role: str) -> list[str]:
@@ -174,13 +174,13 @@ def is_public_id(value: object) -> bool:
     return parsed.version == 4 and str(parsed) == value
 
 
-def _id_fields(body: object, name: str = "") -> list[tuple[str, object]]:
+def id_fields(body: object, name: str = "") -> list[tuple[str, object]]:
     if isinstance(body, dict):
         return [pair for key, value in body.items() for pair in
                 ([(key, value)] if (key == "id" or key.endswith("_id")) and not isinstance(value, dict | list)
-                 else _id_fields(value, key))]
+                 else id_fields(value, key))]
     if isinstance(body, list):
-        return [pair for item in body for pair in _id_fields(item, name)]
+        return [pair for item in body for pair in id_fields(item, name)]
     return []
 
 

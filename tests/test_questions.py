@@ -32,7 +32,7 @@ def test_a_logged_question_keeps_its_outcome(db, people) -> None:
     second = _log(db, mehmet, status="needs_review")
     _log(db, ayse)
     recent = logged_questions(db, "mehmet")
-    assert [str(q.public_id) for q in recent] == [second, first]
+    assert [q.public_id for q in recent] == [second, first]
     logged = recent[1]
     assert logged.role == "isg" and logged.retrieval_ms == 12.5 and logged.total_ms == 40.0
     assert logged.sources[0]["chunk_id"] == 5 and logged.sources[0]["article"] == "Madde 10"
