@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from ragcore.core import Settings, parse_public_id
+from ragcore.core import Settings, parse_public_id, short_id
 from ragcore.jobs import queue, store
 from ragcore.jobs.kinds import JobError, JobNotFound, get_kind, load_job_modules
 from ragcore.jobs.store import CANCELLED, FAILED, QUEUED, RUNNING, Job
@@ -85,7 +85,7 @@ def cancel(db: Database, settings: Settings, job_id: int) -> Job:
     with db.connection() as conn:
         job = _locked(conn, job_id)
         if not job.active:
-            raise JobError(f"İş #{job.id} zaten bitmiş ({job.status_label.lower()}); iptal edilecek bir şey yok.")
+            raise JobError(f"İş {short_id(job.public_id)} zaten bitmiş ({job.status_label.lower()}); iptal edilecek bir şey yok.")
         if job.queue_job_id is not None:
             queue.cancel(conn, job.queue_job_id)
         job = store.mark_cancelled(conn, job.id) if job.status == QUEUED else store.request_cancel(conn, job.id)
@@ -103,7 +103,7 @@ def retry(db: Database, settings: Settings, job_id: int) -> Job:
     with db.connection() as conn:
         job = _locked(conn, job_id)
         if job.status not in (FAILED, CANCELLED):
-            raise JobError(f"İş #{job.id} {job.status_label.lower()}: yalnızca başarısız ya da iptal edilmiş "
+            raise JobError(f"İş {short_id(job.public_id)} {job.status_label.lower()}: yalnızca başarısız ya da iptal edilmiş "
                            "işler yeniden denenebilir.")
         kind = get_kind(job.kind)
         reason = kind.cannot_retry(settings, job)
