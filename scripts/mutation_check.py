@@ -106,8 +106,13 @@ MUTATIONS = [
              "GET /v1/documents/{id} and its file answer every role as if it were admin"),
     Mutation("api-token-ignores-revocation", "ragcore/access/tokens.py", "replace", "  AND t.revoked_at IS NULL\n", "",
              "a revoked API token (by hand, password change or deactivation) keeps working"),
-    Mutation("feedback-any-asker", "ragcore/answer/questions.py", "replace", "WHERE id = %(id)s AND username = %(username)s",
-             "WHERE id = %(id)s", "anyone may rate (and so push into the review queue) anyone's question"),
+    Mutation("feedback-any-asker", "ragcore/answer/questions.py", "replace",
+             "WHERE public_id = %(public_id)s::uuid AND username = %(username)s",
+             "WHERE public_id = %(public_id)s::uuid",
+             "anyone may rate (and so push into the review queue) anyone's question"),
+    Mutation("cli-documents-internal-id", "ragcore/cli/documents.py", "replace",
+             '{"document_id": d.public_id, "title": d.title,', '{"document_id": d.id, "title": d.title,',
+             "`documents --json` prints the sequential key, so a reader's ids skip over forbidden documents"),
 ]
 
 

@@ -11,12 +11,17 @@ every chunk carries its document's marker).
 
 Every check is counted in a `Ledger`; each suite writes its ledger's summary ("N checks,
 0 leaks") to its own file under `artifacts/` when it finishes.
+
+The world knows its documents by database key; what the API and the CLI print is each
+document's public id (`World.public`, `World.key` translates back), and `World.ids` checks
+that every id in a response is one: a random UUID, never a sequential key.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,9 +115,23 @@ class World:
     data: dict[int, bytes]
     chunk_doc: dict[int, int]
     people: dict[str, object]
+    public: dict[int, str] = field(default_factory=dict)  # document key -> public id
 
-    def may_read(self, role: str, doc_id: int) -> bool:
+    def may_read(self, role: str, doc_id: int | None) -> bool:
+        """False for a document the world does not have (an id a response made up is a failed check)."""
+        if doc_id not in self.readable:
+            return False
         return role == "admin" or role in self.readable[doc_id]
+
+    def key(self, public_id: object) -> int | None:
+        """The database key of the document a response names by `public_id`; None for any other value."""
+        return next((key for key, pid in self.public.items() if pid == public_id), None)
+
+    def ids(self, path: str, role: str, body: object, context: object = "") -> None:
+        """One check per id in a JSON body (every `id` and `…_id` field, at any depth): a public id
+        (a version-4 UUID string) or null, never a number, so no sequential key reaches the caller."""
+        for name, value in id_fields(body):
+            self.ledger.ok(path, value is None or is_public_id(value), (role, name, value, context))
 
     def forbidden(self, role: str) -> list[str]:
         return [m for d, m in self.markers.items() if not self.may_read(role, d)]
@@ -144,6 +163,27 @@ class World:
         assert self.ledger.leaks[before:] == [], self.ledger.leaks[before:][:10]
 
 
+def is_public_id(value: object) -> bool:
+    """A random UUID (version 4) as text: what `gen_random_uuid()` makes."""
+    if not isinstance(value, str):
+        return False
+    try:
+        parsed = uuid.UUID(value)
+    except ValueError:
+        return False
+    return parsed.version == 4 and str(parsed) == value
+
+
+def id_fields(body: object, name: str = "") -> list[tuple[str, object]]:
+    if isinstance(body, dict):
+        return [pair for key, value in body.items() for pair in
+                ([(key, value)] if (key == "id" or key.endswith("_id")) and not isinstance(value, dict | list)
+                 else id_fields(value, key))]
+    if isinstance(body, list):
+        return [pair for item in body for pair in id_fields(item, name)]
+    return []
+
+
 def build_world(db, settings: Settings, embedder, ledger: Ledger, *, seed: int, n_docs: int, filename: str,
                 user_prefix: str, uploaded_by: str | None = None, world_type: type[World] = World) -> World:
     """Ingest `n_docs` marked two-page PDFs with roles drawn from `seed`, and create one user per role.
@@ -151,7 +191,7 @@ def build_world(db, settings: Settings, embedder, ledger: Ledger, *, seed: int, 
     `filename` is a format string over `index` and `mark` ("belge-{index:02d}.pdf"); the users
     are `{user_prefix}-{role}` with PASSWORD. The database must hold no other document."""
     rng = random.Random(seed)
-    readable, markers, titles, data = {}, {}, {}, {}
+    readable, markers, titles, data, public = {}, {}, {}, {}, {}
     for index in range(n_docs):
         roles = sorted(rng.sample(READER_ROLES, rng.randint(1, 3)))
         mark = marker(index)
@@ -162,6 +202,7 @@ def build_world(db, settings: Settings, embedder, ledger: Ledger, *, seed: int, 
         markers[result.document_id] = mark
         titles[result.document_id] = result.title
         data[result.document_id] = pdf
+        public[result.document_id] = result.public_id
     for role in READER_ROLES:  # the seed gives every role something to read and something to miss
         assert any(role in r for r in readable.values()) and any(role not in r for r in readable.values())
     with db.connection() as conn:
@@ -170,7 +211,7 @@ def build_world(db, settings: Settings, embedder, ledger: Ledger, *, seed: int, 
                                 "WHERE position(substr(d.title, 9) IN c.text) = 0").fetchone()[0]
     assert unmarked == 0  # every chunk carries its document's marker, so text scans see every chunk
     people = {role: users.create_user(db, f"{user_prefix}-{role}", role, PASSWORD) for role in ROLES}
-    return world_type(db, settings, embedder, ledger, readable, markers, titles, data, chunk_doc, people)
+    return world_type(db, settings, embedder, ledger, readable, markers, titles, data, chunk_doc, people, public)
 
 
 def questions_for(world: World, role: str, rng: random.Random, n_plain: int = 3, n_targeted: int = 2) -> list[str]:

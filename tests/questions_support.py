@@ -20,4 +20,5 @@ USER_ROWS_SQL = "SELECT * FROM questions WHERE username = %(username)s ORDER BY 
 def logged_questions(db: Database, username: str) -> list[SimpleNamespace]:
     """Every logged row of one user, newest first, with the table's column names as attributes."""
     with db.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        return [SimpleNamespace(**row) for row in cur.execute(USER_ROWS_SQL, {"username": username}).fetchall()]
+        return [SimpleNamespace(**row | {"public_id": str(row["public_id"])})
+                for row in cur.execute(USER_ROWS_SQL, {"username": username}).fetchall()]

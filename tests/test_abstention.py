@@ -162,7 +162,7 @@ def test_closest_outcome_shows_passages_and_goes_to_review(law_db, embedder):
         assert source.text[:60] not in answer.text
     row = logged_questions(law_db, "mehmet")[0]
     assert row.outcome == OUTCOME_CLOSEST
-    queued = [q for q in review_queue(law_db) if q.id == answer.question_id]
+    queued = [q for q in review_queue(law_db) if q.public_id == answer.question_id]
     assert queued and queued[0].outcome == OUTCOME_CLOSEST and queued[0].sources
 
 

@@ -173,7 +173,7 @@ def test_generator_failure_mid_answer_falls_back_to_quotes(law_db, settings, emb
     assert answer.status == STATUS_ERROR and "kesildi" in answer.notice
     assert "\n> “" in text and answer.cited
     logged = logged_questions(law_db, "mehmet")[0]
-    assert logged.id == answer.question_id and logged.status == STATUS_ERROR and "kesildi" in logged.error
+    assert logged.public_id == answer.question_id and logged.status == STATUS_ERROR and "kesildi" in logged.error
 
 
 def test_ollama_down_is_logged_as_error(law_db, settings, embedder) -> None:

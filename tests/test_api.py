@@ -11,6 +11,7 @@ uvicorn process is tests/test_api_server.py.
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from ragcore.access import sessions, tokens, users
 from ragcore.answer import make_generator
 from ragcore.api import MAX_HEADER_BYTES
 from ragcore.core import FALLBACK_ANSWER
-from ragcore.documents import get_document, ingest_pdf
+from ragcore.documents import find_document, ingest_pdf
 from tests import pdfs
 from tests.api_support import api_app, bearer, error_code, person, sse_events
 from tests.retrieval_support import make_test_embedder
@@ -40,10 +41,15 @@ def api(db, settings, model):
 
 
 @pytest.fixture()
-def law(api) -> int:
-    """The sample regulation, readable by isg and personel."""
+def law(api) -> str:
+    """The sample regulation, readable by isg and personel: its public id, what the API knows it by."""
     return ingest_pdf(api.db, api.settings, api.embedder, pdfs.law_pdf(), filename="yonetmelik.pdf",
-                      roles=["isg", "personel"]).document_id
+                      roles=["isg", "personel"]).public_id
+
+
+def nobodys() -> str:
+    """A public id no row has."""
+    return str(uuid.uuid4())
 
 
 def count(db, table: str) -> int:
@@ -258,7 +264,7 @@ def test_chat_json_answers_with_sources_and_logs_the_question(api, law) -> None:
     assert first["article"] == "Madde 1" and "amaci" in first["text"]
     assert set(body["timings"]) == {"retrieval_ms", "first_token_ms", "total_ms"}
     with api.db.connection() as conn:
-        logged = conn.execute("SELECT username, role, question FROM questions WHERE id = %s",
+        logged = conn.execute("SELECT username, role, question FROM questions WHERE public_id = %s",
                               (body["question_id"],)).fetchone()
     assert logged == ("mehmet", "isg", QUESTION)
 
@@ -440,34 +446,43 @@ def test_document_detail_chunks_and_download(api, law) -> None:
 
 def test_a_hostile_file_name_cannot_inject_response_headers(api) -> None:
     doc = ingest_pdf(api.db, api.settings, api.embedder, pdfs.text_pdf(["Makine bakimi yapilir."]),
-                     filename='a"b\r\nX-Kotu: 1;.pdf', roles=["isg"]).document_id
+                     filename='a"b\r\nX-Kotu: 1;.pdf', roles=["isg"]).public_id
     download = api.client.get(f"/v1/documents/{doc}/file", headers=bearer(person(api.db, "mehmet", "isg")))
     assert download.status_code == 200 and "x-kotu" not in download.headers
     assert download.headers["content-disposition"].startswith("attachment; filename*=utf-8''")
 
 
 def test_a_forbidden_document_is_answered_like_a_missing_one(api, law) -> None:
+    """A forbidden document, an unknown public id, the document's own database key and text that
+    is no id at all: the same 404 bytes (a 422 about the format would tell ids apart)."""
     secret = person(api.db, "ayse", "ik")
+    key = find_document(api.db, law, "admin").id
     for suffix in ("", "/file", "?chunks=true"):
         hidden = api.client.get(f"/v1/documents/{law}{suffix}", headers=bearer(secret))
-        missing = api.client.get(f"/v1/documents/{law + 1000}{suffix}", headers=bearer(secret))
+        missing = api.client.get(f"/v1/documents/{nobodys()}{suffix}", headers=bearer(secret))
         assert hidden.status_code == missing.status_code == 404
         assert hidden.content == missing.content and error_code(hidden) == "document_not_found"
-    assert api.client.get("/v1/documents/abc", headers=bearer(secret)).status_code == 422
-    assert api.client.get("/v1/documents/0", headers=bearer(secret)).status_code == 422
-    assert api.client.get(f"/v1/documents/{2**70}", headers=bearer(secret)).status_code == 422
+        for other in (key, "abc", 0, 2**70, law.upper() + "0", "%20"):
+            response = api.client.get(f"/v1/documents/{other}{suffix}", headers=bearer(secret))
+            assert response.status_code == 404 and response.content == missing.content, other
+    admin = person(api.db, "yonetici", "admin")
+    assert api.client.get(f"/v1/documents/{key}", headers=bearer(admin)).content == \
+        api.client.get(f"/v1/documents/{nobodys()}", headers=bearer(admin)).content  # the key is no id, even for admin
 
 
 def test_admin_deletes_a_document_and_others_may_not(api, law) -> None:
     isg, admin = person(api.db, "mehmet", "isg"), person(api.db, "yonetici", "admin")
     response = api.client.delete(f"/v1/documents/{law}", headers=bearer(isg))
     assert response.status_code == 403 and error_code(response) == "admin_only"
-    response = api.client.delete(f"/v1/documents/{law + 1000}", headers=bearer(isg))
+    response = api.client.delete(f"/v1/documents/{nobodys()}", headers=bearer(isg))
     assert response.status_code == 403  # the role is checked before anything is looked up
-    assert get_document(api.db, law, "admin") is not None
+    key = find_document(api.db, law, "admin").id
+    response = api.client.delete(f"/v1/documents/{key}", headers=bearer(admin))  # the database key is no id
+    assert response.status_code == 404 and error_code(response) == "document_not_found"
+    assert find_document(api.db, law, "admin") is not None
     response = api.client.delete(f"/v1/documents/{law}", headers=bearer(admin))
     assert response.status_code == 200 and response.json()["deleted"]["id"] == law
-    assert get_document(api.db, law, "admin") is None
+    assert find_document(api.db, law, "admin") is None
     assert error_code(api.client.delete(f"/v1/documents/{law}", headers=bearer(admin))) == "document_not_found"
 
 
@@ -484,8 +499,8 @@ def test_upload_queues_a_job_that_a_worker_turns_into_a_document(api) -> None:
     job = response.json()
     assert job["status"] == "queued" and job["kind"] == jobs.INGEST and job["label"] == "talimat.pdf"
     assert response.headers["location"] == f"/v1/jobs/{job['job_id']}"
-    assert jobs.get_job(api.db, job["job_id"]).arguments["roles"] == ["isg", "uretim"]
-    assert [p.name for p in incoming(api.settings)] == [f"{job['job_id']}.pdf"]
+    assert jobs.find_job(api.db, job["job_id"]).arguments["roles"] == ["isg", "uretim"]
+    assert [p.name for p in incoming(api.settings)] == [f"{jobs.find_job(api.db, job['job_id']).id}.pdf"]
     queued = api.client.get(f"/v1/jobs/{job['job_id']}", headers=bearer(admin)).json()
     assert queued["status"] == "queued" and queued["live_workers"] == 0
 
@@ -530,7 +545,7 @@ def test_upload_accepts_comma_separated_roles(api) -> None:
                                files={"file": ("a.pdf", pdfs.law_pdf(), "application/octet-stream")},
                                data={"roles": "ik, personel"})
     assert response.status_code == 202
-    assert jobs.get_job(api.db, response.json()["job_id"]).arguments["roles"] == ["ik", "personel"]
+    assert jobs.find_job(api.db, response.json()["job_id"]).arguments["roles"] == ["ik", "personel"]
 
 
 @pytest.mark.parametrize(("name", "data", "form", "status", "code"), [
@@ -646,8 +661,11 @@ def test_uploads_and_jobs_are_for_admins_only(api) -> None:
     job = api.client.post("/v1/documents", headers=bearer(admin), data={"roles": "isg"},
                           files={"file": ("a.pdf", pdfs.law_pdf(), "application/pdf")}).json()
     assert error_code(api.client.get(f"/v1/jobs/{job['job_id']}", headers=bearer(isg))) == "admin_only"
-    missing = api.client.get(f"/v1/jobs/{job['job_id'] + 50}", headers=bearer(admin))
+    missing = api.client.get(f"/v1/jobs/{nobodys()}", headers=bearer(admin))
     assert missing.status_code == 404 and error_code(missing) == "job_not_found"
+    for other in (jobs.find_job(api.db, job["job_id"]).id, "abc", 2**70):  # the database key is no id either
+        response = api.client.get(f"/v1/jobs/{other}", headers=bearer(admin))
+        assert response.status_code == 404 and response.content == missing.content, other
 
 
 # ----------------------------------------------------------------------------- feedback
@@ -661,13 +679,17 @@ def test_feedback_only_from_the_asker(api, law) -> None:
                                headers=bearer(mehmet))
     assert response.status_code == 200 and response.json() == {"question_id": qid, "value": -1}
     with api.db.connection() as conn:
-        assert conn.execute("SELECT feedback, feedback_comment FROM questions WHERE id = %s",
+        assert conn.execute("SELECT feedback, feedback_comment FROM questions WHERE public_id = %s",
                             (qid,)).fetchone() == (-1, "eksik")
+        key = conn.execute("SELECT id FROM questions WHERE public_id = %s", (qid,)).fetchone()[0]
     theirs = api.client.post(f"/v1/questions/{qid}/feedback", json={"value": 1}, headers=bearer(zeynep))
-    missing = api.client.post(f"/v1/questions/{qid + 100}/feedback", json={"value": 1}, headers=bearer(zeynep))
+    missing = api.client.post(f"/v1/questions/{nobodys()}/feedback", json={"value": 1}, headers=bearer(zeynep))
     assert theirs.status_code == missing.status_code == 404 and theirs.content == missing.content
+    for other in (key, "abc", 2**70):  # the asker's own question by its database key: no id, the same 404
+        response = api.client.post(f"/v1/questions/{other}/feedback", json={"value": 1}, headers=bearer(mehmet))
+        assert response.status_code == 404 and response.content == missing.content, other
     with api.db.connection() as conn:
-        assert conn.execute("SELECT feedback FROM questions WHERE id = %s", (qid,)).fetchone() == (-1,)
+        assert conn.execute("SELECT feedback FROM questions WHERE public_id = %s", (qid,)).fetchone() == (-1,)
 
 
 @pytest.mark.parametrize("body", [{"value": 2}, {"value": 0}, {"value": "1"}, {"value": True}, {},
@@ -679,7 +701,7 @@ def test_feedback_refuses_bad_bodies(api, law, body) -> None:
     response = api.client.post(f"/v1/questions/{qid}/feedback", json=body, headers=bearer(secret))
     assert response.status_code == 422 and error_code(response) == "invalid_request"
     with api.db.connection() as conn:
-        assert conn.execute("SELECT feedback FROM questions WHERE id = %s", (qid,)).fetchone() == (None,)
+        assert conn.execute("SELECT feedback FROM questions WHERE public_id = %s", (qid,)).fetchone() == (None,)
 
 
 def test_models_unavailable_is_a_503_and_documents_still_work(db, settings, model) -> None:
@@ -712,7 +734,7 @@ def test_search_and_chat_retrieve_from_the_read_database_and_log_on_the_primary(
         migrate(reader)
         with api_app(db, settings, model) as primary_only:
             doc = ingest_pdf(db, settings, primary_only.embedder, pdfs.law_pdf(), filename="yonetmelik.pdf",
-                             roles=["isg"]).document_id
+                             roles=["isg"]).public_id
             ensure_embedding_space(reader, primary_only.embedder.name, primary_only.embedder.dim)
             token = bearer(person(db, "ayse", "isg"))
             found = primary_only.client.get("/v1/search", params={"q": QUESTION}, headers=token).json()

@@ -9,7 +9,9 @@ generator. A forbidden document's marker anywhere in a response — JSON, a serv
 stream, an error body — is a leak, and every returned document or chunk is checked by id. A
 forbidden document must be answered exactly like a missing one (the same 404 bytes), admin
 endpoints must refuse every other role before looking anything up, and feedback works only
-for the asker. Positive controls (`api.markers.visible`) check that readable markers do show.
+for the asker. Every id in a response is a public id (a random UUID: `api.ids`), and a
+document's, a job's or a question's database key in a path is an unknown id (the same 404
+bytes), whoever asks. Positive controls (`api.markers.visible`) check that readable markers do show.
 
 The statistics property (ingesting or deleting a document a role cannot read changes nothing
 that role gets back, scores included) needs role-scoped lexical statistics, which arrive with
@@ -23,6 +25,7 @@ runs this module too and counts its leaks.
 from __future__ import annotations
 
 import random
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -51,7 +54,7 @@ N_DOCS = 12
 EXPECTED_PATHS = {
     "api.documents.list", "api.documents.get", "api.documents.chunks", "api.documents.file", "api.search",
     "api.search.role", "api.chat", "api.chat.sse", "api.feedback", "api.jobs", "api.upload", "api.delete",
-    "api.role-change", "api.deactivation", "api.revocation", "api.markers.visible",
+    "api.role-change", "api.deactivation", "api.revocation", "api.markers.visible", "api.ids",
 }
 
 
@@ -97,11 +100,20 @@ def world(session_db, pg_url, tmp_path_factory, ledger) -> ApiWorld:
 
 def _scan_json(world: ApiWorld, path: str, role: str, response, question: str | None = None) -> None:
     world.scan(path, role, response.text, (response.request.url.path, response.status_code), question)
+    if response.headers.get("content-type", "").startswith("application/json"):
+        world.ids("api.ids", role, response.json(), (path, response.request.url.path))
 
 
 def _sources(world: ApiWorld, path: str, role: str, sources: list[dict], question: str) -> None:
+    world.ids("api.ids", role, sources, path)
     for s in sources:
-        world.source(path, role, s["document_id"], text=s["text"] + s["title"] + s["filename"], context=question)
+        world.source(path, role, world.key(s["document_id"]), text=s["text"] + s["title"] + s["filename"],
+                     context=question)
+
+
+def nobodys() -> str:
+    """A public id no row has."""
+    return str(uuid.uuid4())
 
 
 # ----------------------------------------------------------------------------- documents
@@ -109,23 +121,26 @@ def _sources(world: ApiWorld, path: str, role: str, sources: list[dict], questio
 
 def test_document_list_detail_chunks_and_file_per_role(world: ApiWorld) -> None:
     before = len(world.ledger.leaks)
-    missing_id = max(world.readable) + 500
+    missing_id = nobodys()
     for role in ROLES:
         listed = world.get(role, "/v1/documents")
         assert listed.status_code == 200
         _scan_json(world, "api.documents.list", role, listed)
-        ids = [d["id"] for d in listed.json()["documents"]]
+        ids = [world.key(d["id"]) for d in listed.json()["documents"]]
         world.ledger.ok("api.documents.list", set(ids) == {d for d in world.readable if world.may_read(role, d)},
                         (role, ids))
         for suffix, path in (("", "api.documents.get"), ("?chunks=true", "api.documents.chunks"),
                              ("/file", "api.documents.file")):
             missing = world.get(role, f"/v1/documents/{missing_id}{suffix}")
             for doc_id in world.readable:
-                response = world.get(role, f"/v1/documents/{doc_id}{suffix}")
+                by_key = world.get(role, f"/v1/documents/{doc_id}{suffix}")  # the database key is no id
+                world.ledger.ok(path, by_key.status_code == 404 and by_key.content == missing.content,
+                                (role, doc_id, "by key", by_key.status_code))
+                response = world.get(role, f"/v1/documents/{world.public[doc_id]}{suffix}")
                 if world.may_read(role, doc_id):
                     ok = response.status_code == 200 and (
                         response.content == world.data[doc_id] if suffix == "/file"
-                        else response.json()["id"] == doc_id)
+                        else response.json()["id"] == world.public[doc_id])
                     world.ledger.ok(path, ok, (role, doc_id, response.status_code))
                 else:
                     world.ledger.ok(path, response.status_code == 404 and response.content == missing.content,
@@ -152,7 +167,8 @@ def test_search_per_role_and_mode(world: ApiWorld, mode: str) -> None:
             world.ledger.ok("api.search", body["role"] == role and len(body["results"]) <= k, (role, body["role"]))
             _scan_json(world, "api.search", role, response, question)
             for hit in body["results"]:
-                world.ledger.ok("api.search", world.may_read(role, hit["document_id"]), (role, hit["document_id"]))
+                world.ledger.ok("api.search", world.may_read(role, world.key(hit["document_id"])),
+                                (role, hit["document_id"]))
             visible += any(m in response.text.replace(question, "") for m in world.readable_markers(role))
     world.ledger.ok("api.markers.visible", visible > 0, ("search", mode))
     world.assert_no_new_leaks(before)
@@ -176,7 +192,7 @@ def test_only_admin_searches_as_another_role(world: ApiWorld) -> None:
         world.ledger.ok("api.search.role", body["role"] == as_role, (as_role, body.get("role")))
         _scan_json(world, "api.search.role", as_role, response, question)
         for hit in body["results"]:
-            world.ledger.ok("api.search.role", world.may_read(as_role, hit["document_id"]), (as_role, hit))
+            world.ledger.ok("api.search.role", world.may_read(as_role, world.key(hit["document_id"])), (as_role, hit))
     world.assert_no_new_leaks(before)
 
 
@@ -195,6 +211,7 @@ def test_chat_json_and_events_per_role(world: ApiWorld) -> None:
             stream = world.post(role, "/v1/chat", json={"question": question}, headers={"Accept": "text/event-stream"})
             world.scan("api.chat.sse", role, stream.text, question, question)
             events = sse_events(stream.text)
+            world.ids("api.ids", role, [data for _, data in events], "api.chat.sse")
             world.ledger.ok("api.chat.sse", events and events[-1][0] == "done", (role, [n for n, _ in events][-3:]))
             _sources(world, "api.chat.sse", role, events[-1][1]["sources"], question)
             visible["sse"] += any(m in events[-1][1]["text"] for m in world.readable_markers(role))
@@ -207,10 +224,15 @@ def test_feedback_only_on_ones_own_questions(world: ApiWorld) -> None:
     before = len(world.ledger.leaks)
     asked = {role: world.post(role, "/v1/chat", json={"question": "Yangin tatbikati ne siklikla yapilir?"}).json()
              for role in ROLES}
-    missing = max(a["question_id"] for a in asked.values()) + 100
+    missing = nobodys()
+    with world.db.connection() as conn:
+        keys = dict(conn.execute("SELECT public_id::text, id FROM questions").fetchall())
     for role in ROLES:
         nobody = world.post(role, f"/v1/questions/{missing}/feedback", json={"value": 1})
         for owner, answer in asked.items():
+            by_key = world.post(role, f"/v1/questions/{keys[answer['question_id']]}/feedback", json={"value": -1})
+            world.ledger.ok("api.feedback", by_key.status_code == 404 and by_key.content == nobody.content,
+                            (role, owner, "by key", by_key.status_code))
             response = world.post(role, f"/v1/questions/{answer['question_id']}/feedback", json={"value": -1})
             if owner == role:
                 world.ledger.ok("api.feedback", response.status_code == 200, (role, response.status_code))
@@ -233,21 +255,30 @@ def test_upload_job_and_delete_refuse_every_other_role(world: ApiWorld) -> None:
                      files={"file": ("yeni.pdf", pdfs.law_pdf(), "application/pdf")})
     assert job.status_code == 202, job.text
     job_id = job.json()["job_id"]
+    job_key = jobs.find_job(world.db, job_id).id
     for role in READER_ROLES:
         response = world.post(role, "/v1/documents", data={"roles": role},
                               files={"file": ("benim.pdf", pdfs.text_pdf([f"{role} belgesi"]), "application/pdf")})
         world.ledger.ok("api.upload", response.status_code == 403, (role, response.status_code))
-        for probe in (job_id, job_id + 100):
+        for probe in (job_id, job_key, nobodys()):
             response = world.get(role, f"/v1/jobs/{probe}")
             world.ledger.ok("api.jobs", response.status_code == 403, (role, probe, response.status_code))
-        for doc_id in [*world.readable, max(world.readable) + 500]:
+        for doc_id in [*world.public.values(), *world.readable, nobodys()]:
             response = world.client.delete(f"/v1/documents/{doc_id}", headers=bearer(world.secrets[role]))
             world.ledger.ok("api.delete", response.status_code == 403, (role, doc_id, response.status_code))
             _scan_json(world, "api.delete", role, response)
     world.ledger.ok("api.jobs", world.get("admin", f"/v1/jobs/{job_id}").status_code == 200, "admin reads the job")
+    missing_job = world.get("admin", f"/v1/jobs/{nobodys()}")
+    world.ledger.ok("api.jobs", missing_job.status_code == 404, "an unknown job")
+    world.ledger.ok("api.jobs", world.get("admin", f"/v1/jobs/{job_key}").content == missing_job.content,
+                    "a job's database key is no id")
+    _scan_json(world, "api.jobs", "admin", world.get("admin", f"/v1/jobs/{job_id}"))
+    by_key = world.client.delete(f"/v1/documents/{min(world.readable)}", headers=bearer(world.secrets["admin"]))
+    world.ledger.ok("api.delete", by_key.status_code == 404, ("a document's database key deletes nothing",
+                                                              by_key.status_code))
     world.ledger.ok("api.upload", len(jobs.list_jobs(world.db, limit=100)) == 1, "a refused upload queued a job")
     world.ledger.ok("api.delete", all(get_document(world.db, d, "admin") for d in world.readable), "a document went")
-    jobs.cancel(world.db, world.settings, job_id)
+    jobs.cancel(world.db, world.settings, job_key)
     world.assert_no_new_leaks(before)
 
 
@@ -261,7 +292,7 @@ def test_role_change_deactivation_and_revocation_apply_to_the_next_request(world
     try:
         for new_role in ("ik", "isg", "personel", "uretim"):
             users.set_role(world.db, username, new_role)
-            listed = {d["id"] for d in world.get("uretim", "/v1/documents").json()["documents"]}
+            listed = {world.key(d["id"]) for d in world.get("uretim", "/v1/documents").json()["documents"]}
             world.ledger.ok("api.role-change", listed == {d for d in world.readable if world.may_read(new_role, d)},
                             (new_role, listed))
             answer = world.post("uretim", "/v1/chat", json={"question": question})
@@ -272,11 +303,11 @@ def test_role_change_deactivation_and_revocation_apply_to_the_next_request(world
             _scan_json(world, "api.role-change", new_role, found, question)
         spare = tokens.create_token(world.db, "api-personel", name="yedek").secret
         tokens.revoke_token(world.db, tokens.list_tokens(world.db, "api-personel")[0].id)
-        for url in ("/v1/documents", f"/v1/documents/{min(world.readable)}", "/v1/search?q=risk"):
+        for url in ("/v1/documents", f"/v1/documents/{world.public[min(world.readable)]}", "/v1/search?q=risk"):
             response = world.client.get(url, headers=bearer(spare))
             world.ledger.ok("api.revocation", response.status_code == 401, (url, response.status_code))
         users.set_active(world.db, username, False)
-        calls = [("GET", "/v1/documents", None), ("GET", f"/v1/documents/{min(world.readable)}/file", None),
+        calls = [("GET", "/v1/documents", None), ("GET", f"/v1/documents/{world.public[min(world.readable)]}/file", None),
                  ("GET", "/v1/search?q=risk", None), ("POST", "/v1/chat", {"question": question})]
         for method, url, body in calls:
             response = world.client.request(method, url, json=body, headers=bearer(world.secrets["uretim"]))

@@ -50,7 +50,7 @@ def wait_healthy(base: str, proc: subprocess.Popen) -> None:
 
 def test_the_api_command_serves_over_loopback_and_stops_on_sigterm(db, settings, tmp_path) -> None:
     embedder = CachedEmbedder(make_test_embedder(), db)
-    law = ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"]).document_id
+    law = ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"]).public_id
     secret = person(db, "mehmet", "isg")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "API_"))} | {

@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from ragcore import jobs
 from ragcore.access import users
+from ragcore.core import short_id
 from ragcore.retrieval import question_terms
 from ragcore.store import Database, EmbeddingSpace, current_embedding_space, ensure_embedding_space
 from tests import pdfs
@@ -263,13 +264,15 @@ def test_upload_through_file_uploader_then_chat_cites_page_7(app_env: Path, db: 
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     _upload_law(admin, ["isg", "personel"])
     queued = texts(admin)
-    assert "sıraya alındı (iş #1)" in queued, queued  # the page returned at once with a job
-    assert f"İş #1 · Doküman yükleme · {LAW_6331.name}" in queued  # and the jobs section shows it
+    (waiting,) = jobs.list_jobs(db)
+    label = short_id(waiting.public_id)  # the public id's first characters, never the row's key
+    assert f"sıraya alındı (iş {label})" in queued, queued  # the page returned at once with a job
+    assert f"İş {label} · Doküman yükleme · {LAW_6331.name}" in queued  # and the jobs section shows it
     job = _finished_job(db)  # done by the worker inside the app process
     assert job.status == "succeeded", job.error
     admin.run()
     shown = texts(admin)
-    assert "Tamamlandı" in shown and f"belge #{job.result['document_id']}" in shown
+    assert "Tamamlandı" in shown and f"belge {short_id(job.result['document_id'])}" in shown
     assert "Tüm dokümanlar (1)" in [h.value for h in admin.subheader]
     with db.connection() as conn:
         row = conn.execute("SELECT title, allowed_roles, uploaded_by FROM documents").fetchone()
@@ -287,7 +290,7 @@ def test_upload_through_file_uploader_then_chat_cites_page_7(app_env: Path, db: 
     assert any("alıntı modu" in b.proto.label for b in mehmet.get("badge")) or "alıntı modu" in shown
     assert "chat_pending" not in mehmet.session_state
     with db.connection() as conn:
-        qid, status = conn.execute("SELECT id, status FROM questions WHERE username = 'mehmet'").fetchone()
+        qid, status = conn.execute("SELECT public_id::text, status FROM questions WHERE username = 'mehmet'").fetchone()
     assert status == "answered"
 
     # 👎 with a comment lands on the question and in the review queue.
@@ -296,7 +299,7 @@ def test_upload_through_file_uploader_then_chat_cites_page_7(app_env: Path, db: 
     button(mehmet, "Yorumu gönder").click()
     mehmet.run()
     with db.connection() as conn:
-        feedback, comment = conn.execute("SELECT feedback, feedback_comment FROM questions WHERE id = %s",
+        feedback, comment = conn.execute("SELECT feedback, feedback_comment FROM questions WHERE public_id = %s",
                                          (qid,)).fetchone()
     assert (feedback, comment) == (-1, "Madde numarası eksik")
 
@@ -407,11 +410,11 @@ def test_queued_upload_without_a_worker_can_be_cancelled_and_survives_restart(
     context.reset(keep_models=True)  # an app restart: the page reads the table again
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     admin.switch_page("pages/documents.py").run()
-    assert "İş #1 · Doküman yükleme · yonetmelik.pdf" in texts(admin)
-    admin.button(key=f"job_cancel_{job.id}").click()
+    assert f"İş {short_id(job.public_id)} · Doküman yükleme · yonetmelik.pdf" in texts(admin)
+    admin.button(key=f"job_cancel_{job.public_id}").click()
     admin.run()
     assert not admin.exception
-    assert f"İş #{job.id} iptal edildi." in texts(admin)
+    assert f"İş {short_id(job.public_id)} iptal edildi." in texts(admin)
     assert jobs.get_job(db, job.id).status == "cancelled"
     assert not jobs.staged_path(context._app_context().settings, job.id).exists()
 
@@ -433,7 +436,9 @@ def test_review_queue_upload_resolves_the_item_through_a_job(app_env: Path, db: 
     assert not admin.exception
     assert "Doküman eklenince kayıt çözülecek." in texts(admin)
     job = _finished_job(db)
-    assert job.status == "succeeded" and job.resolves_question_id == qid, job.error
+    with db.connection() as conn:
+        key = conn.execute("SELECT id FROM questions WHERE public_id = %s", (qid,)).fetchone()[0]
+    assert job.status == "succeeded" and job.resolves_question_id == key, job.error
     assert questions.review_queue(db) == []  # resolved by the job, not by the page
     admin.run()
     assert "Kuyruk boş" in texts(admin)

@@ -58,7 +58,7 @@ def test_everyone_choice_opens_a_document_to_every_role(db: Database, settings, 
     doc_id = _ingest(db, settings, embedder, ["isg", "personel"])
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     admin.switch_page("pages/documents.py").run()
-    picker = admin.multiselect(key=f"doc_roles_{doc_id}")
+    picker = admin.multiselect(key=f"doc_roles_{get_document(db, doc_id, 'admin').public_id}")
     assert "“Tüm personel” yalnızca personel rolüdür" in picker.help and "herkese açık" not in picker.help
     assert "Herkes" in [picker.format_func(o) for o in picker.options] if hasattr(picker, "format_func") \
         else "Herkes" in picker.options
@@ -122,7 +122,7 @@ def test_title_edit_and_delete_dialog(db: Database, settings, embedder) -> None:
     doc_id = _ingest(db, settings, embedder, ["isg"])
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     admin.switch_page("pages/documents.py").run()
-    admin.text_input(key=f"doc_title_{doc_id}").input("İş Kazası Prosedürü")
+    admin.text_input(key=f"doc_title_{get_document(db, doc_id, 'admin').public_id}").input("İş Kazası Prosedürü")
     button(admin, "Başlığı kaydet").click()
     admin.run()
     assert get_document(db, doc_id, "admin").title == "İş Kazası Prosedürü"

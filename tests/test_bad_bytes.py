@@ -90,7 +90,7 @@ def test_a_question_with_nul_is_answered_and_logged(mehmet, db, settings, embedd
     answer = service.ask(mehmet, "Bu Yonetmelik\x00 butun isyerlerine\udc80 uygulanir mi?")
     assert answer.status == STATUS_ANSWERED and answer.question_id is not None
     [logged] = logged_questions(db, "mehmet")
-    assert logged.id == answer.question_id
+    assert logged.public_id == answer.question_id
     assert logged.question == "Bu Yonetmelik butun isyerlerine\ufffd uygulanir mi?"
 
 

@@ -45,31 +45,33 @@ def cli(db, cli_env, monkeypatch, tmp_path, capsys):
     return run
 
 
-def test_background_ingest_list_show_cancel_retry(cli, settings, tmp_path) -> None:
+def test_background_ingest_list_show_cancel_retry(cli, db, settings, tmp_path) -> None:
     path = tmp_path / "yonetmelik.pdf"
     path.write_bytes(pdfs.law_pdf())
     code, queued, err = cli("ingest", str(path), "--roles", "isg", "--background", "--json")
     assert code == 0 and queued["status"] == "queued" and queued["kind"] == jobs.INGEST
     assert "no live worker" in err  # nobody runs it yet, and the operator is told
-    job_id = queued["job_id"]
-    assert jobs.staged_path(settings, job_id).is_file()
+    job_id = queued["job_id"]  # the public id; the staged file is named by the row's key
+    key = jobs.find_job(db, job_id).id
+    assert jobs.staged_path(settings, key).is_file()
 
     code, listed, _ = cli("jobs", "--json")
     assert code == 0 and [j["job_id"] for j in listed] == [job_id] and listed[0]["label"] == "yonetmelik.pdf"
     code, shown, _ = cli("jobs", str(job_id), "--json")
     assert code == 0 and shown["status"] == "queued" and shown["arguments"]["roles"] == ["isg"]
     code, human, _ = cli("jobs")
-    assert code == 0 and f"#{job_id}" in human and "queued" in human
+    assert code == 0 and job_id in human and "queued" in human
 
     code, cancelled, _ = cli("jobs", "cancel", str(job_id), "--json")
     assert code == 0 and cancelled["status"] == "cancelled"
-    assert not jobs.staged_path(settings, job_id).exists()
+    assert not jobs.staged_path(settings, key).exists()
     code, _, err = cli("jobs", "retry", str(job_id))
     assert code == 1 and "dosya artık yok" in err
     code, _, err = cli("jobs", "cancel", str(job_id))
     assert code == 1 and "zaten bitmiş" in err
-    code, _, err = cli("jobs", "999")
-    assert code == 1 and "bulunamadı" in err
+    for unknown in ("999", str(key), "3f2a9c1e-0000-4000-8000-000000000000"):  # the key is no id either
+        code, _, err = cli("jobs", unknown)
+        assert code == 1 and "bulunamadı" in err, unknown
     code, _, err = cli("jobs", "sil", "1")
     assert code == 1 and "usage" in err
 

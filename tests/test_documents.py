@@ -43,8 +43,12 @@ def test_get_chunks_and_file_respect_the_role(db, settings, two_docs):
     chunks = docs.document_chunks(db, law, "isg")
     assert [c.ordinal for c in chunks] == list(range(len(chunks)))
     assert any(c.article == "Madde 1" for c in chunks)
-    with pytest.raises(docs.DocumentNotFound, match=f"#{law}"):
+    with pytest.raises(docs.DocumentNotFound, match="bulunamadı") as refused:
         docs.document_chunks(db, law, "personel")
+    assert str(law) not in str(refused.value)  # the key is a counter: no message shows it
+    assert docs.find_document(db, doc.public_id, "isg") == doc
+    assert docs.find_document(db, doc.public_id, "personel") is None
+    assert docs.find_document(db, str(law), "admin") is None  # a key is no public id
     assert docs.document_file(settings, doc, "isg") == stored_path(settings, doc.sha256)
     assert docs.document_file(settings, doc, "admin") is not None
     assert docs.document_file(settings, doc, "personel") is None

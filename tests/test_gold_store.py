@@ -85,9 +85,12 @@ def test_unknown_set_and_version(db) -> None:
 
 
 def _review_item(db, username: str, role: str, question: str, **outcome) -> int:
+    """The item's key, as the review page (an admin's, inside the server) hands it to the lab."""
     user = users.create_user(db, username, role, f"{username}-parola-1")
     outcome = {"answer": None, "status": STATUS_NEEDS_REVIEW, "generator": None, "llm_called": False, **outcome}
-    return qlog.insert_question(db, qlog.question_record(user, question, **outcome))
+    public_id = qlog.insert_question(db, qlog.question_record(user, question, **outcome))
+    with db.connection() as conn:
+        return conn.execute("SELECT id FROM questions WHERE public_id = %s", (public_id,)).fetchone()[0]
 
 
 def test_a_review_question_joins_a_set_as_a_new_version(db, settings) -> None:

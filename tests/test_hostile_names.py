@@ -140,7 +140,7 @@ def test_hostile_names_render_literally_everywhere(db: Database, monkeypatch: py
     _upload(admin, db, data)  # upload: the success message names the title
     assert_literal(admin, CONSTRUCTS, "upload success message")
     with db.connection() as conn:
-        doc_id, stored_title, stored_name = conn.execute("SELECT id, title, filename FROM documents").fetchone()
+        doc_id, stored_title, stored_name = conn.execute("SELECT public_id::text, title, filename FROM documents").fetchone()
     assert (stored_title, stored_name) == (TITLE, FILENAME)  # stored as typed, escaped only when shown
 
     admin.switch_page("pages/documents.py").run()  # the documents list: title, file name, uploader
@@ -168,7 +168,7 @@ def test_hostile_names_render_literally_everywhere(db: Database, monkeypatch: py
     assert ayse.session_state["chat_history"][-1].sources, "the chat showed no source"
     assert_literal(ayse, QUESTION_CONSTRUCTS + CONSTRUCTS + LINE_STARTS, "chat")
     with db.connection() as conn:
-        question_id = conn.execute("SELECT id FROM questions WHERE username = 'ayse'").fetchone()[0]
+        question_id = conn.execute("SELECT public_id::text FROM questions WHERE username = 'ayse'").fetchone()[0]
     set_feedback(db, question_id, "ayse", -1, COMMENT)
 
     admin.switch_page("pages/review.py").run()  # question, answer, comment, source titles

@@ -79,8 +79,8 @@ def test_duplicate_upload_is_refused_naming_the_document(db, settings, embedder)
     before = state(db, settings)
     with pytest.raises(DuplicateDocument) as info:
         ingest_pdf(db, settings, embedder, data, filename="kopya.pdf", roles=["ik"])
-    assert "Örnek yönetmelik" in str(info.value) and f"#{first.document_id}" in str(info.value)
-    assert info.value.document_id == first.document_id
+    assert "Örnek yönetmelik" in str(info.value) and first.public_id in str(info.value)
+    assert info.value.public_id == first.public_id and f"#{first.document_id}" not in str(info.value)
     assert state(db, settings) == before
 
 

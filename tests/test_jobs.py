@@ -403,7 +403,7 @@ def test_a_duplicate_upload_fails_for_good_and_leaves_no_staged_file(db, fast, r
     assert jobs.staged_path(fast, job.id).is_file()
     jobs.run_worker(fast, wait=False, embedder_factory=lambda: real_embedder)
     failed = jobs.get_job(db, job.id)
-    assert failed.status == "failed" and "zaten yüklü" in failed.error and f"#{existing.document_id}" in failed.error
+    assert failed.status == "failed" and "zaten yüklü" in failed.error and existing.public_id in failed.error
     assert not jobs.staged_path(fast, job.id).exists()
     assert list(fast.incoming_dir.iterdir()) == []
     assert jobs.KINDS[jobs.INGEST].cannot_retry(fast, failed)  # the app offers no retry button
@@ -492,9 +492,10 @@ def test_upload_that_resolves_a_review_item(db, fast, real_embedder) -> None:
     asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
     qid = questions.insert_question(db, questions.question_record(
         asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW, generator=None, llm_called=False))
-    assert [item.id for item in questions.review_queue(db)] == [qid]
+    (item,) = questions.review_queue(db)
+    assert item.public_id == qid
     job = jobs.submit_ingest(db, fast, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"], created_by="admin",
-                             resolves_question_id=qid)
+                             resolves_question_id=item.id)
     jobs.run_worker(fast, wait=False, embedder_factory=lambda: real_embedder)
     assert jobs.get_job(db, job.id).status == "succeeded"
     assert questions.review_queue(db) == []

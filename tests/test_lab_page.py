@@ -112,7 +112,7 @@ def test_upload_run_compare_and_review_to_gold(app_env, db, settings) -> None:
 
     # The review queue: an unanswered question becomes a gold question of the set.
     mehmet = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
-    qid = qlog.insert_question(db, qlog.question_record(
+    qid = qlog.insert_question(db, qlog.question_record(  # its public id: the review page's widget keys
         mehmet, "Tatbikat ne siklikla yapilir?", answer=None, status=STATUS_NEEDS_REVIEW, generator=None,
         llm_called=False))
     review = _page("review.py")
@@ -128,6 +128,8 @@ def test_upload_run_compare_and_review_to_gold(app_env, db, settings) -> None:
     # The next run measures it.
     run_id, folder = _run_from_the_form(at, db, settings, ["use"], ["lexical"])
     cases = gold_report.load_cases(folder)
+    with db.connection() as conn:  # the lab names a review item by the row's key (admins only see the lab)
+        qid = conn.execute("SELECT id FROM questions WHERE public_id = %s", (qid,)).fetchone()[0]
     added = [c for c in cases if c["qid"] == f"inceleme-{qid}"]
     assert [(c["role"], c["answerable"]) for c in added] == [("isg", True)]
     assert added[0]["scores"]["rank"] == 1  # BM25 finds article 4 on page 2 first

@@ -23,6 +23,7 @@ import random
 import re
 import subprocess
 import sys
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -43,6 +44,7 @@ from ragcore.documents import (
     delete_document,
     document_chunks,
     document_file,
+    find_document,
     get_document,
     ingest_pdf,
     list_documents,
@@ -70,7 +72,7 @@ N_DOCS = 14
 EXPECTED_PATHS = {
     "retrieval.search", "chat.recording", "chat.extractive", "chat.extractive-calibrated", "prompt.context", "logs",
     "questions.table", "review.queue", "documents.list", "documents.get", "documents.chunks",
-    "documents.download", "cli.search", "cli.ask", "cli.documents", "cli.chunks", "cli.process.search",
+    "documents.download", "documents.find", "cli.ids", "cli.search", "cli.ask", "cli.documents", "cli.chunks", "cli.process.search",
     "cli.process.ask", "role-change.answer", "role-change.prompt", "role-change.log", "deactivation",
     "document-role-change", "app.navigation", "app.documents", "app.search", "app.chat", "app.chat-history",
     "markers.visible",
@@ -231,6 +233,11 @@ def test_document_list_get_chunks_and_download(world: World) -> None:
             allowed = world.may_read(role, doc_id)
             doc = get_document(world.db, doc_id, role)
             world.ledger.ok("documents.get", (doc is not None) == allowed, (role, doc_id))
+            found = find_document(world.db, world.public[doc_id], role)  # what the API and the CLI look up
+            world.ledger.ok("documents.find", (found is not None) == allowed and (found is None or found.id == doc_id),
+                            (role, doc_id))
+            world.ledger.ok("documents.find", find_document(world.db, str(doc_id), role) is None,
+                            (role, doc_id, "a database key is no public id"))
             try:
                 chunks = document_chunks(world.db, doc_id, role)
             except DocumentNotFound as exc:
@@ -286,24 +293,31 @@ def test_cli_search_ask_documents_and_chunks(world: World, cli_env, capsys) -> N
             code, out, err = _cli(capsys, "search", question, "--role", role, "--k", "50", "--mode", mode, "--json")
             assert code == 0, err
             world.scan("cli.search", role, out + err, question, question)
+            world.ids("cli.ids", role, json.loads(out), "search")
             for r in json.loads(out)["results"]:
-                world.source("cli.search", role, r["document_id"], text=r["text"] + r["title"])
+                world.source("cli.search", role, world.key(r["document_id"]), text=r["text"] + r["title"])
             code, out, err = _cli(capsys, "search", question, "--role", role, "--mode", mode)  # human output
             world.scan("cli.search", role, out + err, question, question)
             code, out, err = _cli(capsys, "ask", question, "--user", f"kisi-{role}", "--json")
             assert code == 0, err
             world.scan("cli.ask", role, out + err, question, question)
+            world.ids("cli.ids", role, json.loads(out), "ask")
             for r in json.loads(out)["sources"]:
-                world.source("cli.ask", role, r["document_id"], text=r["text"] + r["title"])
+                world.source("cli.ask", role, world.key(r["document_id"]), text=r["text"] + r["title"])
         code, out, err = _cli(capsys, "documents", "--role", role, "--json")
         assert code == 0, err
         world.scan("cli.documents", role, out, role)
+        world.ids("cli.ids", role, json.loads(out), "documents")
         for d in json.loads(out):
-            world.source("cli.documents", role, d["document_id"])
+            world.source("cli.documents", role, world.key(d["document_id"]))
+        _, _, unknown = _cli(capsys, "chunks", str(uuid.uuid4()), "--role", role, "--json")
         for doc_id in world.readable:
-            code, out, err = _cli(capsys, "chunks", str(doc_id), "--role", role, "--json")
+            code, out, err = _cli(capsys, "chunks", world.public[doc_id], "--role", role, "--json")
             world.ledger.ok("cli.chunks", (code == 0) == world.may_read(role, doc_id), (role, doc_id, code))
+            world.ledger.ok("cli.chunks", code == 0 or err == unknown, (role, doc_id, err))  # forbidden = unknown
             world.scan("cli.chunks", role, out + err, doc_id)
+            code, out, err = _cli(capsys, "chunks", str(doc_id), "--role", role, "--json")  # the database key
+            world.ledger.ok("cli.chunks", code == 1 and err == unknown, (role, doc_id, "key accepted", code))
     world.assert_no_new_leaks(before)
 
 
@@ -321,8 +335,9 @@ def test_cli_search_and_ask_as_real_processes(world: World, cli_env, tmp_path: P
         assert proc.returncode == 0, proc.stderr
         world.scan(path, role, proc.stdout + proc.stderr, question, question)
         payload = json.loads(proc.stdout)
+        world.ids(path, role, payload, argv[0])
         for r in payload.get("results", payload.get("sources", [])):
-            world.source(path, role, r["document_id"], text=r["text"])
+            world.source(path, role, world.key(r["document_id"]), text=r["text"])
     world.assert_no_new_leaks(before)
 
 
@@ -344,7 +359,7 @@ def test_role_change_and_deactivation_take_effect_on_the_next_question(world: Wo
             messages, _ = recorder.calls[-1]
             world.scan("role-change.prompt", new_role, messages[-1]["content"], new_role, question)
             with world.db.connection() as conn:
-                logged_role = conn.execute("SELECT role FROM questions WHERE id = %s",
+                logged_role = conn.execute("SELECT role FROM questions WHERE public_id = %s",
                                            (answer.question_id,)).fetchone()[0]
             world.ledger.ok("role-change.log", logged_role == new_role, (new_role, logged_role))
         users.set_active(world.db, stale.username, False)

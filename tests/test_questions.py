@@ -20,8 +20,8 @@ def people(db):
     return users.create_user(db, "mehmet", "isg", "parola-123"), users.create_user(db, "ayse", "ik", "parola-123")
 
 
-def _log(db, user, status="answered", **kw) -> int:
-    """One row written as the answer service writes it."""
+def _log(db, user, status="answered", **kw) -> str:
+    """One row written as the answer service writes it; its public id."""
     return insert_question(db, question_record(user, "soru?", answer="cevap", status=status, generator="extractive",
                                                llm_called=False, **kw))
 
@@ -32,7 +32,7 @@ def test_a_logged_question_keeps_its_outcome(db, people) -> None:
     second = _log(db, mehmet, status="needs_review")
     _log(db, ayse)
     recent = logged_questions(db, "mehmet")
-    assert [q.id for q in recent] == [second, first]
+    assert [q.public_id for q in recent] == [second, first]
     logged = recent[1]
     assert logged.role == "isg" and logged.retrieval_ms == 12.5 and logged.total_ms == 40.0
     assert logged.sources[0]["chunk_id"] == 5 and logged.sources[0]["article"] == "Madde 10"
@@ -60,9 +60,10 @@ def test_review_queue_and_resolve(db, people) -> None:
     disliked = _log(db, mehmet)
     set_feedback(db, disliked, "mehmet", -1)
     _log(db, mehmet, status="fallback")
-    assert [q.id for q in review_queue(db)] == [disliked, refused]
-    mark_resolved(db, refused, "admin")
-    assert [q.id for q in review_queue(db)] == [disliked]
+    queue = review_queue(db)
+    assert [q.public_id for q in queue] == [disliked, refused]
+    mark_resolved(db, queue[1].id, "admin")  # the admin's page, by the row's key
+    assert [q.public_id for q in review_queue(db)] == [disliked]
     with pytest.raises(QuestionLogError):
-        mark_resolved(db, refused, "admin")
+        mark_resolved(db, queue[1].id, "admin")
     assert logged_questions(db, "mehmet")[2].resolved_by == "admin"

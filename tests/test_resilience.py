@@ -117,7 +117,7 @@ def test_model_failure_gives_a_message_logs_the_question_and_the_app_keeps_worki
         assert "".join(fake_llm.pieces()[:2]) in streamed and GOOD_REPLY[:20] not in answer.text
     # The question is logged, as an error, with the message.
     logged = logged_questions(db, "mehmet")[0]
-    assert (logged.id, logged.status, logged.error) == (answer.question_id, STATUS_ERROR, answer.notice)
+    assert (logged.public_id, logged.status, logged.error) == (answer.question_id, STATUS_ERROR, answer.notice)
     assert logged.answer == answer.text and logged.sources and logged.generator == generator.label
 
     # The app keeps working: retrieval-only search, the extractive quoter…

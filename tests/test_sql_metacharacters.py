@@ -106,7 +106,7 @@ def test_questions_and_feedback_round_trip(corpus, db, settings, embedder, paylo
     set_feedback(db, answer.question_id, "okur", -1, payload)
     logged = logged_questions(db, "okur")[0]
     assert (logged.question, logged.feedback, logged.feedback_comment) == (question, -1, payload.strip())
-    assert any(item.id == answer.question_id and item.feedback_comment == payload.strip()
+    assert any(item.public_id == answer.question_id and item.feedback_comment == payload.strip()
                for item in review_queue(db))
     assert_tables_intact(db, users_at_least=1, documents_at_least=len(PAYLOADS))
 

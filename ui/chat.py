@@ -60,7 +60,7 @@ class Turn:
     badge: str = ""
     sources: tuple[Source, ...] = ()
     cited: tuple[int, ...] = ()
-    question_id: int | None = None
+    question_id: str | None = None  # the public id: it is in widget keys, and those reach the browser
     notice: str | None = None
     error: str | None = None
     timings: dict = field(default_factory=dict)
@@ -116,7 +116,7 @@ def render_sources(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
         render_source(ctx, user, source, turn.terms, f"{key}_src{source.rank}")
 
 
-def _save_feedback(ctx: AppContext, user: User, question_id: int) -> None:
+def _save_feedback(ctx: AppContext, user: User, question_id: str) -> None:
     from ragcore.answer import QuestionLogError, set_feedback
 
     choice = st.session_state.get(f"fb_{question_id}")

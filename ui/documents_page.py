@@ -61,16 +61,16 @@ def _download(ctx: AppContext, user: User, doc: Document) -> None:
         st.caption("Dosya sunucuda bulunamadı.")
         return
     st.download_button("İndir", data=partial(Path.read_bytes, path), file_name=doc.filename,
-                       mime="application/pdf", key=f"doc_download_{doc.id}", icon=":material/download:")
+                       mime="application/pdf", key=f"doc_download_{doc.public_id}", icon=":material/download:")
 
 
 def _edit_title(ctx: AppContext, doc: Document) -> None:
     from ragcore.documents import TitleError, set_document_title
 
     with st.popover("Başlığı düzenle", icon=":material/edit:"):
-        title = st.text_input("Başlık", value=doc.title, key=f"doc_title_{doc.id}", max_chars=500,
+        title = st.text_input("Başlık", value=doc.title, key=f"doc_title_{doc.public_id}", max_chars=500,
                               help="Her kaynak gösteriminde bu başlık görünür.")
-        if st.button("Başlığı kaydet", key=f"doc_title_save_{doc.id}", type="primary"):
+        if st.button("Başlığı kaydet", key=f"doc_title_save_{doc.public_id}", type="primary"):
             try:
                 renamed = set_document_title(ctx.db, doc.id, title)
             except TitleError as exc:
@@ -87,8 +87,8 @@ def _edit_roles(ctx: AppContext, doc: Document) -> None:
     from ragcore.documents import IngestError, set_document_roles
 
     with st.popover("Erişim rolleri", icon=":material/lock_person:"):
-        roles = role_picker(f"doc_roles_{doc.id}", default=doc.allowed_roles)
-        if st.button("Rolleri kaydet", key=f"doc_roles_save_{doc.id}", type="primary"):
+        roles = role_picker(f"doc_roles_{doc.public_id}", default=doc.allowed_roles)
+        if st.button("Rolleri kaydet", key=f"doc_roles_save_{doc.public_id}", type="primary"):
             if not roles:
                 st.error("En az bir rol seçilmeli.")
                 return
@@ -119,10 +119,10 @@ def confirm_delete(ctx: AppContext, doc: Document) -> None:
     st.warning(escape_markdown(f"“{doc.title}” ve bütün bölümleri kalıcı olarak silinecek; sohbet artık bu "
                                "dokümandan kaynak gösteremez. Emin misiniz?"), icon=":material/warning:")
     with st.container(horizontal=True, horizontal_alignment="right"):
-        if st.button("Vazgeç", key=f"doc_delete_no_{doc.id}"):
+        if st.button("Vazgeç", key=f"doc_delete_no_{doc.public_id}"):
             _forget_confirm()
             st.rerun()
-        if st.button("Evet, sil", key=f"doc_delete_yes_{doc.id}", type="primary", icon=":material/delete:"):
+        if st.button("Evet, sil", key=f"doc_delete_yes_{doc.public_id}", type="primary", icon=":material/delete:"):
             _forget_confirm()
             try:
                 delete_document(ctx.db, ctx.settings, doc.id)
@@ -148,7 +148,7 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
             if user.role == "admin":
                 _edit_title(ctx, doc)
                 _edit_roles(ctx, doc)
-                if st.button("Sil", key=f"doc_delete_{doc.id}", icon=":material/delete:"):
+                if st.button("Sil", key=f"doc_delete_{doc.public_id}", icon=":material/delete:"):
                     st.session_state[CONFIRM] = doc.id
                 if st.session_state.get(CONFIRM) == doc.id:
                     confirm_delete(ctx, doc)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragcore.core import User, formatting
+from ragcore.core import User, formatting, short_id
 from ragcore.jobs import Job
 from ui.context import AppContext
 from ui.markdown import escape_markdown
@@ -62,7 +62,7 @@ def _job_card(ctx: AppContext, job: Job) -> None:
 
     kind = jobs.KINDS.get(job.kind)
     with st.container(border=True):
-        st.markdown("**" + escape_markdown(f"İş #{job.id} · {kind.label if kind else job.kind} · {job.label}") + "**")
+        st.markdown("**" + escape_markdown(f"İş {short_id(job.public_id)} · {kind.label if kind else job.kind} · {job.label}") + "**")
         meta = f"{job.status_label} · {job.created_by or 'komut satırı'} · {formatting.date_time(job.created_at)}"
         if job.attempts > 1:
             meta += f" · {job.attempts}. deneme"
@@ -91,19 +91,19 @@ def _actions(ctx: AppContext, job: Job) -> None:
     from ragcore import jobs
 
     if job.active and not job.cancel_requested_at:
-        if st.button("İptal et", key=f"job_cancel_{job.id}", icon=":material/cancel:"):
+        if st.button("İptal et", key=f"job_cancel_{job.public_id}", icon=":material/cancel:"):
             try:
                 done = jobs.cancel(ctx.db, ctx.settings, job.id)
-                _flash(f"İş #{job.id} iptal edildi." if done.status == jobs.CANCELLED
-                       else f"İş #{job.id} için iptal istendi; bir sonraki adımda durur ve hiçbir şey kaydetmez.")
+                _flash(f"İş {short_id(job.public_id)} iptal edildi." if done.status == jobs.CANCELLED
+                       else f"İş {short_id(job.public_id)} için iptal istendi; bir sonraki adımda durur ve hiçbir şey kaydetmez.")
             except jobs.JobError as exc:
                 _flash(str(exc), "warning")
             st.rerun()
     elif job.status in (jobs.FAILED, jobs.CANCELLED) and _retryable(ctx, job):
-        if st.button("Yeniden dene", key=f"job_retry_{job.id}", icon=":material/replay:"):
+        if st.button("Yeniden dene", key=f"job_retry_{job.public_id}", icon=":material/replay:"):
             try:
                 jobs.retry(ctx.db, ctx.settings, job.id)
-                _flash(f"İş #{job.id} yeniden sıraya alındı.")
+                _flash(f"İş {short_id(job.public_id)} yeniden sıraya alındı.")
             except jobs.JobError as exc:
                 _flash(str(exc), "warning")
             st.rerun()

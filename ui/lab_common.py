@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from ragcore.core import short_id
 from ragcore.jobs import Job
 from ui.context import AppContext
 from ui.markdown import escape_markdown
@@ -54,7 +55,7 @@ def job_progress(ctx: AppContext, job_id: int, *, on_finished: Callable[[Job], N
     try:
         job = jobs.get_job(ctx.db, job_id)
     except jobs.JobNotFound:
-        st.warning(escape_markdown(f"İş #{job_id} bulunamadı."))
+        st.warning("Lab işi bulunamadı.")
         return
     st.fragment(_progress_panel, run_every=REFRESH_S if job.active else None)(ctx, job_id, job.active, on_finished,
                                                                               scope)
@@ -70,7 +71,7 @@ def _progress_panel(ctx: AppContext, job_id: int, was_active: bool, on_finished:
         st.rerun()  # finished since the page was drawn: draw the results (and stop refreshing)
     kind = jobs.KINDS.get(job.kind)
     run = lab_runs.run_for_job(ctx.db, job.id)
-    head = f"İş #{job.id} · {kind.label if kind else job.kind} · {job.status_label}"
+    head = f"İş {short_id(job.public_id)} · {kind.label if kind else job.kind} · {job.status_label}"
     if job.attempts > 1:
         head += f" · {job.attempts}. deneme"
     st.caption(escape_markdown(head))
@@ -101,14 +102,14 @@ def _controls(ctx: AppContext, job: Job, scope: str) -> None:
     from ragcore import jobs
 
     if job.active and not job.cancel_requested_at:
-        if st.button("İptal et", key=f"lab_cancel_{scope}_{job.id}", icon=":material/cancel:"):
+        if st.button("İptal et", key=f"lab_cancel_{scope}_{job.public_id}", icon=":material/cancel:"):
             try:
                 jobs.cancel(ctx.db, ctx.settings, job.id)
             except jobs.JobError as exc:
                 st.warning(escape_markdown(str(exc)))
             st.rerun()
     elif job.status in (jobs.FAILED, jobs.CANCELLED):
-        if st.button("Kaldığı yerden sürdür", key=f"lab_retry_{scope}_{job.id}", icon=":material/replay:"):
+        if st.button("Kaldığı yerden sürdür", key=f"lab_retry_{scope}_{job.public_id}", icon=":material/replay:"):
             try:
                 jobs.retry(ctx.db, ctx.settings, job.id)
             except jobs.JobError as exc:

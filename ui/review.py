@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, STATUS_NEEDS_REVIEW, User, formatting
+from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, STATUS_NEEDS_REVIEW, User, formatting, short_id
 from ui.context import AppContext
 from ui.markdown import escape_answer, escape_markdown
 from ui.review_gold import render_gold_control
@@ -63,10 +63,10 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
                 st.markdown(f"**Yorum:** {escape_markdown(item.feedback_comment)}")
             if item.id in pending:
                 job = pending[item.id]
-                st.info(escape_markdown(f"Yüklenen doküman işleniyor (iş #{job.id}, {job.label}); "
+                st.info(escape_markdown(f"Yüklenen doküman işleniyor (iş {short_id(job.public_id)}, {job.label}); "
                                         "tamamlanınca kayıt kendiliğinden çözülür."), icon=":material/pending:")
             cols = st.columns([1, 2, 2])
-            if cols[0].button("Çözüldü", key=f"review_done_{item.id}", icon=":material/done:"):
+            if cols[0].button("Çözüldü", key=f"review_done_{item.public_id}", icon=":material/done:"):
                 try:
                     mark_resolved(ctx.db, item.id, admin.username)
                     _flash("Kayıt çözüldü olarak işaretlendi.")
@@ -74,11 +74,11 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
                     st.session_state["review_flash"] = str(exc)
                 st.rerun()
             with cols[1].popover("Doküman yükleyerek çöz", icon=":material/upload_file:"):
-                with st.form(f"review_upload_{item.id}", clear_on_submit=True):
-                    file = st.file_uploader("PDF", type=["pdf"], key=f"review_file_{item.id}",
+                with st.form(f"review_upload_{item.public_id}", clear_on_submit=True):
+                    file = st.file_uploader("PDF", type=["pdf"], key=f"review_file_{item.public_id}",
                                             max_upload_size=ctx.settings.max_upload_mb)
-                    roles = role_picker(f"review_roles_{item.id}", default=(item.role,))
-                    title = st.text_input("Başlık (isteğe bağlı)", key=f"review_title_{item.id}")
+                    roles = role_picker(f"review_roles_{item.public_id}", default=(item.role,))
+                    title = st.text_input("Başlık (isteğe bağlı)", key=f"review_title_{item.public_id}")
                     submitted = st.form_submit_button("Yükle ve çöz", type="primary")
                 if submitted:
                     if file is None:

@@ -25,19 +25,19 @@ def render_gold_control(ctx: AppContext, admin: User, item, flash) -> None:
     with st.popover("Altın sete ekle", icon=":material/playlist_add_check:"):
         sets = [v.name for v in goldstore.list_sets(ctx.db)]
         documents = sorted({d.filename for d in list_documents(ctx.db, item.role)})
-        with st.form(f"review_gold_{item.id}", clear_on_submit=True):
-            chosen = st.selectbox("Altın set", [*sets, NEW_SET], key=f"review_gold_set_{item.id}")
-            new_name = st.text_input("Yeni setin adı", key=f"review_gold_new_{item.id}",
+        with st.form(f"review_gold_{item.public_id}", clear_on_submit=True):
+            chosen = st.selectbox("Altın set", [*sets, NEW_SET], key=f"review_gold_set_{item.public_id}")
+            new_name = st.text_input("Yeni setin adı", key=f"review_gold_new_{item.public_id}",
                                      help="“— yeni set —” seçildiyse kullanılır.")
-            where = st.radio("Doğru cevap", [IN_DOCUMENT, NOT_OURS], key=f"review_gold_where_{item.id}",
+            where = st.radio("Doğru cevap", [IN_DOCUMENT, NOT_OURS], key=f"review_gold_where_{item.public_id}",
                              horizontal=True)
             document = st.selectbox("Belge (soranın rolünün okuyabildikleri)", documents or ["—"],
-                                    key=f"review_gold_doc_{item.id}")
-            pages = st.text_input("Sayfalar", key=f"review_gold_pages_{item.id}", placeholder="ör. 9 ya da 9-11")
-            article = st.text_input("Madde (isteğe bağlı)", key=f"review_gold_article_{item.id}",
+                                    key=f"review_gold_doc_{item.public_id}")
+            pages = st.text_input("Sayfalar", key=f"review_gold_pages_{item.public_id}", placeholder="ör. 9 ya da 9-11")
+            article = st.text_input("Madde (isteğe bağlı)", key=f"review_gold_article_{item.public_id}",
                                     placeholder="ör. Madde 14")
-            facts = st.text_input("Anahtar bilgiler (isteğe bağlı, “;” ile ayırın)", key=f"review_gold_facts_{item.id}")
-            resolve = st.checkbox("Kaydı çözüldü olarak işaretle", value=True, key=f"review_gold_resolve_{item.id}")
+            facts = st.text_input("Anahtar bilgiler (isteğe bağlı, “;” ile ayırın)", key=f"review_gold_facts_{item.public_id}")
+            resolve = st.checkbox("Kaydı çözüldü olarak işaretle", value=True, key=f"review_gold_resolve_{item.public_id}")
             submitted = st.form_submit_button("Altın sete ekle", type="primary")
         if not submitted:
             return

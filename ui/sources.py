@@ -41,11 +41,13 @@ def render_source(ctx: AppContext, user: User, source: Source, terms: Collection
         cols[0].caption(escape_markdown(f"{source.filename} · {score_name} {formatting.number(source.score)}"))
         if cols[1].button(escape_markdown(page_button_label(source)), key=f"{key}_page", icon=":material/menu_book:",
                           width="stretch"):
-            open_page_dialog(ctx, user, source, terms)
+            open_page_dialog(ctx, user, source, terms, key)
 
 
-def open_page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str]) -> None:
-    st.dialog(escape_markdown(source_label(source)), width="large")(_page_dialog)(ctx, user, source, terms)
+def open_page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str) -> None:
+    """`key` is the source's widget key on the page: the dialog's keys grow from it, never from
+    the chunk's database id (keys reach the browser, and chunk ids count other documents' chunks)."""
+    st.dialog(escape_markdown(source_label(source)), width="large")(_page_dialog)(ctx, user, source, terms, key)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -58,7 +60,7 @@ def _page_text(_settings: object, _doc: object, _role: str, sha256: str, number:
     return page.page_count, page.text
 
 
-def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str]) -> None:
+def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str) -> None:
     from ragcore.documents import PageNotFound, get_document, page_filename, page_pdf
 
     doc = get_document(ctx.db, source.document_id, user.role)
@@ -69,7 +71,7 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
     number = pages[0]
     if len(pages) > 1:
         number = st.segmented_control("Sayfa", pages, default=pages[0], format_func=lambda n: f"s. {n}",
-                                      key=f"page_choice_{source.chunk_id}") or pages[0]
+                                      key=f"{key}_page_choice") or pages[0]
     try:
         count, text = _page_text(ctx.settings, doc, user.role, doc.sha256, number)
     except PageNotFound as exc:
@@ -82,7 +84,7 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
     cols[0].download_button(
         escape_markdown(f"s. {number} (PDF)"), data=partial(page_pdf, ctx.settings, doc, number, user.role),
         file_name=page_filename(doc, number), mime="application/pdf", icon=":material/picture_as_pdf:",
-        key=f"page_pdf_{source.chunk_id}_{number}", width="stretch",
+        key=f"{key}_page_pdf_{number}", width="stretch",
         help="Yalnızca bu sayfayı içeren bir PDF: tarayıcınızın PDF görüntüleyicisi doğrudan bu sayfayı açar.",
     )
     from ragcore.documents import document_file
@@ -91,4 +93,4 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
     if path is not None:
         cols[1].download_button("Belgenin tamamı (PDF)", data=path.read_bytes, file_name=doc.filename,
                                 mime="application/pdf", icon=":material/download:",
-                                key=f"page_doc_{source.chunk_id}", width="stretch")
+                                key=f"{key}_page_doc", width="stretch")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ragcore.core import ROLE_LABELS, ROLES, User
+from ragcore.core import ROLE_LABELS, ROLES, User, short_id
 from ui.context import AppContext
 
 log = logging.getLogger("dayanak.app")
@@ -59,7 +59,7 @@ def upload_document(
     except Exception:  # unexpected (database down): still a Turkish sentence; the cause goes to the log
         log.exception("queueing the upload %r failed", filename)
         return UploadOutcome(False, QUEUE_FAILED)
-    return UploadOutcome(True, f"“{job.label}” sıraya alındı (iş #{job.id}); ilerlemesi aşağıdaki işler "
+    return UploadOutcome(True, f"“{job.label}” sıraya alındı (iş {short_id(job.public_id)}); ilerlemesi aşağıdaki işler "
                                "listesinde görünür.", job_id=job.id)
 
 

@@ -2,6 +2,8 @@
 
 The review queue is what an admin works through: questions Dayanak could not answer
 (needs_review) and answers a user rated down, newest first, until marked resolved.
+A user names their question by its public id (`insert_question` returns it, `set_feedback`
+takes it); the bigint key, a count of everybody's questions, stays with the code.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ragcore.core import (
     STATUS_NEEDS_REVIEW,
     Source,
     User,
+    parse_public_id,
     sanitize,
 )
 from ragcore.store import Database
@@ -32,7 +35,7 @@ INSERT INTO questions (user_id, username, role, question, answer, status, genera
 VALUES (%(user_id)s, %(username)s, %(role)s, %(question)s, %(answer)s, %(status)s, %(generator)s,
         %(llm_called)s, %(sources)s::jsonb, %(retrieval_ms)s, %(first_token_ms)s, %(total_ms)s, %(error)s,
         %(outcome)s, %(created_at)s::timestamptz)
-RETURNING id"""
+RETURNING public_id::text"""
 
 # A question kept in the spool while the database was down: inserted once, even when a flush is
 # repeated after a crash (same user, question and moment = same row); the user may be gone by now.
@@ -48,11 +51,11 @@ WHERE NOT EXISTS (SELECT 1 FROM questions
 
 COLUMNS = """id, username, role, question, answer, status, generator, llm_called, sources, retrieval_ms,
              first_token_ms, total_ms, error, feedback, feedback_comment, resolved_at, resolved_by, created_at,
-             outcome"""
+             outcome, public_id::text"""
 
 FEEDBACK_SQL = """
 UPDATE questions SET feedback = %(value)s, feedback_comment = %(comment)s
-WHERE id = %(id)s AND username = %(username)s
+WHERE public_id = %(public_id)s::uuid AND username = %(username)s
 RETURNING id"""
 
 REVIEW_SQL = f"""
@@ -92,11 +95,13 @@ class LoggedQuestion:
     resolved_by: str | None
     created_at: datetime
     outcome: str | None = None  # answer | closest | refused; None for an error
+    public_id: str = ""  # what the asker knows it by (widget keys too: they reach the browser)
 
 
 def source_record(source: Source) -> dict:
-    """What the log keeps of a cited source (chunk id too, so audits can trace it)."""
-    return {**source.as_dict(), "chunk_id": source.chunk_id}
+    """What the log keeps of a cited source: the database keys of its chunk and document, so
+    audits can trace it (the log is read inside the server only; older rows hold the same keys)."""
+    return {**source.as_dict(), "document_id": source.document_id, "chunk_id": source.chunk_id}
 
 
 def question_record(
@@ -131,20 +136,25 @@ def question_record(
     }
 
 
-def insert_question(db: Database, record: dict) -> int:
-    """Write one row of the log (a `question_record`); returns its id."""
+def insert_question(db: Database, record: dict) -> str:
+    """Write one row of the log (a `question_record`); returns its public id."""
     with db.connection() as conn:
         return conn.execute(INSERT_SQL, record).fetchone()[0]
 
 
-def set_feedback(db: Database, question_id: int, username: str, value: int, comment: str | None = None) -> None:
-    """Rate an answer +1/-1; only the user who asked may rate it."""
+def set_feedback(db: Database, question_id: str, username: str, value: int, comment: str | None = None) -> None:
+    """Rate an answer +1/-1 by its public id; only the user who asked may rate it.
+
+    Somebody else's question, an unknown id and text that is no id at all get the same refusal."""
     if value not in (-1, 1):
         raise QuestionLogError("Geri bildirim yalnızca olumlu (+1) ya da olumsuz (-1) olabilir.")
     comment = sanitize(comment or "").strip()[:MAX_COMMENT_CHARS] or None
-    with db.connection() as conn:
-        row = conn.execute(FEEDBACK_SQL, {"value": value, "comment": comment, "id": question_id,
-                                          "username": username}).fetchone()
+    public_id = parse_public_id(question_id)
+    row = None
+    if public_id is not None:
+        with db.connection() as conn:
+            row = conn.execute(FEEDBACK_SQL, {"value": value, "comment": comment, "public_id": public_id,
+                                              "username": username}).fetchone()
     if row is None:
         raise QuestionLogError("Bu soru bulunamadı ya da size ait değil; yalnızca kendi sorularınızı "
                                "değerlendirebilirsiniz.")

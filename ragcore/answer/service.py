@@ -308,7 +308,7 @@ class AnswerService:
             llm_called=llm_called, sources=sources, retrieval_ms=retrieval_ms,
             first_token_ms=answering.first_token_ms, total_ms=total, error=error, outcome=outcome,
         )
-        question_id: int | None
+        question_id: str | None  # its public id
         try:
             question_id = insert_question(self.db, record)
         except DatabaseUnavailable as exc:  # the answer stands; its log row waits in the spool

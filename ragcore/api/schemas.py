@@ -2,19 +2,23 @@
 
 Requests forbid unknown fields and do not coerce types (`{"question": 5}` is a 422, not "5").
 Responses are built from the product's records (`Answer`, `Source`, `Document`, `Job`), never
-from anything the caller's role could not see.
+from anything the caller's role could not see. Every id in them is a public id (a random UUID,
+ragcore.core.public_ids), typed as one, so a sequential key cannot slip into a response.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 
 from ragcore.answer import MAX_COMMENT_CHARS
 from ragcore.core import Answer, Document, Source
+
+PublicId = Annotated[UUID, Field(description="opaque id (a random UUID); the same in every path and body")]
 
 
 class _Request(BaseModel):
@@ -41,7 +45,7 @@ class ChatRequest(_Request):
 
 class SourceOut(BaseModel):
     rank: int = Field(description="the [n] the answer cites")
-    document_id: int
+    document_id: PublicId
     title: str
     filename: str
     page_start: int
@@ -73,7 +77,7 @@ class ChatAnswer(BaseModel):
     llm_called: bool
     cited: list[int]
     sources: list[SourceOut]
-    question_id: int | None = Field(description="for POST /v1/questions/{id}/feedback")
+    question_id: UUID | None = Field(description="for POST /v1/questions/{id}/feedback (a random UUID)")
     notice: str | None
     timings: Timings
 
@@ -134,7 +138,7 @@ class SearchResult(BaseModel):
 
 
 class DocumentOut(BaseModel):
-    id: int
+    id: PublicId
     title: str
     filename: str
     pages: int
@@ -147,7 +151,7 @@ class DocumentOut(BaseModel):
 
     @classmethod
     def of(cls, doc: Document) -> DocumentOut:
-        return cls(id=doc.id, title=doc.title, filename=doc.filename, pages=doc.page_count, chunks=doc.chunk_count,
+        return cls(id=doc.public_id, title=doc.title, filename=doc.filename, pages=doc.page_count, chunks=doc.chunk_count,
                    size_bytes=doc.size_bytes, allowed_roles=list(doc.allowed_roles), uploaded_by=doc.uploaded_by,
                    created_at=doc.created_at, skipped_pages=list(doc.skipped_pages))
 
@@ -173,7 +177,7 @@ class Deleted(BaseModel):
 
 
 class JobOut(BaseModel):
-    job_id: int
+    job_id: PublicId
     kind: str
     label: str
     status: str = Field(description="queued | running | succeeded | failed | cancelled")
@@ -209,7 +213,7 @@ class FeedbackRequest(_Request):
 
 
 class FeedbackResult(BaseModel):
-    question_id: int
+    question_id: PublicId
     value: int
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.cli.progress import StageBars
-from ragcore.core import ROLES, Settings
+from ragcore.core import ROLES, Document, Settings
 from ragcore.documents import IngestError, ingest_pdf, reembed_all
 from ragcore.documents import catalog as docs
 from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
@@ -36,13 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_documents)
 
     p = sub.add_parser("chunks", help="show a document's chunks")
-    p.add_argument("document_id", type=int)
+    p.add_argument("document_id", help="the document's public id (as `documents` lists it)")
     p.add_argument("--role", default="admin", choices=ROLES)
     add_json_flag(p)
     p.set_defaults(func=cmd_chunks)
 
     p = sub.add_parser("delete-document", help="delete a document, its chunks and its stored file")
-    p.add_argument("document_id", type=int)
+    p.add_argument("document_id", help="the document's public id (as `documents` lists it)")
     add_json_flag(p)
     p.set_defaults(func=cmd_delete)
 
@@ -71,7 +71,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
     def human() -> str:
         skipped = f"; metinsiz sayfalar atlandı: {result.skipped_pages}" if result.skipped_pages else ""
-        return (f"belge #{result.document_id} “{result.title}”: {result.pages} sayfa, {result.chunks} parça, "
+        return (f"belge {result.public_id} “{result.title}”: {result.pages} sayfa, {result.chunks} parça, "
                 f"{result.seconds:.1f} sn{skipped}")
 
     emit(payload, args.json, human)
@@ -82,7 +82,7 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         found = docs.list_documents(db, args.role)
     payload = [
-        {"document_id": d.id, "title": d.title, "filename": d.filename, "pages": d.page_count,
+        {"document_id": d.public_id, "title": d.title, "filename": d.filename, "pages": d.page_count,
          "chunks": d.chunk_count, "allowed_roles": list(d.allowed_roles)}
         for d in found
     ]
@@ -90,7 +90,7 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
     def human() -> str:
         if not payload:
             return "belge yok"
-        return "\n".join(f"#{d['document_id']:<4} {d['title']}  ({d['pages']} s., {d['chunks']} parça, "
+        return "\n".join(f"{d['document_id']} {d['title']}  ({d['pages']} s., {d['chunks']} parça, "
                          f"roller: {', '.join(d['allowed_roles'])})" for d in payload)
 
     emit(payload, args.json, human)
@@ -100,7 +100,7 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
-            chunks = docs.document_chunks(db, args.document_id, args.role)
+            chunks = docs.document_chunks(db, _found(db, args.document_id, args.role).id, args.role)
         except docs.DocumentNotFound as exc:
             raise CommandError(str(exc)) from exc
     payload = [
@@ -122,11 +122,20 @@ def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
-            doc = docs.delete_document(db, settings, args.document_id)
+            doc = docs.delete_document(db, settings, _found(db, args.document_id, "admin").id)
         except docs.DocumentNotFound as exc:
             raise CommandError(str(exc)) from exc
-    emit({"deleted": doc.id, "title": doc.title}, args.json, lambda: f"silindi: #{doc.id} “{doc.title}”")
+    emit({"deleted": doc.public_id, "title": doc.title}, args.json,
+         lambda: f"silindi: {doc.public_id} “{doc.title}”")
     return 0
+
+
+def _found(db, public_id: str, role: str) -> Document:
+    """The document named by its public id (what `documents` prints); DocumentNotFound otherwise."""
+    doc = docs.find_document(db, public_id, role)
+    if doc is None:
+        raise docs.DocumentNotFound(public_id)
+    return doc
 
 
 def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
@@ -158,6 +167,6 @@ def _submitted(args: argparse.Namespace, settings: Settings, submit) -> int:
     if not workers:
         print("warning: no live worker; the job waits until `python -m ragcore worker` (or the app) runs",
               file=sys.stderr)
-    emit({"job_id": job.id, "kind": job.kind, "status": job.status}, args.json,
-         lambda: f"iş #{job.id} sıraya alındı ({job.kind}); izlemek için: python -m ragcore jobs {job.id}")
+    emit({"job_id": job.public_id, "kind": job.kind, "status": job.status}, args.json,
+         lambda: f"iş {job.public_id} sıraya alındı ({job.kind}); izlemek için: python -m ragcore jobs {job.public_id}")
     return 0

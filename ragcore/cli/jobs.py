@@ -1,7 +1,7 @@
 """jobs (list, show, cancel, retry) and worker.
 
 `python -m ragcore jobs` lists the newest jobs, `jobs ID` shows one, `jobs cancel ID` and
-`jobs retry ID` act on one; `python -m ragcore worker` runs a worker in the foreground until
+`jobs retry ID` act on one (ID: the job's public id, as listed); `python -m ragcore worker` runs a worker in the foreground until
 SIGINT/SIGTERM (compose's `worker` service; more on other machines sharing the database and
 DATA_DIR/uploads).
 """
@@ -33,13 +33,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_worker)
 
 
-def _parse(words: list[str]) -> tuple[str, int | None]:
+def _parse(words: list[str]) -> tuple[str, str | None]:
+    """(action, the job's public id as typed); `find_job` decides whether it names a job."""
     if not words:
         return "list", None
     action, rest = (words[0], words[1:]) if words[0] in ACTIONS else ("show", words)
-    if len(rest) != 1 or not rest[0].isdigit():
+    if len(rest) != 1:
         raise CommandError("usage: jobs | jobs ID | jobs show ID | jobs cancel ID | jobs retry ID")
-    return action, int(rest[0])
+    return action, rest[0]
 
 
 def line(job: jobs.Job) -> str:
@@ -51,7 +52,7 @@ def line(job: jobs.Job) -> str:
     else:
         detail = job.error or ""
     when = job.created_at.astimezone().strftime("%d.%m.%Y %H:%M")
-    return f"#{job.id:<4} {job.status:<9} {job.kind:<16} {job.label[:40]:<40} {when}  {detail}".rstrip()
+    return f"{job.public_id} {job.status:<9} {job.kind:<16} {job.label[:40]:<40} {when}  {detail}".rstrip()
 
 
 def _result_text(job: jobs.Job) -> str:
@@ -69,12 +70,11 @@ def cmd_jobs(args: argparse.Namespace, settings: Settings) -> int:
                      lambda: "\n".join(line(j) for j in found) or "iş yok")
                 return 0
             assert job_id is not None
+            job = jobs.find_job(db, job_id)
             if action == "cancel":
-                job = jobs.cancel(db, settings, job_id)
+                job = jobs.cancel(db, settings, job.id)
             elif action == "retry":
-                job = jobs.retry(db, settings, job_id)
-            else:
-                job = jobs.get_job(db, job_id)
+                job = jobs.retry(db, settings, job.id)
         except jobs.JobError as exc:
             raise CommandError(str(exc)) from exc
     emit(job.as_dict(), args.json, lambda: _details(job))
@@ -84,7 +84,7 @@ def cmd_jobs(args: argparse.Namespace, settings: Settings) -> int:
 def _details(job: jobs.Job) -> str:
     kind = jobs.KINDS.get(job.kind)
     rows = [
-        f"iş #{job.id} · {kind.label if kind else job.kind} · {job.label}",
+        f"iş {job.public_id} · {kind.label if kind else job.kind} · {job.label}",
         f"durum: {job.status_label}" + (" (iptal istendi)" if job.cancel_requested_at and job.active else ""),
         f"deneme: {job.attempts}" + (f" · işçi: {job.worker}" if job.worker else ""),
     ]

@@ -1,8 +1,8 @@
 """Foundations every other part stands on: settings, the records that cross modules, Turkish
-text handling, formatting, private files, secrets and the Ollama probe. Imports nothing of ragcore.
+text handling, formatting, private files, secrets, public ids and the Ollama probe. Imports nothing of ragcore.
 """
 
-from ragcore.core import files, formatting, ollama
+from ragcore.core import files, formatting, ollama, public_ids
 from ragcore.core.config import (
     ROLE_LABELS,
     ROLES,
@@ -39,6 +39,10 @@ from ragcore.core.models import (
 from ragcore.core.ollama import (
     OllamaStatus,
     probe,
+)
+from ragcore.core.public_ids import (
+    parse_public_id,
+    short_id,
 )
 from ragcore.core.secrets import (
     SecretError,
@@ -100,14 +104,17 @@ __all__ = [
     "lexical_tokens",
     "normalize",
     "ollama",
+    "parse_public_id",
     "prefix_tokens",
     "private_dir",
     "probe",
+    "public_ids",
     "reflow",
     "sanitize",
     "secure_data_dir",
     "sha256_bytes",
     "sha256_file",
+    "short_id",
     "turkish_lower",
     "words",
 ]

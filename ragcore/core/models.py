@@ -47,6 +47,8 @@ class Chunk:
 
 @dataclass(frozen=True)
 class Document:
+    """A stored document: `id` is the database key, `public_id` the one users see (core.public_ids)."""
+
     id: int
     title: str
     filename: str
@@ -58,11 +60,16 @@ class Document:
     chunk_count: int = 0
     size_bytes: int = 0
     skipped_pages: tuple[int, ...] = ()
+    public_id: str = ""
 
 
 @dataclass(frozen=True)
 class Source:
-    """A retrieved chunk as shown to a user and cited as [rank]."""
+    """A retrieved chunk as shown to a user and cited as [rank].
+
+    `chunk_id` and `document_id` are database keys, for the code; `as_dict` (what the API and
+    the CLI print) names the document by `document_public_id` (ragcore.core.public_ids).
+    """
 
     rank: int
     chunk_id: int
@@ -74,6 +81,7 @@ class Source:
     article: str | None
     score: float
     text: str
+    document_public_id: str = ""
 
     @property
     def page_label(self) -> str:
@@ -84,7 +92,7 @@ class Source:
     def as_dict(self) -> dict:
         return {
             "rank": self.rank,
-            "document_id": self.document_id,
+            "document_id": self.document_public_id,
             "title": self.title,
             "filename": self.filename,
             "page_start": self.page_start,
@@ -114,7 +122,7 @@ class Answer:
     llm_called: bool
     sources: tuple[Source, ...] = ()
     cited: tuple[int, ...] = ()
-    question_id: int | None = None
+    question_id: str | None = None  # the logged question's public id; None when it could not be logged
     retrieval_ms: float | None = None
     first_token_ms: float | None = None
     total_ms: float | None = None

@@ -3,6 +3,7 @@
 The role predicate sits in every query (admin reads everything, everyone else only documents
 whose `allowed_roles` contain their role), so a caller cannot forget it. Deleting a document
 cascades to its chunks and postings; the statement triggers keep lexicon and lex_stats exact.
+What a user names a document by is its `public_id` (`find_document`); the bigint key is the code's.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ragcore import store as dbmod
-from ragcore.core import Chunk, Document, Settings
+from ragcore.core import Chunk, Document, Settings, parse_public_id
 from ragcore.documents.ingest import stored_path, validate_roles
 from ragcore.documents.titles import clean_title
 
@@ -21,14 +22,15 @@ log = logging.getLogger(__name__)
 _VISIBLE = "(%(role)s = 'admin' OR %(role)s = ANY(d.allowed_roles))"
 _COLUMNS = """d.id, d.title, d.filename, d.sha256, d.page_count, d.allowed_roles, d.uploaded_by,
               d.created_at, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id),
-              d.size_bytes, d.skipped_pages"""
+              d.size_bytes, d.skipped_pages, d.public_id::text"""
 
 
 class DocumentNotFound(LookupError):
     """No such document, or the role may not read it (the two are deliberately not told apart)."""
 
-    def __init__(self, document_id: int) -> None:
-        super().__init__(f"Belge #{document_id} bulunamadı ya da bu rolün erişimi yok.")
+    def __init__(self, document_id: int | str) -> None:
+        # No id in the message: a key would be a sequential number, and the caller knows what it asked for.
+        super().__init__("Belge bulunamadı ya da bu rolün erişimi yok.")
         self.document_id = document_id
 
 
@@ -40,7 +42,7 @@ def _document(row: tuple) -> Document:
     return Document(
         id=row[0], title=row[1], filename=row[2], sha256=row[3], page_count=row[4],
         allowed_roles=tuple(row[5]), uploaded_by=row[6], created_at=row[7], chunk_count=row[8],
-        size_bytes=row[9], skipped_pages=tuple(row[10] or ()),
+        size_bytes=row[9], skipped_pages=tuple(row[10] or ()), public_id=row[11],
     )
 
 
@@ -60,6 +62,23 @@ def get_document(db: dbmod.Database, document_id: int, role: str) -> Document | 
         row = conn.execute(
             f"SELECT {_COLUMNS} FROM documents d WHERE d.id = %(id)s AND {_VISIBLE}",
             {"id": document_id, "role": role},
+        ).fetchone()
+    return _document(row) if row else None
+
+
+def find_document(db: dbmod.Database, public_id: object, role: str) -> Document | None:
+    """The document a user names by its public id, if it exists and the role may read it, else None.
+
+    Text that is not a public id at all (a key like "17", a typo) is None as well, without a
+    query: the same answer as an unknown id, so a caller learns nothing from the format.
+    """
+    wanted = parse_public_id(public_id)
+    if wanted is None:
+        return None
+    with db.connection() as conn:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM documents d WHERE d.public_id = %(public_id)s::uuid AND {_VISIBLE}",
+            {"public_id": wanted, "role": role},
         ).fetchone()
     return _document(row) if row else None
 

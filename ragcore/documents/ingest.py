@@ -56,26 +56,30 @@ class IngestError(ValueError):
 
 
 class DuplicateDocument(IngestError):
-    """The same file (same sha256) is already stored."""
+    """The same file (same sha256) is already stored; `public_id` names the stored one."""
 
-    def __init__(self, document_id: int, title: str) -> None:
-        super().__init__(f"Bu dosya zaten yüklü: “{title}” (belge #{document_id}). Aynı dosya ikinci kez eklenmez.")
-        self.document_id = document_id
+    def __init__(self, public_id: str, title: str) -> None:
+        super().__init__(f"Bu dosya zaten yüklü: “{title}” (belge {public_id}). Aynı dosya ikinci kez eklenmez.")
+        self.public_id = public_id
         self.title = title
 
 
 @dataclass(frozen=True)
 class IngestResult:
+    """A stored upload. `document_id` is the key; `as_dict` (the job's result, the CLI's output)
+    names the document by its public id only (ragcore.core.public_ids)."""
+
     document_id: int
     title: str
     pages: int
     chunks: int
     seconds: float
     skipped_pages: list[int] = field(default_factory=list)
+    public_id: str = ""
 
     def as_dict(self) -> dict:
         return {
-            "document_id": self.document_id,
+            "document_id": self.public_id,
             "title": self.title,
             "pages": self.pages,
             "chunks": self.chunks,
@@ -121,8 +125,9 @@ def upload_lock(digest: str) -> str:
     return f"dayanak-upload:{digest}"
 
 
-def find_by_sha256(conn: psycopg.Connection, digest: str) -> tuple[int, str] | None:
-    row = conn.execute("SELECT id, title FROM documents WHERE sha256 = %s", (digest,)).fetchone()
+def find_by_sha256(conn: psycopg.Connection, digest: str) -> tuple[str, str] | None:
+    """(public id, title) of the stored document with these bytes, if any."""
+    row = conn.execute("SELECT public_id::text, title FROM documents WHERE sha256 = %s", (digest,)).fetchone()
     return (row[0], row[1]) if row else None
 
 
@@ -307,7 +312,8 @@ def ingest_pdf(
     seconds = time.perf_counter() - started
     log.info("ingested %s as document %d: %d pages, %d chunks in %.2fs", name, document_id,
              extracted.page_count, len(chunks), seconds)
-    return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages)
+    return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages,
+                        public_id=_public_id(db, document_id))
 
 
 def _store_with_file(
@@ -341,7 +347,12 @@ def _store_with_file(
             raise
 
 
-def _existing(db: dbmod.Database, digest: str) -> tuple[int, str] | None:
+def _public_id(db: dbmod.Database, document_id: int) -> str:
+    with db.connection() as conn:
+        return conn.execute("SELECT public_id::text FROM documents WHERE id = %s", (document_id,)).fetchone()[0]
+
+
+def _existing(db: dbmod.Database, digest: str) -> tuple[str, str] | None:
     with db.connection() as conn:
         return find_by_sha256(conn, digest)
 

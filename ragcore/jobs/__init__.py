@@ -1,7 +1,7 @@
 """Background jobs in PostgreSQL: uploads and re-embedding now, any registered kind later.
 
 The public face: submit (`submit`, `submit_ingest`, `submit_reembed`), read (`list_jobs`,
-`get_job`, `live_workers`), control (`cancel`, `retry`), run (`run_worker`,
+`get_job`, `find_job` by public id, `live_workers`), control (`cancel`, `retry`), run (`run_worker`,
 `BackgroundWorker`), extend (`register_kind`, `JobKind`, `Stage`, `JobRun`, `JobFailed`).
 The queue is procrastinate (ragcore/jobs/queue.py says why); our `jobs` table (migration
 005, ragcore/jobs/store.py) is what the app shows and survives restarts of everything.
@@ -21,7 +21,7 @@ from ragcore.jobs.kinds import (
     load_job_modules,
     register_kind,
 )
-from ragcore.jobs.service import cancel, get_job, list_jobs, live_workers, retry, submit
+from ragcore.jobs.service import cancel, find_job, get_job, list_jobs, live_workers, retry, submit
 from ragcore.jobs.store import ACTIVE, CANCELLED, FAILED, QUEUED, RUNNING, STATUS_LABELS, SUCCEEDED, Job
 from ragcore.jobs.tasks import (
     INGEST,
@@ -36,7 +36,7 @@ from ragcore.jobs.worker import STALLED_REASON, BackgroundWorker, run_worker
 __all__ = [
     "ACTIVE", "CANCELLED", "FAILED", "INGEST", "KINDS", "QUEUED", "REEMBED", "RUNNING", "STALLED_REASON",
     "STATUS_LABELS", "SUCCEEDED", "BackgroundWorker", "Job", "JobCancelled", "JobError", "JobFailed", "JobKind",
-    "JobNotFound", "JobRun", "Stage", "cancel", "format_duration", "get_job", "get_kind", "list_jobs",
+    "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "format_duration", "get_job", "get_kind", "list_jobs",
     "live_workers", "load_job_modules", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "staged_path", "submit", "submit_ingest",
     "submit_reembed",
 ]

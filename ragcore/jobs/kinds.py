@@ -27,8 +27,8 @@ class JobError(ValueError):
 
 
 class JobNotFound(JobError):
-    def __init__(self, job_id: int) -> None:
-        super().__init__(f"İş #{job_id} bulunamadı.")
+    def __init__(self, job_id: int | str) -> None:
+        super().__init__("İş bulunamadı.")  # no id: a key would be a sequential number
         self.job_id = job_id
 
 

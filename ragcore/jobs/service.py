@@ -1,4 +1,4 @@
-"""What the product does with jobs: submit, list, get, cancel, retry.
+"""What the product does with jobs: submit, list, get (by key, or by the public id users see), cancel, retry.
 
 Used by the app, the CLI and (through `requeue_interrupted`) the worker. Every change to a
 row and to its queue job happens in one transaction on the public database, so the two
@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from ragcore.core import Settings
+from ragcore.core import Settings, parse_public_id, short_id
 from ragcore.jobs import queue, store
 from ragcore.jobs.kinds import JobError, JobNotFound, get_kind, load_job_modules
 from ragcore.jobs.store import CANCELLED, FAILED, QUEUED, RUNNING, Job
@@ -66,6 +66,15 @@ def get_job(db: Database, job_id: int) -> Job:
     return job
 
 
+def find_job(db: Database, public_id: object) -> Job:
+    """The job a user names by its public id; JobNotFound also for text that is not one."""
+    wanted = parse_public_id(public_id)
+    job = store.get_public(db, wanted) if wanted is not None else None
+    if job is None:
+        raise JobNotFound(str(public_id))
+    return job
+
+
 def cancel(db: Database, settings: Settings, job_id: int) -> Job:
     """A queued job never runs; a running one stops at its next progress report.
 
@@ -76,7 +85,7 @@ def cancel(db: Database, settings: Settings, job_id: int) -> Job:
     with db.connection() as conn:
         job = _locked(conn, job_id)
         if not job.active:
-            raise JobError(f"İş #{job.id} zaten bitmiş ({job.status_label.lower()}); iptal edilecek bir şey yok.")
+            raise JobError(f"İş {short_id(job.public_id)} zaten bitmiş ({job.status_label.lower()}); iptal edilecek bir şey yok.")
         if job.queue_job_id is not None:
             queue.cancel(conn, job.queue_job_id)
         job = store.mark_cancelled(conn, job.id) if job.status == QUEUED else store.request_cancel(conn, job.id)
@@ -94,7 +103,7 @@ def retry(db: Database, settings: Settings, job_id: int) -> Job:
     with db.connection() as conn:
         job = _locked(conn, job_id)
         if job.status not in (FAILED, CANCELLED):
-            raise JobError(f"İş #{job.id} {job.status_label.lower()}: yalnızca başarısız ya da iptal edilmiş "
+            raise JobError(f"İş {short_id(job.public_id)} {job.status_label.lower()}: yalnızca başarısız ya da iptal edilmiş "
                            "işler yeniden denenebilir.")
         kind = get_kind(job.kind)
         if not kind.attempts_left(job):

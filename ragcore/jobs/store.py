@@ -32,6 +32,9 @@ MIN_SECONDS_FOR_ESTIMATE = 1.0
 
 @dataclass(frozen=True)
 class Job:
+    """A row of `jobs`. `id`, `queue_job_id` and `resolves_question_id` are sequential keys for the
+    code; what a user sees and names a job by is `public_id` (ragcore.core.public_ids)."""
+
     id: int
     kind: str
     label: str
@@ -53,6 +56,7 @@ class Job:
     worker: str | None
     queue_job_id: int | None
     resolves_question_id: int | None
+    public_id: str = ""
 
     @property
     def active(self) -> bool:
@@ -79,7 +83,7 @@ class Job:
     def as_dict(self) -> dict[str, Any]:
         left = self.seconds_left()
         return {
-            "job_id": self.id,
+            "job_id": self.public_id,
             "kind": self.kind,
             "label": self.label,
             "arguments": self.arguments,
@@ -98,8 +102,6 @@ class Job:
             "result": self.result,
             "error": self.error,
             "worker": self.worker,
-            "queue_job_id": self.queue_job_id,
-            "resolves_question_id": self.resolves_question_id,
         }
 
 
@@ -109,7 +111,7 @@ _COLUMNS = tuple(f.name for f in fields(Job))
 def _job(row: dict[str, Any] | None) -> Job | None:
     if row is None:
         return None
-    return Job(**{name: row[name] for name in _COLUMNS})
+    return Job(**{name: row[name] for name in _COLUMNS if name != "public_id"}, public_id=str(row["public_id"]))
 
 
 def _one(conn: psycopg.Connection, query: str, params: dict[str, Any]) -> Job | None:
@@ -251,6 +253,12 @@ def fail_abandoned(db: Database, stalled_queue_jobs: list[int], stale_after_s: f
 def get(db: Database, job_id: int) -> Job | None:
     with db.connection() as conn:
         return _one(conn, "SELECT * FROM jobs WHERE id = %(id)s", {"id": job_id})
+
+
+def get_public(db: Database, public_id: str) -> Job | None:
+    """By the id users see (a canonical UUID string: ragcore.core.parse_public_id)."""
+    with db.connection() as conn:
+        return _one(conn, "SELECT * FROM jobs WHERE public_id = %(public_id)s::uuid", {"public_id": public_id})
 
 
 def newest(db: Database, *, limit: int = 50, active_only: bool = False, kind: str | None = None) -> list[Job]:

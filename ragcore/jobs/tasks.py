@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ragcore.core import Settings, formatting
+from ragcore.core import Settings, formatting, short_id
 from ragcore.documents import (
     DuplicateDocument,
     IngestError,
@@ -94,7 +94,7 @@ def _discard_staged(settings: Settings, job: Job) -> None:
 def _staged_missing(settings: Settings, job: Job) -> str | None:
     if staged_path(settings, job.id).is_file():
         return None
-    return (f"İş #{job.id} yeniden denenemiyor: yüklenen dosya artık yok (tamamlanan, iptal edilen ve yeniden "
+    return (f"İş {short_id(job.public_id)} yeniden denenemiyor: yüklenen dosya artık yok (tamamlanan, iptal edilen ve yeniden "
             "denense de aynı sonuçla bitecek işlerin — aynı dosya zaten yüklü, PDF okunamıyor — dosyası silinir). "
             "Gerekirse dosyayı yeniden yükleyin.")
 
@@ -197,7 +197,7 @@ def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
 
 def _ingest_summary(result: dict[str, Any]) -> str:
     skipped = result.get("skipped_pages") or []
-    text = (f"belge #{result.get('document_id')} “{result.get('title')}”: {formatting.integer(result.get('pages'))} "
+    text = (f"belge {short_id(str(result.get('document_id')))} “{result.get('title')}”: {formatting.integer(result.get('pages'))} "
             f"sayfa, {formatting.integer(result.get('chunks'))} bölüm, {formatting.seconds(result.get('seconds', 0))}")
     return text + (f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else "")
 

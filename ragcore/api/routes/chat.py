@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["chat"])
 
 SSE_EXAMPLE = ('event: delta\ndata: {"text": "Alıntı modu: …"}\n\n'
-               'event: done\ndata: {"text": "…", "sources": [...], "question_id": 42, "replaced": false, …}\n\n')
+               'event: done\ndata: {"text": "…", "sources": [...], "question_id": "3f2a9c1e-…", "replaced": false, …}\n\n')
 
 
 def checked_question(question: str, max_chars: int) -> str:

@@ -1,7 +1,9 @@
 """Documents and jobs: the caller's role's list, one document, its file; upload, job status, delete (admin).
 
 Reads go through `ragcore.documents.catalog` (the role predicate in every query), so a document the
-caller may not read is answered exactly like one that does not exist: the same 404 body.
+caller may not read is answered exactly like one that does not exist: the same 404 body. Documents
+and jobs are named by their public ids (random UUIDs); any other text in the path, a sequential
+key like `17` included, is an unknown id and gets that 404 too, never a 422 about its format.
 An upload is a background job (`ragcore.jobs.submit_ingest`, the one the Dokümanlar page
 queues): the request returns 202 with the job at once. The request body is limited to
 MAX_UPLOAD_MB (plus multipart overhead) while it streams in, and the file is checked — size,
@@ -44,7 +46,7 @@ upload_router = APIRouter(tags=["documents"])
 MULTIPART_OVERHEAD = 1024 * 1024  # boundaries, headers and the small fields around the file
 MAX_TITLE_CHARS = 500
 UPLOAD_FORM_LIMITS = {"max_files": 1, "max_fields": 20, "max_part_size": 64 * 1024}
-Id = Annotated[int, PathParam(ge=1, le=2**63 - 1)]
+Id = Annotated[str, PathParam(description="public id (a random UUID)")]
 NOT_FOUND = {404: {"model": ErrorResponse}, 401: {"model": ErrorResponse}}
 
 
@@ -56,7 +58,7 @@ def job_out(job: jobs.Job, live_workers: int | None = None) -> JobOut:
     kind = jobs.KINDS.get(job.kind)
     data = job.as_dict()
     return JobOut(
-        job_id=job.id, kind=job.kind, label=job.label, status=job.status, stage=job.stage, done=job.done,
+        job_id=job.public_id, kind=job.kind, label=job.label, status=job.status, stage=job.stage, done=job.done,
         total=job.total, progress=round(kind.fraction(job), 4) if kind else 0.0, seconds_left=data["seconds_left"],
         attempts=job.attempts, created_by=job.created_by, created_at=job.created_at, started_at=job.started_at,
         finished_at=job.finished_at, cancel_requested=data["cancel_requested"], result=job.result, error=job.error,
@@ -64,8 +66,8 @@ def job_out(job: jobs.Job, live_workers: int | None = None) -> JobOut:
     )
 
 
-def _readable(context: Context, document_id: int, role: str) -> Document:
-    doc = docs.get_document(context.database(), document_id, role)
+def _readable(context: Context, document_id: str, role: str) -> Document:
+    doc = docs.find_document(context.database(), document_id, role)
     if doc is None:
         raise errors.document_not_found()
     return doc
@@ -106,9 +108,10 @@ def download(document_id: Id, user: CurrentUser, context: Context) -> FileRespon
 @router.delete("/v1/documents/{document_id}", response_model=Deleted, summary="Delete a document (admin)",
                responses={**NOT_FOUND, 403: {"model": ErrorResponse}})
 def delete(document_id: Id, admin: Admin, context: Context) -> Deleted:
+    found = _readable(context, document_id, admin.role)
     try:
-        doc = docs.delete_document(context.database(), context.settings, document_id)
-    except docs.DocumentNotFound:
+        doc = docs.delete_document(context.database(), context.settings, found.id)
+    except docs.DocumentNotFound:  # deleted in between
         raise errors.document_not_found() from None
     return Deleted(deleted=DocumentOut.of(doc))
 
@@ -117,7 +120,7 @@ def delete(document_id: Id, admin: Admin, context: Context) -> Deleted:
             responses={404: {"model": ErrorResponse}, 403: {"model": ErrorResponse}})
 def get_job(job_id: Id, admin: Admin, context: Context) -> JobOut:
     try:
-        job = jobs.get_job(context.database(), job_id)
+        job = jobs.find_job(context.database(), job_id)
     except jobs.JobNotFound:
         raise errors.job_not_found() from None
     return job_out(job, jobs.live_workers(context.database(), context.settings) if job.active else None)
@@ -241,5 +244,5 @@ async def upload(request: Request, admin: Admin, context: Context, response: Res
         workers = await run_in_threadpool(jobs.live_workers, context.database(), context.settings)
     finally:
         await form.close()
-    response.headers["Location"] = f"/v1/jobs/{job.id}"
+    response.headers["Location"] = f"/v1/jobs/{job.public_id}"
     return job_out(job, workers)
