@@ -31,6 +31,7 @@ from eval import metrics
 from eval.relevance import relevance
 from eval.retrievers import Workspace, make_retriever
 from eval.tquad import Progress, Question
+from ragcore.answer import without_lead
 from ragcore.core import (
     FALLBACK_ANSWER,
     STATUS_ANSWERED,
@@ -293,7 +294,11 @@ def ask(service, user, db, question: str, index: dict[int, int]) -> dict:
     retrieval = retrieve(service.read_db, service.embedder, question, user.role, k=service.settings.top_k,
                          mode=service.mode)
     answer = service.ask(user, question)
-    return {"answer": answer.text, "kind": KINDS[answer.status], "cited": list(answer.cited),
+    # The service numbers citations by first use over its reordered sources; "cited" here stays
+    # positions in "ranking" (the retrieval order), as the rows below read it.
+    position = {s.chunk_id: n for n, s in enumerate(retrieval.sources, start=1)}
+    cited = [position[answer.sources[n - 1].chunk_id] for n in answer.cited if answer.sources[n - 1].chunk_id in position]
+    return {"answer": answer.text, "kind": KINDS[answer.status], "cited": cited,
             "ranking": [index[s.chunk_id] for s in retrieval.sources],
             "seconds": round((answer.total_ms or 0.0) / 1000, 3), "evidence": retrieval.evidence.as_dict()}
 
@@ -304,13 +309,13 @@ def _row(ws, config, group: str, q: Question, cached: dict, relevant: set[int]) 
     context = [chunks.chunks[i].text for i in ranking]
     cited_relevant = [ranking[n - 1] in relevant for n in cached["cited"] if 0 < n <= len(ranking)]
     kind = "refusal" if cached["kind"] == "gate" else cached["kind"]
-    s = score_answer(q.answer, cached["answer"], context, cited_relevant, kind)
+    s = score_answer(q.answer, without_lead(cached["answer"]), context, cited_relevant, kind)  # the quotes, not the lead
     return {
         "qid": q.qid, "group": group, "question": q.question, "gold_answer": q.answer, "answer": cached["answer"],
         "outcome": s.outcome, "exact": s.exact, "token_recall": s.token_recall, "correct": s.correct,
         "refused": s.refused, "gated": cached["kind"] == "gate", "gold_in_context": s.gold_in_context,
         "cited": s.cited, "cited_gold": s.cited_gold, "quoted_sentences": quoted_sentences(cached["answer"]),
-        "answer_chars": len(strip_markers(cached["answer"]).strip()),
+        "answer_chars": len(strip_markers(without_lead(cached["answer"])).strip()),
         "top5": " ".join(chunks.chunks[i].chunk_id for i in ranking[:5]), "seconds": cached["seconds"],
     }
 

@@ -43,7 +43,7 @@ from eval.lab_corpus import (
     open_index,
     sample_corpus,
 )
-from ragcore.answer import AnswerService
+from ragcore.answer import AnswerService, without_lead
 from ragcore.core import STATUS_ANSWERED, STATUS_FALLBACK, STATUS_NEEDS_REVIEW, Settings, Source
 from ragcore.retrieval import MODES, retrieve
 from ragcore.store import Database
@@ -234,6 +234,7 @@ def outcome(question: GoldQuestion, text: str, status: str) -> tuple[str, list[b
 
     For an unanswerable question the fallback is the right outcome and any answer is wrong.
     """
+    text = without_lead(text)  # what the quotes say; the lead line only names their source
     refused = status in (STATUS_FALLBACK, STATUS_NEEDS_REVIEW) or is_refused(text)
     found = [] if refused else [exact_match(fact, text) for fact in question.key_facts]
     if not question.answerable:
@@ -287,7 +288,8 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
     leaks = sum(not s["readable"] for s in sources) + sum(not s["readable"] for s in answer_sources)
     agreement = None
     if answer.status == STATUS_ANSWERED:
-        agreement = [s.chunk_id for s in answer.sources] == [s.chunk_id for s in retrieval.sources[:config.k]]
+        # The same context (the answer lists it in order of first citation, `renumber`).
+        agreement = sorted(s.chunk_id for s in answer.sources) == sorted(s.chunk_id for s in retrieval.sources[:config.k])
     payload: dict[str, Any] = {
         "qid": question.id, "role": role, "question": question.question, "answerable": question.answerable,
         "key_facts": list(question.key_facts), "relevant_total": len(relevant),

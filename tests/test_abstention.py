@@ -157,9 +157,11 @@ def test_closest_outcome_shows_passages_and_goes_to_review(law_db, embedder):
     assert answer.status == STATUS_NEEDS_REVIEW and not answer.llm_called and generator.calls == 0
     assert answer.text.startswith(CLOSEST_LEAD)
     assert 1 <= len(answer.sources) <= 3 and answer.cited == tuple(s.rank for s in answer.sources)
-    for source in answer.sources:  # each passage is cited by document, article and page, not quoted
-        assert f"[{source.rank}] {source.title}" in answer.text
+    lines = answer.text.splitlines()
+    for number, source in enumerate(answer.sources, start=1):  # cited by document, article and page, not quoted
+        assert f"Yakın bölüm {number}: {source.title}, {source.article}, {source.page_label} [{source.rank}]" in lines
         assert source.text[:60] not in answer.text
+    assert "göre:" not in answer.text and "> “" not in answer.text  # nothing that reads like an answer
     row = logged_questions(law_db, "mehmet")[0]
     assert row.outcome == OUTCOME_CLOSEST
     queued = [q for q in review_queue(law_db) if q.public_id == answer.question_id]

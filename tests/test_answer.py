@@ -94,7 +94,10 @@ def test_demo_mehmet_extractive_quotes_article_10(law_db, settings, embedder) ->
     answer = _service(law_db, settings, embedder).ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)
     assert answer.status == STATUS_ANSWERED and answer.generator == "extractive" and not answer.llm_called
     assert answer.cited and answer.sources[answer.cited[0] - 1].article == "Madde 10"
-    assert "yükümlüdür" in answer.text and answer.text.startswith("> “")
+    assert "yükümlüdür" in answer.text
+    # One plain lead line naming the law and article, then the quote, cited as [1].
+    assert answer.text.startswith("İş Sağlığı ve Güvenliği Kanunu (6331), Madde 10'a göre:\n\n> “"), answer.text
+    assert answer.cited[0] == 1 and answer.sources[0].rank == 1
     assert EXTRACTIVE_NOTICE not in answer.text  # the UI shows it next to the answer, not in it
 
 
@@ -195,3 +198,29 @@ def test_streamed_answer_with_the_fake_ollama(law_db, settings, embedder, fake_l
     logged = logged_questions(law_db, "mehmet")[0]
     assert logged.first_token_ms is not None and logged.total_ms >= logged.first_token_ms
     assert logged.sources[0]["article"] == "Madde 10"
+
+
+def test_llm_citations_are_renumbered_by_first_use(law_db, settings, embedder) -> None:
+    """A model citing context block 3 first, then 1: the answer says [1] then [2], the sources are
+    reordered to match (block 3 is source [1]), the uncited blocks follow, and the log agrees."""
+    generator = RecordingGenerator("Risk değerlendirmesi yapılır [3]. İşveren yükümlüdür [1][3].")
+    stream = _service(law_db, settings, embedder, generator).stream(users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    streamed = "".join(stream)
+    answer = stream.answer
+    context = generator.calls[0][1]
+    assert answer.text == "Risk değerlendirmesi yapılır [1]. İşveren yükümlüdür [2][1]."
+    assert streamed == answer.text and not stream.replaced  # numbered so while it streamed, not swapped after
+    assert answer.cited == (1, 2)
+    assert [s.chunk_id for s in answer.sources] == [context[2].chunk_id, context[0].chunk_id,
+                                                    *(s.chunk_id for s in context[1:2] + context[3:])]
+    assert [s.rank for s in answer.sources] == list(range(1, len(context) + 1))
+    logged = logged_questions(law_db, "mehmet")[0]
+    assert [s["rank"] for s in logged.sources] == [s.rank for s in answer.sources]
+    assert logged.sources[0]["text"] == context[2].text
+
+
+def test_generator_failure_quotes_are_numbered_from_one(law_db, settings, embedder) -> None:
+    generator = RecordingGenerator(fail_after=3)
+    answer = _service(law_db, settings, embedder, generator).ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    assert answer.status == STATUS_ERROR and answer.cited[0] == 1
+    assert "Madde 10'a göre:\n\n> “" in answer.text and answer.sources[0].article == "Madde 10"

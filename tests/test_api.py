@@ -565,6 +565,32 @@ def test_refused_uploads_write_nothing(api, name, data, form, status, code) -> N
     assert count(api.db, "jobs") == 0 and count(api.db, "documents") == 0 and incoming(api.settings) == []
 
 
+def test_upload_without_roles_says_roles_are_required_and_stores_nothing(api) -> None:
+    """No default readers through the API either: `roles` must be sent (issue 22)."""
+    admin = person(api.db, "yonetici", "admin")
+    response = api.client.post("/v1/documents", headers=bearer(admin),
+                               files={"file": ("maas.pdf", pdfs.law_pdf(), "application/pdf")})
+    assert response.status_code == 422, response.text
+    body = response.json()["error"]
+    assert body["code"] == "invalid_request" and {"field": "roles", "type": "missing"} in body["fields"], body
+    assert "roles" in body["message_tr"] and "roles" in body["message_en"], body
+    assert count(api.db, "jobs") == 0 and count(api.db, "documents") == 0 and incoming(api.settings) == []
+
+
+def test_chat_sources_follow_the_answers_citation_numbers(llm_api, law) -> None:
+    """The model cites context block 2 first: the API's answer says [1] and lists that block first."""
+    api, fake = llm_api
+    fake.behaviour.reply = "Yonetmeligin kapsami [2]. Amaci guvenliktir [1]."
+    secret = person(api.db, "mehmet", "isg")
+    body = api.client.post("/v1/chat", json={"question": QUESTION}, headers=bearer(secret)).json()
+    assert body["text"] == "Yonetmeligin kapsami [1]. Amaci guvenliktir [2]." and body["cited"] == [1, 2]
+    assert [s["rank"] for s in body["sources"]] == list(range(1, len(body["sources"]) + 1))
+    context = fake.bodies("/api/chat")[-1]["messages"][1]["content"]
+    second_block = context.split("\n\n[2] ", 1)[1]
+    assert second_block.startswith(body["sources"][0]["title"])
+    assert body["sources"][0]["text"].strip() in second_block
+
+
 def test_upload_without_a_file_and_with_two_files(api) -> None:
     admin = person(api.db, "yonetici", "admin")
     response = api.client.post("/v1/documents", headers=bearer(admin), data={"roles": "isg"})

@@ -238,10 +238,14 @@ def test_password_mismatch_and_short_password_messages(app_env: Path) -> None:
 
 
 def _upload_law(at: AppTest, roles: list[str]) -> AppTest:
+    from ui.upload import WIDE_CONFIRM_LABEL
+
     at.switch_page("pages/documents.py").run()
+    at.multiselect(key="doc_upload_roles").set_value(roles).run()
+    for confirm in [c for c in at.checkbox if c.label == WIDE_CONFIRM_LABEL]:  # "Tüm personel": every employee
+        confirm.check()
     uploader = at.get("file_uploader")[0]
     uploader.set_value((LAW_6331.name, LAW_6331.read_bytes(), "application/pdf"))
-    at.multiselect(key="doc_upload_roles").set_value(roles)
     button(at, "Yükle").click()
     at.run()
     assert not at.exception, at.exception
@@ -379,6 +383,7 @@ def test_upload_failure_shows_ingest_message(app_env: Path, db: Database) -> Non
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     admin.switch_page("pages/documents.py").run()
     admin.get("file_uploader")[0].set_value(("bozuk.pdf", b"%PDF-1.4 bu bir pdf degil", "application/pdf"))
+    admin.multiselect(key="doc_upload_roles").set_value(["isg"])
     button(admin, "Yükle").click()
     admin.run()
     assert not admin.exception
@@ -400,6 +405,7 @@ def test_queued_upload_without_a_worker_can_be_cancelled_and_survives_restart(
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     admin.switch_page("pages/documents.py").run()
     admin.get("file_uploader")[0].set_value(("yonetmelik.pdf", pdfs.law_pdf(), "application/pdf"))
+    admin.multiselect(key="doc_upload_roles").set_value(["isg"])
     button(admin, "Yükle").click()
     admin.run()
     shown = texts(admin)

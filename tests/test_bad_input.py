@@ -251,13 +251,15 @@ def injected(db, settings, embedder) -> dict[str, User]:
 
 
 def _assert_quoted_and_grounded(answer, *, llm: bool) -> None:
-    """Answered with quotes of permitted passages: only `> “…” [n]` lines, n in range."""
+    """Answered with quotes of permitted passages: a lead line naming their source, then only
+    `> “…” [n]` lines, n in range, numbered from [1] in quoting order."""
     assert answer.status == STATUS_ANSWERED
     assert EXTRACTIVE_NOTICE not in answer.text, answer.text
-    lines = [line for line in answer.text.splitlines() if line.strip()]
+    lead, *lines = [line for line in answer.text.splitlines() if line.strip()]
+    assert lead.startswith("Yangin talimati, Madde ") and lead.endswith(" göre:"), lead
     assert lines and all(QUOTE_LINE.match(line) for line in lines), lines
     quotes = [(QUOTE_LINE.match(line).group(1), int(QUOTE_LINE.match(line).group(2))) for line in lines]
-    assert answer.cited and set(answer.cited) == {n for _, n in quotes}
+    assert answer.cited and set(answer.cited) == {n for _, n in quotes} and quotes[0][1] == 1
     assert all(1 <= n <= len(answer.sources) for n in answer.cited)
     for quoted, n in quotes:  # verbatim text of the cited source, not something composed ("…" marks a cut)
         assert " ".join(quoted.strip(ELLIPSIS).split()) in " ".join(answer.sources[n - 1].text.split())

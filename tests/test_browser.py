@@ -30,6 +30,7 @@ from ragcore.access import users
 from ragcore.core import Settings
 from ragcore.store import Database
 from tests.conftest import DOCUMENTS_DIR, LAW_6331
+from ui.upload import WIDE_CONFIRM_LABEL
 
 pytestmark = pytest.mark.browser
 
@@ -319,6 +320,8 @@ def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: 
     TIMINGS["answer_visible_s"] = round(time.perf_counter() - started, 2)
     expect(page.get_by_text("alıntı modu").first).to_be_visible()
     expect(page.get_by_text("risk değerlendirmesi", exact=False).first).to_be_visible()
+    # The answer says where it comes from before any source is opened.
+    expect(page.get_by_text("6331 sayılı İş Sağlığı ve Güvenliği Kanunu, Madde 10'a göre:").first).to_be_visible()
     page.locator("summary").filter(has_text="Madde 10").first.click()  # open the first source
     chunk_line = page.get_by_text("Belirli risklerden etkilenecek", exact=False).first
     expect(chunk_line).to_be_visible()
@@ -364,8 +367,12 @@ def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database
     _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
     _login(page, app_url, "admin", ADMIN_PASSWORD)
     _open_page(page, "Dokümanlar", "PDF yükle")
+    expect(_chosen(page, "Kimler okuyabilir?", "Tüm personel")).to_have_count(0)  # no role preselected
     _pick_option(page, "Kimler okuyabilir?", "İş sağlığı ve güvenliği")
-    expect(_chosen(page, "Kimler okuyabilir?", "Tüm personel")).to_be_visible()  # the default stays
+    _pick_option(page, "Kimler okuyabilir?", "Tüm personel")
+    expect(page.get_by_text("Bu doküman tüm çalışanlara açılacak", exact=False).first).to_be_visible()
+    page.get_by_text(WIDE_CONFIRM_LABEL, exact=True).click()  # "Tüm personel" is confirmed on purpose
+    expect(page.get_by_role("checkbox", name=WIDE_CONFIRM_LABEL)).to_be_checked()
     page.locator("input[type='file']").set_input_files(str(LAW_6331))
     expect(page.get_by_role("button", name=f"Remove {LAW_6331.name}")).to_be_visible()
     title = page.get_by_label("Başlık (isteğe bağlı)")
@@ -501,6 +508,7 @@ def test_upload_progress_bar_moves_with_numbers(app_url: str, browser_page: obje
     _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
     _login(page, app_url, "admin", ADMIN_PASSWORD)
     _open_page(page, "Dokümanlar", "PDF yükle")
+    _pick_option(page, "Kimler okuyabilir?", "İş sağlığı ve güvenliği")  # no role is preselected
     page.locator("input[type='file']").set_input_files(str(LAW_5510))  # type: ignore[attr-defined]
     expect(page.get_by_role("button", name=f"Remove {LAW_5510.name}")).to_be_visible()  # type: ignore[attr-defined]
     page.get_by_role("button", name="Yükle", exact=True).click()  # type: ignore[attr-defined]

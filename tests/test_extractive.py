@@ -25,6 +25,7 @@ from ragcore.answer import (
     facts,
     feature_matrix,
     finalize,
+    lead_line,
     load_model_file,
     select_passages,
     sentences,
@@ -295,7 +296,8 @@ def test_an_over_long_sentence_is_clipped_verbatim_around_the_question_words() -
 def test_extractive_quotes_the_answering_sentence_with_its_marker(embedder) -> None:
     text = "".join(ExtractiveGenerator(embedder).stream([], SOURCES, QUESTION))
     assert EXTRACTIVE_NOTICE not in text and "Alıntı modu" not in text
-    quoted = text.splitlines()
+    lead, blank, *quoted = text.splitlines()
+    assert lead.startswith("6331 İSG Kanunu, Madde 10") and lead.endswith(" göre:") and blank == "", text
     assert 1 <= len(quoted) <= 2 and all(line.startswith("> “") for line in quoted)
     assert "yaptırmakla yükümlüdür" in quoted[0] and quoted[0].endswith("[1]")
     assert sum(len(line) for line in quoted) <= sentences.MAX_CHARS + 20  # 400 characters of text plus "> “” [n]"
@@ -341,12 +343,15 @@ def _ask(laws, embedder, question: str):
 
 
 def _quoted(answer) -> list[tuple[str, Source]]:
-    lines = answer.text.splitlines()
+    lead, blank, *lines = answer.text.splitlines()
     assert 1 <= len(lines) <= ex.MAX_SENTENCES and all(line.startswith("> “") for line in lines), answer.text
     out = []
     for line in lines:
         text, _, marker = line[3:].rpartition("” [")
         out.append((text, answer.sources[int(marker.rstrip("]")) - 1]))
+    # The lead names the quotes' documents and articles in quoting order; the first quote is [1].
+    assert blank == "" and lead == lead_line([source for _, source in out]), answer.text
+    assert lines[0].endswith("[1]")
     assert sum(len(text) for text, _ in out) <= sentences.MAX_CHARS
     assert not any(text.rstrip(" –-").endswith(("MADDE 14", "Madde 53")) for text, _ in out)  # no bare heading
     return out

@@ -10,6 +10,7 @@ that do not touch each other's data; the stale-namespace sweep; the job kind.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import threading
@@ -101,7 +102,8 @@ def test_a_run_measures_the_company_through_the_app(db, settings, company, tmp_p
     # the files an analyst downloads
     folder = tmp_path / "run"
     assert {p.name for p in folder.iterdir()} == {"summary.json", "per_question.csv", "cases.jsonl", "report.html"}
-    assert len((folder / "per_question.csv").read_text(encoding="utf-8").splitlines()) == 1 + 2 * CASES
+    with (folder / "per_question.csv").open(encoding="utf-8", newline="") as table:  # answers span lines
+        assert len(list(csv.reader(table))) == 1 + 2 * CASES
     card = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["run"]
     assert card["data"]["gold_set"]["sha256"] == company.sha256 and len(card["data"]["documents"]) == 2
     assert set(card["code"]) == {"commit", "dirty"} and card["machine"]["cpu_count"]

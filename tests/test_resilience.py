@@ -108,7 +108,8 @@ def test_model_failure_gives_a_message_logs_the_question_and_the_app_keeps_worki
     answer = stream.answer
     # A clear Turkish message, then the best permitted passages quoted with their sources.
     assert answer.status == STATUS_ERROR and fragment in answer.notice, answer.notice
-    assert answer.text.startswith(f"⚠️ {answer.notice}\n\n> “")
+    message, lead, quotes = answer.text.split("\n\n", 2)  # the message, the quotes' source, the quotes
+    assert message == f"⚠️ {answer.notice}" and lead.endswith("göre:") and quotes.startswith("> “"), answer.text
     assert f"⚠️ {answer.notice}" in streamed and stream.replaced
     assert answer.sources and answer.cited and all(1 <= n <= len(answer.sources) for n in answer.cited)
     assert "[1]" in answer.text and answer.llm_called and answer.generator == generator.label
@@ -142,7 +143,9 @@ def test_auto_backend_without_ollama_quotes_instead(mehmet, db, settings, embedd
     assert choose_generator_backend(auto, status).kind == "extractive"
     generator = make_generator(auto, embedder, status)
     answer = AnswerService(db, auto, embedder, generator).ask(mehmet, QUESTION)
-    assert answer.status == STATUS_ANSWERED and not answer.llm_called and answer.text.startswith("> “")
+    assert answer.status == STATUS_ANSWERED and not answer.llm_called
+    lead, quotes = answer.text.split("\n\n", 1)
+    assert lead.endswith("göre:") and quotes.startswith("> “"), answer.text
 
 
 # ----------------------------------------------------------------------------- the app with Ollama down

@@ -48,8 +48,9 @@ REVOKED_NOTICE = ("Bu cevabın dayandığı kaynaklardan en az birine artık eri
                   "erişim rolleri değişti); cevap ve kaynakları gizlendi.")
 
 
-CLOSEST_NOTE = ("Bu bir cevap değil: sorunuza doğrudan cevap veren bir bölüm bulunamadı. Aşağıdaki kaynaklar "
-                "konuya en yakın bölümlerdir; lütfen kendiniz okuyun. Soru, yöneticinin inceleme kuyruğuna eklendi.")
+CLOSEST_NOTE = ("Bu bir cevap değil: yukarıdakiler konuya en yakın bölümlerdir; lütfen aşağıdaki kaynaklardan "
+                "kendiniz okuyun. Soru, yöneticinin inceleme kuyruğuna eklendi.")
+UNUSED_SOURCES = "Cevapta kullanılmayan diğer kaynaklar"
 
 
 @dataclass
@@ -109,11 +110,30 @@ def take_prompt(settings_max_chars: int) -> None:
 
 
 def render_sources(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
+    """The cited sources first, numbered as the answer cites them ([1] is the first citation,
+    `ragcore.answer.postprocess.renumber`), then the rest of the context, labelled as not used."""
     if not turn.sources:
         return
-    st.caption("Kaynaklar")
-    for source in turn.sources:
+    cited = set(turn.cited)
+    used = list(turn.sources) if turn.outcome == OUTCOME_CLOSEST else [s for s in turn.sources if s.rank in cited]
+    unused = [s for s in turn.sources if s not in used]
+    if used:
+        st.caption("Kaynaklar")
+    for source in used:
         render_source(ctx, user, source, turn.terms, f"{key}_src{source.rank}")
+    if unused:
+        st.caption(UNUSED_SOURCES)
+    for source in unused:
+        render_source(ctx, user, source, turn.terms, f"{key}_src{source.rank}")
+
+
+def render_answer_text(turn: Turn) -> None:
+    """The answer itself. The closest passages get a box of their own — a warning with the lead,
+    the "Yakın bölüm n" lines and what they are — so they cannot be read as an answer."""
+    if turn.outcome == OUTCOME_CLOSEST:
+        st.warning(escape_markdown(f"{turn.text}\n\n{CLOSEST_NOTE}"), icon=":material/travel_explore:")
+    else:
+        st.markdown(escape_answer(turn.text))
 
 
 def _save_feedback(ctx: AppContext, user: User, question_id: str) -> None:
@@ -158,7 +178,7 @@ def render_badge(turn: Turn) -> None:
 def render_footer(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
     """Everything under the answer text: status, badge, notice, sources, feedback."""
     if turn.outcome == OUTCOME_CLOSEST:
-        st.info(CLOSEST_NOTE, icon=":material/travel_explore:")
+        pass  # said in the answer's own box (render_answer_text)
     elif turn.status == STATUS_NEEDS_REVIEW:
         st.warning("Erişebildiğiniz dokümanlarda bu sorunun cevabı bulunamadı. Soru, yöneticinin "
                    "inceleme kuyruğuna eklendi.", icon=":material/help:")
@@ -204,7 +224,7 @@ def render_turn(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
         if turn.error:
             st.error(escape_markdown(turn.error))
             return
-        st.markdown(escape_answer(turn.text))
+        render_answer_text(turn)
         render_footer(ctx, user, turn, key)
 
 
@@ -240,8 +260,9 @@ def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
                 if answer is None:
                     raise RuntimeError("cevap tamamlanamadı")
                 turn = turn_from_answer(answer, _terms(ctx, user, answer))
-                if stream.replaced:
-                    placeholder.markdown(escape_answer(answer.text))
+                if stream.replaced or turn.outcome == OUTCOME_CLOSEST:
+                    with placeholder.container():
+                        render_answer_text(turn)
                 render_footer(ctx, user, turn, turn_key(turn, len(history())))
             except QuestionError as exc:
                 turn.error = str(exc)

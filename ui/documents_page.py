@@ -19,30 +19,49 @@ from ragcore.core import Document, User, formatting
 from ui.context import AppContext
 from ui.jobs import render_jobs
 from ui.markdown import alert, escape_markdown
-from ui.upload import role_picker, roles_text, upload_document
+from ui.upload import confirm_wide_access, role_picker, roles_text, upload_document
 
 
 def _flash(message: str, kind: str = "success") -> None:
     st.session_state["doc_flash"] = (kind, message)
 
 
+UPLOAD_ROUND = "doc_upload_round"  # bumped after each queued upload: a new, empty file picker
+UPLOAD_RESET = "doc_upload_reset"  # set by a queued upload: empty the other fields on the next run
+UPLOAD_FIELDS = ("doc_upload_title", "doc_upload_roles", "doc_upload_wide_herkes", "doc_upload_wide_personel")
+
+
 def render_upload(ctx: AppContext, admin: User) -> None:
-    with st.form("doc_upload", clear_on_submit=True):
+    """The upload form. Who may read comes first and outside the form, so that choosing it
+    redraws the page: no role is preselected, and a choice that opens the document to every
+    employee shows what that means with a confirmation box (ui/upload.py). A refused upload
+    keeps the chosen file and title (the form is not cleared on submit); a queued one empties
+    every field, roles and confirmation included, so the next upload starts from no role again."""
+    if st.session_state.pop(UPLOAD_RESET, False):
+        for name in UPLOAD_FIELDS:
+            st.session_state.pop(name, None)
+    picker_round = st.session_state.get(UPLOAD_ROUND, 0)
+    with st.container(border=True):
         st.subheader("PDF yükle")
-        file = st.file_uploader("PDF dosyası", type=["pdf"], key="doc_upload_file",
-                                max_upload_size=ctx.settings.max_upload_mb,
-                                help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar okunamaz.")
-        title = st.text_input("Başlık (isteğe bağlı)", key="doc_upload_title",
-                              placeholder="Boş bırakılırsa PDF'in kendi başlığı ya da ilk sayfasındaki başlık kullanılır")
         roles = role_picker("doc_upload_roles")
-        submitted = st.form_submit_button("Yükle", type="primary", icon=":material/upload:")
+        confirmed = confirm_wide_access("doc_upload_wide", roles)
+        with st.form("doc_upload", border=False):
+            file = st.file_uploader("PDF dosyası", type=["pdf"], key=f"doc_upload_file_{picker_round}",
+                                    max_upload_size=ctx.settings.max_upload_mb,
+                                    help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar okunamaz.")
+            title = st.text_input("Başlık (isteğe bağlı)", key="doc_upload_title",
+                                  placeholder="Boş bırakılırsa PDF'in kendi başlığı ya da ilk sayfasındaki başlık kullanılır")
+            submitted = st.form_submit_button("Yükle", type="primary", icon=":material/upload:")
     if submitted:
         if file is None:
             st.error("Lütfen bir PDF dosyası seçin.")
             return
-        outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title)
+        outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title,
+                                  wide_access_confirmed=confirmed)
         if outcome.ok:
             _flash(outcome.message)
+            st.session_state[UPLOAD_ROUND] = picker_round + 1
+            st.session_state[UPLOAD_RESET] = True
             st.rerun()
         st.error(escape_markdown(outcome.message))
 

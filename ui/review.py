@@ -15,7 +15,7 @@ from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, STATUS_NEEDS_REVIEW, User
 from ui.context import AppContext
 from ui.markdown import escape_answer, escape_markdown
 from ui.review_gold import render_gold_control
-from ui.upload import role_picker, upload_document
+from ui.upload import confirm_wide_access, role_picker, upload_document
 
 
 def _flash(message: str) -> None:
@@ -74,18 +74,20 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
                     st.session_state["review_flash"] = str(exc)
                 st.rerun()
             with cols[1].popover("Doküman yükleyerek çöz", icon=":material/upload_file:"):
+                # Roles outside the form, so a choice open to every employee asks to be confirmed.
+                roles = role_picker(f"review_roles_{item.public_id}", default=(item.role,))
+                confirmed = confirm_wide_access(f"review_wide_{item.public_id}", roles)
                 with st.form(f"review_upload_{item.public_id}", clear_on_submit=True):
                     file = st.file_uploader("PDF", type=["pdf"], key=f"review_file_{item.public_id}",
                                             max_upload_size=ctx.settings.max_upload_mb)
-                    roles = role_picker(f"review_roles_{item.public_id}", default=(item.role,))
                     title = st.text_input("Başlık (isteğe bağlı)", key=f"review_title_{item.public_id}")
-                    submitted = st.form_submit_button("Yükle ve çöz", type="primary")
+                    submitted = st.form_submit_button("Yükle ve çöz", type="primary", disabled=not roles or not confirmed)
                 if submitted:
                     if file is None:
                         st.error("Lütfen bir PDF seçin.")
                     else:
                         outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title,
-                                                  resolves_question_id=item.id)
+                                                  resolves_question_id=item.id, wide_access_confirmed=confirmed)
                         if outcome.ok:
                             _flash(outcome.message + " Doküman eklenince kayıt çözülecek.")
                             st.rerun()

@@ -4,6 +4,11 @@
 "resolve by uploading": it stages the file and queues an ingest job (ragcore.jobs), then
 returns at once — the session is never blocked by parsing or embedding. The jobs section of
 the Dokümanlar page (ui/jobs.py) shows the job's progress and its Turkish error if it fails.
+
+Safe defaults: one careless click must not publish a salary list to every employee. The upload
+form preselects no role, and an upload is refused until at least one is chosen; a choice that
+opens the document to every employee ("Herkes", or the "Tüm personel" role) is refused until
+the admin ticks a confirmation that says so (`wide_access_notice`, `confirm_wide_access`).
 """
 
 from __future__ import annotations
@@ -16,9 +21,15 @@ import streamlit as st
 
 from ragcore.core import ROLE_LABELS, ROLES, User, short_id
 from ui.context import AppContext
+from ui.markdown import escape_markdown
 
 log = logging.getLogger("dayanak.app")
 
+NO_ROLE = ("Doküman yüklenmedi: kimlerin okuyabileceği seçilmedi. “Kimler okuyabilir?” alanından en az bir rol "
+           "seçin; yanlışlıkla herkese açılmasın diye hiçbir rol önceden seçili gelmez.")
+WIDE_UNCONFIRMED = ("Doküman yüklenmedi: seçtiğiniz roller dokümanı tüm çalışanlara açıyor. Bunu istiyorsanız "
+                    "onay kutusunu işaretleyin; istemiyorsanız yalnızca ilgili rolleri seçin.")
+WIDE_CONFIRM_LABEL = "Evet, bu doküman tüm çalışanlara açılsın"
 QUEUE_FAILED = ("Doküman sıraya alınamadı: beklenmeyen bir hata oluştu. Biraz sonra yeniden deneyin; sorun "
                 "sürerse yöneticinize başvurun.")
 
@@ -40,8 +51,12 @@ def upload_document(
     title: str | None = None,
     *,
     resolves_question_id: int | None = None,
+    wide_access_confirmed: bool = False,
 ) -> UploadOutcome:
-    """Queue one PDF for `roles`; never raises for user errors, returns a Turkish message instead."""
+    """Queue one PDF for `roles`; never raises for user errors, returns a Turkish message instead.
+
+    No role, or a choice that opens the document to every employee without
+    `wide_access_confirmed`, is refused before anything is staged or queued."""
     from ragcore import jobs
 
     if user.role != "admin":
@@ -50,6 +65,10 @@ def upload_document(
         return UploadOutcome(False, "Dosya boş; lütfen bir PDF seçin.")
     if not filename.lower().endswith(".pdf"):
         return UploadOutcome(False, "Yalnızca PDF dosyaları yüklenebilir.")
+    if not roles:
+        return UploadOutcome(False, NO_ROLE)
+    if wide_access_notice(roles) and not wide_access_confirmed:
+        return UploadOutcome(False, WIDE_UNCONFIRMED)
     try:
         job = jobs.submit_ingest(ctx.db, ctx.settings, data, filename=filename, roles=list(roles),
                                  title=title or None, created_by=user.username,
@@ -91,7 +110,7 @@ def roles_text(roles: Sequence[str]) -> str:
     return ", ".join(ROLE_LABELS.get(r, r) for r in ordered)
 
 
-def role_picker(key: str, default: Sequence[str] = ("personel",)) -> list[str]:
+def role_picker(key: str, default: Sequence[str] = ()) -> list[str]:
     """Who may read a document; returns the roles to store (never the "Herkes" marker)."""
     chosen = [EVERYONE] if is_everyone(default) else [r for r in default if r in ROLES]
     picked = st.multiselect(
@@ -104,3 +123,28 @@ def role_picker(key: str, default: Sequence[str] = ("personel",)) -> list[str]:
         placeholder="Rol seçin",
     )
     return stored_roles(picked)
+
+
+def wide_access_notice(roles: Sequence[str]) -> str | None:
+    """What a choice that opens a document to every employee means, in Turkish; None for a narrower one."""
+    if is_everyone(roles):
+        return ("Bu doküman tüm çalışanlara açılacak: “Herkes” seçildi, yani her roldeki her kullanıcı "
+                "(İş sağlığı ve güvenliği, İnsan kaynakları, Üretim, Tüm personel) onu sohbette, aramada ve "
+                "Dokümanlar sayfasında görecek. Maaş listesi ya da disiplin dosyası gibi kişisel bilgi içeren "
+                "bir dokümansa yalnızca ilgili rolü seçin.")
+    if "personel" in roles:
+        return ("Bu doküman tüm çalışanlara açılacak: “Tüm personel” rolündeki her kullanıcı onu sohbette, "
+                "aramada ve Dokümanlar sayfasında görecek. Maaş listesi ya da disiplin dosyası gibi kişisel bilgi "
+                "içeren bir dokümansa yalnızca ilgili rolü seçin.")
+    return None
+
+
+def confirm_wide_access(key: str, roles: Sequence[str]) -> bool:
+    """For a choice that opens the document to every employee: say what it means and ask to
+    confirm (unticked each time the choice changes). True when confirmed or not needed."""
+    notice = wide_access_notice(roles)
+    if notice is None:
+        return True
+    st.warning(escape_markdown(notice), icon=":material/groups:")
+    scope = "herkes" if is_everyone(roles) else "personel"
+    return st.checkbox(WIDE_CONFIRM_LABEL, key=f"{key}_{scope}")

@@ -1,10 +1,10 @@
 """From retrieved passages to a cited answer: the answer service, the prompt, the generators
 (HTTP clients for Ollama and OpenAI-compatible servers, the extractive quoter with its sentence
-units, question types and measured sentence model), the choice among them, the post-processing
-of generated text, the questions log and the spool used while the database is down.
+units, question types and measured sentence model, the lead line naming a quote's source), the
+choice among them, the post-processing of generated text (citations numbered by first use), the questions log and the spool used while the database is down.
 """
 
-from ragcore.answer import extractive, extractive_model, questions, sentences
+from ragcore.answer import extractive, extractive_model, lead, questions, sentences
 from ragcore.answer.backends import (
     Generator,
     choose_generator_backend,
@@ -22,6 +22,10 @@ from ragcore.answer.extractive_model import (
     feature_matrix,
     load_model_file,
 )
+from ragcore.answer.lead import (
+    lead_line,
+    without_lead,
+)
 from ragcore.answer.llm_clients import (
     GeneratorError,
     OllamaGenerator,
@@ -33,6 +37,8 @@ from ragcore.answer.postprocess import (
     KIND_REFUSAL,
     finalize,
     parse_citations,
+    renumber,
+    renumbered_pieces,
 )
 from ragcore.answer.prompt import (
     SYSTEM_PROMPT,
@@ -108,12 +114,16 @@ __all__ = [
     "facts",
     "feature_matrix",
     "finalize",
+    "lead",
+    "lead_line",
     "load_model_file",
     "make_generator",
     "mark_resolved",
     "parse_citations",
     "question_record",
     "questions",
+    "renumber",
+    "renumbered_pieces",
     "review_queue",
     "select_passages",
     "sentences",
@@ -121,4 +131,5 @@ __all__ = [
     "split_sentences",
     "spool_path",
     "validate_question",
+    "without_lead",
 ]

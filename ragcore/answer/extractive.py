@@ -5,6 +5,10 @@ With no language model Dayanak still answers, by quoting the retrieved text verb
 measured sentence model (`ragcore.answer.extractive_model`, features that include what the
 question asks for, `ragcore.answer.question_types`) and chooses what to quote.
 
+The quote starts with a lead line naming the document and article it comes from
+(`ragcore.answer.lead`), then the sentences most probable first — the order of relevance, not
+of position in the text; the answer service then numbers the citations by first use.
+
 Selection: the most probable sentence, plus a second one only when its probability is
 comparable (the ratio is chosen on the training holdout), never more than two sentences or
 400 characters, never a bare heading ("MADDE 14 – İş kazası …" alone).
@@ -22,6 +26,7 @@ from ragcore.answer.extractive_model import (
     feature_matrix,
     model_file,
 )
+from ragcore.answer.lead import lead_line
 from ragcore.answer.sentences import MAX_CHARS, candidates, clip
 from ragcore.core import FALLBACK_ANSWER, Source
 
@@ -85,9 +90,14 @@ def quote_line(passage: Passage) -> str:
     return f"> “{passage.text}” [{passage.number}]"
 
 
-def quote(passages: Sequence[Passage]) -> str:
-    """Quoted passages, one per line, each with its [n] citation."""
-    return "\n".join(quote_line(p) for p in passages)
+def quote_lead(passages: Sequence[Passage], sources: Sequence[Source]) -> str:
+    """The lead line for these passages: their sources' documents and articles, in quoting order."""
+    return lead_line([sources[p.number - 1] for p in passages])
+
+
+def quote(passages: Sequence[Passage], sources: Sequence[Source]) -> str:
+    """The lead line, a blank line, then the quoted passages, one per line, each with its [n] citation."""
+    return "\n".join([quote_lead(passages, sources), "", *(quote_line(p) for p in passages)])
 
 
 class ExtractiveGenerator:
@@ -106,5 +116,6 @@ class ExtractiveGenerator:
         if not passages:
             yield FALLBACK_ANSWER
             return
+        yield quote_lead(passages, sources) + "\n\n"
         for index, passage in enumerate(passages):
             yield ("\n" if index else "") + quote_line(passage)

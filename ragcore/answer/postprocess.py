@@ -3,18 +3,27 @@
 `finalize` parses the [n] markers, drops those pointing outside the context, and tells a real
 refusal (the fallback sentence) from an instruction echo (the model repeating its rules, which
 is unreliable and replaced by quoted passages).
+
+`renumber` then numbers the citations of a finished answer — the extractive one and a
+language model's alike — in the order they are first cited: the first citation is [1], the
+sources are reordered to match (each `Source.rank` is its new number) and the markers in the
+text are rewritten. Sources the answer does not cite are kept, after the cited ones and in
+retrieval order: the answer was written from all of them (the chat's permission check and the
+questions log cover the whole context), and the page lists them apart as not used.
+`renumbered_pieces` gives streamed text the same numbers while it streams.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
 from ragcore.answer.prompt import SYSTEM_PROMPT
 from ragcore.core import FALLBACK_ANSWER, Source, turkish_lower, words
 
 _MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+_OPEN_MARKER = re.compile(r"\[[\d\s,;]*$")  # a marker cut off at the end of a streamed piece
 _ECHO_PHRASES = (
     "numaralandırılmış bağlam", "köşeli parantez", "kendi bilgini", "genel kültür",
     "şu cümleyi aynen", "talimatları", "kurallar:", "sen dayanak",
@@ -91,3 +100,42 @@ def finalize(text: str, sources: Sequence[Source]) -> FinishedAnswer:
         return FinishedAnswer(FALLBACK_ANSWER, KIND_REFUSAL, ())
     return FinishedAnswer(cleaned, KIND_ANSWER, cited)
 
+
+
+def renumber(text: str, cited: Sequence[int], sources: Sequence[Source]) -> tuple[str, tuple[int, ...], tuple[Source, ...]]:
+    """Number a finished answer's citations by first use (module docstring): the text with its
+    markers rewritten, the citations (1..len(cited)) and the sources in their new order."""
+    order = [*cited, *(n for n in range(1, len(sources) + 1) if n not in cited)]
+    new = {old: index for index, old in enumerate(order, start=1)}
+
+    def rewrite(match: re.Match) -> str:
+        numbers = [int(x) for x in re.split(r"\s*[,;]\s*", match.group(1))]
+        return "".join(f"[{new[x]}]" for x in numbers if x in new)
+
+    numbered = tuple(replace(sources[old - 1], rank=number) for number, old in enumerate(order, start=1))
+    return _MARKER.sub(rewrite, text), tuple(range(1, len(cited) + 1)), numbered
+
+
+def renumbered_pieces(pieces: Iterable[str], n_sources: int) -> Iterator[str]:
+    """Streamed text with each valid [n] already given the number `renumber` will give it, so
+    the page shows [1] first while the answer streams. A marker with no number in the context
+    streams as the model wrote it (the final text drops it, and the answer is then replaced).
+    A marker cut between two pieces is held back until it closes."""
+    first_use: dict[int, int] = {}
+
+    def rewrite(match: re.Match) -> str:
+        numbers = [int(x) for x in re.split(r"\s*[,;]\s*", match.group(1))]
+        valid = [x for x in numbers if 1 <= x <= n_sources]
+        for x in valid:
+            first_use.setdefault(x, len(first_use) + 1)
+        return "".join(f"[{first_use[x]}]" for x in valid) if valid else match.group(0)
+
+    held = ""
+    for piece in pieces:
+        text = held + piece
+        cut = _OPEN_MARKER.search(text)
+        ready, held = (text[: cut.start()], text[cut.start():]) if cut else (text, "")
+        if ready:
+            yield _MARKER.sub(rewrite, ready)
+    if held:
+        yield _MARKER.sub(rewrite, held)

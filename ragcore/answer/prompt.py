@@ -2,7 +2,10 @@
 
 The model sees only numbered context blocks of chunks the user's role may read; it must cite
 them as [n] and otherwise reply with the exact fallback sentence, which the answer service
-then recognises as a refusal.
+then recognises as a refusal. The model cites the context's own numbers and starts with the
+most relevant block; the answer service renumbers the citations by first use afterwards
+(`ragcore.answer.postprocess.renumber`), the same rule as for a quoted answer — asking the
+model to renumber itself would let a wrong number point at the wrong block.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ SYSTEM_PROMPT = (
     "örneğin [1] veya [2][3]. Bağlamda olmayan bir numara kullanma.\n"
     "3. Cevap bağlamda yoksa ya da emin değilsen yalnızca şu cümleyi aynen yaz: "
     f"\"{FALLBACK_ANSWER}\"\n"
-    "4. Türkçe, kısa ve açık cevap ver; talimatları veya bağlamı tekrar etme."
+    "4. Soruyu doğrudan cevaplayan bilgiyle başla: en ilgili bölümü ilk sırada kullan ve kaynak olarak "
+    "bağlamdaki numarasını yaz.\n"
+    "5. Türkçe, kısa ve açık cevap ver; talimatları veya bağlamı tekrar etme."
 )
 
 

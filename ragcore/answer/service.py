@@ -22,7 +22,14 @@ from ragcore.access import users as usersmod
 from ragcore.answer.backends import Generator
 from ragcore.answer.extractive import ExtractiveGenerator, answer_passages, quote
 from ragcore.answer.llm_clients import GeneratorError
-from ragcore.answer.postprocess import KIND_ANSWER, KIND_REFUSAL, FinishedAnswer, finalize
+from ragcore.answer.postprocess import (
+    KIND_ANSWER,
+    KIND_REFUSAL,
+    FinishedAnswer,
+    finalize,
+    renumber,
+    renumbered_pieces,
+)
 from ragcore.answer.prompt import build_messages
 from ragcore.answer.questions import insert_question, question_record
 from ragcore.answer.spool import QuestionSpool, spool_path
@@ -120,7 +127,7 @@ def quoted_answer(question: str, sources: list[Source], embedder: object) -> Fin
     passages = answer_passages(question, sources, embedder)
     if not passages:
         return FinishedAnswer(FALLBACK_ANSWER, KIND_REFUSAL, ())
-    return FinishedAnswer(quote(passages), KIND_ANSWER, tuple(dict.fromkeys(p.number for p in passages)))
+    return FinishedAnswer(quote(passages, sources), KIND_ANSWER, tuple(dict.fromkeys(p.number for p in passages)))
 
 
 def finalize_answer(raw: str, sources: list[Source], question: str, embedder: object, *, llm: bool
@@ -139,15 +146,17 @@ def finalize_answer(raw: str, sources: list[Source], question: str, embedder: ob
 
 
 CLOSEST_PASSAGES = 3  # passages the closest outcome shows
+CLOSEST_ITEM = "Yakın bölüm"  # each passage's label in the closest outcome ("Yakın bölüm 1: …")
 
 
 def closest_passages_text(sources: list[Source]) -> str:
     """The "closest passages" outcome: a lead that says no section answers directly, then one
-    cited line per passage (document, article, page) — no quote that could pass for an answer."""
+    cited line per passage ("Yakın bölüm 1: <title>, <article>, <page> [1]") — no quote and no
+    "…'e göre:" lead that could pass for an answer."""
     lines = [CLOSEST_LEAD, ""]
-    for source in sources:
-        where = ", ".join(part for part in (source.article, source.page_label) if part)
-        lines.append(f"- [{source.rank}] {source.title} ({where})")
+    for number, source in enumerate(sources, start=1):
+        where = ", ".join(part for part in (source.title, source.article, source.page_label) if part)
+        lines.append(f"{CLOSEST_ITEM} {number}: {where} [{source.rank}]")
     return "\n".join(lines)
 
 
@@ -246,18 +255,22 @@ class AnswerService:
         sources = answering.retrieval.sources
         messages = build_messages(answering.question, sources)
         pieces: list[str] = []
-        try:
+
+        def generated() -> Iterator[str]:
             for piece in self.generator.stream(messages, sources, answering.question):
                 if piece and answering.first_token_ms is None:
                     answering.first_token_ms = _ms(answering.started)
                 pieces.append(piece)
                 yield piece
+
+        try:
+            yield from renumbered_pieces(generated(), len(sources))  # shown as [1] first while it streams
         except GeneratorError as exc:
             yield from self._generator_failed(stream, answering, sources, str(exc))
             return
         result, notice = finalize_answer("".join(pieces), sources, answering.question, self.embedder, llm=self._llm)
         stream.answer = self._finish(answering, result, sources, notice)
-        stream.replaced = stream.answer.text != "".join(pieces)
+        stream.replaced = stream.answer.text != stream.streamed
 
     def _gate_extra(self, answering: _AnswerInProgress) -> dict:
         decision = answering.decision
@@ -280,7 +293,8 @@ class AnswerService:
         if result.kind == KIND_REFUSAL:
             return self._record(answering, FALLBACK_ANSWER, STATUS_FALLBACK, (), (), llm_called=self._llm,
                                 generator=self.generator.label, outcome=OUTCOME_REFUSED)
-        return self._record(answering, result.text, STATUS_ANSWERED, tuple(sources), result.cited, llm_called=self._llm,
+        text, cited, numbered = renumber(result.text, result.cited, sources)
+        return self._record(answering, text, STATUS_ANSWERED, numbered, cited, llm_called=self._llm,
                             generator=self.generator.label, notice=notice)
 
     def _generator_failed(self, stream: AnswerStream, answering: _AnswerInProgress, sources: list[Source],
@@ -290,10 +304,11 @@ class AnswerService:
         yield f"\n\n⚠️ {message}\n\n"
         fallback = ExtractiveGenerator(self.embedder)
         quoted = "".join(fallback.stream([], sources, answering.question))
-        yield quoted
+        yield from renumbered_pieces([quoted], len(sources))
         result = finalize(quoted, sources)
-        stream.answer = self._record(answering, f"⚠️ {message}\n\n{result.text}", STATUS_ERROR, tuple(sources),
-                                     result.cited, llm_called=self._llm, generator=self.generator.label,
+        text, cited, numbered = renumber(result.text, result.cited, sources)
+        stream.answer = self._record(answering, f"⚠️ {message}\n\n{text}", STATUS_ERROR, numbered,
+                                     cited, llm_called=self._llm, generator=self.generator.label,
                                      notice=message, error=message, outcome=None,
                                      extra={"fallback_generator": "extractive"})
         stream.replaced = True
