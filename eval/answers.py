@@ -291,7 +291,7 @@ def ask(service, user, db, question: str, index: dict[int, int]) -> dict:
     from ragcore.retrieval import retrieve
 
     retrieval = retrieve(service.read_db, service.embedder, question, user.role, k=service.settings.top_k,
-                         mode=service.mode)
+                         mode=service.mode, windows=service.settings.dense_windows)
     answer = service.ask(user, question)
     return {"answer": answer.text, "kind": KINDS[answer.status], "cited": list(answer.cited),
             "ranking": [index[s.chunk_id] for s in retrieval.sources],
