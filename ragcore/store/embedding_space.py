@@ -107,7 +107,11 @@ def _add_window_column(conn: psycopg.Connection, dim: int) -> None:
 
 
 def _create_embedding_columns(conn: psycopg.Connection, dim: int) -> None:
+    """New vector columns for a new index: chunks', and the windows' (whose old rows, if an
+    earlier index left any, belong to no index any more)."""
     conn.execute(sql.SQL("ALTER TABLE chunks ADD COLUMN embedding vector({})").format(sql.Literal(dim)))
+    conn.execute("DELETE FROM chunk_windows")
+    conn.execute("ALTER TABLE chunk_windows DROP COLUMN IF EXISTS embedding")  # drops its indexes too
     _add_window_column(conn, dim)
     create_role_indexes(conn)
 
@@ -116,8 +120,6 @@ def replace_embedding_space(conn: psycopg.Connection, model: str, dim: int) -> N
     """Inside the caller's transaction: drop the old vectors, windows and indexes, create new
     columns and record the model with windows (re-embed stores every chunk's windows next)."""
     conn.execute("ALTER TABLE chunks DROP COLUMN IF EXISTS embedding")  # drops its indexes too
-    conn.execute("DELETE FROM chunk_windows")
-    conn.execute("ALTER TABLE chunk_windows DROP COLUMN IF EXISTS embedding")
     _create_embedding_columns(conn, dim)
     conn.execute("DELETE FROM embedding_index")
     conn.execute("INSERT INTO embedding_index (model, dim, windows) VALUES (%s, %s, true)", (model, dim))
