@@ -14,8 +14,7 @@ from hashlib import sha256
 
 from ragcore import store as dbmod
 from ragcore.core import Settings, lexical_tokens
-from ragcore.documents import ingest_pdf
-from ragcore.documents.windows import chunk_windows
+from ragcore.documents import chunk_windows, ingest_pdf
 from ragcore.embed import make_embedder
 
 

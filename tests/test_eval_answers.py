@@ -160,7 +160,8 @@ def test_answer_run_is_the_answer_service_and_withdraws_the_article(settings, tm
                 answer = service.ask(user, q.question)
                 assert (row["answer"], row["cited"], row["kind"]) == (answer.text, list(answer.cited),
                                                                       ans.KINDS[answer.status])
-                hits = retrieve(database, ws.embedder("default"), q.question, "admin", k=5, mode=service.mode)
+                hits = retrieve(database, ws.embedder("default"), q.question, "admin", k=5, mode=service.mode,
+                                windows=service.settings.dense_windows)
                 assert row["ranking"] == [index[s.chunk_id] for s in hits.sources]
                 assert row["evidence"] == hits.evidence.as_dict()
             else:

@@ -24,8 +24,7 @@ import pytest
 from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ROLES, Chunk, Settings, lexical_tokens
-from ragcore.documents import delete_document, set_document_roles, store_document
-from ragcore.documents.windows import document_windows
+from ragcore.documents import delete_document, document_windows, set_document_roles, store_document
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
 

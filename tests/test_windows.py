@@ -16,8 +16,16 @@ import pytest
 
 from ragcore import store as dbmod
 from ragcore.core import Chunk
-from ragcore.documents import delete_document, ingest_pdf, reembed_all, set_document_roles, store_document
-from ragcore.documents.windows import MAX_WINDOWS, chunk_windows, document_windows
+from ragcore.documents import (
+    MAX_WINDOWS,
+    chunk_windows,
+    delete_document,
+    document_windows,
+    ingest_pdf,
+    reembed_all,
+    set_document_roles,
+    store_document,
+)
 from ragcore.retrieval import RETRIEVAL_WINDOWS_SQL, read_snapshot, retrieve, statement_params
 from tests import pdfs
 from tests.retrieval_support import make_test_embedder
