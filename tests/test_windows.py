@@ -1,6 +1,6 @@
 """Sentence windows (issue 20): what a chunk's windows are, that they are stored, re-embedded,
-role-filtered and deleted with their chunk, and that the dense leg scores a chunk by its best
-window when DENSE_WINDOWS is on.
+role-filtered and deleted with their chunk, and that the dense leg scores a chunk with its best
+window (the mean of its own cosine and the window's) when DENSE_WINDOWS is on.
 
 The permission suites (tests/permission_world.py: every chunk of its world has windows) and the
 statistics property (tests/test_role_statistics.py: retrieval with windows, a forbidden
@@ -191,9 +191,15 @@ def test_a_question_worded_like_one_sentence_ranks_its_long_chunk_higher(db, emb
     on = retrieve(db, embedder, QUESTION, "isg", k=10, mode="dense", windows=True)
     assert _rank_of_long(on) < _rank_of_long(off)
     assert _rank_of_long(on) == 1
-    # a chunk's dense score is the best of its own cosine and its windows': never lower
+    # a chunk's dense score is the mean of its own cosine and its best window's (its own without windows)
     before = {h.source.chunk_id: h.dense_score for h in off.hits}
-    assert all(h.dense_score >= before[h.source.chunk_id] - 1e-9 for h in on.hits)
+    with db.connection() as conn:
+        best = dict(conn.execute("SELECT chunk_id, max(1 - (embedding <=> %s)) FROM chunk_windows GROUP BY chunk_id",
+                                 (embedder.embed_queries([QUESTION])[0],)).fetchall())
+    for hit in on.hits:
+        cid = hit.source.chunk_id
+        want = (before[cid] + best[cid]) / 2 if cid in best else before[cid]
+        assert hit.dense_score == pytest.approx(want, abs=1e-6)
     # the refusal evidence keeps the chunk vectors' best cosine; the best window's is beside it
     assert on.evidence.best_cosine == off.evidence.best_cosine
     assert on.evidence.best_window_cosine is not None and off.evidence.best_window_cosine is None

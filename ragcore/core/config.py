@@ -49,7 +49,7 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "CHUNK_OVERLAP": ("150", "overlap between prose chunks in characters"),
     "TOP_K": ("5", "sources passed to the answer"),
     "RETRIEVAL_MODE": ("auto", "auto | rrf | weighted | dense | lexical"),
-    "DENSE_WINDOWS": ("true", "dense leg scores a chunk by the best of its vector and its sentence windows' (indexes built with windows)"),
+    "DENSE_WINDOWS": ("true", "dense leg scores a chunk by the mean of its vector's cosine and its best sentence window's (indexes built with windows)"),
     "REFUSAL_THRESHOLD": ("(calibrated)", "override the calibrated evidence threshold"),
     "MAX_UPLOAD_MB": ("50", "largest PDF accepted for upload"),
     "MAX_QUESTION_CHARS": ("1000", "longest question accepted"),

@@ -3,7 +3,7 @@
 An everyday question usually asks about one sentence of an article ("kaç gün içinde bildirmek
 zorunda?"), and a 1000-character chunk's vector averages that sentence with the rest of the
 article. So each chunk also gets vectors for its windows (migration 012), and retrieval scores
-the chunk by the best of its vector and its windows' (`ragcore.retrieval.hybrid`, max-sim):
+the chunk by the mean of its own cosine and its best window's (`ragcore.retrieval.hybrid`):
 
 * two consecutive sentence units (`chunking.sentence_units`, the one splitter), sliding by one;
   a chunk of only two units gets each unit alone, so that no window is the chunk again;

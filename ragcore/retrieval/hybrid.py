@@ -191,8 +191,11 @@ dense AS (
 # Dense leg with sentence windows (DENSE_WINDOWS, `ragcore.documents.windows`): the role's best
 # windows by their own HNSW graphs (the same per-role partial indexes and predicate as chunks',
 # on chunk_windows), grouped to their chunks, next to the best chunk vectors. A chunk's dense
-# score is the best of its own cosine and its best window's (max-sim); a chunk found through a
-# window alone gets its own cosine by a primary-key probe (the role predicate in that scope too).
+# score is the mean of its own cosine and its best window's (its own cosine alone when none of
+# its windows is among the best); a chunk found through a window alone gets its own cosine by a
+# primary-key probe (the role predicate in that scope too). Measured on the everyday set's dev
+# half (e5): the mean lifted both the dense and the weighted leg's Recall@5 and MRR@10; the
+# best window alone and max(chunk, best window) lost Recall@5 there.
 DENSE_WINDOWS_CTE = f"""
 chunk_hits AS (
     SELECT c.id, c.embedding <=> %(qvec)s AS distance
@@ -219,9 +222,9 @@ dense_candidates AS (
     FROM chunk_hits h FULL OUTER JOIN best_windows b ON b.id = h.id
 ),
 dense_hits AS (
-    SELECT id, least(chunk_distance, window_distance) AS distance
+    SELECT id, (chunk_distance + coalesce(window_distance, chunk_distance)) / 2 AS distance
     FROM dense_candidates
-    ORDER BY least(chunk_distance, window_distance), id
+    ORDER BY (chunk_distance + coalesce(window_distance, chunk_distance)) / 2, id
     LIMIT %(candidates)s
 ),
 dense AS (
@@ -544,8 +547,8 @@ def retrieve(
     """Ranked permitted chunks plus refusal evidence: one statement in one read transaction.
 
     `weight` (weighted mode): None = the dense weight measured for the embedder. `windows`:
-    the dense leg scores a chunk by the best of its vector and its sentence windows'
-    (the app passes `Settings.dense_windows`); an index without windows gives the same
+    the dense leg scores a chunk by the mean of its vector's cosine and its best sentence
+    window's (the app passes `Settings.dense_windows`); an index without windows gives the same
     result either way."""
     check_role(role)
     if weight is None:

@@ -1,7 +1,7 @@
 -- Sentence windows (issue 20): short passages inside a chunk — two consecutive sentence units,
 -- and the article's heading lines on their own where the chunk starts an article — each with a
--- vector of its own, so the dense leg can score a chunk by its best window (max-sim). An
--- everyday question matches one sentence of a long article better than the whole article.
+-- vector of its own, so the dense leg can score a chunk by its best window as well as by its own
+-- vector. An everyday question matches one sentence of a long article better than the whole article.
 --
 -- * A window is a span of its chunk's text (char_start/char_end are offsets into chunks.text),
 --   so nothing is stored twice and the text is always the chunk's.
