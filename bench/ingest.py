@@ -1,4 +1,5 @@
-"""End-to-end ingest benchmark: `python -m bench.ingest [--runs 3] [--laws 6331 4857 5510] [--backend e5]`.
+"""End-to-end ingest benchmark: `python -m bench.ingest [--runs 3] [--laws 6331 4857 5510] [--backend e5]
+[--windows on|off|both]`.
 
 Ingests the sample laws with an embedded embedder (e5 by default, as the app without Ollama;
 `--backend use` for the USE) into a throw-away embedded PostgreSQL (each run into an emptied
@@ -7,7 +8,8 @@ upload does), through the app's cached embedder, and reports the median of the r
 pages/s, chunks/s, seconds per stage, and peak RSS of the process. The model is loaded (and
 warmed) before timing, as in the app where one embedder serves the whole process. Prints a
 markdown section and writes it to bench/results/ingest.md. Also prints the Law 6331 chunking
-report.
+report. `--windows both` ingests each law into an index with sentence windows and one without
+(`embedding_index.windows`), and reports the ratio: what the windows' embeddings cost.
 """
 
 from __future__ import annotations
@@ -67,7 +69,14 @@ def run_once(db: dbmod.Database, settings: Settings, embedder: Embedder, path: P
             "pages": result.pages, "chunks": result.chunks, **stages}
 
 
-def bench(paths: dict[str, Path], runs: int, backend: str) -> list[dict]:
+def _index_windows(db: dbmod.Database, embedder: Embedder, windows: bool) -> None:
+    """An index with or without sentence windows (the record ingest reads)."""
+    dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+    with db.connection() as conn:
+        conn.execute("UPDATE embedding_index SET windows = %s", (windows,))
+
+
+def bench(paths: dict[str, Path], runs: int, backend: str, windows: str = "on") -> list[dict]:
     root = Path(tempfile.mkdtemp(prefix="dayanak-bench-"))
     settings = Settings(data_dir=root / "data", embed_backend=backend, llm_backend="extractive")
     db = dbmod.Database(dbmod.embedded_url(root / "server"))
@@ -78,12 +87,14 @@ def bench(paths: dict[str, Path], runs: int, backend: str) -> list[dict]:
         embedder = CachedEmbedder(model, db)
         rows = []
         for law, path in paths.items():
-            results = [run_once(db, settings, embedder, path) for _ in range(runs)]
-            row = {key: statistics.median(r[key] for r in results) for key in results[0]}
-            row["law"] = law
-            row["peak_rss_mb"] = peak_rss_mb()
-            rows.append(row)
-            print(f"{law}: {row['seconds']:.2f}s", file=sys.stderr, flush=True)
+            for with_windows in {"on": [True], "off": [False], "both": [False, True]}[windows]:
+                _index_windows(db, model, with_windows)
+                results = [run_once(db, settings, embedder, path) for _ in range(runs)]
+                row = {key: statistics.median(r[key] for r in results) for key in results[0]}
+                row["law"] = law if windows != "both" else f"{law} ({'windows' if with_windows else 'no windows'})"
+                row["peak_rss_mb"] = peak_rss_mb()
+                rows.append(row)
+                print(f"{row['law']}: {row['seconds']:.2f}s", file=sys.stderr, flush=True)
         return rows
     finally:
         db.close()
@@ -106,6 +117,12 @@ def table(rows: list[dict], runs: int, backend: str) -> str:
             f"| {r['chunks'] / r['seconds']:.1f} | {r.get('extract', 0):.2f} | {r.get('chunk', 0):.2f} "
             f"| {r.get('embed', 0):.2f} | {r.get('store', 0):.2f} | {r['peak_rss_mb']:.0f} |"
         )
+    pairs = [(a, b) for a, b in zip(rows, rows[1:], strict=False)
+             if a["law"].endswith("(no windows)") and b["law"].endswith("(windows)")]
+    for without, with_ in pairs:
+        lines.append(f"\n{with_['law'].split()[0]}: with windows / without = {with_['seconds'] / without['seconds']:.2f}× "
+                     f"wall, {with_['cpu_seconds'] / without['cpu_seconds']:.2f}× CPU, "
+                     f"{with_.get('embed', 0) / max(without.get('embed', 0), 1e-9):.2f}× embed stage")
     lines += [
         "",
         f"Load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores. CPU s is this "
@@ -163,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--laws", nargs="*", default=list(LAWS), choices=list(LAWS))
     parser.add_argument("--backend", default="e5", choices=["e5", "use"], help="embedded embedder")
+    parser.add_argument("--windows", default="on", choices=["on", "off", "both"],
+                        help="index with sentence windows (on), without (off), or both with their ratio")
     parser.add_argument("--documents-dir", type=Path, default=Settings.from_env().documents_dir)
     args = parser.parse_args(argv)
     folder = args.documents_dir if args.documents_dir.is_absolute() else (REPO / args.documents_dir)
@@ -171,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"missing PDFs: {', '.join(missing)} (run `make download-data`)", file=sys.stderr)
         return 1
-    section = table(bench(paths, args.runs, args.backend), args.runs, args.backend)
+    section = table(bench(paths, args.runs, args.backend, args.windows), args.runs, args.backend)
     if "6331" in paths:
         section += "\n\n" + chunking_report(paths["6331"])
     publish("ingest", section)

@@ -292,7 +292,7 @@ def ask(service, user, db, question: str, index: dict[int, int]) -> dict:
     from ragcore.retrieval import retrieve
 
     retrieval = retrieve(service.read_db, service.embedder, question, user.role, k=service.settings.top_k,
-                         mode=service.mode)
+                         mode=service.mode, windows=service.settings.dense_windows)
     answer = service.ask(user, question)
     # The service numbers citations by first use over its reordered sources; "cited" here stays
     # positions in "ranking" (the retrieval order), as the rows below read it.

@@ -266,7 +266,8 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
     readable = {sha for sha, doc in ctx.documents.items() if doc.readable_by(role)}
     names = {sha: doc.filename for sha, doc in ctx.documents.items()}
     relevant = relevant_chunks(ctx.chunks, question.expected, names, readable) if question.answerable else set()
-    retrieval = retrieve(ctx.index.db, ctx.embedder, question.question, role, k=config.depth, mode=config.mode)
+    retrieval = retrieve(ctx.index.db, ctx.embedder, question.question, role, k=config.depth, mode=config.mode,
+                         windows=ctx.service.settings.dense_windows)
 
     def is_readable(source: Source) -> bool:
         return ctx.by_id.get(source.document_id) in readable

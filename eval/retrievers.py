@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -465,10 +465,28 @@ def corpus_fingerprint(chunks: ChunkSet, model: str) -> str:
     return digest.hexdigest()[:16]
 
 
+def corpus_windows(ws: Workspace, chunks: ChunkSet) -> dict[int, list]:
+    """The sentence windows of every chunk of the size (`ragcore.documents.windows`, as an upload
+    computes them), by chunk index, and their passage vectors (the workspace's cache)."""
+    from ragcore.documents import chunk_windows
+
+    by_chunk: dict[int, list] = {}
+    texts: list[str] = []
+    rows: dict[int, list[int]] = {}
+    for c in chunks.chunks:
+        found = chunk_windows(c.text, None)
+        by_chunk[c.index] = found
+        rows[c.index] = list(range(len(texts), len(texts) + len(found)))
+        texts.extend(w.text for w in found)
+    vectors = ws.vectors("default", texts, f"windows {chunks.size}", "p")
+    return {i: [(w, vectors[r]) for w, r in zip(found, rows[i], strict=True)] for i, found in by_chunk.items()}
+
+
 def store_articles(conn, chunks: ChunkSet, corpus: Corpus, articles: Sequence[int], vectors: np.ndarray,
-                   marker: str) -> None:
+                   marker: str, windows: dict[int, list] | None = None) -> None:
     """Inside the caller's transaction: each article as one document through
-    `ragcore.documents.ingest.store_document` (the upload's own write path: COPY, lexical tokens, triggers)."""
+    `ragcore.documents.ingest.store_document` (the upload's own write path: COPY, lexical tokens,
+    triggers), with its chunks' sentence windows (`corpus_windows`) when given."""
     from ragcore.core import Chunk
     from ragcore.documents import ingest
 
@@ -490,16 +508,18 @@ def store_articles(conn, chunks: ChunkSet, corpus: Corpus, articles: Sequence[in
         pieces = [Chunk(ordinal=chunks.chunks[i].ordinal, text=chunks.chunks[i].text, page_start=1, page_end=1,
                         article=None, char_start=chunks.chunks[i].start, char_end=chunks.chunks[i].end)
                   for i in members]
-        ingest.store_document(conn, meta, pieces, vectors[members])
+        own = [(replace(w, chunk=n), v) for n, i in enumerate(members) for w, v in (windows or {}).get(i, [])]
+        ingest.store_document(conn, meta, pieces, vectors[members], windows=[w for w, _ in own],
+                              window_vectors=np.vstack([v for _, v in own]) if own else None)
 
 
 def store_corpus(db, chunks: ChunkSet, corpus: Corpus, vectors: np.ndarray, marker: str,
-                 progress: Progress | None = None, batch: int = 100) -> None:
+                 progress: Progress | None = None, batch: int = 100, windows: dict[int, list] | None = None) -> None:
     """Write the chunked corpus, one document per article, `batch` articles per transaction."""
     total = len(corpus.articles)
     for lo in range(0, total, batch):
         with db.connection() as conn:
-            store_articles(conn, chunks, corpus, range(lo, min(lo + batch, total)), vectors, marker)
+            store_articles(conn, chunks, corpus, range(lo, min(lo + batch, total)), vectors, marker, windows)
         if progress:
             progress(f"storing corpus {chunks.size}", min(lo + batch, total), total)
 
@@ -515,12 +535,19 @@ class ProductionRetriever(Retriever):
         self.used: set[int] = set()
         self.report: dict[int, dict] = {}
         self.markers: dict[int, str] = {}
+        self._windows: dict[int, dict[int, list]] = {}
 
     def config(self) -> dict:
         return {**super().config(), "mode": self.mode or "auto (resolve_mode)", "role": "admin"}
 
     def namespace(self, size: int) -> str:
         return f"eval_tquad_{size}"
+
+    def windows(self, ws: Workspace, size: int) -> dict[int, list]:
+        """The size's sentence windows with their vectors, computed once per sweep."""
+        if size not in self._windows:
+            self._windows[size] = corpus_windows(ws, ws.chunks(size))
+        return self._windows[size]
 
     def _open(self, ws: Workspace, size: int):
         """Open (and fill, unless an identical corpus is already there) the size's namespace."""
@@ -541,10 +568,11 @@ class ProductionRetriever(Retriever):
             db.close()
             db = dbmod.open_database(ws.settings, self.namespace(size))
             fresh = True
-        dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+        space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
         if fresh:
             vectors = ws.vectors("default", chunks.texts, f"chunks {size}", "p")
-            store_corpus(db, chunks, ws.corpus, vectors, marker, ws.progress)
+            windows = self.windows(ws, size) if space.windows else None
+            store_corpus(db, chunks, ws.corpus, vectors, marker, ws.progress, windows=windows)
         return db
 
     def rank(self, ws, size, questions, split, depth, exclude=None):
@@ -596,6 +624,8 @@ class ProductionRetriever(Retriever):
         """The namespace without one article (its document deleted, statistics updated by the
         triggers) for the duration of the block, then stored again the same way; `index` is
         updated with the new chunk ids. The answer evaluation's unanswerable protocol."""
+        from ragcore.store import current_embedding_space
+
         key = ws.corpus.articles[article].key
         with db.connection() as conn:
             gone = [row[0] for row in conn.execute("DELETE FROM chunks WHERE document_id IN "
@@ -608,8 +638,9 @@ class ProductionRetriever(Retriever):
         finally:
             chunks = ws.chunks(size)
             vectors = ws.vectors("default", chunks.texts, f"chunks {size}", "p")
+            windows = self.windows(ws, size) if current_embedding_space(db).windows else None
             with db.connection() as conn:
-                store_articles(conn, chunks, ws.corpus, [article], vectors, self.markers[size])
+                store_articles(conn, chunks, ws.corpus, [article], vectors, self.markers[size], windows)
                 ids = [row[0] for row in conn.execute("SELECT id FROM documents WHERE filename = %s", (key,))]
             index.update(self.chunk_index(db, ws, size, ids))
 

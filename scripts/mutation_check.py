@@ -79,6 +79,9 @@ MUTATIONS = [
              '"(roles_mask::integer & %(role_bit)s) <> 0"',
              "the role filter, reworded, no longer matches the per-role indexes: a role's search reads (and "
              "filters out) every role's postings, so its work shows a forbidden document's term frequencies"),
+    Mutation("window-leg-predicate-dropped", "ragcore/retrieval/hybrid.py", "replace",
+             "    WHERE w.embedding IS NOT NULL AND {ROLE_PREDICATE}\n", "    WHERE w.embedding IS NOT NULL\n",
+             "the sentence-window leg ranks every role's windows: a forbidden sentence lifts (and shows) its chunk"),
     Mutation("documents-visible-true", "ragcore/documents/catalog.py", "constant", "_VISIBLE", '"TRUE"',
              "document list, document lookup, chunk view and chat history ignore roles"),
     Mutation("documents-visible-inverted", "ragcore/documents/catalog.py", "constant", "_VISIBLE",

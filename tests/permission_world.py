@@ -3,7 +3,7 @@
 tests/test_permission_paths.py (every in-process path, the CLI and the app pages) and
 tests/test_api_permissions.py (every REST endpoint) test the same world: small PDFs with random
 `allowed_roles`, ingested through the real `ragcore.documents.ingest_pdf`, where every
-sentence, and so every chunk and every quoted passage, carries its document's marker
+sentence, and so every chunk, every sentence window and every quoted passage, carries its document's marker
 (`KOD07Q`) and every title does too, and one user per role. An unreadable document's marker in
 anything a role gets back is a leak; `build_world` makes that world and checks the
 preconditions the scans rely on (every role has something to read and something to miss,
@@ -209,7 +209,14 @@ def build_world(db, settings: Settings, embedder, ledger: Ledger, *, seed: int, 
         chunk_doc = dict(conn.execute("SELECT id, document_id FROM chunks").fetchall())
         unmarked = conn.execute("SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id "
                                 "WHERE position(substr(d.title, 9) IN c.text) = 0").fetchone()[0]
+        windowless, unsynced = conn.execute(
+            "SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT FROM chunk_windows w WHERE w.chunk_id = c.id)), "
+            "count(*) FILTER (WHERE EXISTS (SELECT FROM chunk_windows w WHERE w.chunk_id = c.id "
+            "AND w.roles_mask <> c.roles_mask)) FROM chunks c").fetchone()
     assert unmarked == 0  # every chunk carries its document's marker, so text scans see every chunk
+    # and has sentence windows with its roles, which the dense leg reads with DENSE_WINDOWS on
+    # (the suites' default), so every path is checked over the window table too
+    assert (windowless, unsynced) == (0, 0)
     people = {role: users.create_user(db, f"{user_prefix}-{role}", role, PASSWORD) for role in ROLES}
     return world_type(db, settings, embedder, ledger, readable, markers, titles, data, chunk_doc, people, public)
 

@@ -1,7 +1,8 @@
 """Helpers for the retrieval/answer tests: the embedded embedder and direct chunk inserts.
 
 Direct inserts write exactly what ingestion writes (chunks with lex_length, postings with tf,
-the embedding), so the SQL legs can be tested without depending on the PDF pipeline.
+the embedding, the sentence windows with theirs), so the SQL legs can be tested without
+depending on the PDF pipeline.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from hashlib import sha256
 
 from ragcore import store as dbmod
 from ragcore.core import Settings, lexical_tokens
-from ragcore.documents import ingest_pdf
+from ragcore.documents import chunk_windows, ingest_pdf
 from ragcore.embed import make_embedder
 
 
@@ -49,6 +50,14 @@ def insert_document(database: dbmod.Database, embedder, spec: DocSpec) -> int:
                 " RETURNING id",
                 (doc_id, ordinal, page, page, article, text, len(text), len(tokens), list(spec.roles), vector),
             ).fetchone()[0]
+            windows = chunk_windows(text, article)
+            if windows:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO chunk_windows (chunk_id, position, char_start, char_end, embedding) "
+                        "VALUES (%s, %s, %s, %s, %s)",
+                        [(chunk_id, w.position, w.char_start, w.char_end, v)
+                         for w, v in zip(windows, embedder.embed_passages([w.text for w in windows]), strict=True)])
             counts = Counter(tokens)
             if counts:
                 with conn.cursor() as cur:

@@ -81,7 +81,7 @@ def test_delete_removes_rows_file_and_keeps_lexicon_exact(db, settings, embedder
     before_hr_only = state(db, settings)
     docs.delete_document(db, settings, hr)
     after = state(db, settings)
-    assert after["counts"] == {"documents": 0, "chunks": 0, "postings": 0}
+    assert after["counts"] == {"documents": 0, "chunks": 0, "postings": 0, "chunk_windows": 0}
     assert after["lexicon"] == {} and after["stats"] == (0, 0) and after["files"] == []
     assert before_hr_only["counts"]["documents"] == 1
     with pytest.raises(docs.DocumentNotFound):

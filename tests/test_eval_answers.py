@@ -158,7 +158,8 @@ def test_answer_run_is_the_answer_service_and_withdraws_the_article(settings, tm
             q = by_qid[key.split(":", 1)[1]]
             if key.startswith("answerable:"):
                 answer = service.ask(user, q.question)
-                hits = retrieve(database, ws.embedder("default"), q.question, "admin", k=5, mode=service.mode)
+                hits = retrieve(database, ws.embedder("default"), q.question, "admin", k=5, mode=service.mode,
+                                windows=service.settings.dense_windows)
                 ranked = [s.chunk_id for s in hits.sources]  # "cited" counts in the ranking, not the answer's order
                 cited = [ranked.index(answer.sources[n - 1].chunk_id) + 1 for n in answer.cited]
                 assert (row["answer"], row["cited"], row["kind"]) == (answer.text, cited, ans.KINDS[answer.status])

@@ -158,7 +158,8 @@ def test_lab_answers_equal_the_app_asked_directly(db, settings, company, tmp_pat
             assert answer.status == case["answer"]["status"] and list(answer.cited) == case["answer"]["cited"]
             assert [(s.filename, s.page_label, s.text[:600]) for s in answer.sources] == [
                 (s["filename"], s["pages"], s["text"]) for s in case["answer"]["sources"]]
-            found = retrieval.retrieve(app_db, embedder, case["question"], role, k=10, mode=mode)
+            found = retrieval.retrieve(app_db, embedder, case["question"], role, k=10, mode=mode,
+                                       windows=app_settings.dense_windows)
             assert [(s.filename, s.page_label, s.score) for s in found.sources] == [
                 (s["filename"], s["pages"], s["score"]) for s in case["sources"]]
             assert found.evidence.as_dict() == case["gate"]["evidence"]
@@ -169,7 +170,7 @@ def test_lab_answers_equal_the_app_asked_directly(db, settings, company, tmp_pat
 
 def test_a_leaking_retrieval_is_caught_and_counted(db, settings, company, tmp_path, monkeypatch) -> None:
     """A throwaway copy of the retrieval SQL without its role predicate: every leak is counted."""
-    for name in ("RETRIEVAL_SQL", "LEXICAL_SQL", "THRESHOLD_SQL"):  # every statement that filters by role
+    for name in ("RETRIEVAL_SQL", "RETRIEVAL_WINDOWS_SQL", "LEXICAL_SQL", "THRESHOLD_SQL"):  # every statement that filters by role
         statement = getattr(retrieval, name)
         leaking = statement.replace(retrieval.ROLE_PREDICATE, "true")
         assert leaking != statement, name  # the mutation really applies

@@ -24,7 +24,8 @@ def embedder() -> USEEmbedder:
 def state(db: dbmod.Database, settings) -> dict:
     """Everything an ingest may write: row counts, lexicon, lex_stats, stored files."""
     with db.connection() as conn:
-        counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("documents", "chunks", "postings")}
+        counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                  for t in ("documents", "chunks", "postings", "chunk_windows")}
         lexicon = dict(conn.execute("SELECT term, df FROM lexicon WHERE role = 'admin'").fetchall())
         stats = conn.execute("SELECT chunk_count, total_length FROM lex_stats WHERE role = 'admin'").fetchone()
     files = sorted(p.name for p in settings.uploads_dir.glob("*")) if settings.uploads_dir.exists() else []
@@ -138,10 +139,10 @@ def test_failure_inside_the_transaction_rolls_everything_back(db, settings, embe
     before = state(db, settings)
 
     def explode(stage: str, done: int, total: int) -> None:
-        if stage == "store" and done == 2:  # document and chunks inserted, postings not yet
+        if stage == "store" and done == 2:  # document, chunks and windows inserted, postings not yet
             raise RuntimeError("disk dolu")
 
-    data = pdfs.text_pdf(["Baska bir belge. Icerik farkli."])
+    data = pdfs.text_pdf(["Baska bir belge. Icerik farkli. Ucuncu cumle burada."])
     with pytest.raises(RuntimeError, match="disk dolu"):
         ingest_pdf(db, settings, embedder, data, filename="y.pdf", roles=["isg"], progress=explode)
     assert state(db, settings) == before
@@ -156,7 +157,7 @@ def test_other_embedding_model_is_refused_before_writing(db, settings, embedder)
     try:
         with pytest.raises(IngestError, match="reembed"):
             ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="x.pdf", roles=["isg"])
-        assert state(db, settings)["counts"] == {"documents": 0, "chunks": 0, "postings": 0}
+        assert state(db, settings)["counts"] == {"documents": 0, "chunks": 0, "postings": 0, "chunk_windows": 0}
     finally:
         with db.connection() as conn:
             if previous is None:

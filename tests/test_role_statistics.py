@@ -3,8 +3,10 @@ statistics stay exact under every write.
 
 Property: for a fixed set of questions, storing a document a role cannot read, moving that
 document (or an existing one) between other roles, and deleting it again leave every field of
-the role's `retrieve` results (ids, order, scores, leg scores, evidence) in every mode, and of
-its `AnswerService` answers (text, status, sources, citations, evidence), identical bit for bit.
+the role's `retrieve` results (ids, order, scores, leg scores, evidence) in every mode, with and
+without sentence windows, and of its `AnswerService` answers (text, status, sources, citations,
+evidence), identical bit for bit. The documents have sentence windows (the secret one's too), so
+the window table is held to the same property.
 The roles that can read the document do see it change (so the comparison can fail).
 """
 
@@ -22,7 +24,7 @@ import pytest
 from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ROLES, Chunk, Settings, lexical_tokens
-from ragcore.documents import delete_document, set_document_roles, store_document
+from ragcore.documents import delete_document, document_windows, set_document_roles, store_document
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
 
@@ -124,11 +126,12 @@ def _view(world, embedder, role: str) -> dict:
     seen = {}
     for question in QUESTIONS:
         for mode in MODES:
-            r = retrieve(database, embedder, question, role, k=5, mode=mode)
-            seen[(question, mode)] = _exact({
-                "hits": [dataclasses.asdict(h) for h in r.hits],
-                "evidence": r.evidence.as_dict(),
-            })
+            for windows in (False, True):
+                r = retrieve(database, embedder, question, role, k=5, mode=mode, windows=windows)
+                seen[(question, mode, windows)] = _exact({
+                    "hits": [dataclasses.asdict(h) for h in r.hits],
+                    "evidence": dataclasses.asdict(r.evidence),
+                })
         answer = service.ask(people[role], question)
         seen[(question, "answer")] = _exact({
             "text": answer.text, "status": answer.status, "generator": answer.generator,
@@ -139,13 +142,18 @@ def _view(world, embedder, role: str) -> dict:
 
 
 def _store_secret(world, embedder, roles: list[str]) -> int:
+    """The secret sentences one per chunk, and all together in a last chunk (whose windows are
+    sentence pairs), with their windows."""
     database = world[0]
+    texts = [*SECRET, " ".join(SECRET)]
     chunks = [Chunk(ordinal=i, text=text, page_start=1, page_end=1, article=None, char_start=0, char_end=len(text))
-              for i, text in enumerate(SECRET)]
+              for i, text in enumerate(texts)]
+    windows = document_windows(chunks)
     meta = {"title": "gizli-bordro", "filename": "gizli-bordro.pdf", "sha256": f"{random.getrandbits(256):064x}",
             "size_bytes": 1, "page_count": 1, "allowed_roles": roles}
     with database.connection() as conn:
-        return store_document(conn, meta, chunks, embedder.embed_passages(list(SECRET)))
+        return store_document(conn, meta, chunks, embedder.embed_passages(texts), windows=windows,
+                              window_vectors=embedder.embed_passages([w.text for w in windows]))
 
 
 @pytest.mark.parametrize("role", READERS)
@@ -170,7 +178,8 @@ def test_readers_of_the_document_do_see_it_change(world, embedder) -> None:
         after = _view(world, embedder, "ik")
         assert after != before
         changed = {key for key in before if before[key] != after[key]}
-        assert ("Ahmet Yılmaz'ın ücreti ne kadar?", "lexical") in changed
+        assert ("Ahmet Yılmaz'ın ücreti ne kadar?", "lexical", False) in changed
+        assert ("Ahmet Yılmaz'ın ücreti ne kadar?", "dense", True) in changed
     finally:
         delete_document(database, settings, doc)
     assert _view(world, embedder, "ik") == before  # and deleting restores it exactly
@@ -235,7 +244,10 @@ def _bounds_hold(database) -> None:
         denormalised = conn.execute(
             """SELECT count(*) FROM postings p JOIN chunks c ON c.id = p.chunk_id
                WHERE p.doc_len <> c.lex_length OR p.roles_mask <> c.roles_mask""").fetchone()[0]
-    assert (bad, missing, denormalised) == (0, 0, 0)
+        windows = conn.execute(
+            "SELECT count(*) FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
+            "WHERE w.roles_mask <> c.roles_mask").fetchone()[0]
+    assert (bad, missing, denormalised, windows) == (0, 0, 0, 0)
 
 
 def test_statistics_equal_a_recount_after_random_writes(world, embedder) -> None:
@@ -312,8 +324,10 @@ def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
         dbmod.ensure_embedding_space(database, "old-model", 3)
         with database.connection() as conn:
             names = {r[0] for r in conn.execute(
-                "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'chunks'", (namespace,))}
-        assert set(dbmod.embedding_indexes()) <= names
+                "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename IN ('chunks', 'chunk_windows')",
+                (namespace,))}
+        assert set(dbmod.embedding_indexes()) | set(dbmod.window_embedding_indexes()) <= names
+        assert dbmod.current_embedding_space(database).windows is False  # none until `reembed` adds them
     finally:
         dbmod.drop_namespace(database, namespace)
         database.close()

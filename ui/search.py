@@ -104,7 +104,8 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
         role = user.role
     try:
         concrete = resolve_mode(ctx.settings, embedder, None if mode == "auto" else mode)
-        result = retrieve(ctx.retrieval_db, embedder, question, role, k=k, mode=concrete)
+        result = retrieve(ctx.retrieval_db, embedder, question, role, k=k, mode=concrete,
+                          windows=ctx.settings.dense_windows)
     except RetrievalError as exc:
         st.error(escape_markdown(str(exc)))
         return None

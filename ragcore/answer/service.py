@@ -237,7 +237,8 @@ class AnswerService:
     def _answer_pieces(self, stream: AnswerStream, answering: _AnswerInProgress) -> Iterator[str]:
         try:
             answering.retrieval = retrieve(self.read_db, self.embedder, answering.question, answering.user.role,
-                                     k=self.settings.top_k, mode=self.mode)
+                                     k=self.settings.top_k, mode=self.mode,
+                                           windows=self.settings.dense_windows)
         except DatabaseUnavailable as exc:
             raise self._database_down(answering, exc) from exc
         decision = decide(answering.retrieval, self.abstention, self.threshold)

@@ -68,7 +68,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     read_db = _open_read(settings, db)
     try:
         mode = resolve_mode(settings, embedder, args.mode)
-        result = retrieve(read_db or db, embedder, args.question, args.role, k=k, mode=mode)
+        result = retrieve(read_db or db, embedder, args.question, args.role, k=k, mode=mode,
+                          windows=settings.dense_windows)
     except RetrievalError as exc:
         raise CommandError(str(exc)) from exc
     finally:

@@ -50,6 +50,7 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "CHUNK_OVERLAP": ("150", "overlap between prose chunks in characters"),
     "TOP_K": ("5", "sources passed to the answer"),
     "RETRIEVAL_MODE": ("auto", "auto | rrf | weighted | dense | lexical"),
+    "DENSE_WINDOWS": ("true", "dense leg scores a chunk by the mean of its vector's cosine and its best sentence window's (indexes built with windows)"),
     "REFUSAL_THRESHOLD": ("(calibrated)", "override the calibrated evidence threshold"),
     "MAX_UPLOAD_MB": ("50", "largest PDF accepted for upload"),
     "MAX_QUESTION_CHARS": ("1000", "longest question accepted"),
@@ -189,6 +190,7 @@ class Settings:
     chunk_overlap: int = 150
     top_k: int = 5
     retrieval_mode: str = "auto"
+    dense_windows: bool = True
     refusal_threshold: float | None = None
     max_upload_mb: int = 50
     max_question_chars: int = 1000
@@ -235,6 +237,7 @@ class Settings:
             chunk_overlap=chunk_overlap,
             top_k=_int(merged, "TOP_K", 5, minimum=1),
             retrieval_mode=_choice(merged, "RETRIEVAL_MODE", RETRIEVAL_MODES, "auto"),
+            dense_windows=_bool(merged, "DENSE_WINDOWS", True),
             refusal_threshold=_float_or_none(merged, "REFUSAL_THRESHOLD"),
             max_upload_mb=_int(merged, "MAX_UPLOAD_MB", 50, minimum=1),
             max_question_chars=_int(merged, "MAX_QUESTION_CHARS", 1000, minimum=10),

@@ -1,8 +1,9 @@
 """Documents in and out: PDF reading, article-aware chunking, titles, the upload pipeline,
-re-embedding, the clean-up of orphaned uploads, the role-scoped catalog and the cited source pages.
+re-embedding, the sentence windows the dense leg scores besides each chunk, the clean-up of
+orphaned uploads, the role-scoped catalog and the cited source pages.
 """
 
-from ragcore.documents import catalog, ingest, pdf
+from ragcore.documents import catalog, ingest, pdf, windows
 from ragcore.documents.catalog import (
     DocumentNotFound,
     delete_document,
@@ -55,9 +56,11 @@ from ragcore.documents.titles import (
     heading_title,
     turkish_title_case,
 )
+from ragcore.documents.windows import MAX_WINDOWS, Window, chunk_windows, document_windows
 
 __all__ = [
     "ARTICLE_RE",
+    "MAX_WINDOWS",
     "CorruptPdf",
     "DocumentNotFound",
     "DuplicateDocument",
@@ -67,16 +70,19 @@ __all__ = [
     "PageNotFound",
     "PdfError",
     "TitleError",
+    "Window",
     "catalog",
     "check_header",
     "check_size",
     "chunk_pages",
     "chunk_text",
+    "chunk_windows",
     "clean_title",
     "default_title",
     "delete_document",
     "document_chunks",
     "document_file",
+    "document_windows",
     "extract_pages",
     "find_document",
     "get_document",
@@ -100,4 +106,5 @@ __all__ = [
     "term_document_frequencies",
     "turkish_title_case",
     "validate_roles",
+    "windows",
 ]

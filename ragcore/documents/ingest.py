@@ -1,7 +1,8 @@
 """PDF upload → stored document: validate, extract, chunk, embed, then write everything at once.
 
 All checks and all slow work (extraction, embedding) happen before the database is touched;
-the document, its chunks with vectors and their postings are inserted in one transaction, and
+the document, its chunks with vectors, their sentence windows with vectors (when the index is
+built with them: `ragcore.documents.windows`) and their postings are inserted in one transaction, and
 the file is put in place under its final name (its sha256) just before that transaction, so a
 committed document always has its file. Any failure leaves no rows, an unchanged lexicon and
 no stored file; a crash leaves at most an unreferenced file (see `ragcore.documents.orphans`).
@@ -42,6 +43,7 @@ from ragcore.core import (
 from ragcore.documents.chunking import chunk_pages
 from ragcore.documents.pdf import PdfError, extract_pages
 from ragcore.documents.titles import MAX_TITLE_CHARS, default_title
+from ragcore.documents.windows import Window, document_windows
 from ragcore.embed import Embedder, EmbeddingError
 
 log = logging.getLogger(__name__)
@@ -139,13 +141,14 @@ def stored_path(settings: Settings, digest: str) -> Path:
 # --------------------------------------------------------------------------- work before the DB
 
 
-def _embed(embedder: Embedder, chunks: Sequence[Chunk], report: Progress) -> np.ndarray:
-    total = len(chunks)
+def embed_passages(embedder: Embedder, texts: Sequence[str], report: Progress) -> np.ndarray:
+    """Passage vectors in batches, reporting the `embed` stage (chunks and windows alike)."""
+    total = len(texts)
     vectors = np.zeros((total, embedder.dim), dtype=np.float32)
     report("embed", 0, total)
     for start in range(0, total, EMBED_BATCH):
-        batch = chunks[start : start + EMBED_BATCH]
-        vectors[start : start + len(batch)] = embedder.embed_passages([chunk.text for chunk in batch])
+        batch = texts[start : start + EMBED_BATCH]
+        vectors[start : start + len(batch)] = embedder.embed_passages(list(batch))
         report("embed", start + len(batch), total)
     return vectors
 
@@ -190,6 +193,17 @@ def insert_chunks(
     return [row[0] for row in rows]
 
 
+def insert_windows(conn: psycopg.Connection, chunk_ids: Sequence[int], windows: Sequence[Window],
+                   vectors: np.ndarray) -> int:
+    """COPY the chunks' windows with their vectors (`Window.chunk` indexes `chunk_ids`); the
+    roles_mask is the chunk's, copied by the migration 012 trigger."""
+    with conn.cursor().copy(
+            "COPY chunk_windows (chunk_id, position, char_start, char_end, embedding) FROM STDIN") as copy:
+        for window, vector in zip(windows, vectors, strict=True):
+            copy.write_row((chunk_ids[window.chunk], window.position, window.char_start, window.char_end, vector))
+    return len(windows)
+
+
 def insert_postings(conn: psycopg.Connection, chunk_ids: Sequence[int], texts: Sequence[str]) -> int:
     """COPY (term, chunk_id, tf, doc_len, roles_mask) rows; statement triggers update the
     per-role statistics (migration 003).
@@ -214,9 +228,11 @@ def insert_postings(conn: psycopg.Connection, chunk_ids: Sequence[int], texts: S
 
 def store_document(
     conn: psycopg.Connection, meta: dict, chunks: Sequence[Chunk], vectors: np.ndarray,
-    report: Progress | None = None,
+    report: Progress | None = None, *, windows: Sequence[Window] = (), window_vectors: np.ndarray | None = None,
 ) -> int:
-    """Inside the caller's transaction: the documents row, its chunks with vectors and postings.
+    """Inside the caller's transaction: the documents row, its chunks with vectors, their
+    windows with vectors (`windows.document_windows(chunks)`, when the index has windows) and
+    postings.
 
     The one write path for document content: uploads use it, and so does the evaluation lab
     for its pre-chunked corpus. `meta` has the documents columns (title, filename, sha256,
@@ -226,25 +242,47 @@ def store_document(
     document_id = _insert_document(conn, {"skipped_pages": [], "uploaded_by": None, **meta})
     tick("store", 1, 3)
     chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"])
+    if windows:
+        insert_windows(conn, chunk_ids, windows, window_vectors)
     tick("store", 2, 3)
     insert_postings(conn, chunk_ids, [chunk.text for chunk in chunks])
     tick("store", 3, 3)
     return document_id
 
 
-def _store(db: dbmod.Database, meta: dict, chunks: Sequence[Chunk], vectors: np.ndarray,
-           space: dbmod.EmbeddingSpace, report: Progress) -> int:
-    """The insert transaction, with the embedding model checked again inside it."""
+@dataclass(frozen=True)
+class EmbeddedDocument:
+    """A document's chunks and windows with their vectors, embedded in the index's space."""
+
+    chunks: Sequence[Chunk]
+    vectors: np.ndarray
+    windows: Sequence[Window]
+    window_vectors: np.ndarray
+    space: dbmod.EmbeddingSpace
+
+
+def embed_document(embedder: Embedder, chunks: Sequence[Chunk], space: dbmod.EmbeddingSpace,
+                   report: Progress) -> EmbeddedDocument:
+    """The chunks' vectors, and their windows' when the index is built with windows."""
+    windows = document_windows(chunks) if space.windows else []
+    vectors = embed_passages(embedder, [c.text for c in chunks] + [w.text for w in windows], report)
+    return EmbeddedDocument(chunks, vectors[: len(chunks)], windows, vectors[len(chunks):], space)
+
+
+def _store(db: dbmod.Database, meta: dict, embedded: EmbeddedDocument, report: Progress) -> int:
+    """The insert transaction, with the embedding model (and windows) checked again inside it."""
     report("store", 0, 3)
+    space = embedded.space
     try:
         with db.connection() as conn:
             recorded = dbmod.lock_embedding_space(conn)
-            if recorded != space:
+            if recorded != space or recorded.windows != space.windows:
                 raise EmbeddingModelChanged(recorded.model if recorded else "yok", space.model)
             existing = find_by_sha256(conn, meta["sha256"])
             if existing:
                 raise DuplicateDocument(*existing)
-            return store_document(conn, meta, chunks, vectors, report)
+            return store_document(conn, meta, embedded.chunks, embedded.vectors, report,
+                                  windows=embedded.windows, window_vectors=embedded.window_vectors)
     except psycopg.errors.UniqueViolation as exc:  # a writer that does not take the upload lock won
         existing = _existing(db, meta["sha256"])
         raise DuplicateDocument(*existing) if existing else IngestError(str(exc)) from exc
@@ -286,7 +324,7 @@ def ingest_pdf(
     report("chunk", len(chunks), len(chunks))
     try:
         space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
-        vectors = _embed(embedder, chunks, report)
+        embedded = embed_document(embedder, chunks, space, report)
     except dbmod.EmbeddingModelMismatch as exc:
         raise IngestError(
             f"Doküman dizini başka bir gömme modeliyle oluşturulmuş; ayarlı model “{embedder.name}”. Belge "
@@ -308,7 +346,7 @@ def ingest_pdf(
         "allowed_roles": allowed,
         "uploaded_by": uploaded_by,
     }
-    document_id = _store_with_file(db, settings, meta, data, chunks, vectors, space, report)
+    document_id = _store_with_file(db, settings, meta, data, embedded, report)
     seconds = time.perf_counter() - started
     log.info("ingested %s as document %d: %d pages, %d chunks in %.2fs", name, document_id,
              extracted.page_count, len(chunks), seconds)
@@ -317,8 +355,7 @@ def ingest_pdf(
 
 
 def _store_with_file(
-    db: dbmod.Database, settings: Settings, meta: dict, data: bytes,
-    chunks: Sequence[Chunk], vectors: np.ndarray, space: dbmod.EmbeddingSpace, report: Progress,
+    db: dbmod.Database, settings: Settings, meta: dict, data: bytes, embedded: EmbeddedDocument, report: Progress,
 ) -> int:
     """File in place first, then the transaction: a committed document always has its file.
 
@@ -341,7 +378,7 @@ def _store_with_file(
             tmp.unlink(missing_ok=True)
             raise IngestError(f"Dosya kaydedilemedi: {exc}") from exc
         try:
-            return _store(db, meta, chunks, vectors, space, report)
+            return _store(db, meta, embedded, report)
         except BaseException:
             _discard_file(lock, final, digest)
             raise

@@ -31,6 +31,7 @@ from ragcore.store.role_indexes import (
     posting_indexes,
     role_bit,
     role_predicate,
+    window_embedding_indexes,
 )
 from ragcore.store.server import (
     PG_VERSION,
@@ -77,4 +78,5 @@ __all__ = [
     "role_predicate",
     "server",
     "stop_embedded",
+    "window_embedding_indexes",
 ]

@@ -1,13 +1,17 @@
-"""The embedding space: which model's vectors chunks.embedding holds, and its HNSW indexes.
+"""The embedding space: which model's vectors chunks.embedding (and chunk_windows.embedding)
+holds, whether the index was built with sentence windows, and the HNSW indexes.
 
-One HNSW index for admin (every chunk) and one partial index per other role, defined and
-created with the per-role posting indexes in `role_indexes`.
+One HNSW index for admin (every chunk) and one partial index per other role, on chunks and on
+their windows, defined and created with the per-role posting indexes in `role_indexes`. An index
+records `windows`: built with them, every chunk stored has its windows (ingest computes them when
+the record says so); an index built before windows existed keeps working without them until
+`reembed` adds them.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -30,36 +34,49 @@ class EmbeddingModelMismatch(DatabaseError):
 class EmbeddingSpace:
     model: str
     dim: int
+    # The chunks' sentence windows are stored with them (migration 012). Not part of equality: two
+    # records of one model are the same vector space; writers compare `windows` themselves.
+    windows: bool = field(default=False, compare=False)
+
+    def same_model(self, model: str, dim: int) -> bool:
+        return (self.model, self.dim) == (model, dim)
+
+
+_SPACE_SQL = "SELECT model, dim, windows FROM embedding_index"
 
 
 def current_embedding_space(db: Database) -> EmbeddingSpace | None:
     with db.connection() as conn:
-        row = conn.execute("SELECT model, dim FROM embedding_index").fetchone()
+        row = conn.execute(_SPACE_SQL).fetchone()
     return EmbeddingSpace(*row) if row else None
 
 
 def ensure_embedding_space(db: Database, model: str, dim: int) -> EmbeddingSpace:
-    """Make chunks.embedding a vector(dim) with its HNSW index, or refuse a different model.
+    """Make chunks.embedding and chunk_windows.embedding vector(dim) columns with their HNSW
+    indexes, or refuse a different model.
 
-    The first start records the model; a later start with another model fails with a message
-    naming both and the command that re-embeds, instead of mixing vector spaces. An index
-    built before the per-role HNSW indexes existed gets them here (once; it takes a while on
-    a large corpus).
+    The first start records the model, and that the index has sentence windows; a later start
+    with another model fails with a message naming both and the command that re-embeds, instead
+    of mixing vector spaces. An index built before the per-role HNSW indexes (or the windows)
+    existed gets the missing indexes and an empty window column here (once; it takes a while on a
+    large corpus); it records no windows until `reembed` computes them.
     """
     with db.connection() as conn:
         conn.execute("LOCK TABLE embedding_index IN EXCLUSIVE MODE")
-        row = conn.execute("SELECT model, dim FROM embedding_index").fetchone()
+        row = conn.execute(_SPACE_SQL).fetchone()
         if row is None:
-            _create_embedding_column(conn, dim)
-            conn.execute("INSERT INTO embedding_index (model, dim) VALUES (%s, %s)", (model, dim))
-            return EmbeddingSpace(model, dim)
+            _create_embedding_columns(conn, dim)
+            conn.execute("INSERT INTO embedding_index (model, dim, windows) VALUES (%s, %s, true)", (model, dim))
+            return EmbeddingSpace(model, dim, windows=True)
         existing = EmbeddingSpace(*row)
-        if existing != EmbeddingSpace(model, dim):
+        if not existing.same_model(model, dim):
             raise EmbeddingModelMismatch(
                 f"The document index was built with embedding model {existing.model!r} ({existing.dim}-d), "
                 f"but the configured model is {model!r} ({dim}-d). Either configure {existing.model!r} again "
                 f"or re-embed every chunk with the new model: `python -m ragcore reembed`."
             )
+        if not _has_window_column(conn):
+            _add_window_column(conn, dim)
         created = create_role_indexes(conn)
     if created:
         log.info("created per-role indexes %s in namespace %s", ", ".join(created), db.namespace)
@@ -75,18 +92,34 @@ def lock_embedding_space(conn: psycopg.Connection) -> EmbeddingSpace | None:
     re-embeds its chunks too. The caller compares the result with the model it embedded with.
     """
     conn.execute("LOCK TABLE chunks IN ROW EXCLUSIVE MODE")
-    row = conn.execute("SELECT model, dim FROM embedding_index").fetchone()
+    row = conn.execute(_SPACE_SQL).fetchone()
     return EmbeddingSpace(*row) if row else None
 
 
-def _create_embedding_column(conn: psycopg.Connection, dim: int) -> None:
+def _has_window_column(conn: psycopg.Connection) -> bool:
+    return conn.execute(
+        "SELECT EXISTS (SELECT FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = 'chunk_windows' AND column_name = 'embedding')").fetchone()[0]
+
+
+def _add_window_column(conn: psycopg.Connection, dim: int) -> None:
+    conn.execute(sql.SQL("ALTER TABLE chunk_windows ADD COLUMN embedding vector({})").format(sql.Literal(dim)))
+
+
+def _create_embedding_columns(conn: psycopg.Connection, dim: int) -> None:
+    """New vector columns for a new index: chunks', and the windows' (whose old rows, if an
+    earlier index left any, belong to no index any more)."""
     conn.execute(sql.SQL("ALTER TABLE chunks ADD COLUMN embedding vector({})").format(sql.Literal(dim)))
+    conn.execute("DELETE FROM chunk_windows")
+    conn.execute("ALTER TABLE chunk_windows DROP COLUMN IF EXISTS embedding")  # drops its indexes too
+    _add_window_column(conn, dim)
     create_role_indexes(conn)
 
 
 def replace_embedding_space(conn: psycopg.Connection, model: str, dim: int) -> None:
-    """Inside the caller's transaction: drop the old vectors and index, create new ones (re-embed)."""
+    """Inside the caller's transaction: drop the old vectors, windows and indexes, create new
+    columns and record the model with windows (re-embed stores every chunk's windows next)."""
     conn.execute("ALTER TABLE chunks DROP COLUMN IF EXISTS embedding")  # drops its indexes too
-    _create_embedding_column(conn, dim)
+    _create_embedding_columns(conn, dim)
     conn.execute("DELETE FROM embedding_index")
-    conn.execute("INSERT INTO embedding_index (model, dim) VALUES (%s, %s)", (model, dim))
+    conn.execute("INSERT INTO embedding_index (model, dim, windows) VALUES (%s, %s, true)", (model, dim))

@@ -1,8 +1,9 @@
 """Per-role partial indexes and the one role predicate they share with retrieval.
 
 A role reads only through indexes that hold its own rows: besides the global indexes (admin
-reads every chunk), each other role has a partial HNSW graph on chunks.embedding and two partial
-covering btrees on postings, all `WHERE role_predicate(<its bit>)`. So neither what a role is
+reads every chunk), each other role has a partial HNSW graph on chunks.embedding, one on
+chunk_windows.embedding (the sentence windows, migration 012) and two partial covering btrees on
+postings, all `WHERE role_predicate(<its bit>)`. So neither what a role is
 shown nor how much work its retrieval does can depend on chunks it cannot read: the shape of a
 shared graph would shape its neighbours, and a shared posting list would make a forbidden
 document's term frequencies show in the rows (and the time) a scan spends filtering them out.
@@ -46,18 +47,30 @@ def _reader_roles() -> list[str]:
     return [role for role in ROLES if role != "admin"]
 
 
-def embedding_indexes() -> dict[str, str]:
-    """Index name → CREATE INDEX statement for every HNSW index on chunks.embedding."""
+def _hnsw_indexes(table: str) -> dict[str, str]:
+    """Index name → CREATE INDEX statement: the global HNSW graph on `table`.embedding and one
+    partial graph per reader role."""
     statements = {
-        "chunks_embedding_hnsw": "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw "
-                                 f"(embedding vector_cosine_ops) {HNSW_WITH}",
+        f"{table}_embedding_hnsw": f"CREATE INDEX {table}_embedding_hnsw ON {table} USING hnsw "
+                                   f"(embedding vector_cosine_ops) {HNSW_WITH}",
     }
     for role in _reader_roles():
-        statements[f"chunks_embedding_hnsw_{role}"] = (
-            f"CREATE INDEX chunks_embedding_hnsw_{role} ON chunks USING hnsw (embedding vector_cosine_ops) "
+        statements[f"{table}_embedding_hnsw_{role}"] = (
+            f"CREATE INDEX {table}_embedding_hnsw_{role} ON {table} USING hnsw (embedding vector_cosine_ops) "
             f"{HNSW_WITH} WHERE {role_predicate(str(role_bit(role)))}"
         )
     return statements
+
+
+def embedding_indexes() -> dict[str, str]:
+    """Index name → CREATE INDEX statement for every HNSW index on chunks.embedding."""
+    return _hnsw_indexes("chunks")
+
+
+def window_embedding_indexes() -> dict[str, str]:
+    """Index name → CREATE INDEX statement for every HNSW index on chunk_windows.embedding: the
+    same graphs as the chunks', on the windows (migration 012), with the same predicate."""
+    return _hnsw_indexes("chunk_windows")
 
 
 def posting_indexes() -> dict[str, str]:
@@ -83,16 +96,19 @@ def posting_indexes() -> dict[str, str]:
 def create_role_indexes(conn: psycopg.Connection) -> list[str]:
     """Create the per-role indexes that do not exist yet in this namespace; return their names.
 
-    Postings' always; HNSW graphs (and the global one) only once chunks.embedding exists, since
-    its dimension is the embedding model's. On a large corpus the first call takes a while.
+    Postings' always; a table's HNSW graphs (and the global one) only once its embedding column
+    exists (chunks, chunk_windows), since its dimension is the embedding model's. On a large
+    corpus the first call takes a while.
     """
     existing = {row[0] for row in conn.execute(
         "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
-        "AND tablename IN ('chunks', 'postings')")}
-    has_embedding = conn.execute(
-        "SELECT EXISTS (SELECT FROM information_schema.columns WHERE table_schema = current_schema() "
-        "AND table_name = 'chunks' AND column_name = 'embedding')").fetchone()[0]
-    wanted = {**posting_indexes(), **(embedding_indexes() if has_embedding else {})}
+        "AND tablename IN ('chunks', 'postings', 'chunk_windows')")}
+    with_embedding = {row[0] for row in conn.execute(
+        "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name IN ('chunks', 'chunk_windows') AND column_name = 'embedding'")}
+    wanted = {**posting_indexes(),
+              **(embedding_indexes() if "chunks" in with_embedding else {}),
+              **(window_embedding_indexes() if "chunk_windows" in with_embedding else {})}
     created = []
     for name, statement in wanted.items():
         if name not in existing:

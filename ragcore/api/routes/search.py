@@ -38,7 +38,8 @@ def search(
     as_role = search_role(user, role)
     concrete = resolve_mode(context.settings, models.embedder, None if mode == "auto" else mode)
     count = k or context.settings.top_k
-    result = retrieve(context.retrieval_database(), models.embedder, question, as_role, k=count, mode=concrete)
+    result = retrieve(context.retrieval_database(), models.embedder, question, as_role, k=count, mode=concrete,
+                      windows=context.settings.dense_windows)
     threshold = calibration.threshold_for(getattr(models.embedder, "name", ""), concrete, context.settings)
     evidence = result.evidence
     return SearchResult(
