@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.documents import IngestError, chunk_pages, extract_pages, ingest_pdf, reembed_all
+from ragcore.documents import (
+    IngestError,
+    chunk_pages,
+    document_windows,
+    extract_pages,
+    ingest_pdf,
+    reembed_all,
+)
 from ragcore.documents import catalog as docs
 from ragcore.embed import CachedEmbedder, E5Embedder, Embedder, USEEmbedder, text_key
 from ragcore.embed.e5 import _E5_LOCK, _e5_model
@@ -165,7 +172,8 @@ def test_an_e5_upload_into_a_use_index_is_refused_and_reembed_converts_it(e5_db,
 @pytest.mark.needs_data("laws")
 def test_law_6331_with_e5_pays_once_then_comes_from_the_cache(e5_db, settings, e5):
     data = LAW_6331.read_bytes()
-    texts = [c.text for c in chunk_pages(extract_pages(data).pages, settings.chunk_size, settings.chunk_overlap)]
+    chunks = chunk_pages(extract_pages(data).pages, settings.chunk_size, settings.chunk_overlap)
+    texts = [c.text for c in chunks] + [w.text for w in document_windows(chunks)]  # windows are passages too
     unique = len(set(texts))
     with e5_db.connection() as conn:  # a first upload anywhere: none of its passages cached yet
         conn.execute("DELETE FROM public.embedding_cache WHERE model = 'e5-small-q4' AND kind = 'p' "
@@ -173,7 +181,7 @@ def test_law_6331_with_e5_pays_once_then_comes_from_the_cache(e5_db, settings, e
     model = Counting(e5)
     first = CachedEmbedder(model, e5_db)
     result = ingest_pdf(e5_db, settings, first, data, filename=LAW_6331.name, roles=["isg", "personel"])
-    assert result.chunks == len(texts) == 102
+    assert result.chunks == len(chunks) == 102
     assert model.passages == first.misses == unique and first.hits == len(texts) - unique
     with e5_db.connection() as conn:
         before = [r[0].to_numpy() for r in conn.execute("SELECT embedding FROM chunks ORDER BY ordinal")]
