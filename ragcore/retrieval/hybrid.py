@@ -172,16 +172,18 @@ SELECT (SELECT array_agg(chunk_id ORDER BY score DESC, chunk_id) FROM top),
        (SELECT array_agg(score ORDER BY score DESC, chunk_id) FROM top),
        (SELECT bound FROM best_plus ORDER BY bound DESC, chunk_id OFFSET %(lex_complete)s::bigint LIMIT 1)"""
 
-# Dense leg: ORDER BY the distance operator so that the role's HNSW index serves it (its
-# partial index holds only the role's chunks; admin's is global), then rank the candidates.
-DENSE_CTE = f"""
-chunk_hits AS (
+CHUNK_HITS_CTE = f"""chunk_hits AS (
     SELECT c.id, c.embedding <=> %(qvec)s AS distance
     FROM chunks c
     WHERE c.embedding IS NOT NULL AND {ROLE_PREDICATE}
     ORDER BY c.embedding <=> %(qvec)s
     LIMIT %(candidates)s
-),
+),"""
+
+# Dense leg: ORDER BY the distance operator so that the role's HNSW index serves it (its
+# partial index holds only the role's chunks; admin's is global), then rank the candidates.
+DENSE_CTE = f"""
+{CHUNK_HITS_CTE}
 window_hits AS (SELECT NULL::bigint AS id, NULL::float8 AS distance WHERE false),
 dense AS (
     SELECT id, 1 - distance AS score, row_number() OVER (ORDER BY distance, id) AS rnk
@@ -197,13 +199,7 @@ dense AS (
 # half (e5): the mean lifted both the dense and the weighted leg's Recall@5 and MRR@10; the
 # best window alone and max(chunk, best window) lost Recall@5 there.
 DENSE_WINDOWS_CTE = f"""
-chunk_hits AS (
-    SELECT c.id, c.embedding <=> %(qvec)s AS distance
-    FROM chunks c
-    WHERE c.embedding IS NOT NULL AND {ROLE_PREDICATE}
-    ORDER BY c.embedding <=> %(qvec)s
-    LIMIT %(candidates)s
-),
+{CHUNK_HITS_CTE}
 window_hits AS (
     SELECT w.chunk_id AS id, w.embedding <=> %(qvec)s AS distance
     FROM chunk_windows w
