@@ -134,7 +134,7 @@ class CountingGenerator(ExtractiveGenerator):
         super().__init__(embedder)
         self.calls = 0
 
-    def stream(self, messages, sources, question):
+    def stream(self, messages, sources, question, **_):
         self.calls += 1
         yield from super().stream(messages, sources, question)
 

@@ -44,7 +44,7 @@ class RecordingGenerator:
         self.fail_after = fail_after
         self.calls: list[tuple[list[dict], list]] = []
 
-    def stream(self, messages, sources, question):
+    def stream(self, messages, sources, question, **_):
         self.calls.append((messages, list(sources)))
         for index, word in enumerate(self.reply.split(" ")):
             if self.fail_after is not None and index >= self.fail_after:

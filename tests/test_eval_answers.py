@@ -95,7 +95,7 @@ class ScriptedGenerator:
     def __init__(self):
         self.calls = 0
 
-    def stream(self, messages, sources, question):
+    def stream(self, messages, sources, question, **_):
         self.calls += 1
         yield sources[0].text.split(".")[0] + " [1]."
 

@@ -110,7 +110,7 @@ class RecordingGenerator:
     def __init__(self) -> None:
         self.contexts: list[tuple[list[dict], list]] = []
 
-    def stream(self, messages, sources, question):
+    def stream(self, messages, sources, question, **_):
         self.contexts.append((messages, list(sources)))
         yield "Bağlama göre: "
         yield messages[-1]["content"][-1500:]

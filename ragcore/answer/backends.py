@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 
@@ -36,7 +36,8 @@ class Generator(Protocol):
     model: str
     label: str
 
-    def stream(self, messages: list[dict], sources: Sequence[Source], question: str) -> Iterator[str]: ...
+    def stream(self, messages: list[dict], sources: Sequence[Source], question: str, *,
+               query_vector: Any = None) -> Iterator[str]: ...
 
 
 def _openai_reachable(settings: Settings, transport: httpx.BaseTransport | None) -> tuple[bool, str]:

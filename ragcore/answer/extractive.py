@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ragcore.answer.extractive_model import (
     ExtractiveModelError,
     SentenceModel,
@@ -45,14 +47,16 @@ class Passage:
 
 
 def rank_passages(question: str, sources: Sequence[Source], embedder: object | None,
-                  model: SentenceModel | None = None) -> list[Passage]:
-    """Every quotable unit of the context with the model's probability, most probable first."""
+                  model: SentenceModel | None = None, query_vector: np.ndarray | None = None) -> list[Passage]:
+    """Every quotable unit of the context with the model's probability, most probable first
+    (`query_vector`: the question's vector from retrieval, so the question is not embedded twice)."""
     cands = candidates(sources)
     if not cands:
         return []
     model = model or model_file().for_embedder(embedder)
     uses_cosine = any(f.startswith("cosine") for f in model.features)
-    cosine = cosines(embedder, question, [c.text for c in cands]) if uses_cosine and embedder is not None else None
+    cosine = (cosines(embedder, question, [c.text for c in cands], query_vector)
+              if uses_cosine and embedder is not None else None)
     if uses_cosine and cosine is None:
         raise ExtractiveModelError(f"sentence model {model.name!r} needs an embedder")
     probability = model.probabilities(feature_matrix(question, cands, cosine, [s.text for s in sources]))
@@ -80,10 +84,12 @@ def select_passages(passages: Sequence[Passage], question: str = "", *, ratio: f
     return chosen
 
 
-def answer_passages(question: str, sources: Sequence[Source], embedder: object | None) -> list[Passage]:
+def answer_passages(question: str, sources: Sequence[Source], embedder: object | None,
+                    query_vector: np.ndarray | None = None) -> list[Passage]:
     """The passages the extractive answer quotes (at most two sentences, 400 characters)."""
     model = model_file().for_embedder(embedder)
-    return select_passages(rank_passages(question, sources, embedder, model), question, ratio=model.second_ratio)
+    ranked = rank_passages(question, sources, embedder, model, query_vector)
+    return select_passages(ranked, question, ratio=model.second_ratio)
 
 
 def quote_line(passage: Passage) -> str:
@@ -111,8 +117,9 @@ class ExtractiveGenerator:
         self.embedder = embedder
         model_file().for_embedder(embedder)  # a missing or broken model file fails here, not mid-answer
 
-    def stream(self, messages: list[dict], sources: Sequence[Source], question: str) -> Iterator[str]:
-        passages = answer_passages(question, sources, self.embedder)
+    def stream(self, messages: list[dict], sources: Sequence[Source], question: str, *,
+               query_vector: np.ndarray | None = None) -> Iterator[str]:
+        passages = answer_passages(question, sources, self.embedder, query_vector)
         if not passages:
             yield FALLBACK_ANSWER
             return

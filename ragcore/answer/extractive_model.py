@@ -25,6 +25,7 @@ import numpy as np
 from ragcore.answer.question_types import asked, facts
 from ragcore.answer.sentences import MAX_CHARS, Candidate
 from ragcore.core import prefix_tokens
+from ragcore.embed import CachedEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -92,10 +93,21 @@ FEATURES: tuple[str, ...] = (
 )
 
 
-def cosines(embedder: object, question: str, texts: Sequence[str]) -> np.ndarray:
-    """Cosine of each text (embedded as a passage) with the question (embedded as a query)."""
-    query = np.asarray(embedder.embed_queries([question]), dtype=np.float32)[0]  # type: ignore[attr-defined]
-    passages = np.asarray(embedder.embed_passages(list(texts)), dtype=np.float32)  # type: ignore[attr-defined]
+def cosines(embedder: object, question: str, texts: Sequence[str],
+            query_vector: np.ndarray | None = None) -> np.ndarray:
+    """Cosine of each text (embedded as a passage) with the question (embedded as a query, unless
+    retrieval's `query_vector` is given).
+
+    The sentences are read from the shared passage cache but never written to it: which sentences
+    get quoted depends on the question, and a row one user's question wrote would make the next
+    user's answer quoting that sentence faster (issue 21)."""
+    if query_vector is None:
+        query_vector = embedder.embed_queries([question])[0]  # type: ignore[attr-defined]
+    query = np.asarray(query_vector, dtype=np.float32)
+    if isinstance(embedder, CachedEmbedder):
+        passages = embedder.embed_passages(list(texts), write=False)
+    else:
+        passages = np.asarray(embedder.embed_passages(list(texts)), dtype=np.float32)  # type: ignore[attr-defined]
     return passages @ query
 
 

@@ -76,7 +76,9 @@ class _HttpGenerator:
                                  f"{text[:80]!r}); cevap tamamlanamadı.")
         return frame
 
-    def stream(self, messages: list[dict], sources: Sequence[Source], question: str) -> Iterator[str]:
+    def stream(self, messages: list[dict], sources: Sequence[Source], question: str, *,
+               query_vector: object = None) -> Iterator[str]:
+        """`query_vector` (retrieval's) is for the extractive quoter; a language model reads the text."""
         url, body, headers = self._request(messages)
         try:
             with httpx.Client(timeout=_timeout(self.read_timeout), transport=self.transport) as client:

@@ -18,6 +18,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from ragcore.access import users as usersmod
 from ragcore.answer.backends import Generator
 from ragcore.answer.extractive import ExtractiveGenerator, answer_passages, quote
@@ -122,26 +124,27 @@ class AnswerStream:
             yield piece
 
 
-def quoted_answer(question: str, sources: list[Source], embedder: object) -> FinishedAnswer:
+def quoted_answer(question: str, sources: list[Source], embedder: object,
+                  query_vector: np.ndarray | None = None) -> FinishedAnswer:
     """Replacement for an unreliable answer: what the extractive answerer quotes, with its sources."""
-    passages = answer_passages(question, sources, embedder)
+    passages = answer_passages(question, sources, embedder, query_vector)
     if not passages:
         return FinishedAnswer(FALLBACK_ANSWER, KIND_REFUSAL, ())
     return FinishedAnswer(quote(passages, sources), KIND_ANSWER, tuple(dict.fromkeys(p.number for p in passages)))
 
 
-def finalize_answer(raw: str, sources: list[Source], question: str, embedder: object, *, llm: bool
-                    ) -> tuple[FinishedAnswer, str | None]:
+def finalize_answer(raw: str, sources: list[Source], question: str, embedder: object, *, llm: bool,
+                    query_vector: np.ndarray | None = None) -> tuple[FinishedAnswer, str | None]:
     """The post-generation policy, shared with the evaluation lab: parse citations, keep real
     refusals, and replace an instruction echo — or, from a language model, an answer without
     one valid [n] — by quoted passages with their sources. Returns (result, notice or None)."""
     result = finalize(raw, sources)
     if result.kind not in (KIND_ANSWER, KIND_REFUSAL):
-        return quoted_answer(question, sources, embedder), UNRELIABLE_NOTICE
+        return quoted_answer(question, sources, embedder, query_vector), UNRELIABLE_NOTICE
     if result.kind == KIND_ANSWER and not result.cited and llm:
         # No valid [n]: nothing ties the text to the context (a model following an injected
         # "do not cite" instruction, or answering from memory) — never shown as grounded.
-        return quoted_answer(question, sources, embedder), UNCITED_NOTICE
+        return quoted_answer(question, sources, embedder, query_vector), UNCITED_NOTICE
     return result, None
 
 
@@ -254,11 +257,12 @@ class AnswerService:
             stream.answer = self._closest(answering, closest, text)
             return
         sources = answering.retrieval.sources
+        query_vector = answering.retrieval.query_vector
         messages = build_messages(answering.question, sources)
         pieces: list[str] = []
 
         def generated() -> Iterator[str]:
-            for piece in self.generator.stream(messages, sources, answering.question):
+            for piece in self.generator.stream(messages, sources, answering.question, query_vector=query_vector):
                 if piece and answering.first_token_ms is None:
                     answering.first_token_ms = _ms(answering.started)
                 pieces.append(piece)
@@ -269,7 +273,8 @@ class AnswerService:
         except GeneratorError as exc:
             yield from self._generator_failed(stream, answering, sources, str(exc))
             return
-        result, notice = finalize_answer("".join(pieces), sources, answering.question, self.embedder, llm=self._llm)
+        result, notice = finalize_answer("".join(pieces), sources, answering.question, self.embedder, llm=self._llm,
+                                         query_vector=query_vector)
         stream.answer = self._finish(answering, result, sources, notice)
         stream.replaced = stream.answer.text != stream.streamed
 
@@ -304,7 +309,8 @@ class AnswerService:
         log.warning("generator %s failed: %s", self.generator.label, message)
         yield f"\n\n⚠️ {message}\n\n"
         fallback = ExtractiveGenerator(self.embedder)
-        quoted = "".join(fallback.stream([], sources, answering.question))
+        quoted = "".join(fallback.stream([], sources, answering.question,
+                                         query_vector=answering.retrieval.query_vector))
         yield from renumbered_pieces([quoted], len(sources))
         result = finalize(quoted, sources)
         text, cited, numbered = renumber(result.text, result.cited, sources)

@@ -78,6 +78,7 @@ class IngestResult:
     seconds: float
     skipped_pages: list[int] = field(default_factory=list)
     public_id: str = ""
+    windows: int = 0  # sentence windows stored besides the chunks (their vectors are part of the embed stage)
 
     def as_dict(self) -> dict:
         return {
@@ -85,6 +86,7 @@ class IngestResult:
             "title": self.title,
             "pages": self.pages,
             "chunks": self.chunks,
+            "windows": self.windows,
             "seconds": round(self.seconds, 3),
             "skipped_pages": self.skipped_pages,
         }
@@ -351,7 +353,7 @@ def ingest_pdf(
     log.info("ingested %s as document %d: %d pages, %d chunks in %.2fs", name, document_id,
              extracted.page_count, len(chunks), seconds)
     return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages,
-                        public_id=_public_id(db, document_id))
+                        public_id=_public_id(db, document_id), windows=len(embedded.windows))
 
 
 def _store_with_file(

@@ -137,10 +137,13 @@ class CachedEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.asarray(self.inner.embed_queries(texts), dtype=np.float32)
 
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed(texts, PASSAGE, self.inner.embed_passages)
+    def embed_passages(self, texts: Sequence[str], *, write: bool = True) -> np.ndarray:
+        """`write=False` reads the cache but stores nothing: for texts a question chose (the
+        quoter's sentences), which would otherwise make the table remember what users asked."""
+        return self._embed(texts, PASSAGE, self.inner.embed_passages, write=write)
 
-    def _embed(self, texts: Sequence[str], kind: str, compute: Callable[[Sequence[str]], np.ndarray]) -> np.ndarray:
+    def _embed(self, texts: Sequence[str], kind: str, compute: Callable[[Sequence[str]], np.ndarray], *,
+               write: bool = True) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [text_key(text) for text in texts]
@@ -151,7 +154,8 @@ class CachedEmbedder:
         missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
         if missing:
             fresh = np.asarray(compute(list(missing.values())), dtype=np.float32)
-            store(self.db, self.name, kind, list(missing), fresh)
+            if write:
+                store(self.db, self.name, kind, list(missing), fresh)
             found.update(zip(missing, fresh, strict=True))
         with self._count_lock:
             self.misses += len(missing)

@@ -52,11 +52,11 @@ INGEST_MAX_ATTEMPTS = 3
 INGEST_STAGES = {
     "extract": Stage("PDF metni çıkarılıyor", 0.0, 0.25, "sayfa"),
     "chunk": Stage("Bölümlere ayrılıyor", 0.25, 0.3, "bölüm"),
-    "embed": Stage("Vektörler hesaplanıyor", 0.3, 0.95, "bölüm"),
+    "embed": Stage("Vektörler hesaplanıyor", 0.3, 0.95, "vektör"),
     "store": Stage("Veritabanına yazılıyor", 0.95, 1.0),
 }
 REEMBED_STAGES = {
-    "embed": Stage("Vektörler yeniden hesaplanıyor", 0.0, 0.95, "bölüm"),
+    "embed": Stage("Vektörler yeniden hesaplanıyor", 0.0, 0.95, "vektör"),
     "store": Stage("Yeni vektörler yazılıyor", 0.95, 1.0),
 }
 

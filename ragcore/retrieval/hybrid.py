@@ -359,6 +359,9 @@ class Retrieval:
     evidence: Evidence
     ms: float
     extra: dict = field(default_factory=dict)
+    # The question's vector, for the quoter's cosine features: a question is embedded once per
+    # answer, whatever the outcome (issue 21: no user's cost depends on the text asked).
+    query_vector: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def sources(self) -> list[Source]:
@@ -564,7 +567,8 @@ def retrieve(
     extra = {"lexical_exhaustive": lexical.plan.exhaustive, "lexical_rounds": lexical.rounds,
              "lexical_reads": dict(Counter(lexical.plan.reads)), "dense_windows": windows,
              **query.as_dict()}
-    return Retrieval(question, role, mode, hits, _evidence(rows[0] if rows else None), elapsed, extra)
+    return Retrieval(question, role, mode, hits, _evidence(rows[0] if rows else None), elapsed, extra,
+                     query_vector=qvec)
 
 
 def search(
