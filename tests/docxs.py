@@ -101,9 +101,21 @@ def build(blocks: list[tuple[str, str]], *, title: str | None = None) -> bytes:
                     _new_list(document, abstract, str(100 + lists))
                 _number(paragraph, str(100 + lists))
         previous = style
+    return _saved(document)
+
+
+def _saved(document: docx.document.Document) -> bytes:
+    """The package's bytes, the same on every call: python-docx stamps each ZIP entry with the
+    current time, so the entries are rewritten with a fixed one."""
     out = io.BytesIO()
     document.save(out)
-    return out.getvalue()
+    fixed = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(out.getvalue())) as source, zipfile.ZipFile(fixed, "w") as target:
+        for item in source.infolist():
+            entry = zipfile.ZipInfo(item.filename, date_time=(2024, 1, 1, 0, 0, 0))
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            target.writestr(entry, source.read(item))
+    return fixed.getvalue()
 
 
 def regulation_docx() -> bytes:
@@ -127,9 +139,7 @@ def with_table() -> bytes:
     table = document.add_table(rows=2, cols=2)
     table.cell(0, 0).text, table.cell(0, 1).text = "Donanım", "Değiştirme süresi"
     table.cell(1, 0).text, table.cell(1, 1).text = "Baret", "beş yıl"
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
+    return _saved(document)
 
 
 # --------------------------------------------------------------------------- bad inputs
