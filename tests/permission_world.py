@@ -66,8 +66,9 @@ def marked_docx(pages: list[str]) -> bytes:
 
 
 def is_word(index: int) -> bool:
-    """Every other document of the world is a .docx (the second, fourth, …)."""
-    return index % 2 == 1
+    """Every other document of the world is a .docx (the first, third, …: with both suites'
+    seeds this gives every role a Word file to read and one to miss, which `build_world` checks)."""
+    return index % 2 == 0
 
 
 def marked_page(rng: random.Random, mark: str, number: int) -> str:
