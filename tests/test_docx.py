@@ -250,3 +250,31 @@ def test_the_upload_handler_takes_a_docx_and_refuses_a_renamed_binary(db, settin
     with db.connection() as conn:
         assert conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 1
         assert conn.execute("SELECT file_format FROM documents").fetchall() == [("docx",)]
+
+
+def _show_section(ctx, user, source) -> None:
+    """The dialog's body for one source (st.dialog itself needs a browser to open)."""
+    from ragcore.documents import get_document
+    from ui.sources import _section_dialog
+
+    _section_dialog(ctx, user, get_document(ctx.db, source.document_id, user.role), source, (), "s1")
+
+
+def test_the_source_dialog_of_a_docx_shows_the_cited_section(db, settings, embedder) -> None:
+    """What "Kısmı aç" opens for a Word source: the cited section's heading and text (not the
+    heading-only section its chunk starts in), the whole .docx to download, no one-page PDF."""
+    from streamlit.testing.v1 import AppTest
+
+    from ragcore.access import users
+    from ui.context import AppContext
+
+    ingest_file(db, settings, embedder, docxs.regulation_docx(), filename="yonetmelik.docx", roles=["isg"])
+    user = users.create_user(db, "ayse", "isg", "ayse-parola-1")
+    source = search(db, embedder, "Baretler ne zaman kontrol edilir?", "isg", k=1, mode="rrf", settings=settings)[0]
+    at = AppTest.from_function(_show_section, args=(AppContext(settings=settings, db=db), user, source)).run()
+    assert not at.exception, at.exception
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("§ Yükümlülükler · kısım 5 / 5 · yonetmelik") for c in captions), captions
+    shown = " ".join(m.value for m in at.markdown)
+    assert "Baretler her vardiya başında" in shown and "Eğitim" in shown
+    assert "PDF" not in " ".join(b.label for b in at.get("download_button"))

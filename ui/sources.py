@@ -116,18 +116,22 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
 def _section_dialog(ctx: AppContext, user: User, doc: Document, source: Source, terms: Collection[str], key: str) -> None:
     """A Word file's cited section: its heading and text (no page, so no one-page file), and the
     whole .docx to download."""
-    from ragcore.documents import MIME_TYPES, PageNotFound, document_file
+    from ragcore.documents import MIME_TYPES, PageNotFound, document_file, section_label
 
     sections = list(range(source.page_start, source.page_end + 1))
-    number = sections[0]
-    if len(sections) > 1:
-        number = st.segmented_control("Kısım", sections, default=sections[0], format_func=lambda n: f"{n}. kısım",
-                                      key=f"{key}_section_choice") or sections[0]
     try:
-        count, text, heading = _page_text(ctx.settings, doc, user.role, doc.sha256, number)
+        read = {n: _page_text(ctx.settings, doc, user.role, doc.sha256, n) for n in sections}
     except PageNotFound as exc:
         st.error(escape_markdown(str(exc)))
         return
+    # Open at the section the citation names (a chunk may start with the headings of the sections above it).
+    cited = next((n for n in sections if (source.locator or "").startswith(section_label(read[n][2], 0, 0))),
+                 sections[0])
+    number = cited
+    if len(sections) > 1:
+        number = st.segmented_control("Kısım", sections, default=cited, format_func=lambda n: f"{n}. kısım",
+                                      key=f"{key}_section_choice") or cited
+    count, text, heading = read[number]
     st.caption(escape_markdown(f"§ {heading} · kısım {number} / {count} · {doc.filename}"))
     with st.container(height=420, border=True):
         st.markdown(highlight(text, terms) if text else "*Bu kısımda metin yok.*")  # a Word file's lines are its paragraphs
