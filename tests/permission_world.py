@@ -1,8 +1,9 @@
 """The marked world the permission suites test, and the ledger that counts their checks.
 
 tests/test_permission_paths.py (every in-process path, the CLI and the app pages) and
-tests/test_api_permissions.py (every REST endpoint) test the same world: small PDFs with random
-`allowed_roles`, ingested through the real `ragcore.documents.ingest_pdf`, where every
+tests/test_api_permissions.py (every REST endpoint) test the same world: small PDFs and Word
+files (every other document a .docx, its pages as headed sections) with random `allowed_roles`,
+ingested through the real `ragcore.documents.ingest_file`, where every
 sentence, and so every chunk, every sentence window and every quoted passage, carries its document's marker
 (`KOD07Q`) and every title does too, and one user per role. An unreadable document's marker in
 anything a role gets back is a leak; `build_world` makes that world and checks the
@@ -28,8 +29,8 @@ from pathlib import Path
 
 from ragcore.access import users
 from ragcore.core import ROLES, Settings
-from ragcore.documents import ingest_pdf
-from tests import pdfs
+from ragcore.documents import ingest_file
+from tests import docxs, pdfs
 
 PASSWORD = "parola-1234"
 READER_ROLES = [r for r in ROLES if r != "admin"]
@@ -53,6 +54,21 @@ QUESTIONS = [
 
 def marker(index: int) -> str:
     return f"KOD{index:02d}Q"
+
+
+def marked_docx(pages: list[str]) -> bytes:
+    """The marked pages as a Word file: each page's first line a heading, its sentences paragraphs."""
+    blocks = []
+    for page in pages:
+        heading, *sentences = page.split("\n")
+        blocks += [("H1", heading), *(("P", sentence) for sentence in sentences)]
+    return docxs.build(blocks)
+
+
+def is_word(index: int) -> bool:
+    """Every other document of the world is a .docx (the first, third, …: with both suites'
+    seeds this gives every role a Word file to read and one to miss, which `build_world` checks)."""
+    return index % 2 == 0
 
 
 def marked_page(rng: random.Random, mark: str, number: int) -> str:
@@ -186,25 +202,34 @@ def id_fields(body: object, name: str = "") -> list[tuple[str, object]]:
 
 def build_world(db, settings: Settings, embedder, ledger: Ledger, *, seed: int, n_docs: int, filename: str,
                 user_prefix: str, uploaded_by: str | None = None, world_type: type[World] = World) -> World:
-    """Ingest `n_docs` marked two-page PDFs with roles drawn from `seed`, and create one user per role.
+    """Ingest `n_docs` marked two-page documents (PDFs, and .docx for `is_word` indices) with
+    roles drawn from `seed`, and create one user per role.
 
-    `filename` is a format string over `index` and `mark` ("belge-{index:02d}.pdf"); the users
-    are `{user_prefix}-{role}` with PASSWORD. The database must hold no other document."""
+    `filename` is a format string over `index` and `mark` ("belge-{index:02d}.pdf"; a Word file's
+    name ends in .docx instead); the users are `{user_prefix}-{role}` with PASSWORD. The database
+    must hold no other document."""
     rng = random.Random(seed)
     readable, markers, titles, data, public = {}, {}, {}, {}, {}
     for index in range(n_docs):
         roles = sorted(rng.sample(READER_ROLES, rng.randint(1, 3)))
         mark = marker(index)
-        pdf = pdfs.text_pdf([marked_page(rng, mark, page) for page in (1, 2)])
-        result = ingest_pdf(db, settings, embedder, pdf, filename=filename.format(index=index, mark=mark),
-                            roles=roles, title=f"Yonerge {mark}", uploaded_by=uploaded_by)
+        pages = [marked_page(rng, mark, page) for page in (1, 2)]
+        name = filename.format(index=index, mark=mark)
+        if is_word(index):
+            pdf, name = marked_docx(pages), str(Path(name).with_suffix(".docx"))
+        else:
+            pdf = pdfs.text_pdf(pages)
+        result = ingest_file(db, settings, embedder, pdf, filename=name,
+                             roles=roles, title=f"Yonerge {mark}", uploaded_by=uploaded_by)
         readable[result.document_id] = set(roles)
         markers[result.document_id] = mark
         titles[result.document_id] = result.title
         data[result.document_id] = pdf
         public[result.document_id] = result.public_id
-    for role in READER_ROLES:  # the seed gives every role something to read and something to miss
+    for role in READER_ROLES:  # the seed gives every role something to read and something to miss, Word files too
         assert any(role in r for r in readable.values()) and any(role not in r for r in readable.values())
+        words = [r for i, r in enumerate(readable.values()) if is_word(i)]
+        assert any(role in r for r in words) and any(role not in r for r in words), role
     with db.connection() as conn:
         chunk_doc = dict(conn.execute("SELECT id, document_id FROM chunks").fetchall())
         unmarked = conn.execute("SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id "

@@ -22,7 +22,7 @@ from ragcore.answer import make_generator
 from ragcore.api import MAX_HEADER_BYTES
 from ragcore.core import FALLBACK_ANSWER
 from ragcore.documents import find_document, ingest_pdf
-from tests import pdfs
+from tests import docxs, pdfs
 from tests.api_support import api_app, bearer, error_code, person, sse_events
 from tests.retrieval_support import make_test_embedder
 
@@ -539,6 +539,37 @@ def test_the_apis_own_worker_processes_an_upload(db, settings, model) -> None:
     assert app.state.context.worker is None  # stopped with the app
 
 
+def test_a_docx_upload_becomes_a_document_cited_by_section(api) -> None:
+    """The same endpoint takes a Word file (told by its content): staged as <job id>.docx, stored
+    with its format, served back with Word's media type, and its sources carry locator_kind
+    "section" with the heading and paragraph instead of a page."""
+    admin, isg = person(api.db, "yonetici", "admin"), person(api.db, "mehmet", "isg")
+    docx_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    response = api.client.post("/v1/documents", headers=bearer(isg), data={"roles": "isg"},
+                               files={"file": ("yonetmelik.docx", docxs.regulation_docx(), docx_type)})
+    assert response.status_code == 403 and error_code(response) == "admin_only"
+    assert count(api.db, "jobs") == 0 and incoming(api.settings) == []
+    response = api.client.post("/v1/documents", headers=bearer(admin), data={"roles": "isg"},
+                               files={"file": ("yonetmelik.docx", docxs.regulation_docx(), "application/octet-stream")})
+    assert response.status_code == 202, response.text
+    job = jobs.find_job(api.db, response.json()["job_id"])
+    assert [p.name for p in incoming(api.settings)] == [f"{job.id}.docx"]
+    jobs.run_worker(api.settings, wait=False, embedder_factory=lambda: api.embedder)
+    done = api.client.get(f"/v1/jobs/{job.public_id}", headers=bearer(admin)).json()
+    assert done["status"] == "succeeded", done
+    document_id = done["result"]["document_id"]
+    detail = api.client.get(f"/v1/documents/{document_id}?chunks=true", headers=bearer(isg)).json()
+    assert detail["file_format"] == "docx" and detail["pages"] == 5
+    assert all(c["locator"].startswith("§ ") for c in detail["chunk_texts"])
+    file = api.client.get(f"/v1/documents/{document_id}/file", headers=bearer(isg))
+    assert file.status_code == 200 and file.headers["content-type"] == docx_type
+    assert file.content == docxs.regulation_docx()
+    found = api.client.get("/v1/search", params={"q": "Baretler ne zaman kontrol edilir?", "k": 2},
+                           headers=bearer(isg)).json()["results"]
+    assert found[0]["article"] == "Madde 3" and found[0]["locator_kind"] == "section"
+    assert found[0]["locator"] == found[0]["page_label"] == "§ Yükümlülükler · paragraf 1–4"
+
+
 def test_upload_accepts_comma_separated_roles(api) -> None:
     admin = person(api.db, "yonetici", "admin")
     response = api.client.post("/v1/documents", headers=bearer(admin),
@@ -549,7 +580,14 @@ def test_upload_accepts_comma_separated_roles(api) -> None:
 
 
 @pytest.mark.parametrize(("name", "data", "form", "status", "code"), [
-    ("notlar.pdf", pdfs.not_a_pdf(), {"roles": "isg"}, 415, "not_a_pdf"),
+    ("notlar.pdf", pdfs.not_a_pdf(), {"roles": "isg"}, 415, "unsupported_file"),
+    ("resim.docx", docxs.renamed_binary(), {"roles": "isg"}, 415, "unsupported_file"),
+    ("gizli.docx", docxs.encrypted_docx(), {"roles": "isg"}, 422, "encrypted_docx"),
+    ("eski.doc", docxs.old_doc(), {"roles": "isg"}, 415, "old_word_format"),
+    ("yarim.docx", docxs.truncated_docx(), {"roles": "isg"}, 422, "corrupt_docx"),
+    ("tablo.docx", docxs.zip_without_document(), {"roles": "isg"}, 415, "not_a_docx"),
+    ("yonetmelik.pdf", docxs.regulation_docx(), {"roles": "isg"}, 415, "extension_mismatch"),
+    ("a.docx", docxs.regulation_docx(), {"roles": "mudur"}, 422, "unknown_role"),
     ("bos.pdf", b"", {"roles": "isg"}, 422, "empty_file"),
     ("yarim.pdf", pdfs.truncated_pdf(), {"roles": "isg"}, 422, "corrupt_pdf"),
     ("a.pdf", pdfs.law_pdf(), {"roles": "mudur"}, 422, "unknown_role"),

@@ -35,19 +35,21 @@ def cli(db, settings, monkeypatch, tmp_path, capsys):
 def test_ingest_chunks_documents_delete_round_trip(cli, tmp_path):
     code, result, _ = cli("ingest", str(LAW_6331), "--roles", "isg", "personel", "--json")
     assert code == 0
-    assert set(result) == {"document_id", "title", "pages", "chunks", "seconds"}
+    assert set(result) == {"document_id", "title", "file_format", "pages", "chunks", "windows", "seconds"}
+    assert result["file_format"] == "pdf"
     assert result["pages"] == 24 and result["chunks"] > 40
 
     code, chunks, _ = cli("chunks", str(result["document_id"]), "--json")
     assert code == 0 and len(chunks) == result["chunks"]
-    assert set(chunks[0]) == {"ordinal", "page_start", "page_end", "article", "text"}
+    assert set(chunks[0]) == {"ordinal", "page_start", "page_end", "article", "locator", "text"}
+    assert all(c["locator"] is None for c in chunks)  # a PDF's chunks are cited by page
     assert all(len(ARTICLE_RE.findall(c["text"])) <= 1 for c in chunks)
     assert all(1 <= c["page_start"] <= c["page_end"] <= 24 for c in chunks)
 
     code, listed, _ = cli("documents", "--json")
     assert code == 0 and listed == [{
         "document_id": result["document_id"], "title": result["title"], "filename": LAW_6331.name,
-        "pages": 24, "chunks": result["chunks"], "allowed_roles": ["isg", "personel"],
+        "file_format": "pdf", "pages": 24, "chunks": result["chunks"], "allowed_roles": ["isg", "personel"],
     }]
     assert cli("documents", "--role", "ik", "--json")[1] == []
 
@@ -65,7 +67,7 @@ def test_failures_exit_non_zero_with_the_message(cli, tmp_path):
     fake = tmp_path / "rapor.pdf"
     fake.write_bytes(pdfs.not_a_pdf())
     code, _, err = cli("ingest", str(fake), "--roles", "isg", "--json")
-    assert code == 1 and "PDF değil" in err
+    assert code == 1 and "PDF ya da Word (.docx) belgesi değil" in err
     code, _, err = cli("ingest", str(tmp_path / "yok.pdf"), "--roles", "isg")
     assert code == 1 and "okunamadı" in err
     code, _, err = cli("chunks", "12345")

@@ -48,6 +48,7 @@ from ragcore.documents import (
     get_document,
     ingest_pdf,
     list_documents,
+    read_page,
     set_document_roles,
 )
 from ragcore.retrieval import MODES, retrieve, search
@@ -72,7 +73,7 @@ N_DOCS = 14
 EXPECTED_PATHS = {
     "retrieval.search", "chat.recording", "chat.extractive", "chat.extractive-calibrated", "prompt.context", "logs",
     "questions.table", "review.queue", "documents.list", "documents.get", "documents.chunks",
-    "documents.download", "documents.find", "cli.ids", "cli.search", "cli.ask", "cli.documents", "cli.chunks", "cli.process.search",
+    "documents.download", "documents.source_page", "documents.find", "cli.ids", "cli.search", "cli.ask", "cli.documents", "cli.chunks", "cli.process.search",
     "cli.process.ask", "role-change.answer", "role-change.prompt", "role-change.log", "deactivation",
     "document-role-change", "app.navigation", "app.documents", "app.search", "app.chat", "app.chat-history",
     "markers.visible",
@@ -252,6 +253,14 @@ def test_document_list_get_chunks_and_download(world: World) -> None:
             world.ledger.ok("documents.download", (path is not None) == allowed, (role, doc_id))
             if path is not None:
                 assert path.read_bytes() == world.data[doc_id]
+            try:  # the cited page's text (a Word file's section): exactly as readable as its document
+                page = read_page(world.settings, admin_view, 1, role)
+            except DocumentNotFound as exc:
+                world.ledger.ok("documents.source_page", not allowed, (role, doc_id))
+                world.scan("documents.source_page", role, str(exc), doc_id)
+            else:
+                world.ledger.ok("documents.source_page", allowed and world.markers[doc_id] in page.text, (role, doc_id))
+                world.scan("documents.source_page", role, page.text, doc_id)
     missing = max(world.readable) + 100
     with pytest.raises(DocumentNotFound) as absent:
         document_chunks(world.db, missing, "ik")

@@ -16,6 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from ragcore.core import Document, User, formatting
+from ragcore.documents import DOCX, UPLOAD_EXTENSIONS
 from ui.context import AppContext
 from ui.jobs import render_jobs
 from ui.markdown import alert, escape_markdown
@@ -42,19 +43,20 @@ def render_upload(ctx: AppContext, admin: User) -> None:
             st.session_state.pop(name, None)
     picker_round = st.session_state.get(UPLOAD_ROUND, 0)
     with st.container(border=True):
-        st.subheader("PDF yükle")
+        st.subheader("Doküman yükle")
         roles = role_picker("doc_upload_roles")
         confirmed = confirm_wide_access("doc_upload_wide", roles)
         with st.form("doc_upload", border=False):
-            file = st.file_uploader("PDF dosyası", type=["pdf"], key=f"doc_upload_file_{picker_round}",
-                                    max_upload_size=ctx.settings.max_upload_mb,
-                                    help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar okunamaz.")
+            file = st.file_uploader("PDF ya da Word (.docx) dosyası", type=list(UPLOAD_EXTENSIONS),
+                                    key=f"doc_upload_file_{picker_round}", max_upload_size=ctx.settings.max_upload_mb,
+                                    help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar okunamaz. "
+                                         "Word belgelerinde kaynaklar sayfa yerine başlık ve paragrafla gösterilir.")
             title = st.text_input("Başlık (isteğe bağlı)", key="doc_upload_title",
                                   placeholder="Boş bırakılırsa PDF'in kendi başlığı ya da ilk sayfasındaki başlık kullanılır")
             submitted = st.form_submit_button("Yükle", type="primary", icon=":material/upload:")
     if submitted:
         if file is None:
-            st.error("Lütfen bir PDF dosyası seçin.")
+            st.error("Lütfen bir PDF ya da Word (.docx) dosyası seçin.")
             return
         outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title,
                                   wide_access_confirmed=confirmed)
@@ -73,14 +75,14 @@ def _download(ctx: AppContext, user: User, doc: Document) -> None:
     rerun (ten 45 MB files took one page from 176 MB to 1,076 MB after a single rerun); a
     callable runs on the click, for that one file.
     """
-    from ragcore.documents import document_file
+    from ragcore.documents import MIME_TYPES, document_file
 
     path = document_file(ctx.settings, doc, user.role)
     if path is None:
         st.caption("Dosya sunucuda bulunamadı.")
         return
     st.download_button("İndir", data=partial(Path.read_bytes, path), file_name=doc.filename,
-                       mime="application/pdf", key=f"doc_download_{doc.public_id}", icon=":material/download:")
+                       mime=MIME_TYPES[doc.file_format], key=f"doc_download_{doc.public_id}", icon=":material/download:")
 
 
 def _edit_title(ctx: AppContext, doc: Document) -> None:
@@ -154,7 +156,8 @@ def confirm_delete(ctx: AppContext, doc: Document) -> None:
 def _card(ctx: AppContext, user: User, doc: Document) -> None:
     with st.container(border=True):
         st.markdown(f"**{escape_markdown(doc.title)}**")
-        meta = (f"{doc.filename} · {formatting.integer(doc.page_count)} sayfa · "
+        pages = "başlık" if doc.file_format == DOCX else "sayfa"  # a Word file's sections, by their headings
+        meta = (f"{doc.filename} · {formatting.integer(doc.page_count)} {pages} · "
                 f"{formatting.integer(doc.chunk_count)} bölüm · {formatting.date(doc.created_at)}")
         if doc.uploaded_by:
             meta += f" · yükleyen: {doc.uploaded_by}"

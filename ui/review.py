@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, STATUS_NEEDS_REVIEW, User, formatting, short_id
+from ragcore.documents import UPLOAD_EXTENSIONS
 from ui.context import AppContext
 from ui.markdown import escape_answer, escape_markdown
 from ui.review_gold import render_gold_control
@@ -78,13 +79,14 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
                 roles = role_picker(f"review_roles_{item.public_id}", default=(item.role,))
                 confirmed = confirm_wide_access(f"review_wide_{item.public_id}", roles)
                 with st.form(f"review_upload_{item.public_id}", clear_on_submit=True):
-                    file = st.file_uploader("PDF", type=["pdf"], key=f"review_file_{item.public_id}",
+                    file = st.file_uploader("PDF ya da Word (.docx)", type=list(UPLOAD_EXTENSIONS),
+                                            key=f"review_file_{item.public_id}",
                                             max_upload_size=ctx.settings.max_upload_mb)
                     title = st.text_input("Başlık (isteğe bağlı)", key=f"review_title_{item.public_id}")
                     submitted = st.form_submit_button("Yükle ve çöz", type="primary", disabled=not roles or not confirmed)
                 if submitted:
                     if file is None:
-                        st.error("Lütfen bir PDF seçin.")
+                        st.error("Lütfen bir PDF ya da Word (.docx) dosyası seçin.")
                     else:
                         outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title,
                                                   resolves_question_id=item.id, wide_access_confirmed=confirmed)

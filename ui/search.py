@@ -29,7 +29,7 @@ COLUMNS = {
     "#": st.column_config.NumberColumn("#", help="Sıra", width="small"),
     "Doküman": st.column_config.TextColumn("Doküman", width="large"),
     "Madde": st.column_config.TextColumn("Madde"),
-    "Sayfa": st.column_config.TextColumn("Sayfa", width="small"),
+    "Sayfa": st.column_config.TextColumn("Sayfa", width="small", help="Word belgelerinde başlık ve paragraf"),
     "Skor": st.column_config.TextColumn("Skor", help="Seçilen modun birleşik skoru"),
     "Kosinüs": st.column_config.TextColumn("Kosinüs", help="Vektör benzerliği (— : vektör aramasında çıkmadı)"),
     "BM25": st.column_config.TextColumn("BM25", help="Sözcük eşleşmesi skoru (— : sözcük aramasında çıkmadı)"),
@@ -157,7 +157,7 @@ def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
         st.info("Bu rolün erişebildiği dokümanlarda sonuç yok.")
         return
     rows = [
-        {"#": h.source.rank, "Doküman": h.source.title, "Madde": h.source.article or "—", "Sayfa": h.source.page_label,
+        {"#": h.source.rank, "Doküman": h.source.title, "Madde": h.source.article or "—", "Sayfa": h.source.locator_label,
          "Skor": formatting.number(h.source.score, 4), "Kosinüs": formatting.number(h.dense_score, 4),
          "BM25": formatting.number(h.lexical_score, 4)}
         for h in view.result.hits

@@ -3,7 +3,10 @@
 The expander holds the passage (the PDF's wrapped lines re-flowed, the question's rare terms in
 bold) and a button that opens the cited page in a dialog: the page's text as extracted at
 upload, and the page itself as a one-page PDF to open in the browser's own viewer
-(`ragcore.documents.source_pages` says why there is no rendered image). Chat and Kaynak arama share it.
+(`ragcore.documents.source_pages` says why there is no rendered image). A Word file has no pages:
+its source is labelled by heading and paragraph ("… · Madde 3 · § BİRİNCİ BÖLÜM · paragraf 2"),
+and the dialog shows the cited section's text with the whole .docx to download. Chat and Kaynak
+arama share it.
 """
 
 from __future__ import annotations
@@ -13,30 +16,40 @@ from functools import partial
 
 import streamlit as st
 
-from ragcore.core import Source, User, formatting, reflow
+from ragcore.core import LOCATOR_SECTION, Document, Source, User, formatting, reflow
 from ui.context import AppContext
 from ui.markdown import escape_markdown, highlight
 
 
 def source_label(source: Source) -> str:
-    """Title · article · page, the way a lawyer cites ("… (6331) · Madde 14 · s. 9")."""
+    """Title · article · page, the way a lawyer cites ("… (6331) · Madde 14 · s. 9"); a Word
+    file's heading and paragraph instead of the page ("… · Madde 3 · § BİRİNCİ BÖLÜM · paragraf 2")."""
     parts = [source.title]
     if source.article:
         parts.append(source.article)
-    parts.append(source.page_label)
+    parts.append(source.locator_label)
     return " · ".join(parts)
 
 
 def page_button_label(source: Source) -> str:
-    """"Sayfayı aç · s. 9" ("Sayfaları aç · s. 9–10" for a range)."""
+    """"Sayfayı aç · s. 9" ("Sayfaları aç · s. 9–10" for a range); "Kısmı aç" for a Word file's
+    section (its heading is in the source's label already)."""
+    if source.locator_kind == LOCATOR_SECTION:
+        return "Kısmı aç" if source.page_start == source.page_end else "Kısımları aç"
     return ("Sayfayı aç" if source.page_start == source.page_end else "Sayfaları aç") + f" · {source.page_label}"
+
+
+def passage_text(source: Source) -> str:
+    """The passage as shown: a PDF's wrapped lines re-flowed; a Word file's lines are its
+    paragraphs already, and stay."""
+    return source.text if source.locator_kind == LOCATOR_SECTION else reflow(source.text)
 
 
 def render_source(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str, *,
                   score_name: str = "benzerlik skoru") -> None:
     """One source as an expander: label, passage, score, and the button that opens its page."""
     with st.expander(escape_markdown(f"[{source.rank}] {source_label(source)}"), expanded=False):
-        st.markdown(highlight(reflow(source.text), terms))
+        st.markdown(highlight(passage_text(source), terms))
         cols = st.columns([3, 2], vertical_alignment="center")
         cols[0].caption(escape_markdown(f"{source.filename} · {score_name} {formatting.number(source.score)}"))
         if cols[1].button(escape_markdown(page_button_label(source)), key=f"{key}_page", icon=":material/menu_book:",
@@ -51,13 +64,14 @@ def open_page_dialog(ctx: AppContext, user: User, source: Source, terms: Collect
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _page_text(_settings: object, _doc: object, _role: str, sha256: str, number: int) -> tuple[int, str]:
-    """(page count, page text), cached per file and page. A hit skips the role check inside
-    `read_page`; every caller has just read the document with its own role (get_document)."""
+def _page_text(_settings: object, _doc: object, _role: str, sha256: str, number: int) -> tuple[int, str, str | None]:
+    """(page count, page text, a Word section's heading), cached per file and page. A hit skips
+    the role check inside `read_page`; every caller has just read the document with its own role
+    (get_document)."""
     from ragcore.documents import read_page
 
-    page = read_page(_settings, _doc, number, _role)  # type: ignore[arg-type]
-    return page.page_count, page.text
+    page = read_page(_settings, _doc, number, _role)
+    return page.page_count, page.text, page.heading
 
 
 def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str) -> None:
@@ -67,13 +81,16 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
     if doc is None:  # deleted, or no longer readable by this role
         st.warning("Bu kaynağın belgesine artık erişiminiz yok ya da belge silindi.", icon=":material/lock:")
         return
+    if source.locator_kind == LOCATOR_SECTION:
+        _section_dialog(ctx, user, doc, source, terms, key)
+        return
     pages = list(range(source.page_start, source.page_end + 1))
     number = pages[0]
     if len(pages) > 1:
         number = st.segmented_control("Sayfa", pages, default=pages[0], format_func=lambda n: f"s. {n}",
                                       key=f"{key}_page_choice") or pages[0]
     try:
-        count, text = _page_text(ctx.settings, doc, user.role, doc.sha256, number)
+        count, text, _ = _page_text(ctx.settings, doc, user.role, doc.sha256, number)
     except PageNotFound as exc:
         st.error(escape_markdown(str(exc)))
         return
@@ -94,3 +111,32 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
         cols[1].download_button("Belgenin tamamı (PDF)", data=path.read_bytes, file_name=doc.filename,
                                 mime="application/pdf", icon=":material/download:",
                                 key=f"{key}_page_doc", width="stretch")
+
+
+def _section_dialog(ctx: AppContext, user: User, doc: Document, source: Source, terms: Collection[str], key: str) -> None:
+    """A Word file's cited section: its heading and text (no page, so no one-page file), and the
+    whole .docx to download."""
+    from ragcore.documents import MIME_TYPES, PageNotFound, document_file, section_label
+
+    sections = list(range(source.page_start, source.page_end + 1))
+    try:
+        read = {n: _page_text(ctx.settings, doc, user.role, doc.sha256, n) for n in sections}
+    except PageNotFound as exc:
+        st.error(escape_markdown(str(exc)))
+        return
+    # Open at the section the citation names (a chunk may start with the headings of the sections above it).
+    cited = next((n for n in sections if (source.locator or "").startswith(section_label(read[n][2], 0, 0))),
+                 sections[0])
+    number = cited
+    if len(sections) > 1:
+        number = st.segmented_control("Kısım", sections, default=cited, format_func=lambda n: f"{n}. kısım",
+                                      key=f"{key}_section_choice") or cited
+    count, text, heading = read[number]
+    st.caption(escape_markdown(f"§ {heading} · kısım {number} / {count} · {doc.filename}"))
+    with st.container(height=420, border=True):
+        st.markdown(highlight(text, terms) if text else "*Bu kısımda metin yok.*")  # a Word file's lines are its paragraphs
+    path = document_file(ctx.settings, doc, user.role)
+    if path is not None:
+        st.download_button("Belgenin tamamı (Word)", data=path.read_bytes, file_name=doc.filename,
+                           mime=MIME_TYPES[doc.file_format], icon=":material/download:",
+                           key=f"{key}_page_doc", width="stretch")

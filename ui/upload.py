@@ -1,4 +1,4 @@
-"""Uploading a PDF from the browser: the handler (testable without a browser) and its widgets.
+"""Uploading a PDF or Word (.docx) file from the browser: the handler (testable without a browser) and its widgets.
 
 `upload_document` is the one code path for the Dokümanlar page and the review queue's
 "resolve by uploading": it stages the file and queues an ingest job (ragcore.jobs), then
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ragcore.core import ROLE_LABELS, ROLES, User, short_id
+from ragcore.documents import UPLOAD_EXTENSIONS
 from ui.context import AppContext
 from ui.markdown import escape_markdown
 
@@ -30,6 +31,8 @@ NO_ROLE = ("Doküman yüklenmedi: kimlerin okuyabileceği seçilmedi. “Kimler 
 WIDE_UNCONFIRMED = ("Doküman yüklenmedi: seçtiğiniz roller dokümanı tüm çalışanlara açıyor. Bunu istiyorsanız "
                     "onay kutusunu işaretleyin; istemiyorsanız yalnızca ilgili rolleri seçin.")
 WIDE_CONFIRM_LABEL = "Evet, bu doküman tüm çalışanlara açılsın"
+EMPTY_FILE = "Dosya boş; lütfen bir PDF ya da Word (.docx) dosyası seçin."
+WRONG_KIND = "Yalnızca PDF ve Word (.docx) dosyaları yüklenebilir."
 QUEUE_FAILED = ("Doküman sıraya alınamadı: beklenmeyen bir hata oluştu. Biraz sonra yeniden deneyin; sorun "
                 "sürerse yöneticinize başvurun.")
 
@@ -53,7 +56,10 @@ def upload_document(
     resolves_question_id: int | None = None,
     wide_access_confirmed: bool = False,
 ) -> UploadOutcome:
-    """Queue one PDF for `roles`; never raises for user errors, returns a Turkish message instead.
+    """Queue one PDF or .docx for `roles`; never raises for user errors, returns a Turkish message instead.
+
+    The name must end in .pdf or .docx (what the widget offers); the content decides which it
+    is, and a content that is neither is refused when queueing (`jobs.submit_ingest`).
 
     No role, or a choice that opens the document to every employee without
     `wide_access_confirmed`, is refused before anything is staged or queued."""
@@ -62,9 +68,9 @@ def upload_document(
     if user.role != "admin":
         return UploadOutcome(False, "Doküman yükleme yalnızca yöneticiye açıktır.")
     if not data:
-        return UploadOutcome(False, "Dosya boş; lütfen bir PDF seçin.")
-    if not filename.lower().endswith(".pdf"):
-        return UploadOutcome(False, "Yalnızca PDF dosyaları yüklenebilir.")
+        return UploadOutcome(False, EMPTY_FILE)
+    if not filename.lower().endswith(tuple(f".{suffix}" for suffix in UPLOAD_EXTENSIONS)):
+        return UploadOutcome(False, WRONG_KIND)
     if not roles:
         return UploadOutcome(False, NO_ROLE)
     if wide_access_notice(roles) and not wide_access_confirmed:

@@ -63,8 +63,8 @@ def dative(label: str) -> str:
 
 
 def place(source: Source) -> str:
-    """Where in its document a source stands: its article, or its page when it has none."""
-    return source.article or source.page_label
+    """Where in its document a source stands: its article, or its page (a Word file's section) when it has none."""
+    return source.article or source.locator_label
 
 
 def lead_line(sources: Sequence[Source]) -> str:

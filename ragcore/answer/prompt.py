@@ -34,7 +34,7 @@ SYSTEM_PROMPT = (
 def context_header(number: int, source: Source) -> str:
     """"[n] <title>, s. <page> (<article>)" — the same label the citations show."""
     article = f" ({source.article})" if source.article else ""
-    return f"[{number}] {source.title}, {source.page_label}{article}"
+    return f"[{number}] {source.title}, {source.locator_label}{article}"
 
 
 def format_context(sources: Sequence[Source]) -> str:

@@ -158,7 +158,7 @@ def closest_passages_text(sources: list[Source]) -> str:
     "…'e göre:" lead that could pass for an answer."""
     lines = [CLOSEST_LEAD, ""]
     for number, source in enumerate(sources, start=1):
-        where = ", ".join(part for part in (source.title, source.article, source.page_label) if part)
+        where = ", ".join(part for part in (source.title, source.article, source.locator_label) if part)
         lines.append(f"{CLOSEST_ITEM} {number}: {where} [{source.rank}]")
     return "\n".join(lines)
 

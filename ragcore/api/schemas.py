@@ -48,16 +48,20 @@ class SourceOut(BaseModel):
     document_id: PublicId
     title: str
     filename: str
-    page_start: int
+    page_start: int = Field(description="first page; for a Word file (locator_kind `section`), its section number")
     page_end: int
-    page_label: str = Field(description='"s. 7" or "s. 7–8"')
+    page_label: str = Field(description='where the passage is, as cited: "s. 7", "s. 7–8", or for a Word file '
+                                        '"§ BİRİNCİ BÖLÜM · paragraf 2" (the same as `locator`)')
     article: str | None
+    locator_kind: Literal["page", "section"] = Field(
+        description='"page": a PDF, cited by pages; "section": a Word file (no pages), cited by heading and paragraph')
+    locator: str = Field(description='where the citation points: "s. 7" or "§ BİRİNCİ BÖLÜM · paragraf 2"')
     score: float
     text: str
 
     @classmethod
     def of(cls, source: Source) -> SourceOut:
-        return cls(**source.as_dict(), page_label=source.page_label)
+        return cls(**source.as_dict(), page_label=source.locator_label)
 
 
 class Timings(BaseModel):
@@ -148,12 +152,14 @@ class DocumentOut(BaseModel):
     uploaded_by: str | None
     created_at: datetime
     skipped_pages: list[int]
+    file_format: Literal["pdf", "docx"] = Field(description="told by the file's content; a docx's `pages` counts "
+                                                            "its sections (it has no pages)")
 
     @classmethod
     def of(cls, doc: Document) -> DocumentOut:
         return cls(id=doc.public_id, title=doc.title, filename=doc.filename, pages=doc.page_count, chunks=doc.chunk_count,
                    size_bytes=doc.size_bytes, allowed_roles=list(doc.allowed_roles), uploaded_by=doc.uploaded_by,
-                   created_at=doc.created_at, skipped_pages=list(doc.skipped_pages))
+                   created_at=doc.created_at, skipped_pages=list(doc.skipped_pages), file_format=doc.file_format)
 
 
 class ChunkOut(BaseModel):
@@ -161,6 +167,7 @@ class ChunkOut(BaseModel):
     page_start: int
     page_end: int
     article: str | None
+    locator: str | None = Field(default=None, description="a Word file's section label; null for a PDF")
     text: str
 
 

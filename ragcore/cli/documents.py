@@ -16,13 +16,13 @@ from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.cli.progress import StageBars
 from ragcore.core import ROLES, Document, Settings
-from ragcore.documents import IngestError, ingest_pdf, reembed_all
+from ragcore.documents import DOCX, IngestError, ingest_file, reembed_all
 from ragcore.documents import catalog as docs
 from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ingest", help="add a PDF (extract, chunk, embed, store)")
+    p = sub.add_parser("ingest", help="add a PDF or Word .docx (extract, chunk, embed, store)")
     p.add_argument("file", type=Path)
     p.add_argument("--roles", nargs="+", required=True, choices=ROLES, help="roles that may read it")
     p.add_argument("--title", help="title shown in citations (default: from the file name)")
@@ -63,7 +63,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db, StageBars(jobs.get_kind(jobs.INGEST), enabled=_bars(args)) as bars:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
-            result = ingest_pdf(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
+            result = ingest_file(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
                                 title=args.title, progress=bars)
         except (IngestError, EmbeddingError) as exc:
             raise CommandError(str(exc)) from exc
@@ -71,7 +71,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
     def human() -> str:
         skipped = f"; metinsiz sayfalar atlandı: {result.skipped_pages}" if result.skipped_pages else ""
-        return (f"belge {result.public_id} “{result.title}”: {result.pages} sayfa, {result.chunks} parça, "
+        pages = "başlık" if result.file_format == DOCX else "sayfa"
+        return (f"belge {result.public_id} “{result.title}”: {result.pages} {pages}, {result.chunks} parça, "
                 f"{result.seconds:.1f} sn{skipped}")
 
     emit(payload, args.json, human)
@@ -82,8 +83,8 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         found = docs.list_documents(db, args.role)
     payload = [
-        {"document_id": d.public_id, "title": d.title, "filename": d.filename, "pages": d.page_count,
-         "chunks": d.chunk_count, "allowed_roles": list(d.allowed_roles)}
+        {"document_id": d.public_id, "title": d.title, "filename": d.filename, "file_format": d.file_format,
+         "pages": d.page_count, "chunks": d.chunk_count, "allowed_roles": list(d.allowed_roles)}
         for d in found
     ]
 
@@ -104,7 +105,8 @@ def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
         except docs.DocumentNotFound as exc:
             raise CommandError(str(exc)) from exc
     payload = [
-        {"ordinal": c.ordinal, "page_start": c.page_start, "page_end": c.page_end, "article": c.article, "text": c.text}
+        {"ordinal": c.ordinal, "page_start": c.page_start, "page_end": c.page_end, "article": c.article,
+         "locator": c.locator, "text": c.text}
         for c in chunks
     ]
 
@@ -112,7 +114,8 @@ def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
         blocks = []
         for c in payload:
             pages = c["page_start"] if c["page_start"] == c["page_end"] else f"{c['page_start']}–{c['page_end']}"
-            blocks.append(f"[{c['ordinal']}] s. {pages} · {c['article'] or '-'}\n{c['text']}")
+            where = c["locator"] or f"s. {pages}"
+            blocks.append(f"[{c['ordinal']}] {where} · {c['article'] or '-'}\n{c['text']}")
         return "\n\n".join(blocks)
 
     emit(payload, args.json, human)

@@ -53,7 +53,7 @@ def _source_lines(sources: list[Source]) -> str:
     lines = []
     for s in sources:
         article = f" ({s.article})" if s.article else ""
-        lines.append(f"[{s.rank}] {s.title}, {s.page_label}{article}  score={s.score:.4f}")
+        lines.append(f"[{s.rank}] {s.title}, {s.locator_label}{article}  score={s.score:.4f}")
         lines.append("    " + " ".join(s.text.split())[:240])
     return "\n".join(lines)
 

@@ -20,6 +20,8 @@ from ragcore.core.files import (
 from ragcore.core.models import (
     CLOSEST_LEAD,
     FALLBACK_ANSWER,
+    LOCATOR_PAGE,
+    LOCATOR_SECTION,
     OUTCOME_ANSWER,
     OUTCOME_CLOSEST,
     OUTCOME_REFUSED,
@@ -77,6 +79,8 @@ __all__ = [
     "Chunk",
     "Document",
     "FALLBACK_ANSWER",
+    "LOCATOR_PAGE",
+    "LOCATOR_SECTION",
     "OllamaStatus",
     "PREFIX_LENGTH",
     "Page",

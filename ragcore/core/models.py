@@ -20,9 +20,16 @@ OUTCOME_REFUSED = "refused"
 OUTCOMES = (OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED)
 
 
+# Which kind of place a source's citation names: a PDF's pages ("s. 7"), or a Word file's
+# section and paragraph ("§ BİRİNCİ BÖLÜM · paragraf 2"; a .docx has no pages).
+LOCATOR_PAGE = "page"
+LOCATOR_SECTION = "section"
+
+
 @dataclass(frozen=True)
 class Page:
-    """Text of one PDF page; `number` is 1-based as printed in citations."""
+    """Text of one PDF page, or of one section of a Word file; `number` is 1-based as printed
+    in citations (a Word file's sections are numbered in order)."""
 
     number: int
     text: str
@@ -34,6 +41,7 @@ class Chunk:
 
     `char_start`/`char_end` index into the text the chunker was given (the pages joined, or a
     TQuAD article), so the evaluation lab can test whether a chunk contains an answer span.
+    `locator` is a Word file's section label (`ragcore.documents.word.locate`); None for a PDF.
     """
 
     ordinal: int
@@ -43,6 +51,7 @@ class Chunk:
     article: str | None
     char_start: int
     char_end: int
+    locator: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ class Document:
     size_bytes: int = 0
     skipped_pages: tuple[int, ...] = ()
     public_id: str = ""
+    file_format: str = "pdf"  # "pdf" | "docx" (ragcore.documents.formats): told by the bytes at upload
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,9 @@ class Source:
 
     `chunk_id` and `document_id` are database keys, for the code; `as_dict` (what the API and
     the CLI print) names the document by `document_public_id` (ragcore.core.public_ids).
+    `locator_kind` says what the citation names: LOCATOR_PAGE (page_start/page_end are pages)
+    or LOCATOR_SECTION (a Word file: page_start/page_end number its sections, and `locator` is
+    the label "§ BİRİNCİ BÖLÜM · paragraf 2").
     """
 
     rank: int
@@ -82,12 +95,21 @@ class Source:
     score: float
     text: str
     document_public_id: str = ""
+    locator_kind: str = LOCATOR_PAGE
+    locator: str | None = None
 
     @property
     def page_label(self) -> str:
         if self.page_start == self.page_end:
             return f"s. {self.page_start}"
         return f"s. {self.page_start}–{self.page_end}"
+
+    @property
+    def locator_label(self) -> str:
+        """Where the passage is, as cited: "s. 7" for a PDF, the section label for a Word file."""
+        if self.locator_kind == LOCATOR_SECTION and self.locator:
+            return self.locator
+        return self.page_label
 
     def as_dict(self) -> dict:
         return {
@@ -98,6 +120,8 @@ class Source:
             "page_start": self.page_start,
             "page_end": self.page_end,
             "article": self.article,
+            "locator_kind": self.locator_kind,
+            "locator": self.locator_label,
             "score": self.score,
             "text": self.text,
         }

@@ -1,9 +1,9 @@
-"""Documents in and out: PDF reading, article-aware chunking, titles, the upload pipeline,
+"""Documents in and out: telling an upload's format by its bytes, PDF and Word (.docx) reading, article-aware chunking, titles, the upload pipeline,
 re-embedding, the sentence windows the dense leg scores besides each chunk, the clean-up of
 orphaned uploads, the role-scoped catalog and the cited source pages.
 """
 
-from ragcore.documents import catalog, ingest, pdf, windows
+from ragcore.documents import catalog, formats, ingest, pdf, windows, word
 from ragcore.documents.catalog import (
     DocumentNotFound,
     delete_document,
@@ -24,10 +24,26 @@ from ragcore.documents.chunking import (
     joined_text,
     sentence_units,
 )
+from ragcore.documents.formats import (
+    DOCX,
+    EXTENSIONS,
+    MIME_TYPES,
+    PDF,
+    UPLOAD_EXTENSIONS,
+    EncryptedWord,
+    MismatchedExtension,
+    OldWordFormat,
+    UnsupportedFile,
+    UnusableFile,
+    check_name,
+    detect_format,
+)
 from ragcore.documents.ingest import (
     DuplicateDocument,
     IngestError,
     check_size,
+    check_upload,
+    ingest_file,
     ingest_pdf,
     store_document,
     stored_path,
@@ -57,11 +73,36 @@ from ragcore.documents.titles import (
     turkish_title_case,
 )
 from ragcore.documents.windows import MAX_WINDOWS, Window, chunk_windows, document_windows
+from ragcore.documents.word import (
+    CorruptWord,
+    EmptyWord,
+    NotAWordDocument,
+    WordError,
+    WordText,
+    extract_sections,
+    locate,
+    section_label,
+)
 
 __all__ = [
     "ARTICLE_RE",
+    "DOCX",
+    "EXTENSIONS",
     "MAX_WINDOWS",
+    "MIME_TYPES",
+    "PDF",
+    "UPLOAD_EXTENSIONS",
     "CorruptPdf",
+    "CorruptWord",
+    "EmptyWord",
+    "EncryptedWord",
+    "MismatchedExtension",
+    "NotAWordDocument",
+    "OldWordFormat",
+    "UnsupportedFile",
+    "UnusableFile",
+    "WordError",
+    "WordText",
     "DocumentNotFound",
     "DuplicateDocument",
     "EmptyFile",
@@ -73,24 +114,31 @@ __all__ = [
     "Window",
     "catalog",
     "check_header",
+    "check_name",
     "check_size",
+    "check_upload",
     "chunk_pages",
     "chunk_text",
     "chunk_windows",
     "clean_title",
     "default_title",
     "delete_document",
+    "detect_format",
     "document_chunks",
     "document_file",
     "document_windows",
     "extract_pages",
+    "extract_sections",
+    "formats",
     "find_document",
     "get_document",
     "heading_title",
     "ingest",
+    "ingest_file",
     "ingest_pdf",
     "joined_text",
     "list_documents",
+    "locate",
     "page_filename",
     "page_pdf",
     "pdf",
@@ -98,6 +146,7 @@ __all__ = [
     "readable_chunks",
     "reembed_all",
     "remove_orphan_files",
+    "section_label",
     "sentence_units",
     "set_document_roles",
     "set_document_title",
@@ -107,4 +156,5 @@ __all__ = [
     "turkish_title_case",
     "validate_roles",
     "windows",
+    "word",
 ]

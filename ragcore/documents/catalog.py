@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 _VISIBLE = "(%(role)s = 'admin' OR %(role)s = ANY(d.allowed_roles))"
 _COLUMNS = """d.id, d.title, d.filename, d.sha256, d.page_count, d.allowed_roles, d.uploaded_by,
               d.created_at, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id),
-              d.size_bytes, d.skipped_pages, d.public_id::text"""
+              d.size_bytes, d.skipped_pages, d.public_id::text, d.file_format"""
 
 
 class DocumentNotFound(LookupError):
@@ -42,7 +42,7 @@ def _document(row: tuple) -> Document:
     return Document(
         id=row[0], title=row[1], filename=row[2], sha256=row[3], page_count=row[4],
         allowed_roles=tuple(row[5]), uploaded_by=row[6], created_at=row[7], chunk_count=row[8],
-        size_bytes=row[9], skipped_pages=tuple(row[10] or ()), public_id=row[11],
+        size_bytes=row[9], skipped_pages=tuple(row[10] or ()), public_id=row[11], file_format=row[12],
     )
 
 
@@ -131,7 +131,7 @@ def document_chunks(db: dbmod.Database, document_id: int, role: str) -> list[Chu
         raise DocumentNotFound(document_id)
     with db.connection() as conn:
         rows = conn.execute(
-            """SELECT ordinal, text, page_start, page_end, article, char_start, char_end
+            """SELECT ordinal, text, page_start, page_end, article, char_start, char_end, locator
                FROM chunks WHERE document_id = %s ORDER BY ordinal""",
             (document_id,),
         ).fetchall()
@@ -145,7 +145,7 @@ def delete_document(db: dbmod.Database, settings: Settings, document_id: int) ->
         raise DocumentNotFound(document_id)
     with db.connection() as conn:
         conn.execute("DELETE FROM documents WHERE id = %s", (document_id,))
-    stored_path(settings, doc.sha256).unlink(missing_ok=True)
+    stored_path(settings, doc.sha256, doc.file_format).unlink(missing_ok=True)
     log.info("deleted document %d (%s)", document_id, doc.title)
     return doc
 
@@ -180,8 +180,8 @@ def set_document_title(db: dbmod.Database, document_id: int, title: str) -> Docu
 
 
 def document_file(settings: Settings, doc: Document, role: str) -> Path | None:
-    """Path of the stored PDF for download, only if the role may read it and the file exists."""
+    """Path of the stored file (PDF or .docx) for download, only if the role may read it and the file exists."""
     if not can_read(doc, role):
         return None
-    path = stored_path(settings, doc.sha256)
+    path = stored_path(settings, doc.sha256, doc.file_format)
     return path if path.is_file() else None

@@ -1,4 +1,9 @@
-"""PDF upload → stored document: validate, extract, chunk, embed, then write everything at once.
+"""Upload (PDF or Word .docx) → stored document: validate, extract, chunk, embed, then write
+everything at once.
+
+The file's kind is told by its bytes (`ragcore.documents.formats`); a PDF is read page by page
+(`pdf`), a .docx section by section (`word`), and both go through the same chunker, checks and
+transaction. A Word chunk carries its citation label (`Chunk.locator`) instead of pages.
 
 All checks and all slow work (extraction, embedding) happen before the database is touched;
 the document, its chunks with vectors, their sentence windows with vectors (when the index is
@@ -32,6 +37,7 @@ from ragcore import store as dbmod
 from ragcore.core import (
     ROLES,
     Chunk,
+    Page,
     Settings,
     create_private,
     formatting,
@@ -41,16 +47,18 @@ from ragcore.core import (
     sha256_bytes,
 )
 from ragcore.documents.chunking import chunk_pages
-from ragcore.documents.pdf import PdfError, extract_pages
+from ragcore.documents.formats import DOCX, PDF, UnusableFile, check_name, detect_format, extension
+from ragcore.documents.pdf import PdfError, check_header, extract_pages
 from ragcore.documents.titles import MAX_TITLE_CHARS, default_title
 from ragcore.documents.windows import Window, document_windows
+from ragcore.documents.word import WordText, check_package, extract_sections, locate
 from ragcore.embed import Embedder, EmbeddingError
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 32
-STAGES = ("extract", "chunk", "embed", "store")
+STAGES = ("extract", "read_word", "chunk", "embed", "store")  # a PDF's "extract", or a .docx's "read_word"
 
 
 class IngestError(ValueError):
@@ -79,11 +87,13 @@ class IngestResult:
     skipped_pages: list[int] = field(default_factory=list)
     public_id: str = ""
     windows: int = 0  # sentence windows stored besides the chunks (their vectors are part of the embed stage)
+    file_format: str = PDF  # for a .docx, `pages` counts its sections
 
     def as_dict(self) -> dict:
         return {
             "document_id": self.public_id,
             "title": self.title,
+            "file_format": self.file_format,
             "pages": self.pages,
             "chunks": self.chunks,
             "windows": self.windows,
@@ -135,12 +145,56 @@ def find_by_sha256(conn: psycopg.Connection, digest: str) -> tuple[str, str] | N
     return (row[0], row[1]) if row else None
 
 
-def stored_path(settings: Settings, digest: str) -> Path:
-    """Where an uploaded file lives: named by its hash, so the name never collides."""
-    return settings.uploads_dir / f"{digest}.pdf"
+def stored_path(settings: Settings, digest: str, file_format: str = PDF) -> Path:
+    """Where an uploaded file lives: named by its hash, so the name never collides, with its
+    format's suffix (`<sha256>.pdf`, `<sha256>.docx`)."""
+    return settings.uploads_dir / f"{digest}{extension(file_format)}"
+
+
+def check_upload(data: bytes, filename: str = "") -> str:
+    """The cheap checks for a front end that refuses a file before queueing it (the REST API):
+    its kind by content, a name that claims the other kind, and what can be told without reading
+    the text (a PDF cut off at the end, a ZIP that holds no Word document). Returns the format;
+    raises `PdfError` or `UnusableFile` (Turkish messages)."""
+    file_format = detect_format(data)
+    check_name(filename, file_format)
+    if file_format == PDF:
+        check_header(data)
+    else:
+        check_package(data)
+    return file_format
 
 
 # --------------------------------------------------------------------------- work before the DB
+
+
+@dataclass(frozen=True)
+class UploadText:
+    """An upload's text for the chunker, whatever its format: pages (a .docx's sections), the
+    page count, pages skipped as empty, the title its metadata holds, and for a .docx where
+    each paragraph sits (for the chunks' citation labels)."""
+
+    file_format: str
+    pages: list[Page]
+    page_count: int
+    skipped_pages: list[int]
+    title: str | None
+    word: WordText | None = None
+
+
+def read_upload(data: bytes, filename: str, report: Progress) -> UploadText:
+    """Tell the format by the bytes (and refuse a name claiming the other one), then read the
+    text; an unusable file is an `IngestError` (its cause the reader's `PdfError` or `UnusableFile`)."""
+    try:
+        file_format = detect_format(data)
+        check_name(filename, file_format)
+        if file_format == DOCX:
+            word = extract_sections(data, progress=lambda done, total: report("read_word", done, total))
+            return UploadText(DOCX, word.pages, word.section_count, [], word.title, word)
+        extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total))
+    except (PdfError, UnusableFile) as exc:
+        raise IngestError(str(exc)) from exc
+    return UploadText(PDF, extracted.pages, extracted.page_count, extracted.skipped_pages, extracted.title)
 
 
 def embed_passages(embedder: Embedder, texts: Sequence[str], report: Progress) -> np.ndarray:
@@ -172,9 +226,9 @@ def _write_temp(settings: Settings, digest: str, data: bytes) -> Path:
 def _insert_document(conn: psycopg.Connection, meta: dict) -> int:
     return conn.execute(
         """INSERT INTO documents (title, filename, sha256, size_bytes, page_count, skipped_pages,
-                                  allowed_roles, uploaded_by)
+                                  allowed_roles, uploaded_by, file_format)
            VALUES (%(title)s, %(filename)s, %(sha256)s, %(size_bytes)s, %(page_count)s,
-                   %(skipped_pages)s, %(allowed_roles)s, %(uploaded_by)s)
+                   %(skipped_pages)s, %(allowed_roles)s, %(uploaded_by)s, %(file_format)s)
            RETURNING id""",
         meta,
     ).fetchone()[0]
@@ -185,11 +239,11 @@ def insert_chunks(
 ) -> list[int]:
     """COPY the chunks with their vectors; return their ids in ordinal order."""
     columns = "document_id, ordinal, page_start, page_end, article, text, char_start, char_end, lex_length, allowed_roles"
-    with conn.cursor().copy(f"COPY chunks ({columns}, embedding) FROM STDIN") as copy:
+    with conn.cursor().copy(f"COPY chunks ({columns}, locator, embedding) FROM STDIN") as copy:
         for chunk, vector in zip(chunks, vectors, strict=True):
             copy.write_row((
                 document_id, chunk.ordinal, chunk.page_start, chunk.page_end, chunk.article, chunk.text,
-                chunk.char_start, chunk.char_end, len(lexical_tokens(chunk.text)), roles, vector,
+                chunk.char_start, chunk.char_end, len(lexical_tokens(chunk.text)), roles, chunk.locator, vector,
             ))
     rows = conn.execute("SELECT id FROM chunks WHERE document_id = %s ORDER BY ordinal", (document_id,))
     return [row[0] for row in rows]
@@ -238,10 +292,10 @@ def store_document(
 
     The one write path for document content: uploads use it, and so does the evaluation lab
     for its pre-chunked corpus. `meta` has the documents columns (title, filename, sha256,
-    size_bytes, page_count, skipped_pages, allowed_roles, uploaded_by).
+    size_bytes, page_count, skipped_pages, allowed_roles, uploaded_by, file_format).
     """
     tick: Progress = report or (lambda stage, done, total: None)
-    document_id = _insert_document(conn, {"skipped_pages": [], "uploaded_by": None, **meta})
+    document_id = _insert_document(conn, {"skipped_pages": [], "uploaded_by": None, "file_format": PDF, **meta})
     tick("store", 1, 3)
     chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"])
     if windows:
@@ -295,7 +349,7 @@ def _store(db: dbmod.Database, meta: dict, embedded: EmbeddedDocument, report: P
 # --------------------------------------------------------------------------- entry point
 
 
-def ingest_pdf(
+def ingest_file(
     db: dbmod.Database,
     settings: Settings,
     embedder: Embedder,
@@ -307,7 +361,7 @@ def ingest_pdf(
     uploaded_by: str | None = None,
     progress: Progress | None = None,
 ) -> IngestResult:
-    """Validate, extract, chunk, embed and store one PDF; all or nothing."""
+    """Validate, extract, chunk, embed and store one PDF or .docx; all or nothing."""
     started = time.perf_counter()
     report: Progress = progress or (lambda stage, done, total: None)
     allowed = validate_roles(roles)
@@ -318,11 +372,10 @@ def ingest_pdf(
     if existing:
         raise DuplicateDocument(*existing)
 
-    try:
-        extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total))
-    except PdfError as exc:
-        raise IngestError(str(exc)) from exc
+    extracted = read_upload(data, filename, report)
     chunks = chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap)
+    if extracted.word is not None:
+        chunks = locate(chunks, extracted.word)
     report("chunk", len(chunks), len(chunks))
     try:
         space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
@@ -336,7 +389,7 @@ def ingest_pdf(
     except EmbeddingError as exc:
         raise IngestError(str(exc)) from exc
 
-    name = sanitize(Path(filename).name, single_line=True) or "belge.pdf"
+    name = sanitize(Path(filename).name, single_line=True) or f"belge{extension(extracted.file_format)}"
     meta = {
         "title": sanitize(title or "", single_line=True).strip()[:MAX_TITLE_CHARS]
         or default_title(name, extracted.title, extracted.pages[0].text),
@@ -347,13 +400,20 @@ def ingest_pdf(
         "skipped_pages": extracted.skipped_pages,
         "allowed_roles": allowed,
         "uploaded_by": uploaded_by,
+        "file_format": extracted.file_format,
     }
     document_id = _store_with_file(db, settings, meta, data, embedded, report)
     seconds = time.perf_counter() - started
     log.info("ingested %s as document %d: %d pages, %d chunks in %.2fs", name, document_id,
              extracted.page_count, len(chunks), seconds)
     return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages,
-                        public_id=_public_id(db, document_id), windows=len(embedded.windows))
+                        public_id=_public_id(db, document_id), windows=len(embedded.windows),
+                        file_format=extracted.file_format)
+
+
+# The entry point's first name, from when only PDFs were read: the lab, the benchmarks and the
+# tests still call it by it.
+ingest_pdf = ingest_file
 
 
 def _store_with_file(
@@ -372,7 +432,7 @@ def _store_with_file(
         existing = find_by_sha256(lock, digest)
         if existing:
             raise DuplicateDocument(*existing)
-        final = stored_path(settings, digest)
+        final = stored_path(settings, digest, meta["file_format"])
         tmp = _write_temp(settings, digest, data)
         try:
             os.replace(tmp, final)

@@ -6,6 +6,10 @@ itself as a one-page PDF, which any PDF viewer opens at that page. A rendered im
 nicer, but no PDF rasteriser is installed (pypdf reads and writes PDFs, it does not draw
 them), and `st.pdf` needs the optional `streamlit-pdf` component.
 
+A Word file has no pages: its citation names a section ("§ BİRİNCİ BÖLÜM · paragraf 2"; the
+chunk's page_start/page_end number sections), and `read_page` gives that section's text, read
+from the stored .docx exactly as at upload, with its heading. There is no one-page file to offer.
+
 Every function checks the role first (`ragcore.documents.catalog.document_file`): a page is exactly as
 readable as its document.
 """
@@ -20,7 +24,9 @@ from pypdf import PdfReader, PdfWriter
 
 from ragcore.core import Document, Settings
 from ragcore.documents.catalog import DocumentNotFound, can_read, document_file
+from ragcore.documents.formats import DOCX, UnusableFile
 from ragcore.documents.pdf import normalize_page_text
+from ragcore.documents.word import BEFORE_FIRST_HEADING, extract_sections
 
 
 class PageNotFound(LookupError):
@@ -30,9 +36,10 @@ class PageNotFound(LookupError):
 @dataclass(frozen=True)
 class SourcePage:
     document_id: int
-    number: int  # 1-based, as cited
-    page_count: int
+    number: int  # 1-based, as cited (a Word file's section number)
+    page_count: int  # a Word file's section count
     text: str  # normalised like the stored chunks (line breaks kept)
+    heading: str | None = None  # a Word section's heading
 
 
 def _readable_path(settings: Settings, doc: Document, role: str) -> Path:
@@ -52,15 +59,33 @@ def _reader(path: Path, number: int) -> PdfReader:
 
 
 def read_page(settings: Settings, doc: Document, number: int, role: str) -> SourcePage:
-    """The text of page `number` (1-based) as the chunker saw it."""
-    reader = _reader(_readable_path(settings, doc, role), number)
+    """The text of page `number` (1-based) as the chunker saw it; for a Word file, of section `number`."""
+    path = _readable_path(settings, doc, role)
+    if doc.file_format == DOCX:
+        return _read_section(doc, path, number)
+    reader = _reader(path, number)
     text = normalize_page_text(reader.pages[number - 1].extract_text() or "")
     return SourcePage(document_id=doc.id, number=number, page_count=len(reader.pages), text=text)
 
 
+def _read_section(doc: Document, path: Path, number: int) -> SourcePage:
+    try:
+        word = extract_sections(path.read_bytes())
+    except UnusableFile as exc:  # it was read at upload; a changed file on the server
+        raise PageNotFound(f"Belgenin dosyası okunamadı: {exc}") from exc
+    if not 1 <= number <= word.section_count:
+        raise PageNotFound(f"Belgede {number}. kısım yok (toplam {word.section_count} kısım).")
+    return SourcePage(document_id=doc.id, number=number, page_count=word.section_count,
+                      text=word.pages[number - 1].text,
+                      heading=word.headings[number - 1] or BEFORE_FIRST_HEADING)
+
+
 def page_pdf(settings: Settings, doc: Document, number: int, role: str) -> bytes:
     """Page `number` alone as a PDF (fonts and images kept), to open in the browser's viewer."""
-    reader = _reader(_readable_path(settings, doc, role), number)
+    path = _readable_path(settings, doc, role)
+    if doc.file_format == DOCX:
+        raise PageNotFound("Word belgelerinin sayfası yok; kısmın metni yukarıda, belgenin tamamı indirilebilir.")
+    reader = _reader(path, number)
     writer = PdfWriter()
     writer.add_page(reader.pages[number - 1])
     writer.add_metadata({"/Title": f"{doc.title} · s. {number}"})

@@ -1,11 +1,12 @@
-"""The document jobs: `ingest_document` (one uploaded PDF) and `reembed` (every chunk).
+"""The document jobs: `ingest_document` (one uploaded PDF or Word file) and `reembed` (every chunk).
 
 Both call the documents package's one write path (`ingest_pdf`, `reembed_all`) with the job's
 progress callback, so a background upload and `python -m ragcore ingest` store exactly the
 same thing, and cancelling (the callback raises) rolls the single ingest transaction back.
 
 Upload bytes are staged as a file before the job is queued: `DATA_DIR/uploads/incoming/<job
-id>.pdf`, mode 0600, written and fsynced before the row commits. A file rather than a bytea
+id>.pdf` (`.docx` for a Word file: the format is told by the bytes when the job is queued, and
+recorded in its arguments), mode 0600, written and fsynced before the row commits. A file rather than a bytea
 column because the finished document lives under `DATA_DIR/uploads` anyway (named by its
 sha256, served for download by the app), so every machine that runs workers must already
 share that folder with the app; staging beside it adds no new requirement, keeps 50 MB
@@ -27,11 +28,17 @@ from typing import Any
 
 from ragcore.core import Settings, formatting, short_id
 from ragcore.documents import (
+    DOCX,
+    EXTENSIONS,
+    PDF,
     DuplicateDocument,
     IngestError,
     PdfError,
+    UnusableFile,
+    check_name,
     check_size,
-    ingest_pdf,
+    detect_format,
+    ingest_file,
     reembed_all,
     validate_roles,
 )
@@ -51,6 +58,7 @@ INGEST_MAX_ATTEMPTS = 3
 
 INGEST_STAGES = {
     "extract": Stage("PDF metni çıkarılıyor", 0.0, 0.25, "sayfa"),
+    "read_word": Stage("Word belgesi okunuyor", 0.0, 0.25, "paragraf"),
     "chunk": Stage("Bölümlere ayrılıyor", 0.25, 0.3, "bölüm"),
     "embed": Stage("Vektörler hesaplanıyor", 0.3, 0.95, "vektör"),
     "store": Stage("Veritabanına yazılıyor", 0.95, 1.0),
@@ -64,15 +72,20 @@ REEMBED_STAGES = {
 # --------------------------------------------------------------------------- staging
 
 
-def staged_path(settings: Settings, job_id: int) -> Path:
-    return settings.incoming_dir / f"{int(job_id)}.pdf"
+def staged_path(settings: Settings, job_id: int, file_format: str = PDF) -> Path:
+    return settings.incoming_dir / f"{int(job_id)}{EXTENSIONS[file_format]}"
+
+
+def _staged(settings: Settings, job: Job) -> Path:
+    """The job's staged file (a job queued before Word files has no format argument: a PDF)."""
+    return staged_path(settings, job.id, job.arguments.get("file_format", PDF))
 
 
 def _stage(settings: Settings, job: Job, data: bytes) -> list[Path]:
     folder = settings.incoming_dir
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o700)
-    final = staged_path(settings, job.id)
+    final = _staged(settings, job)
     tmp = folder / f".{job.id}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -88,11 +101,11 @@ def _stage(settings: Settings, job: Job, data: bytes) -> list[Path]:
 
 
 def _discard_staged(settings: Settings, job: Job) -> None:
-    staged_path(settings, job.id).unlink(missing_ok=True)
+    _staged(settings, job).unlink(missing_ok=True)
 
 
 def _staged_missing(settings: Settings, job: Job) -> str | None:
-    if staged_path(settings, job.id).is_file():
+    if _staged(settings, job).is_file():
         return None
     return (f"İş {short_id(job.public_id)} yeniden denenemiyor: yüklenen dosya artık yok (tamamlanan, iptal edilen ve yeniden "
             "denense de aynı sonuçla bitecek işlerin — aynı dosya zaten yüklü, PDF okunamıyor — dosyası silinir). "
@@ -112,7 +125,7 @@ def remove_orphan_staged_files(db: Database, settings: Settings, min_age_s: floa
     removed = []
     for path in folder.iterdir():
         stem = path.name.lstrip(".").split(".")[0]
-        keep = path.suffix == ".pdf" and stem.isdigit() and int(stem) in needed
+        keep = path.suffix in EXTENSIONS.values() and stem.isdigit() and int(stem) in needed
         if path.is_file() and not keep and path.stat().st_mtime < cutoff:
             path.unlink(missing_ok=True)
             removed.append(path)
@@ -135,20 +148,23 @@ def submit_ingest(
 ) -> Job:
     """Stage the bytes and queue their ingestion; returns at once with the queued job.
 
-    The cheap checks (empty, too big, roles) refuse here with the ingest module's Turkish
-    message; everything that needs the PDF parsed (not a PDF, encrypted, no text, duplicate)
-    fails the job with that message instead.
+    The cheap checks (empty, too big, roles, the format told by the first bytes and a name that
+    claims the other one) refuse here with the documents package's Turkish message; everything
+    that needs the file parsed (encrypted, corrupt, no text, duplicate) fails the job with that
+    message instead.
     """
     if not data:
-        raise JobError("Dosya boş; lütfen bir PDF seçin.")
+        raise JobError("Dosya boş; lütfen bir PDF ya da Word (.docx) dosyası seçin.")
     try:
         allowed = validate_roles(roles)
         check_size(data, settings)
-    except IngestError as exc:
+        file_format = detect_format(data)
+        check_name(filename, file_format)
+    except (IngestError, PdfError, UnusableFile) as exc:
         raise JobError(str(exc)) from exc
-    name = Path(filename).name or "belge.pdf"
+    name = Path(filename).name or f"belge{EXTENSIONS[file_format]}"
     arguments = {"filename": name, "roles": allowed, "title": (title or "").strip() or None,
-                 "size_bytes": len(data)}
+                 "size_bytes": len(data), "file_format": file_format}
     return service.submit(db, INGEST, arguments, label=name, created_by=created_by,
                           resolves_question_id=resolves_question_id,
                           stage_inputs=lambda job: _stage(settings, job, data))
@@ -156,7 +172,7 @@ def submit_ingest(
 
 def _run_ingest(run: JobRun) -> dict[str, Any]:
     args = run.job.arguments
-    path = staged_path(run.settings, run.job.id)
+    path = _staged(run.settings, run.job)
     try:
         data = path.read_bytes()
     except FileNotFoundError as exc:
@@ -167,7 +183,7 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
     from ragcore.embed import EmbeddingError
 
     try:
-        result = ingest_pdf(run.db, run.settings, run.embedder(), data, filename=args["filename"],
+        result = ingest_file(run.db, run.settings, run.embedder(), data, filename=args["filename"],
                             roles=args["roles"], title=args.get("title"), uploaded_by=run.job.created_by,
                             progress=run.progress)
     except IngestError as exc:
@@ -178,10 +194,10 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
 
 
 def _repeats_on_same_bytes(exc: IngestError) -> bool:
-    """A duplicate, or a PDF that cannot be read: a retry of the same staged bytes fails alike.
+    """A duplicate, or a file that cannot be read: a retry of the same staged bytes fails alike.
     (A removed duplicate is uploaded again; a changed embedding model or a database error may
     pass on a retry.)"""
-    return isinstance(exc, DuplicateDocument) or isinstance(exc.__cause__, PdfError)
+    return isinstance(exc, DuplicateDocument) or isinstance(exc.__cause__, (PdfError, UnusableFile))
 
 
 def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
@@ -197,8 +213,9 @@ def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
 
 def _ingest_summary(result: dict[str, Any]) -> str:
     skipped = result.get("skipped_pages") or []
+    pages = "başlık" if result.get("file_format") == DOCX else "sayfa"  # a Word file's sections, by their headings
     text = (f"belge {short_id(str(result.get('document_id')))} “{result.get('title')}”: {formatting.integer(result.get('pages'))} "
-            f"sayfa, {formatting.integer(result.get('chunks'))} bölüm, {formatting.seconds(result.get('seconds', 0))}")
+            f"{pages}, {formatting.integer(result.get('chunks'))} bölüm, {formatting.seconds(result.get('seconds', 0))}")
     return text + (f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else "")
 
 

@@ -7,7 +7,7 @@ key like `17` included, is an unknown id and gets that 404 too, never a 422 abou
 An upload is a background job (`ragcore.jobs.submit_ingest`, the one the Dokümanlar page
 queues): the request returns 202 with the job at once. The request body is limited to
 MAX_UPLOAD_MB (plus multipart overhead) while it streams in, and the file is checked — size,
-roles, the PDF header — before anything is staged, so a refused upload writes nothing; and
+roles, the file's format by its content (a PDF's header, a Word package's document part) — before anything is staged, so a refused upload writes nothing; and
 the body is read only once the token is known to be an admin's.
 """
 
@@ -36,7 +36,20 @@ from ragcore.api.schemas import (
     JobOut,
 )
 from ragcore.core import ROLES, Document, Settings, User
-from ragcore.documents import CorruptPdf, EmptyFile, NotAPdf, PdfError, check_header
+from ragcore.documents import (
+    MIME_TYPES,
+    CorruptPdf,
+    CorruptWord,
+    EmptyFile,
+    EncryptedWord,
+    MismatchedExtension,
+    NotAWordDocument,
+    OldWordFormat,
+    PdfError,
+    UnsupportedFile,
+    UnusableFile,
+    check_upload,
+)
 from ragcore.documents import catalog as docs
 
 router = APIRouter(tags=["documents"])
@@ -91,18 +104,18 @@ def get_document(document_id: Id, user: CurrentUser, context: Context,
         except docs.DocumentNotFound:  # deleted or revoked in between
             raise errors.document_not_found() from None
         detail.chunk_texts = [ChunkOut(ordinal=c.ordinal, page_start=c.page_start, page_end=c.page_end,
-                                       article=c.article, text=c.text) for c in found]
+                                       article=c.article, locator=c.locator, text=c.text) for c in found]
     return detail
 
 
 @router.get("/v1/documents/{document_id}/file", response_class=FileResponse, responses=NOT_FOUND,
-            summary="Download the PDF (404 when missing or not readable)")
+            summary="Download the stored file, PDF or .docx (404 when missing or not readable)")
 def download(document_id: Id, user: CurrentUser, context: Context) -> FileResponse:
     doc = _readable(context, document_id, user.role)
     path = docs.document_file(context.settings, doc, user.role)
     if path is None:
         raise errors.document_not_found()
-    return FileResponse(path, media_type="application/pdf", filename=doc.filename)
+    return FileResponse(path, media_type=MIME_TYPES[doc.file_format], filename=doc.filename)
 
 
 @router.delete("/v1/documents/{document_id}", response_model=Deleted, summary="Delete a document (admin)",
@@ -144,14 +157,19 @@ def parse_roles(values: list[str]) -> list[str]:
     return roles
 
 
-_PDF_ERRORS = {
+_FILE_ERRORS = {
     EmptyFile: (422, "empty_file", "The file is empty (0 bytes)."),
-    NotAPdf: (415, "not_a_pdf", "The file is not a PDF (whatever its name says)."),
+    UnsupportedFile: (415, "unsupported_file", "The file is neither a PDF nor a Word .docx (whatever its name says)."),
     CorruptPdf: (422, "corrupt_pdf", "The PDF is damaged or incomplete (its end is missing)."),
+    CorruptWord: (422, "corrupt_docx", "The Word file is damaged or incomplete."),
+    NotAWordDocument: (415, "not_a_docx", "The file is a ZIP package but not a Word document."),
+    EncryptedWord: (422, "encrypted_docx", "The Word file is password-protected; upload an unprotected copy."),
+    OldWordFormat: (415, "old_word_format", "The file is an old binary .doc (or another OLE file); save it as .docx."),
+    MismatchedExtension: (415, "extension_mismatch", "The file name's extension claims the other format than its content."),
 }
 
 
-def _checked_pdf(file: UploadFile, settings: Settings) -> bytes:
+def _checked_file(file: UploadFile, settings: Settings) -> bytes:
     size = file.size
     if size is None:
         file.file.seek(0, 2)
@@ -165,9 +183,9 @@ def _checked_pdf(file: UploadFile, settings: Settings) -> bytes:
                               f"{settings.max_upload_mb} MB (MAX_UPLOAD_MB).")
     data = file.file.read()
     try:
-        check_header(data)
-    except PdfError as exc:
-        status, code, english = _PDF_ERRORS.get(type(exc), (422, "bad_pdf", "The PDF cannot be used."))
+        check_upload(data, Path(file.filename or "").name)
+    except (PdfError, UnusableFile) as exc:
+        status, code, english = _FILE_ERRORS.get(type(exc), (422, "bad_file", "The file cannot be used."))
         raise errors.ApiError(status, code, str(exc), english) from None
     return data
 
@@ -177,7 +195,8 @@ UPLOAD_SCHEMA = {
     "content": {"multipart/form-data": {"schema": {
         "type": "object", "required": ["file", "roles"],
         "properties": {
-            "file": {"type": "string", "format": "binary", "description": "the PDF (at most MAX_UPLOAD_MB)"},
+            "file": {"type": "string", "format": "binary",
+                     "description": "the PDF or Word .docx (at most MAX_UPLOAD_MB; the content decides which)"},
             "roles": {"type": "array", "items": {"type": "string", "enum": list(ROLES)},
                       "description": "roles that may read it (repeat the field, or separate with commas)"},
             "title": {"type": "string", "maxLength": MAX_TITLE_CHARS, "description": "shown in citations"},
@@ -213,7 +232,7 @@ def _upload_fields(form: FormData) -> tuple[UploadFile, list[str], str | None]:
 
 def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[str], title: str | None) -> jobs.Job:
     allowed = parse_roles(roles)
-    data = _checked_pdf(file, context.settings)
+    data = _checked_file(file, context.settings)
     try:
         return jobs.submit_ingest(context.database(), context.settings, data,
                                   filename=Path(file.filename or "").name or "belge.pdf", roles=allowed,
@@ -224,7 +243,7 @@ def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[s
 
 @upload_router.post(
     "/v1/documents", status_code=202, response_model=JobOut, openapi_extra={"requestBody": UPLOAD_SCHEMA},
-    summary="Upload a PDF (admin): multipart `file`, `roles` (repeat or comma-separate), optional `title`; "
+    summary="Upload a PDF or .docx (admin): multipart `file`, `roles` (repeat or comma-separate), optional `title`; "
             "202 with the background job",
     responses={401: {"model": ErrorResponse}, 403: {"model": ErrorResponse}, 413: {"model": ErrorResponse},
                415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 400: {"model": ErrorResponse}},
