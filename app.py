@@ -15,7 +15,7 @@ from ui import auth, navigation
 from ui.login import render_login_page
 from ui.shell import database_guard, get_context
 
-st.set_page_config(page_title="Dayanak", page_icon=":material/menu_book:", layout="centered")
+st.set_page_config(page_title="Dayanak", page_icon=":material/menu_book:")  # the layout: once the page is known
 
 navigation.remember_requested_page()  # first, before anything a rerun could interrupt
 ctx = get_context()
@@ -24,4 +24,5 @@ with database_guard(ctx):
     user = auth.resolve_user(ctx, authenticator)
     auth.sync_cookie(ctx, authenticator, user)
     page = navigation.build(ctx, user, authenticator, lambda: render_login_page(ctx, authenticator))
+    st.set_page_config(layout=navigation.layout_for(page))
     page.run()

@@ -1,7 +1,8 @@
 """Altair chart builders for the lab (no streamlit here; the page only displays them).
 
 All builders take the plain data of summary.json / per_question.csv, so a chart of an earlier run
-is drawn from disk exactly like a fresh one.
+is drawn from disk exactly like a fresh one. Sizes, legends and share axes follow
+`eval.chart_layout`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
+
+from eval.chart_layout import bars, category_axis, legend, page_sized, share_axis, share_scale
 
 MISSING_RANK_LABEL = "yok"
 
@@ -33,15 +36,16 @@ def recall_bars(results: Sequence[dict], metric: str = "recall@5") -> alt.Chart:
     base = alt.Chart(data).encode(
         x=alt.X("chunk_size:N", title="parça boyutu (karakter)", sort=sizes),
         xOffset=alt.XOffset("retriever:N"),
-        color=alt.Color("retriever:N", title="arama yöntemi"),
+        color=alt.Color("retriever:N", title="arama yöntemi", legend=legend()),
     )
-    bars = base.mark_bar().encode(
-        y=alt.Y("mean:Q", title=metric, scale=alt.Scale(domain=[0, 1])),
+    means = base.mark_bar().encode(
+        y=alt.Y("mean:Q", title=metric, scale=share_scale(),
+                axis=share_axis() if metric.startswith("recall") else alt.Axis(format=".1f", tickMinStep=0.1)),
         tooltip=["retriever", "chunk_size", alt.Tooltip("mean:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
                  alt.Tooltip("hi:Q", format=".3f")],
     )
     errors = base.mark_errorbar(ticks=True, color="black").encode(y=alt.Y("lo:Q", title=metric), y2="hi:Q")
-    return (bars + errors).properties(title=f"{metric} (95 % GA)", height=320)
+    return page_sized((means + errors).properties(title=f"{metric} (95 % GA)"), 320)
 
 
 def curve_frame(results: Sequence[dict]) -> pd.DataFrame:
@@ -54,17 +58,18 @@ def curve_frame(results: Sequence[dict]) -> pd.DataFrame:
 
 def recall_curve(results: Sequence[dict]) -> alt.Chart:
     """Recall@k for k = 1..depth, one line per retriever × chunk size."""
-    return (
+    chart = (
         alt.Chart(curve_frame(results))
         .mark_line(point=True)
         .encode(
             x=alt.X("k:O", title="k"),
-            y=alt.Y("recall:Q", title="Recall@k", scale=alt.Scale(zero=False)),
-            color=alt.Color("system:N", title="sistem"),
+            y=alt.Y("recall:Q", title="Recall@k", scale=share_scale(), axis=share_axis()),
+            color=alt.Color("system:N", title="sistem", legend=legend()),
             tooltip=["system", "k", alt.Tooltip("recall:Q", format=".3f")],
         )
-        .properties(title="Recall@k eğrisi", height=320)
+        .properties(title="Recall@k eğrisi")
     )
+    return page_sized(chart, 320)
 
 
 def _rank(value: object, missing: int) -> int:
@@ -82,7 +87,7 @@ def rank_differences(rows: Sequence[dict], system_a: str, system_b: str, depth: 
 
 def rank_difference_histogram(rows: Sequence[dict], system_a: str, system_b: str, depth: int = 10) -> alt.Chart:
     data = rank_differences(rows, system_a, system_b, depth)
-    return (
+    chart = (
         alt.Chart(data)
         .mark_bar()
         .encode(
@@ -90,8 +95,9 @@ def rank_difference_histogram(rows: Sequence[dict], system_a: str, system_b: str
             y=alt.Y("count():Q", title="soru sayısı"),
             tooltip=["difference", "count()"],
         )
-        .properties(title="Soru başına sıra farkı (negatif: ilk sistem daha iyi)", height=280)
+        .properties(title="Soru başına sıra farkı (negatif: ilk sistem daha iyi)")
     )
+    return page_sized(chart, 280)
 
 
 def answer_outcomes(groups: dict) -> alt.Chart:
@@ -103,15 +109,16 @@ def answer_outcomes(groups: dict) -> alt.Chart:
             rows.append({"group": group, "outcome": outcome, "share": rate["mean"], "lo": rate["ci"][0],
                          "hi": rate["ci"][1]})
     frame = pd.DataFrame(rows, columns=["group", "outcome", "share", "lo", "hi"])
-    return (
+    chart = (
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            y=alt.Y("group:N", title="grup"),
-            x=alt.X("share:Q", title="oran", stack="normalize"),
-            color=alt.Color("outcome:N", title="sonuç"),
+            y=alt.Y("group:N", title="grup", axis=category_axis()),
+            x=alt.X("share:Q", title="oran", stack="normalize", scale=share_scale(), axis=share_axis()),
+            color=alt.Color("outcome:N", title="sonuç", legend=legend()),
             tooltip=["group", "outcome", alt.Tooltip("share:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
                      alt.Tooltip("hi:Q", format=".3f")],
         )
-        .properties(title="Cevap sonuçları", height=160)
+        .properties(title="Cevap sonuçları")
     )
+    return page_sized(chart, bars())

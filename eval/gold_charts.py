@@ -2,7 +2,8 @@
 draw the same charts): a metric with its CI per configuration, Recall@k curves, the abstention
 curve with today's operating point, answer outcomes, latency, and the leak count.
 
-Numbers use the Turkish locale (decimal comma, thousands dot) through Vega's own `locale`
+Sizes, legends and share axes follow `eval.chart_layout` (the column's width, legends below,
+0–100 % for shares). Numbers use the Turkish locale (decimal comma, thousands dot) through Vega's own `locale`
 config, so axes and tooltips read 0,926 in the browser and in the exported SVG alike.
 """
 
@@ -13,11 +14,14 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
+from eval.chart_layout import bars, category_axis, legend, page_sized, share_axis, share_scale
 from eval.gold_stats import metric_label
 
 TURKISH = alt.Locale(number=alt.NumberLocale(decimal=",", thousands=".", grouping=[3], currency=["", " ₺"]))
 OUTCOME_LABELS = {"correct": "doğru", "fallback": "cevap yok (geri çekilme)", "wrong": "yanlış"}
-OUTCOME_COLOURS = {"doğru": "#2e7d32", "cevap yok (geri çekilme)": "#9e9e9e", "yanlış": "#c62828"}
+OUTCOME_COLOURS = {"doğru": "#2e7d32", "cevap yok (geri çekilme)": "#9e9e9e", "yanlış": "#c62828",
+                   "doğru (geri çekilme)": "#66bb6a"}
+GROUP_LABELS = {"answerable": "cevaplanabilir", "unanswerable": "cevaplanamaz"}
 HEIGHT = 300
 
 
@@ -44,26 +48,27 @@ def metric_with_ci(summary: dict, metric: str = "ndcg@10") -> alt.LayerChart:
     """One bar per configuration with its 95 % bootstrap interval."""
     data = metric_frame(summary, metric)
     name = metric_label(metric)
-    base = alt.Chart(data).encode(y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary)))
-    bars = base.mark_bar(color="#1565c0").encode(
-        x=alt.X("ortalama:Q", title=name, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1f")),
+    base = alt.Chart(data).encode(y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary), axis=category_axis()))
+    axis = share_axis() if metric.startswith("recall") else alt.Axis(format=".1f", tickMinStep=0.1)  # not shares
+    means = base.mark_bar(color="#1565c0").encode(
+        x=alt.X("ortalama:Q", title=name, scale=share_scale(), axis=axis),
         tooltip=["yapılandırma", alt.Tooltip("ortalama:Q", format=".3f", title=name),
                  alt.Tooltip("alt:Q", format=".3f", title="GA alt"), alt.Tooltip("üst:Q", format=".3f", title="GA üst")])
     errors = base.mark_errorbar(ticks=True, color="black").encode(x=alt.X("alt:Q", title=name), x2="üst:Q")
-    return (bars + errors).properties(title=f"{name} (%95 bootstrap güven aralığı)",
-                                      height=max(80, 36 * len(data)), width=420)
+    return page_sized((means + errors).properties(title=f"{name} (%95 bootstrap güven aralığı)"), bars())
 
 
 def recall_curves(summary: dict) -> alt.Chart:
     rows = [{"yapılandırma": c["label"], "k": k, "recall": value}
             for c in summary["configurations"] for k, value in enumerate(c.get("recall_curve", []), start=1)]
     data = pd.DataFrame(rows, columns=["yapılandırma", "k", "recall"])
-    return alt.Chart(data).mark_line(point=True).encode(
+    chart = alt.Chart(data).mark_line(point=True).encode(
         x=alt.X("k:O", title="k (ilk k kaynak)"),
-        y=alt.Y("recall:Q", title="Recall@k", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1f")),
-        color=alt.Color("yapılandırma:N", title="yapılandırma", sort=_labels(summary)),
+        y=alt.Y("recall:Q", title="Recall@k", scale=share_scale(), axis=share_axis()),
+        color=alt.Color("yapılandırma:N", title="yapılandırma", sort=_labels(summary), legend=legend()),
         tooltip=["yapılandırma", "k", alt.Tooltip("recall:Q", format=".3f", title="Recall@k")],
-    ).properties(title="Recall@k eğrileri", height=HEIGHT, width=420)
+    ).properties(title="Recall@k eğrileri")
+    return page_sized(chart, HEIGHT)
 
 
 def abstention_frame(summary: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -87,16 +92,15 @@ def abstention_curve(summary: dict) -> alt.LayerChart:
     curve, operating = abstention_frame(summary)
     tooltip = ["yapılandırma", alt.Tooltip("eşik:Q", format=".3f"), alt.Tooltip("kapsam:Q", format=".1%"),
                alt.Tooltip("seçici doğruluk:Q", format=".1%"), alt.Tooltip("doğruluk:Q", format=".1%")]
-    x = alt.X("kapsam:Q", title="kapsam (cevaplanan vakaların payı)", scale=alt.Scale(domain=[0, 1]),
-              axis=alt.Axis(format=".0%"))
-    y = alt.Y("seçici doğruluk:Q", title="seçici doğruluk (cevaplananlar içinde doğru)",
-              scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".0%"))
-    colour = alt.Color("yapılandırma:N", title="yapılandırma", sort=_labels(summary))
+    x = alt.X("kapsam:Q", title="kapsam (cevaplanan vakaların payı)", scale=share_scale(), axis=share_axis())
+    y = alt.Y("seçici doğruluk:Q", title="seçici doğruluk (cevaplananlar içinde doğru)", scale=share_scale(),
+              axis=share_axis())
+    colour = alt.Color("yapılandırma:N", title="yapılandırma", sort=_labels(summary), legend=legend())
     lines = alt.Chart(curve).mark_line(interpolate="step-after", point=True).encode(
         x=x, y=y, color=colour, order="eşik:Q", tooltip=tooltip)
     marks = alt.Chart(operating).mark_point(shape="diamond", size=220, filled=True, stroke="black").encode(
         x=x, y=y, color=colour, tooltip=tooltip)
-    return (lines + marks).properties(title="Geri çekilme eğrisi (◆ bugünkü eşik)", height=HEIGHT, width=420)
+    return page_sized((lines + marks).properties(title="Geri çekilme eğrisi (◆ bugünkü eşik)"), HEIGHT)
 
 
 def outcomes_frame(summary: dict) -> pd.DataFrame:
@@ -108,22 +112,26 @@ def outcomes_frame(summary: dict) -> pd.DataFrame:
                 value = rates.get(outcome)
                 if value and value.get("mean") is not None:
                     label = "doğru (geri çekilme)" if group == "unanswerable" and outcome == "fallback" else OUTCOME_LABELS[outcome]
-                    rows.append({"yapılandırma": c["label"],
-                                 "grup": "cevaplanabilir" if group == "answerable" else "cevaplanamaz",
+                    rows.append({"yapılandırma": c["label"], "grup": GROUP_LABELS[group],
                                  "sonuç": label, "pay": value["mean"]})
     return pd.DataFrame(rows, columns=["yapılandırma", "grup", "sonuç", "pay"])
 
 
-def answer_outcomes(summary: dict) -> alt.Chart:
+def answer_outcomes(summary: dict, group: str = "answerable") -> alt.Chart:
+    """One question group's outcomes, a bar per configuration reaching 100 %.
+
+    One chart per group rather than a faceted one: a facet cannot take its column's width."""
     data = outcomes_frame(summary)
-    colours = {**OUTCOME_COLOURS, "doğru (geri çekilme)": "#66bb6a"}
-    return alt.Chart(data).mark_bar().encode(
-        y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary)),
-        x=alt.X("pay:Q", title="pay", stack="normalize", axis=alt.Axis(format=".0%")),
-        color=alt.Color("sonuç:N", title="sonuç", scale=alt.Scale(domain=list(colours), range=list(colours.values()))),
-        row=alt.Row("grup:N", title=None),
+    data = data[data["grup"] == GROUP_LABELS[group]]
+    colours = {k: v for k, v in OUTCOME_COLOURS.items() if k in set(data["sonuç"])} or OUTCOME_COLOURS
+    chart = alt.Chart(data).mark_bar().encode(
+        y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary), axis=category_axis()),
+        x=alt.X("pay:Q", title="pay", stack="normalize", scale=share_scale(), axis=share_axis()),
+        color=alt.Color("sonuç:N", title="sonuç", legend=legend(),
+                        scale=alt.Scale(domain=list(colours), range=list(colours.values()))),
         tooltip=["yapılandırma", "grup", "sonuç", alt.Tooltip("pay:Q", format=".1%")],
-    ).properties(title="Cevap sonuçları", width=420)
+    ).properties(title=f"Cevap sonuçları: {GROUP_LABELS[group]} sorular")
+    return page_sized(chart, bars())
 
 
 def latency_frame(summary: dict) -> pd.DataFrame:
@@ -138,23 +146,26 @@ def latency_frame(summary: dict) -> pd.DataFrame:
 
 
 def latency(summary: dict) -> alt.Chart:
-    return alt.Chart(latency_frame(summary)).mark_bar().encode(
-        y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary)),
-        x=alt.X("ms:Q", title="milisaniye"), color=alt.Color("ölçüm:N", title="ölçüm"),
+    data = latency_frame(summary)
+    chart = alt.Chart(data).mark_bar().encode(
+        y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary), axis=category_axis()),
+        x=alt.X("ms:Q", title="milisaniye"), color=alt.Color("ölçüm:N", title="ölçüm", legend=legend()),
         yOffset="ölçüm:N", tooltip=["yapılandırma", "ölçüm", alt.Tooltip("ms:Q", format=",.0f")],
-    ).properties(title="Gecikme (p50 / p95)", width=420)
+    ).properties(title="Gecikme (p50 / p95)")
+    return page_sized(chart, bars(max(1, data["ölçüm"].nunique())))
 
 
 def leaks(summary: dict) -> alt.Chart:
     data = pd.DataFrame([{"yapılandırma": c["label"], "sızıntı": c["leaks"]["count"]}
                          for c in summary["configurations"]], columns=["yapılandırma", "sızıntı"])
-    return alt.Chart(data).mark_bar().encode(
-        y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary)),
+    chart = alt.Chart(data).mark_bar().encode(
+        y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary), axis=category_axis()),
         x=alt.X("sızıntı:Q", title="okuma izni olmayan belgeden gelen kaynak sayısı (0 olmalı)",
                 scale=alt.Scale(domainMin=0), axis=alt.Axis(tickMinStep=1, format="d")),
         color=alt.condition(alt.datum["sızıntı"] > 0, alt.value("#c62828"), alt.value("#2e7d32")),
         tooltip=["yapılandırma", "sızıntı"],
-    ).properties(title="İzin sızıntıları", height=max(80, 36 * len(data)), width=420)
+    ).properties(title="İzin sızıntıları")
+    return page_sized(chart, bars())
 
 
 def all_charts(summary: dict, metrics: Sequence[str] = ("ndcg@10", "recall@5")) -> list[tuple[str, alt.TopLevelMixin]]:
@@ -162,6 +173,8 @@ def all_charts(summary: dict, metrics: Sequence[str] = ("ndcg@10", "recall@5")) 
     charts: list[tuple[str, alt.TopLevelMixin]] = [
         (f"{metric_label(m)} ve güven aralığı", metric_with_ci(summary, m)) for m in metrics]
     charts += [("Recall@k eğrileri", recall_curves(summary)), ("Geri çekilme eğrisi", abstention_curve(summary)),
-               ("Cevap sonuçları", answer_outcomes(summary)), ("Gecikme", latency(summary)),
+               *((f"Cevap sonuçları: {label} sorular", answer_outcomes(summary, group))
+                 for group, label in GROUP_LABELS.items()),
+               ("Gecikme", latency(summary)),
                ("İzin sızıntıları", leaks(summary))]
     return charts

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from eval import gold_charts, metrics
+from eval.chart_layout import for_export
 from eval.gold_cases import case_key, cases_of
 from eval.gold_stats import (
     AbstentionCase,
@@ -296,7 +297,7 @@ def chart_image(chart) -> str:
     """An Altair chart as an <img> holding its SVG (vl-convert; nothing fetched when opened)."""
     import vl_convert
 
-    svg = vl_convert.vegalite_to_svg(gold_charts.turkish(chart).to_dict())
+    svg = vl_convert.vegalite_to_svg(gold_charts.turkish(for_export(chart)).to_dict())
     data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
     return f'<img alt="grafik" src="data:image/svg+xml;base64,{data}">'
 

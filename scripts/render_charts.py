@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from eval import charts
+from eval.chart_layout import for_export
 from eval.report import load_run
 
 
@@ -37,14 +38,14 @@ def main() -> int:
         ("recall5_bars.png", charts.recall_bars(results, "recall@5")),
         ("recall_curve.png", charts.recall_curve(results)),
     ):
-        chart.save(str(args.out / name), scale_factor=1.5)
+        for_export(chart).save(str(args.out / name), scale_factor=1.5)
         written.append(name)
     first, second = args.compare.split(",")
-    charts.rank_difference_histogram(rows, first, second).save(str(args.out / "rank_differences.png"), scale_factor=1.5)
+    for_export(charts.rank_difference_histogram(rows, first, second)).save(str(args.out / "rank_differences.png"), scale_factor=1.5)
     written.append("rank_differences.png")
     if args.answers_run:
         answers = json.loads((args.answers_run / "summary.json").read_text(encoding="utf-8"))
-        charts.answer_outcomes(answers["groups"]).save(str(args.out / "answer_outcomes.png"), scale_factor=1.5)
+        for_export(charts.answer_outcomes(answers["groups"])).save(str(args.out / "answer_outcomes.png"), scale_factor=1.5)
         written.append("answer_outcomes.png")
     print("wrote " + ", ".join(str(args.out / n) for n in written))
     return 0

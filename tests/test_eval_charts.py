@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eval import charts
+from eval import chart_layout, charts, gold_charts
 from eval.retrievers import WeightedRetriever, make_retriever
 
 RESULTS = [
@@ -35,3 +35,88 @@ def test_rank_differences_count_misses_as_depth_plus_one():
 def test_fixed_weight_retriever_name():
     r = make_retriever("hybrid-weighted-w0.3")
     assert isinstance(r, WeightedRetriever) and r.fixed == 0.3 and r.name == "hybrid-weighted-w0.3"
+
+
+# --------------------------------------------------------------------------- layout (issue 22)
+
+def _rate(mean: float) -> dict:
+    return {"mean": mean, "ci": [max(0.0, mean - 0.1), min(1.0, mean + 0.1)]}
+
+
+def _configuration(label: str, mean: float) -> dict:
+    return {"key": label, "label": label, "recall_curve": [mean / 2, mean],
+            "retrieval": {m: _rate(mean) for m in ("ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10")},
+            "abstention": {"points": [{"threshold": 0.2, "coverage": 0.9, "selective_accuracy": mean, "accuracy": mean}],
+                           "operating_point": {"threshold": 0.2, "coverage": 0.9, "selective_accuracy": mean,
+                                               "accuracy": mean}},
+            "answers": {"answerable": {"rates": {"correct": _rate(0.5), "fallback": _rate(0.3), "wrong": _rate(0.2)}},
+                        "unanswerable": {"rates": {"fallback": _rate(0.75), "wrong": _rate(0.25)}}},
+            "latency": {"retrieval_ms": {"p50": 12, "p95": 30}, "answer_ms": {"p50": 40, "p95": 90}},
+            "leaks": {"count": 0}}
+
+
+# The issue's run: names longer than Vega's default label limit.
+SUMMARY = {"configurations": [_configuration("use · ağırlıklı (yoğun + BM25) · 1000 karakter · k=5", 0.9),
+                              _configuration("use · sözcüksel (BM25) · 1000 karakter · k=5", 0.7)]}
+
+
+def _specs() -> list[tuple[str, dict]]:
+    groups = {"answerable": {"rates": {o: _rate(0.25) for o in ("correct", "correct_not_in_context", "fallback",
+                                                                 "wrong")}}}
+    tquad = [("recall_bars", charts.recall_bars(RESULTS)), ("recall_curve", charts.recall_curve(RESULTS)),
+             ("answer_outcomes", charts.answer_outcomes(groups)),
+             ("rank_histogram", charts.rank_difference_histogram([{"rank:a": "1", "rank:b": "2"}], "a", "b"))]
+    return [(title, gold_charts.turkish(chart).to_dict()) for title, chart in gold_charts.all_charts(SUMMARY)] + [
+        (title, chart.to_dict()) for title, chart in tquad]
+
+
+def _encodings(spec: dict) -> list[dict]:
+    return [layer.get("encoding", {}) for layer in spec.get("layer", [spec])]
+
+
+def test_every_lab_chart_takes_its_column_and_keeps_its_height() -> None:
+    """Streamlit's default autosize ("fit") squeezed title, legend and axes into the height: the
+    abstention curve came out a thumbnail. Every chart fits its column sideways only, and none is
+    a facet (a facet cannot take its column's width: the outcome bars were cut at half)."""
+    for title, spec in _specs():
+        assert spec["width"] == "container", title
+        assert spec["autosize"] == {"type": "fit-x", "contains": "padding"}, title
+        assert "height" in spec and "facet" not in spec, title
+        assert not any({"row", "column", "facet"} & set(e) for e in _encodings(spec)), title
+
+
+def test_legends_sit_below_and_names_are_not_cut() -> None:
+    for title, spec in _specs():
+        for encoding in _encodings(spec):
+            colour = encoding.get("color", {})
+            if "field" in colour:
+                assert colour["legend"]["orient"] == "bottom", title
+                assert colour["legend"]["labelLimit"] >= chart_layout.LABEL_LIMIT, title
+            for channel in ("x", "y"):
+                if encoding.get(channel, {}).get("field") == "yapılandırma":
+                    assert encoding[channel]["axis"]["labelLimit"] >= chart_layout.LABEL_LIMIT, title
+
+
+def test_shares_are_drawn_on_zero_to_hundred_percent() -> None:
+    shares = {"pay", "recall", "kapsam", "seçici doğruluk", "share", "mean", "ortalama"}
+    for title, spec in _specs():
+        for encoding in _encodings(spec):
+            for channel in ("x", "y"):
+                field = encoding.get(channel, {})
+                if field.get("field") in shares and field.get("type") == "quantitative":
+                    assert field["scale"]["domain"] == [0, 1], (title, channel)
+
+
+def test_outcome_bars_reach_a_hundred_percent_per_group() -> None:
+    for group, total in (("answerable", 1.0), ("unanswerable", 1.0)):
+        data = gold_charts.outcomes_frame(SUMMARY)
+        shares = data[data["grup"] == gold_charts.GROUP_LABELS[group]].groupby("yapılandırma")["pay"].sum()
+        assert list(shares.round(6)) == [total, total]
+        spec = gold_charts.answer_outcomes(SUMMARY, group).to_dict()
+        assert spec["encoding"]["x"]["stack"] == "normalize"
+
+
+def test_an_exported_chart_gets_a_fixed_width() -> None:
+    """An SVG or PNG has no container to fill: the report's images are EXPORT_WIDTH wide."""
+    spec = chart_layout.for_export(gold_charts.abstention_curve(SUMMARY)).to_dict()
+    assert spec["width"] == chart_layout.EXPORT_WIDTH

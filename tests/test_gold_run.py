@@ -127,7 +127,7 @@ def test_the_html_report_is_self_contained(db, settings, company, tmp_path) -> N
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
     assert "url(" not in page and "@import" not in page
     images = re.findall(r'<img alt="grafik" src="data:image/svg\+xml;base64,', page)
-    assert len(images) == 7
+    assert len(images) == 8  # two metrics, Recall@k, abstention, outcomes of both groups, latency, leaks
     assert summary["run"]["data"]["fingerprint"] in page and summary["run"]["code"]["commit"][:12] in page
     assert "İzin sızıntısı: 0" in page and "Öneri." in page
     # the hostile question is text on the page, not markup

@@ -1,8 +1,12 @@
 """Pieces every tab of the lab page uses: readable tables, a lab job's live progress, downloads.
 
 Tables are dataframes (plain text, never Markdown) with Turkish column names, numbers already
-formatted the Turkish way (`eval.numbers`), and `st.column_config` widths so that no column is
-cut off: the table takes the page's width and scrolls sideways when it needs more.
+formatted the Turkish way (`eval.numbers`, so they stay text columns: a NumberColumn would print
+them with the browser's decimal mark), and `st.column_config` widths: a column is as wide as its
+content (a fixed "small" cut "0,926 [0,880; 0,950]" short), long free text gets a bounded width
+and, with `wrap`, taller rows in which it wraps, and the first column (what a row is about) stays
+pinned when a wide table scrolls sideways. Tables a reader compares at a glance are kept narrow
+enough not to scroll at 1280 px by their callers (the rest of the columns go to an expander).
 
 A lab job's progress is read from the `jobs` row and the lab run row on every refresh of a
 fragment (`st.fragment(run_every=…)`), so it survives a reload and shows the same in every
@@ -11,6 +15,7 @@ browser; nothing about a run lives in the session except which run the admin loo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -23,20 +28,34 @@ from ui.context import AppContext
 from ui.markdown import escape_markdown
 
 REFRESH_S = 2.0
-WIDE = {"Yapılandırma", "Soru", "Cevap", "Ne değişti", "Etiket", "Kaynak", "Not", "Metin", "Öneri", "Klasör",
-        "Çalıştırma", "Ad"}
+PIN_FROM = 6  # columns: a table this wide may scroll sideways, so its first column stays in view
+LONG_TEXT = 60  # characters: a cell longer than this is free text (a question, an answer, a passage)
+WRAPPED_ROW_PX = 72  # Streamlit wraps a cell's text only in rows taller than 4rem: three lines
 
 
-def table(rows: Sequence[dict] | pd.DataFrame, *, key: str | None = None, height: int | None = None) -> None:
-    """A dataframe that fits: the page's width, wide text columns, the rest small."""
+def _width(values: pd.Series) -> str | None:
+    """"large" for free text (its width bounded), None (as wide as the content) for the rest."""
+    return "large" if values.str.len().max() > LONG_TEXT else None
+
+
+def table(rows: Sequence[dict] | pd.DataFrame, *, key: str | None = None, height: int | None = None,
+          wrap: bool = False) -> None:
+    """A dataframe that fits: the page's width, columns as wide as their content, free text
+    bounded (and wrapped over taller rows with `wrap`), the first column of a wide one pinned."""
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     if frame.empty:
         st.caption("Gösterilecek satır yok.")
         return
-    config = {column: st.column_config.TextColumn(column, width="large" if column in WIDE else "small")
-              for column in frame.columns}
-    st.dataframe(frame.astype(str), hide_index=True, width="stretch", column_config=config, key=key,
-                 height=height or "auto")
+    frame = frame.astype(str)
+    config = {column: st.column_config.TextColumn(column, width=_width(frame[column]), pinned=index == 0 and len(frame.columns) >= PIN_FROM)
+              for index, column in enumerate(frame.columns)}
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key=key, height=height or "auto",
+                 row_height=WRAPPED_ROW_PX if wrap else None)
+
+
+def unquoted(text: str) -> str:
+    """An answer for a table cell: its "> " quote markers dropped (a cell shows them literally)."""
+    return re.sub(r"(?m)^> ", "", text)
 
 
 def download(label: str, path: Path, name: str, mime: str, key: str) -> None:

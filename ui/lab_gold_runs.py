@@ -19,7 +19,7 @@ from eval.numbers import integer, number
 from ragcore.core import User
 from ui.context import AppContext
 from ui.lab_common import download, job_progress, table
-from ui.markdown import escape_markdown
+from ui.markdown import escape_answer, escape_markdown
 
 MODES = ("weighted", "lexical", "dense", "rrf")
 MODE_LABELS = {"weighted": "ağırlıklı (yoğun + BM25)", "lexical": "sözcüksel (BM25)", "dense": "yoğun (vektör)",
@@ -128,20 +128,17 @@ def render_gold_results(folder: Path, *, key: str) -> None:
             icon=":material/gpp_bad:")
     for warning in summary.get("warnings", []):
         st.warning(escape_markdown(warning), icon=":material/warning:")
-    table(gold_report.results_rows(summary), key=f"lab_results_{key}")
+    results = gold_report.results_rows(summary)
+    table(key_columns(results, summary), key=f"lab_results_{key}")
+    with st.expander("Bütün ölçüler"):
+        table(results, key=f"lab_results_all_{key}")
     comparisons = gold_report.comparison_rows(summary)
     if comparisons:
         with st.expander("En iyi yapılandırmayla eşli karşılaştırmalar (bootstrap GA, permütasyon testi, Holm)"):
             table(comparisons, key=f"lab_comparisons_{key}")
     metric = st.selectbox("Grafikteki ölçü", ["ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10"],
                           key=f"lab_chart_metric_{key}", format_func=metric_label)
-    left, right = st.columns(2)
-    left.altair_chart(gold_charts.turkish(gold_charts.metric_with_ci(summary, metric)))
-    right.altair_chart(gold_charts.turkish(gold_charts.recall_curves(summary)))
-    left.altair_chart(gold_charts.turkish(gold_charts.abstention_curve(summary)))
-    right.altair_chart(gold_charts.turkish(gold_charts.leaks(summary)))
-    left.altair_chart(gold_charts.turkish(gold_charts.answer_outcomes(summary)))
-    right.altair_chart(gold_charts.turkish(gold_charts.latency(summary)))
+    _charts(summary, metric)
     _operating_points(summary, key)
     if cases:
         _drilldown(summary, cases, key)
@@ -159,6 +156,35 @@ def render_gold_results(folder: Path, *, key: str) -> None:
     with d:
         download("cases.jsonl", folder / gold_report.CASES, f"{folder.name}-cases.jsonl", "application/x-ndjson",
                  f"dl_cases_{key}")
+
+
+def key_columns(rows: list[dict[str, str]], summary: dict) -> list[dict[str, str]]:
+    """The results table's columns a reader compares first, narrow enough for a 1280 px screen:
+    the configuration and its note, the run's primary measure, correct answers and leaks, by
+    their place in `gold_report.results_rows` (name, note, five measures, four answer rates,
+    coverage, selective accuracy, leaks, ...); all of them are under "Bütün ölçüler"."""
+    if not rows:
+        return rows
+    names = list(rows[0])
+    primary = metric_label(summary["run"]["configuration"].get("primary", "ndcg@10"))
+    wanted = [names[0], names[1], primary if primary in names else names[2], names[7], names[13]]
+    return [{name: row[name] for name in wanted if name in row} for row in rows]
+
+
+def _charts(summary: dict, metric: str) -> None:
+    """Bar charts of configurations take the page's width (their names need it); the two curves
+    share a row. Every chart takes its column's width (`eval.chart_layout`)."""
+    def show(chart, where=st) -> None:
+        where.altair_chart(gold_charts.turkish(chart), width="stretch")
+
+    show(gold_charts.metric_with_ci(summary, metric))
+    left, right = st.columns(2)
+    show(gold_charts.recall_curves(summary), left)
+    show(gold_charts.abstention_curve(summary), right)
+    for group in gold_charts.GROUP_LABELS:
+        show(gold_charts.answer_outcomes(summary, group))
+    show(gold_charts.latency(summary))
+    show(gold_charts.leaks(summary))
 
 
 def _operating_points(summary: dict, key: str) -> None:
@@ -197,11 +223,12 @@ def _drilldown(summary: dict, cases: list[dict], key: str) -> None:
             f"sonuç: {OUTCOME_LABELS.get(case['answer']['outcome'], case['answer']['outcome'])} · "
             f"durum: {STATUS_LABELS.get(case['answer']['status'], case['answer']['status'])} · "
             f"eşik puanı: {number(case['gate']['score'])} (eşik {number(case['gate']['value'])})")
-    table([{"Sıra": str(s["rank"]), "Kaynak": f"{s['filename']} · {s['pages']}", "Madde": s.get("article") or "—",
-            "Doğru kaynak": "✓" if s["relevant"] else "", "Okuma izni": "var" if s["readable"] else "YOK (sızıntı)",
-            "Puan": number(s["score"]), "Metin": s["text"]} for s in case["sources"]], key=f"lab_drill_src_{key}")
+    table([{"Sıra": str(s["rank"]), "Puan": number(s["score"]), "Doğru kaynak": "✓" if s["relevant"] else "",
+            "Kaynak": f"{s['filename']} · {s['pages']}", "Madde": s.get("article") or "—",
+            "Okuma izni": "var" if s["readable"] else "YOK (sızıntı)", "Metin": s["text"]} for s in case["sources"]],
+          key=f"lab_drill_src_{key}", wrap=True)
     st.text("Cevap:")
-    st.text(case["answer"]["text"])
+    st.markdown(escape_answer(case["answer"]["text"]))  # its "> “…”" lines are quotes, as in the chat
     if case.get("ungated"):
         st.text("Eşik açıkken verilecek cevap (geri çekilme eğrisi için):")
-        st.text(case["ungated"]["text"])
+        st.markdown(escape_answer(case["ungated"]["text"]))

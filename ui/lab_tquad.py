@@ -21,7 +21,7 @@ from eval.metrics import METRICS
 from eval.numbers import number, percent_with_ci, signed, with_ci
 from ragcore.core import User
 from ui.context import AppContext
-from ui.lab_common import download, job_progress, table
+from ui.lab_common import download, job_progress, table, unquoted
 from ui.markdown import escape_markdown
 
 CHUNK_SIZES = (500, 1000, 1500)
@@ -157,15 +157,16 @@ def _retrieval_run(ctx: AppContext, folder: Path, summary: dict, rows: list[dict
             table(comparisons, key=f"lab_tq_comp_{key}")
     metric = st.selectbox("Çubuk grafikteki ölçü", list(METRIC_NAMES), index=1, key=f"lab_tq_metric_{key}",
                           format_func=lambda m: METRIC_NAMES[m])
-    st.altair_chart(charts.recall_bars(summary["results"], metric).configure(locale=TURKISH))
-    st.altair_chart(charts.recall_curve(summary["results"]).configure(locale=TURKISH))
+    st.altair_chart(charts.recall_bars(summary["results"], metric).configure(locale=TURKISH), width="stretch")
+    st.altair_chart(charts.recall_curve(summary["results"]).configure(locale=TURKISH), width="stretch")
     systems = [f"{r['retriever']}@{r['chunk_size']}" for r in summary["results"]]
     depth = summary["run"]["configuration"].get("depth", 10)
     if len(systems) >= 2 and rows:
         a, b = st.columns(2)
         first = a.selectbox("Sistem A", systems, index=0, key=f"lab_tq_a_{key}")
         second = b.selectbox("Sistem B", systems, index=1, key=f"lab_tq_b_{key}")
-        st.altair_chart(charts.rank_difference_histogram(rows, first, second, depth).configure(locale=TURKISH))
+        st.altair_chart(charts.rank_difference_histogram(rows, first, second, depth).configure(locale=TURKISH),
+                        width="stretch")
     if rows:
         _drilldown(ctx, rows, systems, key)
     _downloads(folder, key)
@@ -194,12 +195,13 @@ def _answer_run(folder: Path, summary: dict, rows: list[dict], key: str) -> None
     table([{"Grup": GROUP_LABELS.get(group, group), "Soru": str(data["n"]),
             **{label: percent_with_ci(data["rates"][name]) for name, label in RATE_LABELS.items()}}
            for group, data in summary["groups"].items()], key=f"lab_ta_rates_{key}")
-    st.altair_chart(charts.answer_outcomes(summary["groups"]).configure(locale=TURKISH))
+    st.altair_chart(charts.answer_outcomes(summary["groups"]).configure(locale=TURKISH), width="stretch")
     if rows:
         frame = pd.DataFrame(rows)[["qid", "group", "outcome", "question", "gold_answer", "answer"]]
         frame.columns = ["Kimlik", "Grup", "Sonuç", "Soru", "Altın cevap", "Cevap"]
         frame["Grup"] = frame["Grup"].map(lambda g: GROUP_LABELS.get(g, g))
-        table(frame, key=f"lab_ta_rows_{key}", height=360)
+        frame["Cevap"] = frame["Cevap"].map(lambda a: unquoted(str(a)))
+        table(frame, key=f"lab_ta_rows_{key}", height=360, wrap=True)
     _downloads(folder, key)
 
 

@@ -48,6 +48,9 @@ PAGES: list[tuple[str, str, str, str, tuple[str, ...] | None]] = [
     ("pages/eval_lab.py", "Değerlendirme laboratuvarı", ":material/science:", "degerlendirme", ("admin",)),
 ]
 ADMIN_SECTION = {"pages/users.py", "pages/review.py", "pages/expansions.py", "pages/eval_lab.py"}
+# Pages of wide tables and charts (scores, lab results) use the screen's width; the rest read
+# best in the centred column.
+WIDE_PAGES = {"kaynak-arama", "degerlendirme"}
 DEFAULT_PAGE = "pages/chat.py"
 
 
@@ -120,6 +123,12 @@ def build(ctx: AppContext, user: User | None, authenticator: stauth.Authenticate
     page = st.navigation({"Dayanak": main, "Yönetim": admin + refused} if admin else main + refused)
     _open_requested_page(page, main + admin + refused)
     return page
+
+
+def layout_for(page: st.Page) -> str:
+    """The page's layout, set once per run by app.py: a second set_page_config in the same run
+    (centred by app.py, wide by the page) was undone by a form's rerun in the browser."""
+    return "wide" if page.url_path in WIDE_PAGES else "centered"
 
 
 def _open_requested_page(chosen: st.Page, pages: list[st.Page]) -> None:

@@ -25,14 +25,19 @@ log = logging.getLogger("dayanak.app")
 SEARCH_MODEL_FAILED = ("Arama modeli kullanılamıyor: beklenmeyen bir hata oluştu. Biraz sonra yeniden deneyin; sorun "
                        "sürerse yöneticinize başvurun.")
 SEARCH_MODES = ("auto", "rrf", "weighted", "dense", "lexical")
+# The table's columns in the order shown: rank and scores first, so a 1280 px screen shows them
+# whatever the title's length; the title's width is bounded (the full title heads its source
+# below). Scores are Turkish-formatted text (decimal comma), right-aligned like numbers.
 COLUMNS = {
     "#": st.column_config.NumberColumn("#", help="Sıra", width="small"),
+    "Skor": st.column_config.TextColumn("Skor", help="Seçilen modun birleşik skoru", alignment="right"),
+    "Kosinüs": st.column_config.TextColumn("Kosinüs", help="Vektör benzerliği (— : vektör aramasında çıkmadı)",
+                                           alignment="right"),
+    "BM25": st.column_config.TextColumn("BM25", help="Sözcük eşleşmesi skoru (— : sözcük aramasında çıkmadı)",
+                                        alignment="right"),
     "Doküman": st.column_config.TextColumn("Doküman", width="large"),
     "Madde": st.column_config.TextColumn("Madde"),
     "Sayfa": st.column_config.TextColumn("Sayfa", width="small", help="Word belgelerinde başlık ve paragraf"),
-    "Skor": st.column_config.TextColumn("Skor", help="Seçilen modun birleşik skoru"),
-    "Kosinüs": st.column_config.TextColumn("Kosinüs", help="Vektör benzerliği (— : vektör aramasında çıkmadı)"),
-    "BM25": st.column_config.TextColumn("BM25", help="Sözcük eşleşmesi skoru (— : sözcük aramasında çıkmadı)"),
 }
 
 
@@ -162,7 +167,8 @@ def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
          "BM25": formatting.number(h.lexical_score, 4)}
         for h in view.result.hits
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=COLUMNS)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=COLUMNS,
+                 column_order=list(COLUMNS))
     # The dialog reads the page with the viewer's own role; the admin looking through another
     # role's eyes reads it as admin.
     for hit in view.result.hits:
