@@ -54,6 +54,7 @@ class SourceOut(BaseModel):
     article: str | None
     score: float
     text: str
+    ocr: bool = Field(description="the passage was read by OCR from a scanned page: check it on the page itself")
 
     @classmethod
     def of(cls, source: Source) -> SourceOut:
@@ -148,12 +149,13 @@ class DocumentOut(BaseModel):
     uploaded_by: str | None
     created_at: datetime
     skipped_pages: list[int]
+    ocr_pages: list[int] = Field(description="pages whose text was read by OCR (scanned, no text layer)")
 
     @classmethod
     def of(cls, doc: Document) -> DocumentOut:
         return cls(id=doc.public_id, title=doc.title, filename=doc.filename, pages=doc.page_count, chunks=doc.chunk_count,
                    size_bytes=doc.size_bytes, allowed_roles=list(doc.allowed_roles), uploaded_by=doc.uploaded_by,
-                   created_at=doc.created_at, skipped_pages=list(doc.skipped_pages))
+                   created_at=doc.created_at, skipped_pages=list(doc.skipped_pages), ocr_pages=list(doc.ocr_pages))
 
 
 class ChunkOut(BaseModel):

@@ -22,10 +22,12 @@ OUTCOMES = (OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED)
 
 @dataclass(frozen=True)
 class Page:
-    """Text of one PDF page; `number` is 1-based as printed in citations."""
+    """Text of one PDF page; `number` is 1-based as printed in citations. `ocr`: the text was
+    recognised by OCR from the page's image (no text layer), so it may hold recognition errors."""
 
     number: int
     text: str
+    ocr: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Chunk:
     article: str | None
     char_start: int
     char_end: int
+    ocr: bool = False  # some of its pages were read by OCR
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class Document:
     size_bytes: int = 0
     skipped_pages: tuple[int, ...] = ()
     public_id: str = ""
+    ocr_pages: tuple[int, ...] = ()  # pages whose text was read by OCR
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class Source:
     score: float
     text: str
     document_public_id: str = ""
+    ocr: bool = False  # the passage was read by OCR from a scanned page: check it on the page image
 
     @property
     def page_label(self) -> str:
@@ -100,6 +105,7 @@ class Source:
             "article": self.article,
             "score": self.score,
             "text": self.text,
+            "ocr": self.ocr,
         }
 
 

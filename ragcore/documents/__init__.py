@@ -1,9 +1,10 @@
-"""Documents in and out: PDF reading, article-aware chunking, titles, the upload pipeline,
-re-embedding, the sentence windows the dense leg scores besides each chunk, the clean-up of
-orphaned uploads, the role-scoped catalog and the cited source pages.
+"""Documents in and out: PDF reading, OCR of scanned pages, article-aware chunking, titles, the
+upload pipeline, re-embedding, the sentence windows the dense leg scores besides each chunk, the
+clean-up of orphaned uploads, the role-scoped catalog and the cited source pages (text, PDF and
+the page drawn as an image with the passage marked).
 """
 
-from ragcore.documents import catalog, ingest, pdf, windows
+from ragcore.documents import catalog, ingest, ocr, pdf, windows
 from ragcore.documents.catalog import (
     DocumentNotFound,
     delete_document,
@@ -33,19 +34,23 @@ from ragcore.documents.ingest import (
     stored_path,
     validate_roles,
 )
+from ragcore.documents.ocr import OcrStatus, ocr_status
 from ragcore.documents.orphans import remove_orphan_files
 from ragcore.documents.pdf import (
     CorruptPdf,
     EmptyFile,
     NotAPdf,
+    NoTextLayer,
     PdfError,
     check_header,
     extract_pages,
 )
 from ragcore.documents.reembed import reembed_all
 from ragcore.documents.source_pages import (
+    PageImage,
     PageNotFound,
     page_filename,
+    page_image,
     page_pdf,
     read_page,
 )
@@ -66,7 +71,10 @@ __all__ = [
     "DuplicateDocument",
     "EmptyFile",
     "IngestError",
+    "NoTextLayer",
     "NotAPdf",
+    "OcrStatus",
+    "PageImage",
     "PageNotFound",
     "PdfError",
     "TitleError",
@@ -91,7 +99,10 @@ __all__ = [
     "ingest_pdf",
     "joined_text",
     "list_documents",
+    "ocr",
+    "ocr_status",
     "page_filename",
+    "page_image",
     "page_pdf",
     "pdf",
     "read_page",

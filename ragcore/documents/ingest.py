@@ -22,7 +22,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +40,7 @@ from ragcore.core import (
     sanitize,
     sha256_bytes,
 )
+from ragcore.documents import page_images
 from ragcore.documents.chunking import chunk_pages
 from ragcore.documents.pdf import PdfError, extract_pages
 from ragcore.documents.titles import MAX_TITLE_CHARS, default_title
@@ -50,7 +51,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 32
-STAGES = ("extract", "chunk", "embed", "store")
+STAGES = ("extract", "ocr", "chunk", "embed", "store")  # "ocr" only for pages without a text layer
 
 
 class IngestError(ValueError):
@@ -79,6 +80,7 @@ class IngestResult:
     skipped_pages: list[int] = field(default_factory=list)
     public_id: str = ""
     windows: int = 0  # sentence windows stored besides the chunks (their vectors are part of the embed stage)
+    ocr_pages: list[int] = field(default_factory=list)  # pages whose text was read by OCR
 
     def as_dict(self) -> dict:
         return {
@@ -89,6 +91,7 @@ class IngestResult:
             "windows": self.windows,
             "seconds": round(self.seconds, 3),
             "skipped_pages": self.skipped_pages,
+            "ocr_pages": self.ocr_pages,
         }
 
 
@@ -172,9 +175,9 @@ def _write_temp(settings: Settings, digest: str, data: bytes) -> Path:
 def _insert_document(conn: psycopg.Connection, meta: dict) -> int:
     return conn.execute(
         """INSERT INTO documents (title, filename, sha256, size_bytes, page_count, skipped_pages,
-                                  allowed_roles, uploaded_by)
+                                  ocr_pages, allowed_roles, uploaded_by)
            VALUES (%(title)s, %(filename)s, %(sha256)s, %(size_bytes)s, %(page_count)s,
-                   %(skipped_pages)s, %(allowed_roles)s, %(uploaded_by)s)
+                   %(skipped_pages)s, %(ocr_pages)s, %(allowed_roles)s, %(uploaded_by)s)
            RETURNING id""",
         meta,
     ).fetchone()[0]
@@ -184,12 +187,13 @@ def insert_chunks(
     conn: psycopg.Connection, document_id: int, chunks: Sequence[Chunk], vectors: np.ndarray, roles: list[str]
 ) -> list[int]:
     """COPY the chunks with their vectors; return their ids in ordinal order."""
-    columns = "document_id, ordinal, page_start, page_end, article, text, char_start, char_end, lex_length, allowed_roles"
+    columns = ("document_id, ordinal, page_start, page_end, article, text, char_start, char_end, lex_length, "
+               "allowed_roles, ocr")
     with conn.cursor().copy(f"COPY chunks ({columns}, embedding) FROM STDIN") as copy:
         for chunk, vector in zip(chunks, vectors, strict=True):
             copy.write_row((
                 document_id, chunk.ordinal, chunk.page_start, chunk.page_end, chunk.article, chunk.text,
-                chunk.char_start, chunk.char_end, len(lexical_tokens(chunk.text)), roles, vector,
+                chunk.char_start, chunk.char_end, len(lexical_tokens(chunk.text)), roles, chunk.ocr, vector,
             ))
     rows = conn.execute("SELECT id FROM chunks WHERE document_id = %s ORDER BY ordinal", (document_id,))
     return [row[0] for row in rows]
@@ -238,10 +242,10 @@ def store_document(
 
     The one write path for document content: uploads use it, and so does the evaluation lab
     for its pre-chunked corpus. `meta` has the documents columns (title, filename, sha256,
-    size_bytes, page_count, skipped_pages, allowed_roles, uploaded_by).
+    size_bytes, page_count, skipped_pages, ocr_pages, allowed_roles, uploaded_by).
     """
     tick: Progress = report or (lambda stage, done, total: None)
-    document_id = _insert_document(conn, {"skipped_pages": [], "uploaded_by": None, **meta})
+    document_id = _insert_document(conn, {"skipped_pages": [], "ocr_pages": [], "uploaded_by": None, **meta})
     tick("store", 1, 3)
     chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"])
     if windows:
@@ -319,10 +323,11 @@ def ingest_pdf(
         raise DuplicateDocument(*existing)
 
     try:
-        extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total))
+        extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total),
+                                  ocr_progress=lambda done, total: report("ocr", done, total))
     except PdfError as exc:
         raise IngestError(str(exc)) from exc
-    chunks = chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap)
+    chunks = mark_ocr(chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap), extracted.ocr_pages)
     report("chunk", len(chunks), len(chunks))
     try:
         space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
@@ -345,15 +350,35 @@ def ingest_pdf(
         "size_bytes": len(data),
         "page_count": extracted.page_count,
         "skipped_pages": extracted.skipped_pages,
+        "ocr_pages": extracted.ocr_pages,
         "allowed_roles": allowed,
         "uploaded_by": uploaded_by,
     }
     document_id = _store_with_file(db, settings, meta, data, embedded, report)
+    _keep_ocr_readings(settings, digest, extracted.ocr_results)
     seconds = time.perf_counter() - started
-    log.info("ingested %s as document %d: %d pages, %d chunks in %.2fs", name, document_id,
-             extracted.page_count, len(chunks), seconds)
+    log.info("ingested %s as document %d: %d pages (%d by OCR), %d chunks in %.2fs", name, document_id,
+             extracted.page_count, len(extracted.ocr_pages), len(chunks), seconds)
     return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages,
-                        public_id=_public_id(db, document_id), windows=len(embedded.windows))
+                        public_id=_public_id(db, document_id), windows=len(embedded.windows),
+                        ocr_pages=extracted.ocr_pages)
+
+
+def mark_ocr(chunks: Sequence[Chunk], ocr_pages: Iterable[int]) -> list[Chunk]:
+    """The chunks, each marked `ocr` when one of its pages was read by OCR."""
+    scanned = set(ocr_pages)
+    return [replace(c, ocr=any(n in scanned for n in range(c.page_start, c.page_end + 1))) if scanned else c
+            for c in chunks]
+
+
+def _keep_ocr_readings(settings: Settings, digest: str, results: dict) -> None:
+    """After the commit: the OCR readings for the page dialog (a failure costs a re-read on first view)."""
+    if not results:
+        return
+    try:
+        page_images.keep_ocr(settings, digest, results)
+    except OSError as exc:
+        log.warning("could not keep the OCR readings of %s… (%s); the page dialog reads them again", digest[:12], exc)
 
 
 def _store_with_file(

@@ -300,7 +300,7 @@ ranked AS (
 )
 SELECT c.id, c.document_id, d.title, d.filename, c.page_start, c.page_end, c.article, c.text,
        r.score, r.dense_score, r.lexical_score,
-       e.best_cosine, e.best_bm25, e.coverage, e.permitted_hits, d.public_id::text, e.best_window_cosine
+       e.best_cosine, e.best_bm25, e.coverage, e.permitted_hits, d.public_id::text, e.best_window_cosine, c.ocr
 FROM evidence e
 LEFT JOIN ranked r ON true
 LEFT JOIN chunks c ON c.id = r.id
@@ -517,6 +517,7 @@ def _row_to_hit(rank: int, row: tuple) -> Hit:
         score=float(row[8]),
         text=row[7],
         document_public_id=row[15],
+        ocr=bool(row[17]),
     )
     return Hit(source, None if row[9] is None else float(row[9]), None if row[10] is None else float(row[10]))
 
