@@ -107,21 +107,21 @@ def recall_at_5(db, embedder, questions: Sequence[tuple[str, str]], role: str) -
     return hits / len(questions) if questions else float("nan")
 
 
-def time_pages(scan: bytes, numbers: Sequence[int], dpi: int) -> list[float]:
-    """Wall seconds of `read_pages` for each page alone; the CPU of Tesseract is in RUSAGE_CHILDREN."""
+def time_pages(scan: bytes, numbers: Sequence[int], dpi: int) -> tuple[list[float], list]:
+    """Wall seconds of `read_pages` for each page alone, and the readings; the CPU of Tesseract
+    is in RUSAGE_CHILDREN."""
     from ragcore.documents.ocr import read_pages
 
-    seconds = []
+    seconds, readings = [], []
     for number in numbers:
         started = time.perf_counter()
-        read_pages(scan, [number], dpi=dpi)
+        readings.append(read_pages(scan, [number], dpi=dpi)[number])
         seconds.append(time.perf_counter() - started)
-    return seconds
+    return seconds, readings
 
 
 def measure_reading(data: bytes, pages: Sequence[int], dpis: Sequence[int]) -> list[dict]:
     from ragcore.documents import extract_pages
-    from ragcore.documents.ocr import read_pages
     from ragcore.documents.pdf import normalize_page_text
 
     reference = {p.number: p.text for p in extract_pages(data, use_ocr=False).pages}
@@ -129,12 +129,11 @@ def measure_reading(data: bytes, pages: Sequence[int], dpis: Sequence[int]) -> l
     rows = []
     for dpi in dpis:
         cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
-        seconds = time_pages(scan, range(1, len(pages) + 1), dpi)
+        seconds, readings = time_pages(scan, range(1, len(pages) + 1), dpi)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         children_cpu = (after.ru_utime + after.ru_stime) - (cpu.ru_utime + cpu.ru_stime)
-        readings = read_pages(scan, range(1, len(pages) + 1), dpi=dpi)
-        accuracy = {page: character_accuracy(normalize_page_text(readings[i].text), reference[page])
-                    for i, page in enumerate(pages, start=1)}
+        accuracy = {page: character_accuracy(normalize_page_text(reading.text), reference[page])
+                    for page, reading in zip(pages, readings, strict=True)}
         rows.append({"dpi": dpi, "pages": list(pages), "seconds": seconds, "median_s": statistics.median(seconds),
                      "tesseract_cpu_s_per_page": children_cpu / len(pages), "accuracy": accuracy,
                      "mean_accuracy": statistics.mean(accuracy.values())})
