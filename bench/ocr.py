@@ -172,7 +172,6 @@ def measure_recall(data: bytes, n_pages: int) -> dict:
 
 
 def table(reading: list[dict], recall: dict | None) -> str:
-    threads = os.environ.get("OMP_THREAD_LIMIT", "Tesseract's default")
     lines = [
         f"## OCR (Tesseract `tur`, a {SCAN_DPI}-dpi grayscale JPEG scan of Law 6331)",
         "",
@@ -188,8 +187,8 @@ def table(reading: list[dict], recall: dict | None) -> str:
                       f"questions (paraphrase and everyday sets), {recall['embedder']} embedder: Recall@5 text copy "
                       f"{recall['text_recall_at_5']:.3f}, scanned copy {recall['scanned_recall_at_5']:.3f}, ratio "
                       f"**{recall['ratio']:.3f}**; ingesting the scan took {recall['scanned_ingest_s']:.1f} s."]
-    lines += ["", f"Threads: OMP_THREAD_LIMIT={threads}; {os.cpu_count()} cores, load average after the run "
-                  f"{os.getloadavg()[0]:.1f} (the machine may be shared)."]
+    lines += ["", f"One Tesseract thread per page, as the app runs it (ragcore/documents/ocr.py); "
+                  f"{os.cpu_count()} cores, load average after the run {os.getloadavg()[0]:.1f} (the machine may be shared)."]
     return "\n".join(lines)
 
 
