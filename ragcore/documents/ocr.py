@@ -20,7 +20,7 @@ The call and the TSV parsing (csv) are a dozen lines, below.
 
 OCR_DPI, measured by bench/ocr.py on a 300-dpi grayscale JPEG scan of Law 6331, pages 3, 8 and
 12, one Tesseract thread (run card bench/results/ocr.json): drawn at 200 dpi, 99.82 % of the
-characters read right in 1.11 s per page; at 300 dpi, 99.89 % in 1.38 s. 300 dpi is the
+characters read right in 1.17 s per page; at 300 dpi, 99.89 % in 1.44 s. 300 dpi is the
 default: a quarter more time for fewer errors, and it is Tesseract's own recommendation for
 small print (footnotes, amendment tables).
 """
