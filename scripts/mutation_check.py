@@ -88,6 +88,8 @@ MUTATIONS = [
              '"(NOT " + ({original}) + ")"', "the same paths show exactly the forbidden documents"),
     Mutation("documents-can-read-everyone", "ragcore/documents/catalog.py", "prepend", "can_read", 'role = "admin"',
              "the download check lets every role have every file"),
+    Mutation("page-image-as-admin", "ragcore/documents/source_pages.py", "prepend", "page_image", 'role = "admin"',
+             "the cited page's image is drawn for every role, whatever it may read"),
     Mutation("answer-stale-role", "ragcore/answer/service.py", "prepend", "AnswerService._current_user", "return user",
              "questions use the role the session started with, not the one in the database now"),
     Mutation("navigation-every-page", "ui/navigation.py", "prepend", "allowed_pages", 'role = "admin"',

@@ -158,7 +158,7 @@ def test_cli_ingest_refusal_as_a_real_process(cli_env, db, settings, tmp_path) -
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and proc.stdout == ""
     error_lines = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
-    assert len(error_lines) == 1 and "OCR henüz desteklenmiyor" in error_lines[0], proc.stderr
+    assert len(error_lines) == 1 and "OCR ile de okunabilir metin bulunamadı" in error_lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
     assert state(db, settings)["counts"] == {"documents": 0, "chunks": 0, "postings": 0, "chunk_windows": 0}
 

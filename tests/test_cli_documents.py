@@ -35,7 +35,7 @@ def cli(db, settings, monkeypatch, tmp_path, capsys):
 def test_ingest_chunks_documents_delete_round_trip(cli, tmp_path):
     code, result, _ = cli("ingest", str(LAW_6331), "--roles", "isg", "personel", "--json")
     assert code == 0
-    assert set(result) == {"document_id", "title", "file_format", "pages", "chunks", "windows", "seconds"}
+    assert set(result) == {"document_id", "title", "file_format", "pages", "chunks", "windows", "seconds", "ocr_pages"}
     assert result["file_format"] == "pdf"
     assert result["pages"] == 24 and result["chunks"] > 40
 

@@ -91,7 +91,7 @@ BAD_INPUTS = {
     "encrypted": (pdfs.encrypted_pdf, "şifrelenmiş"),
     "truncated": (pdfs.truncated_pdf, "bozuk ya da eksik"),
     "corrupt": (pdfs.corrupt_pdf, "bozuk ya da eksik"),
-    "scanned, no text layer": (pdfs.image_only_pdf, "OCR henüz desteklenmiyor"),
+    "scanned, no text layer": (pdfs.image_only_pdf, "OCR ile de okunabilir metin bulunamadı"),
 }
 
 

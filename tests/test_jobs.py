@@ -452,7 +452,7 @@ def test_bad_pdf_fails_the_job_in_turkish(db, fast, real_embedder) -> None:
     job = jobs.submit_ingest(db, fast, pdfs.image_only_pdf(), filename="taranmis.pdf", roles=["isg"])
     jobs.run_worker(fast, wait=False, embedder_factory=lambda: real_embedder)
     failed = jobs.get_job(db, job.id)
-    assert failed.status == "failed" and "OCR henüz desteklenmiyor" in failed.error
+    assert failed.status == "failed" and "OCR ile de okunabilir metin bulunamadı" in failed.error
     assert counts(db)["documents"] == 0
     assert not jobs.staged_path(fast, job.id).exists()  # the same bytes cannot pass on a retry
 

@@ -57,7 +57,7 @@ def test_normalize_page_text(raw, clean):
         (pdfs.encrypted_pdf, pdf.EncryptedPdf, "şifrelenmiş"),
         (pdfs.truncated_pdf, pdf.CorruptPdf, "eksik"),
         (pdfs.corrupt_pdf, pdf.CorruptPdf, "bozuk"),
-        (pdfs.image_only_pdf, pdf.NoTextLayer, "OCR henüz desteklenmiyor"),
+        (pdfs.image_only_pdf, pdf.NoTextLayer, "OCR ile de okunabilir metin bulunamadı"),
     ],
 )
 def test_bad_input_raises_a_clear_turkish_error(make, error, words):

@@ -48,6 +48,8 @@ from ragcore.documents import (
     get_document,
     ingest_pdf,
     list_documents,
+    page_image,
+    page_pdf,
     read_page,
     set_document_roles,
 )
@@ -73,7 +75,7 @@ N_DOCS = 14
 EXPECTED_PATHS = {
     "retrieval.search", "chat.recording", "chat.extractive", "chat.extractive-calibrated", "prompt.context", "logs",
     "questions.table", "review.queue", "documents.list", "documents.get", "documents.chunks",
-    "documents.download", "documents.source_page", "documents.find", "cli.ids", "cli.search", "cli.ask", "cli.documents", "cli.chunks", "cli.process.search",
+    "documents.download", "documents.source_page", "documents.find", "documents.page", "cli.ids", "cli.search", "cli.ask", "cli.documents", "cli.chunks", "cli.process.search",
     "cli.process.ask", "role-change.answer", "role-change.prompt", "role-change.log", "deactivation",
     "document-role-change", "app.navigation", "app.documents", "app.search", "app.chat", "app.chat-history",
     "markers.visible",
@@ -269,6 +271,36 @@ def test_document_list_get_chunks_and_download(world: World) -> None:
         document_chunks(world.db, forbidden, "ik")
     # A forbidden document and a missing one get the same message: no existence oracle.
     assert str(hidden.value).replace(str(forbidden), "#") == str(absent.value).replace(str(missing), "#")
+    world.assert_no_new_leaks(before)
+
+
+def test_cited_page_text_pdf_and_image_per_role(world: World) -> None:
+    """The page dialog's three reads (text, one-page PDF, the page drawn with the passage marked)
+    for every role × document: served exactly when the role reads the document, and the image
+    never from the cache for a role that may not, though admin drew that page first."""
+    before = len(world.ledger.leaks)
+    for doc_id, mark in world.markers.items():
+        doc = get_document(world.db, doc_id, "admin")
+        if doc.file_format != "pdf":  # a Word file has sections, not pages (the source-page check above covers them)
+            continue
+        warm = page_image(world.settings, doc, 1, "admin", f"{mark} SAYFA 1")
+        world.ledger.ok("documents.page", warm.png.startswith(b"\x89PNG") and warm.marked > 0, ("admin", doc_id))
+        for role in ROLES:
+            allowed = world.may_read(role, doc_id)
+            reads = {"text": lambda d, r: read_page(world.settings, d, 1, r).text,
+                     "pdf": lambda d, r: page_pdf(world.settings, d, 1, r),
+                     "image": lambda d, r: page_image(world.settings, d, 1, r, d.title.split()[-1] + " SAYFA 1").png}
+            for kind, read in reads.items():
+                try:
+                    got = read(doc, role)
+                except DocumentNotFound as exc:
+                    world.ledger.ok("documents.page", not allowed, (role, doc_id, kind))
+                    world.scan("documents.page", role, str(exc), (doc_id, kind))
+                else:
+                    world.ledger.ok("documents.page", allowed and bool(got), (role, doc_id, kind))
+                    if kind == "text":
+                        world.scan("documents.page", role, got, (doc_id, kind))
+                        world.ledger.ok("markers.visible", mark in got, ("documents.page", role, doc_id))
     world.assert_no_new_leaks(before)
 
 

@@ -49,8 +49,9 @@ def render_upload(ctx: AppContext, admin: User) -> None:
         with st.form("doc_upload", border=False):
             file = st.file_uploader("PDF ya da Word (.docx) dosyası", type=list(UPLOAD_EXTENSIONS),
                                     key=f"doc_upload_file_{picker_round}", max_upload_size=ctx.settings.max_upload_mb,
-                                    help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar okunamaz. "
-                                         "Word belgelerinde kaynaklar sayfa yerine başlık ve paragrafla gösterilir.")
+                                    help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar OCR ile "
+                                         "okunur (sunucuda Tesseract kuruluysa). Word belgelerinde kaynaklar sayfa "
+                                         "yerine başlık ve paragrafla gösterilir.")
             title = st.text_input("Başlık (isteğe bağlı)", key="doc_upload_title",
                                   placeholder="Boş bırakılırsa PDF'in kendi başlığı ya da ilk sayfasındaki başlık kullanılır")
             submitted = st.form_submit_button("Yükle", type="primary", icon=":material/upload:")
@@ -163,6 +164,8 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
             meta += f" · yükleyen: {doc.uploaded_by}"
         st.caption(escape_markdown(meta))
         st.caption(escape_markdown(f"Okuyabilen roller: {roles_text(doc.allowed_roles)}"))
+        if doc.ocr_pages:
+            st.caption(escape_markdown(f"OCR ile okunan sayfalar: {', '.join(map(str, doc.ocr_pages))}"))
         if doc.skipped_pages:
             st.caption(escape_markdown(f"Metni okunamayan sayfalar: {', '.join(map(str, doc.skipped_pages))}"))
         with st.container(horizontal=True, gap="small", vertical_alignment="center"):  # the card's actions, one row

@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ragcore.core import Settings, formatting
+from ragcore.documents import ocr
 from ragcore.ops import HealthReport, run_checks
 from ui import labels
 from ui.context import AppContext
@@ -103,6 +104,8 @@ def panel_lines(report: HealthReport) -> list[tuple[str, str]]:
         ("Arama modu", labels.mode_label(report.retrieval_mode) if report.retrieval_mode else "—"),
         ("Üretici", _generator_text(report)),
         ("Ollama", ("erişilebilir" if report.ollama_reachable else "erişilemiyor") + f" ({report.ollama_url})"),
+        ("OCR", f"Tesseract {report.ocr_version}, Türkçe: taranmış sayfalar okunur" if report.ocr_available
+         else f"kurulu değil: taranmış PDF'ler reddedilir (paketler: {', '.join(ocr.PACKAGES)})"),
     ]
 
 

@@ -1,12 +1,13 @@
 """A cited source as the reader meets it: "[1] İş Sağlığı ve Güvenliği Kanunu (6331) · Madde 14 · s. 9".
 
 The expander holds the passage (the PDF's wrapped lines re-flowed, the question's rare terms in
-bold) and a button that opens the cited page in a dialog: the page's text as extracted at
-upload, and the page itself as a one-page PDF to open in the browser's own viewer
-(`ragcore.documents.source_pages` says why there is no rendered image). A Word file has no pages:
-its source is labelled by heading and paragraph ("… · Madde 3 · § BİRİNCİ BÖLÜM · paragraf 2"),
-and the dialog shows the cited section's text with the whole .docx to download. Chat and Kaynak
-arama share it.
+bold) and a button that opens the cited page in a dialog: the page drawn as an image with the
+passage marked, the page's text as extracted at upload (for screen readers and copying), and the
+page itself as a one-page PDF to open in the browser's own viewer. A passage read by OCR from a
+scanned page says so ("OCR"), so the reader checks it against the image. A Word file has no
+pages: its source is labelled by heading and paragraph ("… · Madde 3 · § BİRİNCİ BÖLÜM ·
+paragraf 2"), and the dialog shows the cited section's text with the whole .docx to download.
+Chat and Kaynak arama share it.
 """
 
 from __future__ import annotations
@@ -43,12 +44,18 @@ def passage_text(source: Source) -> str:
     """The passage as shown: a PDF's wrapped lines re-flowed; a Word file's lines are its
     paragraphs already, and stay."""
     return source.text if source.locator_kind == LOCATOR_SECTION else reflow(source.text)
+OCR_HINT = ("Bu bölüm taranmış bir sayfadan OCR ile okundu; okuma hataları olabilir. "
+            "Alıntıyı sayfanın görüntüsünden kontrol edin (Sayfayı aç).")
 
 
 def render_source(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str, *,
                   score_name: str = "benzerlik skoru") -> None:
     """One source as an expander: label, passage, score, and the button that opens its page."""
-    with st.expander(escape_markdown(f"[{source.rank}] {source_label(source)}"), expanded=False):
+    label = f"[{source.rank}] {source_label(source)}" + (" · OCR" if source.ocr else "")
+    with st.expander(escape_markdown(label), expanded=False):
+        if source.ocr:
+            st.badge("OCR", icon=":material/document_scanner:", color="orange", help=OCR_HINT)
+            st.caption(OCR_HINT)
         st.markdown(highlight(passage_text(source), terms))
         cols = st.columns([3, 2], vertical_alignment="center")
         cols[0].caption(escape_markdown(f"{source.filename} · {score_name} {formatting.number(source.score)}"))
@@ -75,7 +82,7 @@ def _page_text(_settings: object, _doc: object, _role: str, sha256: str, number:
 
 
 def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str) -> None:
-    from ragcore.documents import PageNotFound, get_document, page_filename, page_pdf
+    from ragcore.documents import PageNotFound, get_document, page_filename, page_image, page_pdf
 
     doc = get_document(ctx.db, source.document_id, user.role)
     if doc is None:  # deleted, or no longer readable by this role
@@ -91,11 +98,18 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
                                       key=f"{key}_page_choice") or pages[0]
     try:
         count, text, _ = _page_text(ctx.settings, doc, user.role, doc.sha256, number)
+        with st.spinner("Sayfa çiziliyor…"):
+            image = page_image(ctx.settings, doc, number, user.role, source.text)  # role checked on every call
     except PageNotFound as exc:
         st.error(escape_markdown(str(exc)))
         return
-    st.caption(escape_markdown(f"Sayfa {number} / {count} · {doc.filename}"))
-    with st.container(height=420, border=True):
+    scanned = " · OCR ile okundu" if image.ocr else ""
+    st.caption(escape_markdown(f"Sayfa {number} / {count} · {doc.filename}{scanned}"))
+    st.image(image.png, width="stretch", alt=escape_markdown(f"Sayfa {number}, alıntı işaretli"))
+    if not image.marked:
+        st.caption("Alıntı bu sayfanın görüntüsünde işaretlenemedi; sayfanın metni aşağıda.")
+    st.caption("Sayfanın metni (ekran okuyucular ve kopyalamak için):")
+    with st.container(height=260, border=True):
         st.markdown(highlight(reflow(text), terms) if text else "*Bu sayfada metin yok.*")
     cols = st.columns(2)
     cols[0].download_button(

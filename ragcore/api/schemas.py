@@ -58,6 +58,7 @@ class SourceOut(BaseModel):
     locator: str = Field(description='where the citation points: "s. 7" or "§ BİRİNCİ BÖLÜM · paragraf 2"')
     score: float
     text: str
+    ocr: bool = Field(description="the passage was read by OCR from a scanned page: check it on the page itself")
 
     @classmethod
     def of(cls, source: Source) -> SourceOut:
@@ -154,12 +155,14 @@ class DocumentOut(BaseModel):
     skipped_pages: list[int]
     file_format: Literal["pdf", "docx"] = Field(description="told by the file's content; a docx's `pages` counts "
                                                             "its sections (it has no pages)")
+    ocr_pages: list[int] = Field(description="pages whose text was read by OCR (scanned, no text layer)")
 
     @classmethod
     def of(cls, doc: Document) -> DocumentOut:
         return cls(id=doc.public_id, title=doc.title, filename=doc.filename, pages=doc.page_count, chunks=doc.chunk_count,
                    size_bytes=doc.size_bytes, allowed_roles=list(doc.allowed_roles), uploaded_by=doc.uploaded_by,
-                   created_at=doc.created_at, skipped_pages=list(doc.skipped_pages), file_format=doc.file_format)
+                   created_at=doc.created_at, skipped_pages=list(doc.skipped_pages), file_format=doc.file_format,
+                   ocr_pages=list(doc.ocr_pages))
 
 
 class ChunkOut(BaseModel):

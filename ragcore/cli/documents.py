@@ -72,8 +72,9 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     def human() -> str:
         skipped = f"; metinsiz sayfalar atlandı: {result.skipped_pages}" if result.skipped_pages else ""
         pages = "başlık" if result.file_format == DOCX else "sayfa"
+        scanned = f"; OCR ile okunan sayfalar: {result.ocr_pages}" if result.ocr_pages else ""
         return (f"belge {result.public_id} “{result.title}”: {result.pages} {pages}, {result.chunks} parça, "
-                f"{result.seconds:.1f} sn{skipped}")
+                f"{result.seconds:.1f} sn{scanned}{skipped}")
 
     emit(payload, args.json, human)
     return 0

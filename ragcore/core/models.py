@@ -29,10 +29,12 @@ LOCATOR_SECTION = "section"
 @dataclass(frozen=True)
 class Page:
     """Text of one PDF page, or of one section of a Word file; `number` is 1-based as printed
-    in citations (a Word file's sections are numbered in order)."""
+    in citations (a Word file's sections are numbered in order). `ocr`: the text was recognised
+    by OCR from the page's image (no text layer), so it may hold recognition errors."""
 
     number: int
     text: str
+    ocr: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Chunk:
     char_start: int
     char_end: int
     locator: str | None = None
+    ocr: bool = False  # some of its pages were read by OCR
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class Document:
     skipped_pages: tuple[int, ...] = ()
     public_id: str = ""
     file_format: str = "pdf"  # "pdf" | "docx" (ragcore.documents.formats): told by the bytes at upload
+    ocr_pages: tuple[int, ...] = ()  # pages whose text was read by OCR
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,7 @@ class Source:
     document_public_id: str = ""
     locator_kind: str = LOCATOR_PAGE
     locator: str | None = None
+    ocr: bool = False  # the passage was read by OCR from a scanned page: check it on the page image
 
     @property
     def page_label(self) -> str:
@@ -124,6 +129,7 @@ class Source:
             "locator": self.locator_label,
             "score": self.score,
             "text": self.text,
+            "ocr": self.ocr,
         }
 
 

@@ -1,9 +1,11 @@
-"""Documents in and out: telling an upload's format by its bytes, PDF and Word (.docx) reading, article-aware chunking, titles, the upload pipeline,
-re-embedding, the sentence windows the dense leg scores besides each chunk, the clean-up of
-orphaned uploads, the role-scoped catalog and the cited source pages.
+"""Documents in and out: telling an upload's format by its bytes, PDF and Word (.docx) reading,
+OCR of scanned pages, article-aware chunking, titles, the upload pipeline, re-embedding, the
+sentence windows the dense leg scores besides each chunk, the clean-up of orphaned uploads, the
+role-scoped catalog and the cited source pages (text, PDF and the page drawn as an image with
+the passage marked).
 """
 
-from ragcore.documents import catalog, formats, ingest, pdf, windows, word
+from ragcore.documents import catalog, formats, ingest, ocr, pdf, windows, word
 from ragcore.documents.catalog import (
     DocumentNotFound,
     delete_document,
@@ -49,19 +51,23 @@ from ragcore.documents.ingest import (
     stored_path,
     validate_roles,
 )
+from ragcore.documents.ocr import OcrStatus, ocr_status
 from ragcore.documents.orphans import remove_orphan_files
 from ragcore.documents.pdf import (
     CorruptPdf,
     EmptyFile,
     NotAPdf,
+    NoTextLayer,
     PdfError,
     check_header,
     extract_pages,
 )
 from ragcore.documents.reembed import reembed_all
 from ragcore.documents.source_pages import (
+    PageImage,
     PageNotFound,
     page_filename,
+    page_image,
     page_pdf,
     read_page,
 )
@@ -107,7 +113,10 @@ __all__ = [
     "DuplicateDocument",
     "EmptyFile",
     "IngestError",
+    "NoTextLayer",
     "NotAPdf",
+    "OcrStatus",
+    "PageImage",
     "PageNotFound",
     "PdfError",
     "TitleError",
@@ -139,7 +148,10 @@ __all__ = [
     "joined_text",
     "list_documents",
     "locate",
+    "ocr",
+    "ocr_status",
     "page_filename",
+    "page_image",
     "page_pdf",
     "pdf",
     "read_page",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ragcore import store as dbmod
 from ragcore.core import Chunk, Document, Settings, parse_public_id
+from ragcore.documents import page_images
 from ragcore.documents.ingest import stored_path, validate_roles
 from ragcore.documents.titles import clean_title
 
@@ -22,7 +23,7 @@ log = logging.getLogger(__name__)
 _VISIBLE = "(%(role)s = 'admin' OR %(role)s = ANY(d.allowed_roles))"
 _COLUMNS = """d.id, d.title, d.filename, d.sha256, d.page_count, d.allowed_roles, d.uploaded_by,
               d.created_at, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id),
-              d.size_bytes, d.skipped_pages, d.public_id::text, d.file_format"""
+              d.size_bytes, d.skipped_pages, d.public_id::text, d.file_format, d.ocr_pages"""
 
 
 class DocumentNotFound(LookupError):
@@ -43,6 +44,7 @@ def _document(row: tuple) -> Document:
         id=row[0], title=row[1], filename=row[2], sha256=row[3], page_count=row[4],
         allowed_roles=tuple(row[5]), uploaded_by=row[6], created_at=row[7], chunk_count=row[8],
         size_bytes=row[9], skipped_pages=tuple(row[10] or ()), public_id=row[11], file_format=row[12],
+        ocr_pages=tuple(row[13] or ()),
     )
 
 
@@ -131,7 +133,7 @@ def document_chunks(db: dbmod.Database, document_id: int, role: str) -> list[Chu
         raise DocumentNotFound(document_id)
     with db.connection() as conn:
         rows = conn.execute(
-            """SELECT ordinal, text, page_start, page_end, article, char_start, char_end, locator
+            """SELECT ordinal, text, page_start, page_end, article, char_start, char_end, locator, ocr
                FROM chunks WHERE document_id = %s ORDER BY ordinal""",
             (document_id,),
         ).fetchall()
@@ -139,13 +141,15 @@ def document_chunks(db: dbmod.Database, document_id: int, role: str) -> list[Chu
 
 
 def delete_document(db: dbmod.Database, settings: Settings, document_id: int) -> Document:
-    """Delete rows (chunks and postings cascade), then the stored file. Admin-only: check before."""
+    """Delete rows (chunks and postings cascade), then the stored file and its page images.
+    Admin-only: check before."""
     doc = get_document(db, document_id, "admin")
     if doc is None:
         raise DocumentNotFound(document_id)
     with db.connection() as conn:
         conn.execute("DELETE FROM documents WHERE id = %s", (document_id,))
     stored_path(settings, doc.sha256, doc.file_format).unlink(missing_ok=True)
+    page_images.remove_cache(settings, doc.sha256)
     log.info("deleted document %d (%s)", document_id, doc.title)
     return doc
 

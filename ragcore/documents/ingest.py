@@ -27,7 +27,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,7 @@ from ragcore.core import (
     sanitize,
     sha256_bytes,
 )
+from ragcore.documents import page_images
 from ragcore.documents.chunking import chunk_pages
 from ragcore.documents.formats import DOCX, PDF, UnusableFile, check_name, detect_format, extension
 from ragcore.documents.pdf import PdfError, check_header, extract_pages
@@ -58,7 +59,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 32
-STAGES = ("extract", "read_word", "chunk", "embed", "store")  # a PDF's "extract", or a .docx's "read_word"
+STAGES = ("extract", "ocr", "read_word", "chunk", "embed", "store")  # a PDF's "extract" (and "ocr" for pages without a text layer), or a .docx's "read_word"
 
 
 class IngestError(ValueError):
@@ -88,6 +89,7 @@ class IngestResult:
     public_id: str = ""
     windows: int = 0  # sentence windows stored besides the chunks (their vectors are part of the embed stage)
     file_format: str = PDF  # for a .docx, `pages` counts its sections
+    ocr_pages: list[int] = field(default_factory=list)  # pages whose text was read by OCR
 
     def as_dict(self) -> dict:
         return {
@@ -99,6 +101,7 @@ class IngestResult:
             "windows": self.windows,
             "seconds": round(self.seconds, 3),
             "skipped_pages": self.skipped_pages,
+            "ocr_pages": self.ocr_pages,
         }
 
 
@@ -180,6 +183,8 @@ class UploadText:
     skipped_pages: list[int]
     title: str | None
     word: WordText | None = None
+    ocr_pages: list[int] = field(default_factory=list)  # a PDF's pages read by OCR
+    ocr_results: dict = field(default_factory=dict, compare=False, repr=False)  # their readings (word boxes)
 
 
 def read_upload(data: bytes, filename: str, report: Progress) -> UploadText:
@@ -191,10 +196,12 @@ def read_upload(data: bytes, filename: str, report: Progress) -> UploadText:
         if file_format == DOCX:
             word = extract_sections(data, progress=lambda done, total: report("read_word", done, total))
             return UploadText(DOCX, word.pages, word.section_count, [], word.title, word)
-        extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total))
+        extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total),
+                                  ocr_progress=lambda done, total: report("ocr", done, total))
     except (PdfError, UnusableFile) as exc:
         raise IngestError(str(exc)) from exc
-    return UploadText(PDF, extracted.pages, extracted.page_count, extracted.skipped_pages, extracted.title)
+    return UploadText(PDF, extracted.pages, extracted.page_count, extracted.skipped_pages, extracted.title,
+                      ocr_pages=extracted.ocr_pages, ocr_results=extracted.ocr_results)
 
 
 def embed_passages(embedder: Embedder, texts: Sequence[str], report: Progress) -> np.ndarray:
@@ -226,9 +233,9 @@ def _write_temp(settings: Settings, digest: str, data: bytes) -> Path:
 def _insert_document(conn: psycopg.Connection, meta: dict) -> int:
     return conn.execute(
         """INSERT INTO documents (title, filename, sha256, size_bytes, page_count, skipped_pages,
-                                  allowed_roles, uploaded_by, file_format)
+                                  ocr_pages, allowed_roles, uploaded_by, file_format)
            VALUES (%(title)s, %(filename)s, %(sha256)s, %(size_bytes)s, %(page_count)s,
-                   %(skipped_pages)s, %(allowed_roles)s, %(uploaded_by)s, %(file_format)s)
+                   %(skipped_pages)s, %(ocr_pages)s, %(allowed_roles)s, %(uploaded_by)s, %(file_format)s)
            RETURNING id""",
         meta,
     ).fetchone()[0]
@@ -238,12 +245,14 @@ def insert_chunks(
     conn: psycopg.Connection, document_id: int, chunks: Sequence[Chunk], vectors: np.ndarray, roles: list[str]
 ) -> list[int]:
     """COPY the chunks with their vectors; return their ids in ordinal order."""
-    columns = "document_id, ordinal, page_start, page_end, article, text, char_start, char_end, lex_length, allowed_roles"
-    with conn.cursor().copy(f"COPY chunks ({columns}, locator, embedding) FROM STDIN") as copy:
+    columns = ("document_id, ordinal, page_start, page_end, article, text, char_start, char_end, lex_length, "
+               "allowed_roles, ocr, locator")
+    with conn.cursor().copy(f"COPY chunks ({columns}, embedding) FROM STDIN") as copy:
         for chunk, vector in zip(chunks, vectors, strict=True):
             copy.write_row((
                 document_id, chunk.ordinal, chunk.page_start, chunk.page_end, chunk.article, chunk.text,
-                chunk.char_start, chunk.char_end, len(lexical_tokens(chunk.text)), roles, chunk.locator, vector,
+                chunk.char_start, chunk.char_end, len(lexical_tokens(chunk.text)), roles, chunk.ocr, chunk.locator,
+                vector,
             ))
     rows = conn.execute("SELECT id FROM chunks WHERE document_id = %s ORDER BY ordinal", (document_id,))
     return [row[0] for row in rows]
@@ -292,10 +301,11 @@ def store_document(
 
     The one write path for document content: uploads use it, and so does the evaluation lab
     for its pre-chunked corpus. `meta` has the documents columns (title, filename, sha256,
-    size_bytes, page_count, skipped_pages, allowed_roles, uploaded_by, file_format).
+    size_bytes, page_count, skipped_pages, ocr_pages, allowed_roles, uploaded_by, file_format).
     """
     tick: Progress = report or (lambda stage, done, total: None)
-    document_id = _insert_document(conn, {"skipped_pages": [], "uploaded_by": None, "file_format": PDF, **meta})
+    document_id = _insert_document(conn, {"skipped_pages": [], "ocr_pages": [], "uploaded_by": None,
+                                          "file_format": PDF, **meta})
     tick("store", 1, 3)
     chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"])
     if windows:
@@ -373,7 +383,7 @@ def ingest_file(
         raise DuplicateDocument(*existing)
 
     extracted = read_upload(data, filename, report)
-    chunks = chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap)
+    chunks = mark_ocr(chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap), extracted.ocr_pages)
     if extracted.word is not None:
         chunks = locate(chunks, extracted.word)
     report("chunk", len(chunks), len(chunks))
@@ -398,22 +408,41 @@ def ingest_file(
         "size_bytes": len(data),
         "page_count": extracted.page_count,
         "skipped_pages": extracted.skipped_pages,
+        "ocr_pages": extracted.ocr_pages,
         "allowed_roles": allowed,
         "uploaded_by": uploaded_by,
         "file_format": extracted.file_format,
     }
     document_id = _store_with_file(db, settings, meta, data, embedded, report)
+    _keep_ocr_readings(settings, digest, extracted.ocr_results)
     seconds = time.perf_counter() - started
-    log.info("ingested %s as document %d: %d pages, %d chunks in %.2fs", name, document_id,
-             extracted.page_count, len(chunks), seconds)
+    log.info("ingested %s as document %d: %d pages (%d by OCR), %d chunks in %.2fs", name, document_id,
+             extracted.page_count, len(extracted.ocr_pages), len(chunks), seconds)
     return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages,
                         public_id=_public_id(db, document_id), windows=len(embedded.windows),
-                        file_format=extracted.file_format)
+                        file_format=extracted.file_format, ocr_pages=extracted.ocr_pages)
 
 
 # The entry point's first name, from when only PDFs were read: the lab, the benchmarks and the
 # tests still call it by it.
 ingest_pdf = ingest_file
+
+
+def mark_ocr(chunks: Sequence[Chunk], ocr_pages: Iterable[int]) -> list[Chunk]:
+    """The chunks, each marked `ocr` when one of its pages was read by OCR."""
+    scanned = set(ocr_pages)
+    return [replace(c, ocr=any(n in scanned for n in range(c.page_start, c.page_end + 1))) if scanned else c
+            for c in chunks]
+
+
+def _keep_ocr_readings(settings: Settings, digest: str, results: dict) -> None:
+    """After the commit: the OCR readings for the page dialog (a failure costs a re-read on first view)."""
+    if not results:
+        return
+    try:
+        page_images.keep_ocr(settings, digest, results)
+    except OSError as exc:
+        log.warning("could not keep the OCR readings of %s… (%s); the page dialog reads them again", digest[:12], exc)
 
 
 def _store_with_file(

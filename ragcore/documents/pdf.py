@@ -1,8 +1,10 @@
 """PDF bytes → normalised text per page, or a clear Turkish error saying why not.
 
 pypdf reads the text layer page by page (memory stays bounded by one page's objects plus the
-extracted text). Every failure a user can cause — a file that is not a PDF, an encrypted,
-truncated or scanned one — becomes a `PdfError` subclass whose message can be shown as is.
+extracted text). A page without text — a scan — is then read by OCR (`ragcore.documents.ocr`)
+when Tesseract is installed, and marked as such; a PDF can mix both kinds of page. Every
+failure a user can cause — a file that is not a PDF, an encrypted, truncated one, or a scan
+without OCR here — becomes a `PdfError` subclass whose message can be shown as is.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PdfStreamError
 
 from ragcore.core import Page, normalize, sanitize
+from ragcore.documents import ocr
 
 log = logging.getLogger(__name__)
 # pypdf warns about every repaired xref entry of real-world PDFs; the text is still right.
@@ -51,22 +54,35 @@ class CorruptPdf(PdfError):
 
 
 class NoTextLayer(PdfError):
-    def __init__(self, pages: int) -> None:
-        super().__init__(
-            f"PDF'in {pages} sayfasının hiçbirinde metin katmanı yok (taranmış belge olabilir). "
-            "OCR henüz desteklenmiyor; lütfen metin içeren bir PDF yükleyin."
-        )
+    """No page has text: without OCR here the message names the packages to install; with OCR,
+    Tesseract found no text either (a blank or unreadable scan)."""
+
+    def __init__(self, pages: int, *, ocr_tried: bool) -> None:
+        lead = f"PDF'in {pages} sayfasının hiçbirinde metin katmanı yok (taranmış belge olabilir)"
+        if ocr_tried:
+            super().__init__(f"{lead} ve OCR ile de okunabilir metin bulunamadı (boş sayfalar ya da okunamayan "
+                             "bir tarama olabilir). Lütfen daha net bir tarama ya da metin içeren bir PDF yükleyin.")
+        else:
+            super().__init__(f"{lead}. {ocr.MISSING_MESSAGE} O zamana kadar lütfen metin içeren bir PDF yükleyin.")
+
+
+class OcrFailed(PdfError):
+    """Tesseract is installed but failed on a page."""
 
 
 @dataclass(frozen=True)
 class PdfText:
     """Pages with text (1-based numbers as printed in citations), the pages skipped as empty, and
-    the title stored in the PDF's metadata (None when absent or unreadable)."""
+    the title stored in the PDF's metadata (None when absent or unreadable). `ocr_pages` were
+    read by OCR; `ocr_results` keeps Tesseract's reading of each (text and word boxes), for the
+    page images of the cited-page dialog."""
 
     pages: list[Page]
     skipped_pages: list[int] = field(default_factory=list)
     page_count: int = 0
     title: str | None = None
+    ocr_pages: list[int] = field(default_factory=list)
+    ocr_results: dict[int, ocr.OcrPage] = field(default_factory=dict, compare=False, repr=False)
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -179,16 +195,21 @@ def metadata_title(reader: PdfReader) -> str | None:
     return sanitize(str(title), single_line=True).strip() or None
 
 
-def extract_pages(data: bytes, *, progress: PageProgress | None = None) -> PdfText:
-    """Text of every page; empty pages are skipped and listed, a PDF without any text refused.
+def extract_pages(data: bytes, *, progress: PageProgress | None = None, ocr_progress: PageProgress | None = None,
+                  use_ocr: bool = True) -> PdfText:
+    """Text of every page: the text layer's, or OCR's where a page has none; pages still empty
+    are skipped and listed, a PDF without any text refused.
 
-    `progress(done, total)` is called after each page (Law 5510 takes seconds to read).
+    `progress(done, total)` is called after each page of the text layer (Law 5510 takes
+    seconds to read), `ocr_progress(done, total)` after each page read by OCR. Without
+    Tesseract (`ocr.ocr_status()`) or with `use_ocr=False`, pages without a text layer are
+    skipped as before.
     """
     _check_header(data)
     reader = _open(data)
     count = _page_count(reader)
     pages: list[Page] = []
-    skipped: list[int] = []
+    blank: list[int] = []
     if progress is not None:
         progress(0, count)  # the page count is known before the first (slow) page is read
     for index in range(count):
@@ -202,11 +223,32 @@ def extract_pages(data: bytes, *, progress: PageProgress | None = None) -> PdfTe
         if text:
             pages.append(Page(number=index + 1, text=text))
         else:
-            skipped.append(index + 1)
+            blank.append(index + 1)
         if progress is not None:
             progress(index + 1, count)
+    results = _read_scanned(data, blank, ocr_progress) if blank and use_ocr else None
+    recognised = {number: normalize_page_text(page.text) for number, page in (results or {}).items()}
+    ocr_pages = [number for number in blank if recognised.get(number)]
+    pages = sorted(pages + [Page(number, recognised[number], ocr=True) for number in ocr_pages],
+                   key=lambda page: page.number)
+    skipped = [number for number in blank if number not in ocr_pages]
     if not pages:
-        raise NoTextLayer(count)
+        raise NoTextLayer(count, ocr_tried=results is not None)
+    if ocr_pages:
+        log.info("read %d page(s) by OCR: %s", len(ocr_pages), ocr_pages)
     if skipped:
         log.info("skipped %d page(s) without text: %s", len(skipped), skipped)
-    return PdfText(pages=pages, skipped_pages=skipped, page_count=count, title=metadata_title(reader))
+    return PdfText(pages=pages, skipped_pages=skipped, page_count=count, title=metadata_title(reader),
+                   ocr_pages=ocr_pages, ocr_results={n: results[n] for n in ocr_pages} if results else {})
+
+
+def _read_scanned(data: bytes, numbers: list[int], progress: PageProgress | None) -> dict[int, ocr.OcrPage] | None:
+    """OCR of the pages without a text layer, or None when Tesseract is not installed here."""
+    status = ocr.ocr_status()
+    if not status.available:
+        log.warning("%d page(s) without a text layer not read: %s", len(numbers), status.problem)
+        return None
+    try:
+        return ocr.read_pages(data, numbers, progress=progress)
+    except ocr.OcrError as exc:
+        raise OcrFailed(str(exc)) from exc

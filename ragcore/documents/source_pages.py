@@ -1,17 +1,18 @@
-"""One page of a stored PDF, for the citation that points at it: its text, and the page as a PDF.
+"""One page of a stored PDF, for the citation that points at it: the page as an image with the
+quoted passage marked, its text, and the page as a one-page PDF.
 
 A source says "s. 9"; the reader wants to see page 9, not search a 240-page file for it. The
-app shows the page's text (extracted and normalised exactly as at upload) and offers the page
-itself as a one-page PDF, which any PDF viewer opens at that page. A rendered image would be
-nicer, but no PDF rasteriser is installed (pypdf reads and writes PDFs, it does not draw
-them), and `st.pdf` needs the optional `streamlit-pdf` component.
+app shows the page drawn by PDFium with the passage marked (`ragcore.documents.page_images`),
+its text (extracted and normalised exactly as at upload — for a page read by OCR, Tesseract's
+reading — which also serves screen readers), and offers the page itself as a one-page PDF,
+which any PDF viewer opens at that page.
 
 A Word file has no pages: its citation names a section ("§ BİRİNCİ BÖLÜM · paragraf 2"; the
 chunk's page_start/page_end number sections), and `read_page` gives that section's text, read
 from the stored .docx exactly as at upload, with its heading. There is no one-page file to offer.
 
-Every function checks the role first (`ragcore.documents.catalog.document_file`): a page is exactly as
-readable as its document.
+Every function checks the role first (`ragcore.documents.catalog.document_file`), on every call,
+cache or no cache: a page is exactly as readable as its document.
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from pathlib import Path
 from pypdf import PdfReader, PdfWriter
 
 from ragcore.core import Document, Settings
+from ragcore.documents import page_images
 from ragcore.documents.catalog import DocumentNotFound, can_read, document_file
 from ragcore.documents.formats import DOCX, UnusableFile
+from ragcore.documents.ocr import OcrError
 from ragcore.documents.pdf import normalize_page_text
+from ragcore.documents.rendering import RenderError
 from ragcore.documents.word import BEFORE_FIRST_HEADING, extract_sections
 
 
@@ -40,6 +44,18 @@ class SourcePage:
     page_count: int  # a Word file's section count
     text: str  # normalised like the stored chunks (line breaks kept)
     heading: str | None = None  # a Word section's heading
+    ocr: bool = False  # the text was read by OCR from the page's image
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """A page drawn as PNG with the passage marked; `marked` words were found (0: none)."""
+
+    document_id: int
+    number: int
+    png: bytes
+    marked: int
+    ocr: bool
 
 
 def _readable_path(settings: Settings, doc: Document, role: str) -> Path:
@@ -64,6 +80,13 @@ def read_page(settings: Settings, doc: Document, number: int, role: str) -> Sour
     if doc.file_format == DOCX:
         return _read_section(doc, path, number)
     reader = _reader(path, number)
+    if number in doc.ocr_pages:
+        try:
+            reading = page_images.ocr_reading(settings, path, doc.sha256, number)
+        except OcrError as exc:
+            raise PageNotFound(str(exc)) from exc
+        return SourcePage(document_id=doc.id, number=number, page_count=len(reader.pages),
+                          text=normalize_page_text(reading.text), ocr=True)
     text = normalize_page_text(reader.pages[number - 1].extract_text() or "")
     return SourcePage(document_id=doc.id, number=number, page_count=len(reader.pages), text=text)
 
@@ -78,6 +101,18 @@ def _read_section(doc: Document, path: Path, number: int) -> SourcePage:
     return SourcePage(document_id=doc.id, number=number, page_count=word.section_count,
                       text=word.pages[number - 1].text,
                       heading=word.headings[number - 1] or BEFORE_FIRST_HEADING)
+def page_image(settings: Settings, doc: Document, number: int, role: str, passage: str = "") -> PageImage:
+    """Page `number` drawn as PNG with `passage` (the cited chunk's text) marked on it."""
+    path = _readable_path(settings, doc, role)
+    if doc.file_format == DOCX:
+        raise PageNotFound("Word belgelerinin sayfası yoktur; kısmın metnine bakın.")
+    _reader(path, number)
+    ocr_page = number in doc.ocr_pages
+    try:
+        png, marked = page_images.marked_png(settings, path, doc.sha256, number, passage, ocr_page=ocr_page)
+    except (RenderError, OcrError) as exc:
+        raise PageNotFound(str(exc)) from exc
+    return PageImage(document_id=doc.id, number=number, png=png, marked=marked, ocr=ocr_page)
 
 
 def page_pdf(settings: Settings, doc: Document, number: int, role: str) -> bytes:

@@ -1,5 +1,8 @@
 """The document jobs: `ingest_document` (one uploaded PDF or Word file) and `reembed` (every chunk).
 
+An upload's stages: extract (the text layer) → ocr (pages without one, when there are any) →
+chunk → embed → store; cancelling takes effect at the next page or batch of any of them.
+
 Both call the documents package's one write path (`ingest_pdf`, `reembed_all`) with the job's
 progress callback, so a background upload and `python -m ragcore ingest` store exactly the
 same thing, and cancelling (the callback raises) rolls the single ingest transaction back.
@@ -57,7 +60,10 @@ REEMBED = "reembed"
 INGEST_MAX_ATTEMPTS = 3
 
 INGEST_STAGES = {
-    "extract": Stage("PDF metni çıkarılıyor", 0.0, 0.25, "sayfa"),
+    # Only a PDF with pages without a text layer passes "ocr"; it takes seconds per page (bench/ocr.py),
+    # so on a scan most of the time is spent there: the stage's label and time left say so.
+    "extract": Stage("PDF metni çıkarılıyor", 0.0, 0.1, "sayfa"),
+    "ocr": Stage("Sayfa okunuyor (OCR)", 0.1, 0.25, "sayfa"),
     "read_word": Stage("Word belgesi okunuyor", 0.0, 0.25, "paragraf"),
     "chunk": Stage("Bölümlere ayrılıyor", 0.25, 0.3, "bölüm"),
     "embed": Stage("Vektörler hesaplanıyor", 0.3, 0.95, "vektör"),
@@ -216,6 +222,8 @@ def _ingest_summary(result: dict[str, Any]) -> str:
     pages = "başlık" if result.get("file_format") == DOCX else "sayfa"  # a Word file's sections, by their headings
     text = (f"belge {short_id(str(result.get('document_id')))} “{result.get('title')}”: {formatting.integer(result.get('pages'))} "
             f"{pages}, {formatting.integer(result.get('chunks'))} bölüm, {formatting.seconds(result.get('seconds', 0))}")
+    scanned = result.get("ocr_pages") or []
+    text += f"; OCR ile okunan sayfalar: {', '.join(map(str, scanned))}" if scanned else ""
     return text + (f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else "")
 
 

@@ -52,6 +52,10 @@ class HealthReport:
     ollama_models: list[str] = field(default_factory=list)
     documents: int | None = None
     chunks: int | None = None
+    # OCR of scanned pages (ragcore.documents.ocr): without it a scanned upload is refused.
+    ocr_available: bool = False
+    ocr_version: str | None = None
+    ocr_problem: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -84,6 +88,8 @@ class HealthReport:
             f"generator:   {self.generator_backend} / {self.generator_model} ({self.generator_reason})",
             f"ollama:      {'reachable' if self.ollama_reachable else 'not reachable'} at {self.ollama_url}"
             + (f", models: {', '.join(self.ollama_models)}" if self.ollama_models else ""),
+            f"ocr:         tesseract {self.ocr_version} with Turkish (scanned pages are read)" if self.ocr_available
+            else f"ocr:         NOT AVAILABLE: {self.ocr_problem}; scanned PDFs are refused",
         ]
         return "\n".join(lines)
 
@@ -152,9 +158,12 @@ def quick_check(settings: Settings) -> QuickStatus:
 def run_checks(settings: Settings, database: dbmod.Database | None = None) -> HealthReport:
     """Never raises: every failure becomes a field of the report."""
     from ragcore.answer import choose_generator_backend
+    from ragcore.documents import ocr_status
     from ragcore.embed import choose_embedding_backend, index_name
 
     report = HealthReport(database="external (DATABASE_URL)" if settings.database_url else "embedded")
+    ocr = ocr_status()
+    report.ocr_available, report.ocr_version, report.ocr_problem = ocr.available, ocr.version, ocr.problem
     report.ollama_url = settings.ollama_base_url
     status = ollama.probe(settings.ollama_base_url)
     report.ollama_reachable = status.reachable
