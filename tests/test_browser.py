@@ -366,7 +366,7 @@ def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database
     page = browser_page
     _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
     _login(page, app_url, "admin", ADMIN_PASSWORD)
-    _open_page(page, "Dokümanlar", "PDF yükle")
+    _open_page(page, "Dokümanlar", "Doküman yükle")
     expect(_chosen(page, "Kimler okuyabilir?", "Tüm personel")).to_have_count(0)  # no role preselected
     _pick_option(page, "Kimler okuyabilir?", "İş sağlığı ve güvenliği")
     _pick_option(page, "Kimler okuyabilir?", "Tüm personel")
@@ -507,7 +507,7 @@ def test_upload_progress_bar_moves_with_numbers(app_url: str, browser_page: obje
     page = browser_page
     _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
     _login(page, app_url, "admin", ADMIN_PASSWORD)
-    _open_page(page, "Dokümanlar", "PDF yükle")
+    _open_page(page, "Dokümanlar", "Doküman yükle")
     _pick_option(page, "Kimler okuyabilir?", "İş sağlığı ve güvenliği")  # no role is preselected
     page.locator("input[type='file']").set_input_files(str(LAW_5510))  # type: ignore[attr-defined]
     expect(page.get_by_role("button", name=f"Remove {LAW_5510.name}")).to_be_visible()  # type: ignore[attr-defined]
