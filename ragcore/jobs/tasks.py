@@ -51,7 +51,7 @@ INGEST_MAX_ATTEMPTS = 3
 
 INGEST_STAGES = {
     "extract": Stage("PDF metni çıkarılıyor", 0.0, 0.25, "sayfa"),
-    "chunk": Stage("Bölümlere ayrılıyor", 0.25, 0.3, "bölüm"),
+    "chunk": Stage("Parçalara ayrılıyor", 0.25, 0.3, "parça"),
     "embed": Stage("Vektörler hesaplanıyor", 0.3, 0.95, "vektör"),
     "store": Stage("Veritabanına yazılıyor", 0.95, 1.0),
 }
@@ -198,7 +198,7 @@ def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
 def _ingest_summary(result: dict[str, Any]) -> str:
     skipped = result.get("skipped_pages") or []
     text = (f"belge {short_id(str(result.get('document_id')))} “{result.get('title')}”: {formatting.integer(result.get('pages'))} "
-            f"sayfa, {formatting.integer(result.get('chunks'))} bölüm, {formatting.seconds(result.get('seconds', 0))}")
+            f"sayfa, {formatting.integer(result.get('chunks'))} parça, {formatting.seconds(result.get('seconds', 0))}")
     return text + (f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else "")
 
 
@@ -219,7 +219,7 @@ INGEST_KIND = register_kind(JobKind(
 
 
 def submit_reembed(db: Database, *, created_by: str | None = None) -> Job:
-    return service.submit(db, REEMBED, {}, label="Bütün bölümler", created_by=created_by)
+    return service.submit(db, REEMBED, {}, label="Bütün parçalar", created_by=created_by)
 
 
 def _run_reembed(run: JobRun) -> dict[str, Any]:
@@ -238,8 +238,8 @@ REEMBED_KIND = register_kind(JobKind(
     label="Yeniden gömme",
     run=_run_reembed,
     stages=REEMBED_STAGES,
-    summary=lambda result: (f"{formatting.integer(result.get('chunks'))} bölüm yeniden gömüldü: {result.get('model')} "
-                            f"({result.get('dim')} boyutlu)"),
+    # The model's id is for the status panel's technical details, not for this line.
+    summary=lambda result: f"{formatting.integer(result.get('chunks'))} parçanın vektörü yeni modelle yeniden hesaplandı",
     queueing_lock=REEMBED,
     already_queued="Sırada bekleyen bir yeniden gömme işi zaten var.",
 ))
