@@ -48,9 +48,9 @@ def metric_with_ci(summary: dict, metric: str = "ndcg@10") -> alt.LayerChart:
     bars = base.mark_bar(color="#1565c0").encode(
         x=alt.X("ortalama:Q", title=name, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1f")),
         tooltip=["yapılandırma", alt.Tooltip("ortalama:Q", format=".3f", title=name),
-                 alt.Tooltip("alt:Q", format=".3f", title="GA alt"), alt.Tooltip("üst:Q", format=".3f", title="GA üst")])
+                 alt.Tooltip("alt:Q", format=".3f", title="güven aralığı alt"), alt.Tooltip("üst:Q", format=".3f", title="güven aralığı üst")])
     errors = base.mark_errorbar(ticks=True, color="black").encode(x=alt.X("alt:Q", title=name), x2="üst:Q")
-    return (bars + errors).properties(title=f"{name} (%95 bootstrap güven aralığı)",
+    return (bars + errors).properties(title=f"{name} (%95 güven aralığı)",
                                       height=max(80, 36 * len(data)), width=420)
 
 
@@ -60,10 +60,10 @@ def recall_curves(summary: dict) -> alt.Chart:
     data = pd.DataFrame(rows, columns=["yapılandırma", "k", "recall"])
     return alt.Chart(data).mark_line(point=True).encode(
         x=alt.X("k:O", title="k (ilk k kaynak)"),
-        y=alt.Y("recall:Q", title="Recall@k", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1f")),
+        y=alt.Y("recall:Q", title="ilk k sonuçta bulma oranı", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1f")),
         color=alt.Color("yapılandırma:N", title="yapılandırma", sort=_labels(summary)),
-        tooltip=["yapılandırma", "k", alt.Tooltip("recall:Q", format=".3f", title="Recall@k")],
-    ).properties(title="Recall@k eğrileri", height=HEIGHT, width=420)
+        tooltip=["yapılandırma", "k", alt.Tooltip("recall:Q", format=".3f", title="bulma oranı")],
+    ).properties(title="İlk k sonuçta bulma oranı", height=HEIGHT, width=420)
 
 
 def abstention_frame(summary: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -126,6 +126,9 @@ def answer_outcomes(summary: dict) -> alt.Chart:
     ).properties(title="Cevap sonuçları", width=420)
 
 
+PERCENTILE_WORDS = {"p50": "ortanca", "p95": "en yavaş %5"}
+
+
 def latency_frame(summary: dict) -> pd.DataFrame:
     rows = []
     for c in summary["configurations"]:
@@ -133,7 +136,7 @@ def latency_frame(summary: dict) -> pd.DataFrame:
             value = c["latency"].get(key) or {}
             for pct in ("p50", "p95"):
                 if value.get(pct) is not None:
-                    rows.append({"yapılandırma": c["label"], "ölçüm": f"{what} {pct}", "ms": value[pct]})
+                    rows.append({"yapılandırma": c["label"], "ölçüm": f"{what} {PERCENTILE_WORDS[pct]}", "ms": value[pct]})
     return pd.DataFrame(rows, columns=["yapılandırma", "ölçüm", "ms"])
 
 
@@ -142,7 +145,7 @@ def latency(summary: dict) -> alt.Chart:
         y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary)),
         x=alt.X("ms:Q", title="milisaniye"), color=alt.Color("ölçüm:N", title="ölçüm"),
         yOffset="ölçüm:N", tooltip=["yapılandırma", "ölçüm", alt.Tooltip("ms:Q", format=",.0f")],
-    ).properties(title="Gecikme (p50 / p95)", width=420)
+    ).properties(title="Süre (ortanca / en yavaş %5)", width=420)
 
 
 def leaks(summary: dict) -> alt.Chart:
@@ -161,7 +164,7 @@ def all_charts(summary: dict, metrics: Sequence[str] = ("ndcg@10", "recall@5")) 
     """(title, chart) of every chart of a run, in the report's order."""
     charts: list[tuple[str, alt.TopLevelMixin]] = [
         (f"{metric_label(m)} ve güven aralığı", metric_with_ci(summary, m)) for m in metrics]
-    charts += [("Recall@k eğrileri", recall_curves(summary)), ("Geri çekilme eğrisi", abstention_curve(summary)),
-               ("Cevap sonuçları", answer_outcomes(summary)), ("Gecikme", latency(summary)),
+    charts += [("İlk k sonuçta bulma oranı", recall_curves(summary)), ("Geri çekilme eğrisi", abstention_curve(summary)),
+               ("Cevap sonuçları", answer_outcomes(summary)), ("Süre", latency(summary)),
                ("İzin sızıntıları", leaks(summary))]
     return charts

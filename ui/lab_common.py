@@ -21,10 +21,15 @@ from ragcore.core import short_id
 from ragcore.jobs import Job
 from ui.context import AppContext
 from ui.markdown import escape_markdown
+from ui.technical import WORKER_COMMAND, technical_details
 
 REFRESH_S = 2.0
 WIDE = {"Yapılandırma", "Soru", "Cevap", "Ne değişti", "Etiket", "Kaynak", "Not", "Metin", "Öneri", "Klasör",
         "Çalıştırma", "Ad"}
+
+
+NO_WORKER = ("Çalışan bir arka plan işçisi yok: iş sırada bekliyor. Uygulamayı yeniden başlatın ya da sunucuda "
+             "arka plan işçisini ayrıca başlatın.")
 
 
 def table(rows: Sequence[dict] | pd.DataFrame, *, key: str | None = None, height: int | None = None) -> None:
@@ -55,7 +60,7 @@ def job_progress(ctx: AppContext, job_id: int, *, on_finished: Callable[[Job], N
     try:
         job = jobs.get_job(ctx.db, job_id)
     except jobs.JobNotFound:
-        st.warning("Lab işi bulunamadı.")
+        st.warning("Ölçüm işi bulunamadı.")
         return
     st.fragment(_progress_panel, run_every=REFRESH_S if job.active else None)(ctx, job_id, job.active, on_finished,
                                                                               scope)
@@ -86,8 +91,8 @@ def _progress_panel(ctx: AppContext, job_id: int, was_active: bool, on_finished:
     elif job.status == jobs.QUEUED:
         st.progress(0.0, text="Sırada: bir işçi boşalınca başlar.")
         if not jobs.live_workers(ctx.db, ctx.settings):
-            st.warning("Çalışan bir arka plan işçisi yok: iş sırada bekliyor. Uygulamayı yeniden başlatın ya da "
-                       "sunucuda `python -m ragcore worker` çalıştırın.", icon=":material/pending:")
+            st.warning(NO_WORKER, icon=":material/pending:")
+            technical_details([("İşçiyi başlatan komut", WORKER_COMMAND)])
     elif job.status == jobs.FAILED:
         st.error(escape_markdown(job.error or "İş başarısız oldu."), icon=":material/error:")
     elif job.status == jobs.CANCELLED:
