@@ -13,6 +13,8 @@ import altair as alt
 import pandas as pd
 
 from eval.chart_layout import bars, category_axis, legend, page_sized, share_axis, share_scale
+from eval.gold_stats import metric_label
+from eval.labels import retriever_label, system_label
 
 MISSING_RANK_LABEL = "yok"
 
@@ -24,7 +26,7 @@ def metric_frame(results: Sequence[dict], metrics: Sequence[str] = ("recall@1", 
         for metric in metrics:
             if metric in row:
                 lo, hi = row[metric]["ci"]
-                rows.append({"retriever": row["retriever"], "chunk_size": str(row["chunk_size"]), "metric": metric,
+                rows.append({"retriever": retriever_label(row["retriever"]), "chunk_size": str(row["chunk_size"]), "metric": metric,
                              "mean": row[metric]["mean"], "lo": lo, "hi": hi})
     return pd.DataFrame(rows, columns=["retriever", "chunk_size", "metric", "mean", "lo", "hi"])
 
@@ -39,20 +41,21 @@ def recall_bars(results: Sequence[dict], metric: str = "recall@5") -> alt.Chart:
         color=alt.Color("retriever:N", title="arama yöntemi", legend=legend()),
     )
     means = base.mark_bar().encode(
-        y=alt.Y("mean:Q", title=metric, scale=share_scale(),
+        y=alt.Y("mean:Q", title=metric_label(metric), scale=share_scale(),
                 axis=share_axis() if metric.startswith("recall") else alt.Axis(format=".1f", tickMinStep=0.1)),
         tooltip=["retriever", "chunk_size", alt.Tooltip("mean:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
                  alt.Tooltip("hi:Q", format=".3f")],
     )
-    errors = base.mark_errorbar(ticks=True, color="black").encode(y=alt.Y("lo:Q", title=metric), y2="hi:Q")
-    return page_sized((means + errors).properties(title=f"{metric} (95 % GA)"), 320)
+    errors = base.mark_errorbar(ticks=True, color="black").encode(y=alt.Y("lo:Q", title=metric_label(metric)),
+                                                                   y2="hi:Q")
+    return page_sized((means + errors).properties(title=f"{metric_label(metric)} (%95 güven aralığı)"), 320)
 
 
 def curve_frame(results: Sequence[dict]) -> pd.DataFrame:
     rows = []
     for row in results:
         for k, value in enumerate(row.get("recall_curve", []), start=1):
-            rows.append({"system": f"{row['retriever']}@{row['chunk_size']}", "k": k, "recall": value})
+            rows.append({"system": system_label(f"{row['retriever']}@{row['chunk_size']}"), "k": k, "recall": value})
     return pd.DataFrame(rows, columns=["system", "k", "recall"])
 
 
@@ -63,11 +66,11 @@ def recall_curve(results: Sequence[dict]) -> alt.Chart:
         .mark_line(point=True)
         .encode(
             x=alt.X("k:O", title="k"),
-            y=alt.Y("recall:Q", title="Recall@k", scale=share_scale(), axis=share_axis()),
+            y=alt.Y("recall:Q", title="ilk k sonuçta bulma oranı", scale=share_scale(), axis=share_axis()),
             color=alt.Color("system:N", title="sistem", legend=legend()),
             tooltip=["system", "k", alt.Tooltip("recall:Q", format=".3f")],
         )
-        .properties(title="Recall@k eğrisi")
+        .properties(title="İlk k sonuçta bulma oranı")
     )
     return page_sized(chart, 320)
 
@@ -91,7 +94,7 @@ def rank_difference_histogram(rows: Sequence[dict], system_a: str, system_b: str
         alt.Chart(data)
         .mark_bar()
         .encode(
-            x=alt.X("difference:O", title=f"sıra({system_a}) − sıra({system_b}); bulunamayan = {depth + 1}"),
+            x=alt.X("difference:O", title=f"sıra({system_label(system_a)}) − sıra({system_label(system_b)}); bulunamayan = {depth + 1}"),
             y=alt.Y("count():Q", title="soru sayısı"),
             tooltip=["difference", "count()"],
         )

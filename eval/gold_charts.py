@@ -53,9 +53,9 @@ def metric_with_ci(summary: dict, metric: str = "ndcg@10") -> alt.LayerChart:
     means = base.mark_bar(color="#1565c0").encode(
         x=alt.X("ortalama:Q", title=name, scale=share_scale(), axis=axis),
         tooltip=["yapılandırma", alt.Tooltip("ortalama:Q", format=".3f", title=name),
-                 alt.Tooltip("alt:Q", format=".3f", title="GA alt"), alt.Tooltip("üst:Q", format=".3f", title="GA üst")])
+                 alt.Tooltip("alt:Q", format=".3f", title="güven aralığı alt"), alt.Tooltip("üst:Q", format=".3f", title="güven aralığı üst")])
     errors = base.mark_errorbar(ticks=True, color="black").encode(x=alt.X("alt:Q", title=name), x2="üst:Q")
-    return page_sized((means + errors).properties(title=f"{name} (%95 bootstrap güven aralığı)"), bars())
+    return page_sized((means + errors).properties(title=f"{name} (%95 güven aralığı)"), bars())
 
 
 def recall_curves(summary: dict) -> alt.Chart:
@@ -64,10 +64,10 @@ def recall_curves(summary: dict) -> alt.Chart:
     data = pd.DataFrame(rows, columns=["yapılandırma", "k", "recall"])
     chart = alt.Chart(data).mark_line(point=True).encode(
         x=alt.X("k:O", title="k (ilk k kaynak)"),
-        y=alt.Y("recall:Q", title="Recall@k", scale=share_scale(), axis=share_axis()),
+        y=alt.Y("recall:Q", title="ilk k sonuçta bulma oranı", scale=share_scale(), axis=share_axis()),
         color=alt.Color("yapılandırma:N", title="yapılandırma", sort=_labels(summary), legend=legend()),
-        tooltip=["yapılandırma", "k", alt.Tooltip("recall:Q", format=".3f", title="Recall@k")],
-    ).properties(title="Recall@k eğrileri")
+        tooltip=["yapılandırma", "k", alt.Tooltip("recall:Q", format=".3f", title="bulma oranı")],
+    ).properties(title="İlk k sonuçta bulma oranı")
     return page_sized(chart, HEIGHT)
 
 
@@ -134,6 +134,9 @@ def answer_outcomes(summary: dict, group: str = "answerable") -> alt.Chart:
     return page_sized(chart, bars())
 
 
+PERCENTILE_WORDS = {"p50": "ortanca", "p95": "en yavaş %5"}
+
+
 def latency_frame(summary: dict) -> pd.DataFrame:
     rows = []
     for c in summary["configurations"]:
@@ -141,7 +144,7 @@ def latency_frame(summary: dict) -> pd.DataFrame:
             value = c["latency"].get(key) or {}
             for pct in ("p50", "p95"):
                 if value.get(pct) is not None:
-                    rows.append({"yapılandırma": c["label"], "ölçüm": f"{what} {pct}", "ms": value[pct]})
+                    rows.append({"yapılandırma": c["label"], "ölçüm": f"{what} {PERCENTILE_WORDS[pct]}", "ms": value[pct]})
     return pd.DataFrame(rows, columns=["yapılandırma", "ölçüm", "ms"])
 
 
@@ -151,7 +154,7 @@ def latency(summary: dict) -> alt.Chart:
         y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary), axis=category_axis()),
         x=alt.X("ms:Q", title="milisaniye"), color=alt.Color("ölçüm:N", title="ölçüm", legend=legend()),
         yOffset="ölçüm:N", tooltip=["yapılandırma", "ölçüm", alt.Tooltip("ms:Q", format=",.0f")],
-    ).properties(title="Gecikme (p50 / p95)")
+    ).properties(title="Süre (ortanca / en yavaş %5)")
     return page_sized(chart, bars(max(1, data["ölçüm"].nunique())))
 
 
@@ -172,9 +175,9 @@ def all_charts(summary: dict, metrics: Sequence[str] = ("ndcg@10", "recall@5")) 
     """(title, chart) of every chart of a run, in the report's order."""
     charts: list[tuple[str, alt.TopLevelMixin]] = [
         (f"{metric_label(m)} ve güven aralığı", metric_with_ci(summary, m)) for m in metrics]
-    charts += [("Recall@k eğrileri", recall_curves(summary)), ("Geri çekilme eğrisi", abstention_curve(summary)),
+    charts += [("İlk k sonuçta bulma oranı", recall_curves(summary)), ("Geri çekilme eğrisi", abstention_curve(summary)),
                *((f"Cevap sonuçları: {label} sorular", answer_outcomes(summary, group))
                  for group, label in GROUP_LABELS.items()),
-               ("Gecikme", latency(summary)),
+               ("Süre", latency(summary)),
                ("İzin sızıntıları", leaks(summary))]
     return charts

@@ -242,8 +242,8 @@ def results_rows(summary: dict) -> list[dict[str, str]]:
             "Kapsam (bugünkü eşik)": percent(op.get("coverage")),
             "Seçici doğruluk": percent(op.get("selective_accuracy")),
             "İzin sızıntısı": integer(c["leaks"]["count"]),
-            "Arama p50 / p95": f"{_ms(c['latency']['retrieval_ms']['p50'])} / {_ms(c['latency']['retrieval_ms']['p95'])}",
-            "Cevap p50 / p95": f"{_ms(c['latency']['answer_ms']['p50'])} / {_ms(c['latency']['answer_ms']['p95'])}",
+            "Arama süresi (ortanca / en yavaş %5)": f"{_ms(c['latency']['retrieval_ms']['p50'])} / {_ms(c['latency']['retrieval_ms']['p95'])}",
+            "Cevap süresi (ortanca / en yavaş %5)": f"{_ms(c['latency']['answer_ms']['p50'])} / {_ms(c['latency']['answer_ms']['p95'])}",
             "Dizin kurma": MISSING if c["index"].get("seconds") is None else f"{number(c['index']['seconds'], 1)} sn",
             "Parça sayısı": integer(c["index"].get("chunks")),
         })
@@ -258,8 +258,8 @@ def comparison_rows(summary: dict) -> list[dict[str, str]]:
             rows.append({"Yapılandırma": labels.get(comp["system"], comp["system"]),
                          "Karşılaştırılan (en iyi)": labels.get(comp["baseline"], comp["baseline"]),
                          "Ölçü": metric_label(metric), "Fark": signed(m["diff"]),
-                         "%95 GA": f"[{signed(m['ci'][0])}; {signed(m['ci'][1])}]",
-                         "p (Holm)": number(m["p_holm"], 4),
+                         "%95 güven aralığı": f"[{signed(m['ci'][0])}; {signed(m['ci'][1])}]",
+                         "p (düzeltilmiş)": number(m["p_holm"], 4),
                          "Kazanç / eşit / kayıp": f"{m['wins']} / {m['ties']} / {m['losses']}"})
     return rows
 
@@ -273,9 +273,9 @@ def card_rows(summary: dict) -> list[tuple[str, str]]:
     config = card["configuration"]
     return [
         ("Çalıştırma", f"#{card['id']} · {card['label']} · {card['created']}"),
-        ("Altın set", f"{gold['name']} · sürüm {gold['version']} · {integer(data['questions'])} soru, "
+        ("Doğrulama seti", f"{gold['name']} · sürüm {gold['version']} · {integer(data['questions'])} soru, "
                       f"{integer(data['cases'])} vaka (soru × rol)"),
-        ("Altın set sha256", gold["sha256"]),
+        ("Doğrulama seti sha256", gold["sha256"]),
         ("Belgeler", "; ".join(f"{d['filename']} ({', '.join(d['roles'])}) sha256 {d['sha256'][:16]}…"
                                for d in data["documents"])),
         ("Veri parmak izi", data["fingerprint"]),

@@ -173,7 +173,7 @@ class Cost:
                 self.index_seconds if self.index_seconds is not None else float("inf"))
 
 
-COST_RULE = ("Ucuz: bu çalıştırmada ölçülen p95 cevap süresi en düşük olan, eşitlikte dizin kurma süresi "
+COST_RULE = ("Ucuz: bu çalıştırmada ölçülen en yavaş %5 cevap süresi en düşük olan, eşitlikte dizin kurma süresi "
              "en kısa olan")
 
 
@@ -199,7 +199,7 @@ def recommend(systems: Mapping[str, Mapping[str, np.ndarray]], costs: Mapping[st
 def _cost_text(cost: Mapping[str, float | None]) -> str:
     p95 = "—" if cost["p95_ms"] is None else f"{number(cost['p95_ms'], 0)} ms"
     build = "—" if cost["index_seconds"] is None else f"{number(cost['index_seconds'], 1)} sn"
-    return f"p95 cevap süresi {p95}, dizin {build}"
+    return f"en yavaş %5 cevap süresi {p95}, dizin {build}"
 
 
 def _sentence(r: dict, labels: Mapping[str, str], primary: str, count: int) -> str:
@@ -211,21 +211,37 @@ def _sentence(r: dict, labels: Mapping[str, str], primary: str, count: int) -> s
     if chosen == best:
         cheaper = [n for n in r["tied_with_best"] if n != best]
         reason = ("ondan ayrılamayan yapılandırmaların hiçbiri daha ucuz değil" if cheaper
-                  else "diğer bütün yapılandırmalar ondan anlamlı biçimde ayrılıyor (eşli bootstrap %95 GA sıfırı "
+                  else "diğer bütün yapılandırmalar ondan anlamlı biçimde ayrılıyor (farkın %95 güven aralığı sıfırı "
                        "içermiyor)")
         return (f"Önerilen yapılandırma: {labels[best]}. {metric} en yüksek ({number(r['means'][best])}; "
                 f"{_cost_text(r['costs'][best])}) ve {reason}. {COST_RULE}.")
     m = r["comparisons"][chosen]
     return (f"Önerilen yapılandırma: {labels[chosen]}. En yüksek {metric} {labels[best]} yapılandırmasında "
             f"({number(r['means'][best])}); önerilen {signed(m['diff'])} fark ile "
-            f"(eşli bootstrap %95 GA {ci_text(m['ci'], signed_values=True)}, Holm düzeltmeli p = {number(m['p_holm'])}, "
+            f"(%95 güven aralığı {ci_text(m['ci'], signed_values=True)}, düzeltilmiş p = {number(m['p_holm'])}, "
             f"kazanç/eşit/kayıp {m['wins']}/{m['ties']}/{m['losses']}) veriyle ondan ayrılamıyor ve daha ucuz: "
             f"{_cost_text(r['costs'][chosen])}; en iyisinde {_cost_text(r['costs'][best])}. {COST_RULE}.")
 
 
-METRIC_LABELS = {"recall@1": "Recall@1", "recall@5": "Recall@5", "recall@10": "Recall@10", "mrr@10": "MRR@10",
-                 "ndcg@10": "nDCG@10"}
+# What a reader of the lab sees for each metric: a plain Turkish name; the code (Recall@5, MRR@10)
+# is in the help text, for whoever looks it up.
+METRIC_LABELS = {"recall@1": "İlk sırada bulma oranı", "recall@5": "İlk 5'te bulma oranı",
+                 "recall@10": "İlk 10'da bulma oranı", "mrr@10": "Sıra puanı (ilk 10)",
+                 "ndcg@10": "Sıralama kalitesi (ilk 10)"}
+METRIC_HELP = {
+    "recall@1": "Doğru parçanın ilk sırada geldiği soruların payı (Recall@1).",
+    "recall@5": "Doğru parçanın ilk 5 sonuç arasında geldiği soruların payı (Recall@5).",
+    "recall@10": "Doğru parçanın ilk 10 sonuç arasında geldiği soruların payı (Recall@10).",
+    "mrr@10": "Doğru parça 1. sıradaysa 1, 2. sıradaysa 1/2, 3. sıradaysa 1/3 … puan alır, ilk 10'da yoksa 0; "
+              "soruların ortalaması (MRR@10).",
+    "ndcg@10": "Doğru parçaların ilk 10 sonuç içinde ne kadar üstte olduğu: 1 en iyisi, 0 hiç bulunamadı (nDCG@10).",
+}
 
 
 def metric_label(name: str) -> str:
     return METRIC_LABELS.get(name, name)
+
+
+def metrics_help(names: Sequence[str] = tuple(METRIC_HELP)) -> str:
+    """One help text for a metric picker: each plain name with what it measures."""
+    return "\n\n".join(f"{metric_label(n)}: {METRIC_HELP[n]}" for n in names if n in METRIC_HELP)

@@ -46,7 +46,7 @@ class GoldFormatError(ValueError):
         self.problems = list(problems)
         shown = self.problems[:MAX_ERRORS_SHOWN]
         more = len(self.problems) - len(shown)
-        text = "Altın set dosyası içe aktarılmadı; hiçbir soru eklenmedi. Sorunlar:\n" + "\n".join(
+        text = "Doğrulama seti dosyası içe aktarılmadı; hiçbir soru eklenmedi. Sorunlar:\n" + "\n".join(
             f"- {p}" for p in shown)
         if more > 0:
             text += f"\n- … ve {more} sorun daha"

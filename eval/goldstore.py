@@ -29,7 +29,7 @@ from eval.goldset import (
 from ragcore.core import sanitize
 from ragcore.store import Database
 
-SAMPLE_NAME = "örnek: kanun paraphrase"
+SAMPLE_NAME = "örnek: kanun soruları"  # was "örnek: kanun paraphrase" (an English word on the lab page)
 SAMPLE_FILE = Path(__file__).resolve().parent / "gold" / "paraphrase_laws.jsonl"
 SAMPLE_CORPUS = Path(__file__).resolve().parent / "gold" / "paraphrase_laws.corpus.json"
 MAX_NAME = 200
@@ -93,9 +93,9 @@ def _question(row: tuple) -> GoldQuestion:
 def _clean_name(name: str) -> str:
     text = sanitize(name or "", single_line=True).strip()
     if not text:
-        raise GoldSetError("Altın setin bir adı olmalı.")
+        raise GoldSetError("Doğrulama setinin bir adı olmalı.")
     if len(text) > MAX_NAME:
-        raise GoldSetError(f"Altın set adı en fazla {MAX_NAME} karakter olabilir.")
+        raise GoldSetError(f"Doğrulama seti adı en fazla {MAX_NAME} karakter olabilir.")
     return text
 
 
@@ -117,7 +117,7 @@ def find_set(db: Database, name_or_id: str | int) -> int:
         else:
             row = conn.execute("SELECT id FROM public.gold_sets WHERE name = %s", (_clean_name(name_or_id),)).fetchone()
     if row is None:
-        raise GoldSetError(f"“{name_or_id}” adlı bir altın set yok.")
+        raise GoldSetError(f"“{name_or_id}” adlı bir doğrulama seti yok.")
     return row[0]
 
 
@@ -129,7 +129,7 @@ def get_version(db: Database, set_id: int, version: int | None = None) -> GoldVe
         else:
             row = conn.execute(VERSION_SQL + " WHERE s.id = %s AND v.version = %s", (set_id, version)).fetchone()
     if row is None:
-        raise GoldSetError(f"Altın set #{set_id} için {'hiç sürüm' if version is None else f'{version}. sürüm'} yok.")
+        raise GoldSetError(f"Doğrulama seti #{set_id} için {'hiç sürüm' if version is None else f'{version}. sürüm'} yok.")
     return _version(row)
 
 
@@ -244,7 +244,7 @@ def import_file(db: Database, name: str, filename: str, data: bytes, *, created_
 
 
 def import_sample(db: Database, *, created_by: str | None = None) -> tuple[GoldVersion, bool]:
-    """The shipped paraphrase set (eval/gold/paraphrase_laws.jsonl) as the set “örnek: kanun paraphrase”."""
+    """The shipped paraphrase set (eval/gold/paraphrase_laws.jsonl) as the set “örnek: kanun soruları”."""
     version, new = import_file(db, SAMPLE_NAME, SAMPLE_FILE.name, SAMPLE_FILE.read_bytes(), created_by=created_by)
     return version, new
 
@@ -267,7 +267,7 @@ def add_question(db: Database, set_id: int, question: GoldQuestion, *, created_b
     with db.connection() as conn:
         row = conn.execute("SELECT name FROM public.gold_sets WHERE id = %s FOR UPDATE", (set_id,)).fetchone()
         if row is None:
-            raise GoldSetError(f"Altın set #{set_id} yok.")
+            raise GoldSetError(f"Doğrulama seti #{set_id} yok.")
         live = _live(conn, set_id)
         if question.id in live:
             raise GoldSetError(f"“{row[0]}” setinde “{question.id}” kimlikli bir soru zaten var.")

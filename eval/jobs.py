@@ -16,6 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from eval.labels import TQUAD_NAME, retriever_label
 from eval.schema import migrate_lab
 from ragcore.core import Settings
 from ragcore.jobs import Job, JobCancelled, JobFailed, JobKind, JobRun, Stage, register_kind, submit
@@ -121,7 +122,7 @@ def _gold_summary(result: dict[str, Any]) -> str:
 
 
 GOLD_KIND = register_kind(JobKind(
-    name=GOLD, label="Altın set değerlendirmesi", run=_run_gold, stages=GOLD_STAGES, summary=_gold_summary,
+    name=GOLD, label="Doğrulama seti değerlendirmesi", run=_run_gold, stages=GOLD_STAGES, summary=_gold_summary,
     cannot_retry=_cannot_retry))
 
 
@@ -143,7 +144,7 @@ class TquadProgress:
         self.run.progress(key, done, total)
         if stage != self.stage or done >= total:
             self.stage = stage
-            detail = " ".join(DETAIL_WORDS.get(w, w) for w in rest.split())
+            detail = " ".join(DETAIL_WORDS.get(w) or retriever_label(w) for w in rest.split())
             lab_runs.write_progress(self.run.db, _run_id(self.run.job),
                                     {"stage": key, "done": done, "total": total, "configuration": detail})
 
@@ -172,9 +173,9 @@ def submit_tquad(db: Database, settings: Settings, kind: str, configuration: dic
 
 def _tquad_label(kind: str, configuration: dict[str, Any]) -> str:
     if kind == "tquad":
-        return (f"TQuAD arama · {', '.join(configuration.get('retrievers', []))} · parça "
+        return (f"{TQUAD_NAME}: arama · {', '.join(map(retriever_label, configuration.get('retrievers', [])))} · parça "
                 f"{', '.join(str(s) for s in configuration.get('chunk_sizes', []))}")
-    return (f"TQuAD cevap · {configuration.get('retriever')} · parça {configuration.get('chunk_size')} · "
+    return (f"{TQUAD_NAME}: cevap · {retriever_label(str(configuration.get('retriever')))} · parça {configuration.get('chunk_size')} · "
             f"{configuration.get('answerable')}+{configuration.get('unanswerable')} soru")
 
 
@@ -219,8 +220,8 @@ def _tquad_summary(result: dict[str, Any]) -> str:
 
 
 TQUAD_KIND = register_kind(JobKind(
-    name=TQUAD, label="TQuAD arama değerlendirmesi", run=_run_tquad, stages=TQUAD_STAGES, summary=_tquad_summary,
+    name=TQUAD, label=f"{TQUAD_NAME}: arama değerlendirmesi", run=_run_tquad, stages=TQUAD_STAGES, summary=_tquad_summary,
     cannot_retry=_cannot_retry))
 ANSWERS_KIND = register_kind(JobKind(
-    name=ANSWERS, label="TQuAD cevap değerlendirmesi", run=_run_answers, stages=TQUAD_STAGES,
+    name=ANSWERS, label=f"{TQUAD_NAME}: cevap değerlendirmesi", run=_run_answers, stages=TQUAD_STAGES,
     summary=_tquad_summary, cannot_retry=_cannot_retry))

@@ -28,7 +28,7 @@ from ragcore.store import Database
 log = logging.getLogger(__name__)
 
 KINDS = ("gold", "tquad", "answers")
-KIND_LABELS = {"gold": "Altın set", "tquad": "TQuAD arama", "answers": "TQuAD cevap"}
+KIND_LABELS = {"gold": "Doğrulama seti", "tquad": "Vikipedi soruları: arama", "answers": "Vikipedi soruları: cevap"}
 ACTIVE = ("queued", "running")
 STALE_AFTER_S = 3600.0
 NAMESPACE_PREFIX = "lab_"

@@ -159,7 +159,7 @@ def test_closest_outcome_shows_passages_and_goes_to_review(law_db, embedder):
     assert 1 <= len(answer.sources) <= 3 and answer.cited == tuple(s.rank for s in answer.sources)
     lines = answer.text.splitlines()
     for number, source in enumerate(answer.sources, start=1):  # cited by document, article and page, not quoted
-        assert f"Yakın bölüm {number}: {source.title}, {source.article}, {source.page_label} [{source.rank}]" in lines
+        assert f"Yakın parça {number}: {source.title}, {source.article}, {source.page_label} [{source.rank}]" in lines
         assert source.text[:60] not in answer.text
     assert "göre:" not in answer.text and "> “" not in answer.text  # nothing that reads like an answer
     row = logged_questions(law_db, "mehmet")[0]

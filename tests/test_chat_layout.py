@@ -74,7 +74,7 @@ def test_closest_passages_have_a_box_of_their_own(db: Database, settings, embedd
     at.run()
     assert not at.exception, at.exception
     (box,) = [w for w in shown(at.warning) if CLOSEST_LEAD in w]
-    assert "Yakın bölüm 1: Is Kazasi Talimati, Madde 14, s. 1 [1]" in box and "Bu bir cevap değil" in box
+    assert "Yakın parça 1: Is Kazasi Talimati, Madde 14, s. 1 [1]" in box and "Bu bir cevap değil" in box
     bodies = [_plain(m.value) for m in at.markdown]
-    assert not any("göre:" in b or b.startswith(">") or "Yakın bölüm" in b for b in bodies), bodies  # no answer look
+    assert not any("göre:" in b or b.startswith(">") or "Yakın parça" in b for b in bodies), bodies  # no answer look
     assert "[1] Is Kazasi Talimati · Madde 14 · s. 1" in [_plain(e.label) for e in at.expander]

@@ -22,7 +22,9 @@ def test_bars_carry_ci_bounds():
 
 def test_curve_has_one_point_per_k_and_system():
     frame = charts.curve_frame(RESULTS)
-    assert len(frame) == 10 and set(frame["system"]) == {"bm25@1000", "dense@1000"}
+    # Systems are named in Turkish, never by their code ("bm25@1000").
+    assert len(frame) == 10 and set(frame["system"]) == {"Sözcük eşleşmesi (sözcükler olduğu gibi) · 1000 karakter",
+                                                         "Vektör benzerliği · 1000 karakter"}
     assert charts.recall_curve(RESULTS).to_dict()["mark"]["type"] == "line"
 
 

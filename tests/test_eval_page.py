@@ -40,5 +40,5 @@ def test_page_lists_and_shows_an_earlier_run(db, pg_url, tmp_path, monkeypatch):
     assert len(at.dataframe) >= 2  # runs list + results table
     texts = [t.value for t in at.text]
     assert any(t.startswith("Derlem: 697 makale (56") for t in texts)
-    assert any(t.startswith("Altın cevap: ") for t in texts)
+    assert any(t.startswith("Beklenen cevap: ") for t in texts)
     reset_app(db)

@@ -80,7 +80,7 @@ def test_every_problem_of_a_file_is_listed_and_blank_lines_keep_numbering() -> N
     problems = _problems(text)
     assert [p.split(",")[0].split(":")[0] for p in problems] == ["satır 3", "satır 4", "satır 5"], problems
     message = str(GoldFormatError(problems))
-    assert message.startswith("Altın set dosyası içe aktarılmadı; hiçbir soru eklenmedi.")
+    assert message.startswith("Doğrulama seti dosyası içe aktarılmadı; hiçbir soru eklenmedi.")
 
 
 def test_empty_file_and_unknown_format() -> None:

@@ -128,7 +128,7 @@ def test_recommendation_picks_the_cheapest_configuration_tied_with_the_best() ->
     assert text.startswith(f"Önerilen yapılandırma: {labels[cheapest]}.")
     m = cmp[cheapest]
     assert signed(m["diff"]) in text and ci_text(m["ci"], signed_values=True) in text
-    assert "Ucuz: bu çalıştırmada ölçülen p95 cevap süresi" in text
+    assert "Ucuz: bu çalıştırmada ölçülen en yavaş %5 cevap süresi" in text
 
 
 def test_recommendation_when_the_best_is_also_the_cheapest_or_alone() -> None:
@@ -137,7 +137,7 @@ def test_recommendation_when_the_best_is_also_the_cheapest_or_alone() -> None:
     assert r["chosen"] == "a" and r["tied_with_best"] == []
     assert "diğer bütün yapılandırmalar ondan anlamlı biçimde ayrılıyor" in r["text"]
     alone = gs.recommend(_systems({"a": [0.5, 1.0]}), {"a": gs.Cost(1.0, 1.0)}, {"a": "A"}, "ndcg@10")
-    assert alone["chosen"] == "a" and "Tek yapılandırma ölçüldü (A): nDCG@10 0,750" in alone["text"]
+    assert alone["chosen"] == "a" and "Tek yapılandırma ölçüldü (A): Sıralama kalitesi (ilk 10) 0,750" in alone["text"]
 
 
 def test_turkish_numbers() -> None:

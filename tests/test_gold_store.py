@@ -74,7 +74,7 @@ def test_the_sample_imports_with_one_call(db) -> None:
 
 
 def test_unknown_set_and_version(db) -> None:
-    with pytest.raises(GoldSetError, match="adlı bir altın set yok"):
+    with pytest.raises(GoldSetError, match="adlı bir doğrulama seti yok"):
         goldstore.find_set(db, "yok")
     v, _ = goldstore.import_file(db, "set", "a.jsonl", GOLD_JSONL.encode(), created_by=None)
     with pytest.raises(GoldSetError, match="3. sürüm"):

@@ -106,7 +106,7 @@ def test_upload_run_compare_and_review_to_gold(app_env, db, settings) -> None:
     specs = [json.loads(c.proto.spec) for c in charts]
     assert any("eşik" in json.dumps(s, ensure_ascii=False).casefold() for s in specs)  # the abstention curve
     downloads = {b.proto.label for b in at.get("download_button")}
-    assert {escape_markdown(x) for x in ("Rapor (HTML)", "summary.json", "per_question.csv")} <= downloads
+    assert {escape_markdown(x) for x in ("Rapor (HTML)", "Özet (JSON)", "Soru başına sonuçlar (CSV)")} <= downloads
     assert {p.name for p in folder.iterdir()} >= {"summary.json", "per_question.csv", "report.html"}
     assert lab_namespaces(db) == []
 
@@ -121,7 +121,7 @@ def test_upload_run_compare_and_review_to_gold(app_env, db, settings) -> None:
     review.text_input(key=f"review_gold_pages_{qid}").input("2")
     review.text_input(key=f"review_gold_article_{qid}").input("Madde 4")
     review.text_input(key=f"review_gold_facts_{qid}").input("yilda en az bir kez")
-    _click(review, "Altın sete ekle")
+    _click(review, "Doğrulama setine ekle")
     assert any("sürüm 2" in s.value for s in review.success), [s.value for s in review.success]
     assert qlog.review_queue(db) == []  # resolved with it
 

@@ -52,7 +52,7 @@ def test_turkish_number_formatting() -> None:
     assert formatting.duration(125) == "2 dk 5 sn" and formatting.duration(3720) == "1 sa 2 dk"
     assert formatting.milliseconds(120.4) == "120 ms" and formatting.milliseconds(2500) == "2,5 sn"
     assert formatting.megabytes(52428800) == "50,0 MB"
-    assert formatting.count_of(120, 1924, "bölüm") == "120/1.924 bölüm"
+    assert formatting.count_of(120, 1924, "parça") == "120/1.924 parça"
     assert formatting.date(datetime(2026, 12, 1, 12, tzinfo=UTC)).endswith(".12.2026")
 
 

@@ -40,7 +40,7 @@ log = logging.getLogger("dayanak.app")
 HISTORY = "chat_history"
 PENDING = "chat_pending"
 NO_MODEL_BADGE = "Model çağrılmadı: kaynaklarda yeterli dayanak bulunamadı"
-NO_MODEL_HELP = ("Arama, erişebildiğiniz dokümanlarda bu soruya yetecek kadar ilgili bir bölüm bulamadı; bu yüzden "
+NO_MODEL_HELP = ("Arama, erişebildiğiniz dokümanlarda bu soruya yetecek kadar ilgili bir parça bulamadı; bu yüzden "
                  "ne bir dil modeli ne de alıntı modu çalıştırıldı.")
 ANSWER_FAILED = ("Cevap oluşturulurken beklenmeyen bir hata oluştu. Sorunuzu biraz sonra yeniden gönderin; sorun "
                  "sürerse yöneticinize başvurun.")
@@ -48,7 +48,7 @@ REVOKED_NOTICE = ("Bu cevabın dayandığı kaynaklardan en az birine artık eri
                   "erişim rolleri değişti); cevap ve kaynakları gizlendi.")
 
 
-CLOSEST_NOTE = ("Bu bir cevap değil: yukarıdakiler konuya en yakın bölümlerdir; lütfen aşağıdaki kaynaklardan "
+CLOSEST_NOTE = ("Bu bir cevap değil: yukarıdakiler konuya en yakın parçalardır; lütfen aşağıdaki kaynaklardan "
                 "kendiniz okuyun. Soru, yöneticinin inceleme kuyruğuna eklendi.")
 UNUSED_SOURCES = "Cevapta kullanılmayan diğer kaynaklar"
 
@@ -129,7 +129,7 @@ def render_sources(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
 
 def render_answer_text(turn: Turn) -> None:
     """The answer itself. The closest passages get a box of their own — a warning with the lead,
-    the "Yakın bölüm n" lines and what they are — so they cannot be read as an answer."""
+    the "Yakın parça n" lines and what they are — so they cannot be read as an answer."""
     if turn.outcome == OUTCOME_CLOSEST:
         st.warning(escape_markdown(f"{turn.text}\n\n{CLOSEST_NOTE}"), icon=":material/travel_explore:")
     else:
@@ -188,7 +188,7 @@ def render_footer(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
     if turn.notice and turn.status != STATUS_ERROR:
         st.info(escape_markdown(turn.notice), icon=":material/info:")
     if turn.status == STATUS_ERROR and turn.notice:
-        st.error(escape_markdown(f"Model sunucusu cevap veremedi: {turn.notice} En ilgili bölümler alıntılandı."),
+        st.error(escape_markdown(f"Model sunucusu cevap veremedi: {turn.notice} En ilgili parçalar alıntılandı."),
                  icon=":material/cloud_off:")
     render_badge(turn)
     render_sources(ctx, user, turn, key)

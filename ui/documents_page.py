@@ -22,6 +22,10 @@ from ui.jobs import render_jobs
 from ui.markdown import alert, escape_markdown
 from ui.upload import confirm_wide_access, role_picker, roles_text, upload_document
 
+# "Parça" is our one word for a chunk ("bölüm" is a law's chapter); the cards count them, so it is explained here.
+CHUNK_EXPLAINED = ("Parça: bir belgenin arama için bölündüğü, birkaç paragraflık metin. Sohbet ve arama, cevabı bu "
+                   "parçalarda arar ve kaynak olarak onları gösterir.")
+
 
 def _flash(message: str, kind: str = "success") -> None:
     st.session_state["doc_flash"] = (kind, message)
@@ -138,7 +142,7 @@ def confirm_delete(ctx: AppContext, doc: Document) -> None:
     """The confirmation, in a dialog: nothing is deleted until "Evet, sil"."""
     from ragcore.documents import delete_document
 
-    st.warning(escape_markdown(f"“{doc.title}” ve bütün bölümleri kalıcı olarak silinecek; sohbet artık bu "
+    st.warning(escape_markdown(f"“{doc.title}” ve bütün parçaları kalıcı olarak silinecek; sohbet artık bu "
                                "dokümandan kaynak gösteremez. Emin misiniz?"), icon=":material/warning:")
     with st.container(horizontal=True, horizontal_alignment="right"):
         if st.button("Vazgeç", key=f"doc_delete_no_{doc.public_id}"):
@@ -159,7 +163,7 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
         st.markdown(f"**{escape_markdown(doc.title)}**")
         pages = "başlık" if doc.file_format == DOCX else "sayfa"  # a Word file's sections, by their headings
         meta = (f"{doc.filename} · {formatting.integer(doc.page_count)} {pages} · "
-                f"{formatting.integer(doc.chunk_count)} bölüm · {formatting.date(doc.created_at)}")
+                f"{formatting.integer(doc.chunk_count)} parça · {formatting.date(doc.created_at)}")
         if doc.uploaded_by:
             meta += f" · yükleyen: {doc.uploaded_by}"
         st.caption(escape_markdown(meta))
@@ -195,5 +199,6 @@ def render_documents_page(ctx: AppContext, user: User) -> None:
         return
     st.subheader(f"Erişebildiğiniz dokümanlar ({len(documents)})" if user.role != "admin"
                  else f"Tüm dokümanlar ({len(documents)})")
+    st.caption(CHUNK_EXPLAINED)
     for doc in documents:
         _card(ctx, user, doc)

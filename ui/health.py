@@ -3,7 +3,8 @@
 The report probes Ollama and counts rows, so it is cached for a minute rather than rebuilt
 on every rerun; "Yenile" forces a fresh one. Its English sentences (`*_reason`) are for the
 CLI and the log; this panel renders the same facts from the report's structured fields
-(cause codes, origins, numbers), so nothing is translated by pattern matching.
+(cause codes, origins, numbers), so nothing is translated by pattern matching. The plain lines
+name no model id, version, address or setting: those sit under "Teknik ayrıntılar".
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ragcore.ops import HealthReport, run_checks
 from ui import labels
 from ui.context import AppContext
 from ui.markdown import escape_markdown
+from ui.technical import technical_details
 
 
 @st.cache_data(ttl=60, show_spinner="Sistem denetleniyor…")
@@ -23,12 +25,12 @@ def _report(_ctx: AppContext, data_dir: str) -> HealthReport:
     return run_checks(_ctx.settings, _ctx.db)
 
 
-def _ollama_cause(cause: str, model: str, settings: Settings) -> str | None:
+def _ollama_cause(cause: str) -> str | None:
     return {
         "setting": None,
-        "ollama_has_model": f"Ollama erişilebilir ve {model} modeli yüklü",
-        "ollama_missing_model": f"Ollama erişilebilir ama {model} modeli indirilmemiş (ollama pull {model})",
-        "ollama_unreachable": f"Ollama'ya ulaşılamıyor ({settings.ollama_base_url})",
+        "ollama_has_model": "Ollama erişilebilir ve gereken model yüklü",
+        "ollama_missing_model": "Ollama erişilebilir ama gereken model indirilmemiş",
+        "ollama_unreachable": "Ollama'ya ulaşılamıyor",
         "openai_reachable": "OpenAI uyumlu sunucu erişilebilir",
         "openai_unreachable": "OpenAI uyumlu sunucuya ulaşılamıyor",
         "cpu_lacks_e5": "bu işlemci gömülü e5 motorunun gerektirdiği komut setlerini desteklemiyor",
@@ -36,10 +38,10 @@ def _ollama_cause(cause: str, model: str, settings: Settings) -> str | None:
 
 
 def embedding_reason(report: HealthReport, settings: Settings) -> str:
-    """Why this embedder, in Turkish ("otomatik seçim: Ollama'ya ulaşılamıyor (…); gömülü e5 kullanılıyor")."""
+    """Why this search model, in Turkish ("otomatik seçim: Ollama'ya ulaşılamıyor; gömülü e5 kullanılıyor")."""
     if "setting" in report.embedding_causes:
-        return f"EMBED_BACKEND={settings.embed_backend} ayarıyla seçildi"
-    parts = [_ollama_cause(c, settings.embed_model, settings) for c in report.embedding_causes]
+        return "yönetici ayarıyla seçildi"
+    parts = [_ollama_cause(c) for c in report.embedding_causes]
     if report.embedding_backend != "ollama":
         parts.append(f"{labels.EMBEDDER_LABELS.get(report.embedding_backend or '', report.embedding_backend)} "
                      "kullanılıyor")
@@ -48,8 +50,8 @@ def embedding_reason(report: HealthReport, settings: Settings) -> str:
 
 def generator_reason(report: HealthReport, settings: Settings) -> str:
     if "setting" in report.generator_causes:
-        return f"LLM_BACKEND={settings.llm_backend} ayarıyla seçildi"
-    parts = [_ollama_cause(c, settings.llm_model, settings) for c in report.generator_causes]
+        return "yönetici ayarıyla seçildi"
+    parts = [_ollama_cause(c) for c in report.generator_causes]
     if report.generator_backend == "extractive":
         parts.append("dil modeli olmadan kaynaklardaki cümleler alıntılanıyor")
     return "otomatik seçim: " + "; ".join(p for p in parts if p)
@@ -62,9 +64,9 @@ def retrieval_reason(report: HealthReport, settings: Settings) -> str | None:
     if origin == "invalid":
         return report.retrieval_reason  # RetrievalError: already a Turkish message
     text = {
-        "setting": f"RETRIEVAL_MODE={settings.retrieval_mode} ayarıyla seçildi",
-        "measured": "otomatik: bu gömme modeli için ölçülerek seçildi (ragcore/measured/retrieval.json)",
-        "untuned": "otomatik: bu gömme modeli için ölçüm yok, varsayılan sıra birleştirme (RRF)",
+        "setting": "yönetici ayarıyla seçildi",
+        "measured": "otomatik: bu arama modeli için ölçülerek seçildi",
+        "untuned": "otomatik: bu arama modeli için ölçüm yok, varsayılan sıra birleştirme",
     }[origin]
     if report.retrieval_weight is not None:
         text += f"; vektör ağırlığı {formatting.number(report.retrieval_weight, 2)}"
@@ -75,38 +77,60 @@ def threshold_reason(report: HealthReport) -> str | None:
     if report.threshold_signal is None or report.threshold_value is None:
         return None
     origin = {
-        "setting": "REFUSAL_THRESHOLD ayarından",
-        "calibrated": "bu gömme modeli için ölçülerek belirlendi",
+        "setting": "yönetici ayarından",
+        "calibrated": "bu arama modeli için ölçülerek belirlendi",
         "default": "bu model için ölçülmedi: modelden bağımsız varsayılan",
     }.get(report.threshold_origin or "", "")
     return labels.threshold_text(report.threshold_signal, report.threshold_value, origin)
 
 
-def _generator_text(report: HealthReport) -> str:
-    name = labels.GENERATOR_LABELS.get(report.generator_backend or "", report.generator_backend or "—")
-    return name if report.generator_backend == "extractive" else f"{name} · {report.generator_model}"
-
-
 def panel_lines(report: HealthReport) -> list[tuple[str, str]]:
-    """The panel's table: (Turkish name, value); values are ours or versions and model names."""
-    index = (f"{report.index_model} ({report.index_dim} boyutlu vektör)" if report.index_model
-             else "henüz oluşturulmadı (ilk yükleme oluşturur)")
+    """The panel's plain lines: (Turkish name, value), with no model id, version or setting name
+    (those are `technical_lines`)."""
+    index = "hazır" if report.index_model else "henüz oluşturulmadı (ilk yükleme oluşturur)"
     content = (f"{formatting.integer(report.documents)} doküman, {formatting.integer(report.chunks)} parça"
                if report.documents is not None else "—")
     embedder = labels.EMBEDDER_LABELS.get(report.embedding_backend or "", report.embedding_backend or "—")
+    generator = labels.GENERATOR_LABELS.get(report.generator_backend or "", report.generator_backend or "—")
     return [
+        ("İçerik", content),
+        ("Arama dizini", index),
+        ("Arama modeli", embedder),
+        ("Arama modu", labels.mode_label(report.retrieval_mode) if report.retrieval_mode else "—"),
+        ("Cevap üretici", generator),
+        ("Ollama", "erişilebilir" if report.ollama_reachable else "erişilemiyor"),
+        ("Taranmış sayfalar", "okunur (OCR)" if report.ocr_available
+         else "okunamaz: sunucuya OCR programı kurulmalı (Teknik ayrıntılar)"),
+    ]
+
+
+def technical_lines(report: HealthReport, settings: Settings) -> list[tuple[str, str]]:
+    """What a technician needs behind the plain lines: versions, model ids, addresses, and the
+    settings and measurement files that made each choice (shown only under "Teknik ayrıntılar")."""
+    index = f"{report.index_model} ({report.index_dim} boyutlu vektör)" if report.index_model else "—"
+    lines = [
         ("PostgreSQL", report.postgres_version or "—"),
         ("pgvector", report.pgvector_version or "—"),
         ("Migrasyonlar", ", ".join(f"{v:03d}" for v in report.migrations_applied) or "—"),
+        ("Veritabanı", "harici sunucu (DATABASE_URL)" if settings.database_url else "gömülü sunucu"),
         ("Dizin", index),
-        ("İçerik", content),
-        ("Gömme", f"{embedder} · {report.embedding_model} (dizin adı {report.embedding_name})"),
-        ("Arama modu", labels.mode_label(report.retrieval_mode) if report.retrieval_mode else "—"),
-        ("Üretici", _generator_text(report)),
-        ("Ollama", ("erişilebilir" if report.ollama_reachable else "erişilemiyor") + f" ({report.ollama_url})"),
-        ("OCR", f"Tesseract {report.ocr_version}, Türkçe: taranmış sayfalar okunur" if report.ocr_available
-         else f"kurulu değil: taranmış PDF'ler reddedilir (paketler: {', '.join(ocr.PACKAGES)})"),
+        ("Arama modeli", f"{report.embedding_model or '—'} (dizin adı {report.embedding_name or '—'}; "
+                         f"EMBED_BACKEND={settings.embed_backend})"),
+        ("Arama modu", f"{report.retrieval_mode or '—'} (RETRIEVAL_MODE={settings.retrieval_mode}; "
+                       "ölçüm: ragcore/measured/retrieval.json)"),
+        ("Ret eşiği", f"{report.threshold_signal or '—'} (REFUSAL_THRESHOLD ayarı ya da "
+                      "ragcore/measured/thresholds.json)"),
+        ("Cevap üretici", f"{report.generator_backend or '—'} · {report.generator_model or '—'} "
+                          f"(LLM_BACKEND={settings.llm_backend})"),
+        ("Ollama adresi", report.ollama_url or "—"),
+        ("OCR", f"Tesseract {report.ocr_version}, Türkçe modeli" if report.ocr_available
+         else f"kurulu değil (paketler: {', '.join(ocr.PACKAGES)})"),
     ]
+    missing = [m for m, c in ((settings.embed_model, report.embedding_causes), (settings.llm_model, report.generator_causes))
+               if "ollama_missing_model" in c]
+    if missing:
+        lines.append(("Eksik model", "; ".join(f"ollama pull {m}" for m in dict.fromkeys(missing))))
+    return lines
 
 
 def render_health_panel(ctx: AppContext) -> None:
@@ -114,18 +138,19 @@ def render_health_panel(ctx: AppContext) -> None:
     healthy = report.database_ok and not report.migrations_pending
     with st.expander("Sistem durumu", icon=":material/check_circle:" if healthy else ":material/error:"):
         if report.database_ok:
-            where = "harici sunucu (DATABASE_URL)" if ctx.settings.database_url else "gömülü sunucu"
+            where = "ayrı bir sunucuda" if ctx.settings.database_url else "uygulamanın içinde"
             st.markdown(f"Veritabanı: **çalışıyor** ({escape_markdown(where)})")
         else:
             st.error(escape_markdown(f"Veritabanı sorunu: {report.database_error}"))
         for name, value in panel_lines(report):
             st.markdown(f"**{escape_markdown(name)}:** {escape_markdown(value)}")
-        for title, reason in (("Gömme seçimi", embedding_reason(report, ctx.settings)),
+        for title, reason in (("Arama modeli seçimi", embedding_reason(report, ctx.settings)),
                               ("Arama modu", retrieval_reason(report, ctx.settings)),
                               ("Ret eşiği", threshold_reason(report)),
-                              ("Üretici seçimi", generator_reason(report, ctx.settings))):
+                              ("Cevap üretici seçimi", generator_reason(report, ctx.settings))):
             if reason:
                 st.caption(escape_markdown(f"{title}: {reason}"))
+        technical_details(technical_lines(report, ctx.settings))
         if st.button("Yenile", key="health_refresh", icon=":material/refresh:"):
             _report.clear()
             st.rerun()

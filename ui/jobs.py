@@ -15,6 +15,7 @@ from ragcore.core import User, formatting, short_id
 from ragcore.jobs import Job
 from ui.context import AppContext
 from ui.markdown import escape_markdown
+from ui.technical import WORKER_COMMAND, technical_details
 
 REFRESH_S = 2.0
 SHOWN = 20  # newest jobs read per refresh: every active one among them is shown
@@ -50,7 +51,8 @@ def _jobs_panel(ctx: AppContext) -> None:
     st.subheader("İşler")
     if active and not jobs.live_workers(ctx.db, ctx.settings):
         st.warning("Çalışan bir arka plan işçisi yok: işler sırada bekliyor. Uygulamayı yeniden başlatın ya da "
-                   "sunucuda `python -m ragcore worker` çalıştırın.", icon=":material/pending:")
+                   "sunucuda arka plan işçisini ayrıca başlatın.", icon=":material/pending:")
+        technical_details([("İşçiyi başlatan komut", WORKER_COMMAND)])
     finished = [job for job in recent if not job.active][:FINISHED_SHOWN]
     for job in recent:
         if job.active or job in finished:

@@ -26,11 +26,16 @@ from ragcore.core import short_id
 from ragcore.jobs import Job
 from ui.context import AppContext
 from ui.markdown import escape_markdown
+from ui.technical import WORKER_COMMAND, technical_details
 
 REFRESH_S = 2.0
 PIN_FROM = 6  # columns: a table this wide may scroll sideways, so its first column stays in view
 LONG_TEXT = 60  # characters: a cell longer than this is free text (a question, an answer, a passage)
 WRAPPED_ROW_PX = 72  # Streamlit wraps a cell's text only in rows taller than 4rem: three lines
+
+
+NO_WORKER = ("Çalışan bir arka plan işçisi yok: iş sırada bekliyor. Uygulamayı yeniden başlatın ya da sunucuda "
+             "arka plan işçisini ayrıca başlatın.")
 
 
 def _width(values: pd.Series) -> str | None:
@@ -74,7 +79,7 @@ def job_progress(ctx: AppContext, job_id: int, *, on_finished: Callable[[Job], N
     try:
         job = jobs.get_job(ctx.db, job_id)
     except jobs.JobNotFound:
-        st.warning("Lab işi bulunamadı.")
+        st.warning("Ölçüm işi bulunamadı.")
         return
     st.fragment(_progress_panel, run_every=REFRESH_S if job.active else None)(ctx, job_id, job.active, on_finished,
                                                                               scope)
@@ -105,8 +110,8 @@ def _progress_panel(ctx: AppContext, job_id: int, was_active: bool, on_finished:
     elif job.status == jobs.QUEUED:
         st.progress(0.0, text="Sırada: bir işçi boşalınca başlar.")
         if not jobs.live_workers(ctx.db, ctx.settings):
-            st.warning("Çalışan bir arka plan işçisi yok: iş sırada bekliyor. Uygulamayı yeniden başlatın ya da "
-                       "sunucuda `python -m ragcore worker` çalıştırın.", icon=":material/pending:")
+            st.warning(NO_WORKER, icon=":material/pending:")
+            technical_details([("İşçiyi başlatan komut", WORKER_COMMAND)])
     elif job.status == jobs.FAILED:
         st.error(escape_markdown(job.error or "İş başarısız oldu."), icon=":material/error:")
     elif job.status == jobs.CANCELLED:

@@ -1,6 +1,8 @@
 """The lab's gold runs: the form that queues one, its live progress, and its results — the
 recommendation, leak count, table, comparisons, charts, abstention curve, per-question drill-down
-and the downloads (summary.json, per_question.csv, report.html).
+and the downloads (summary.json, per_question.csv, report.html). Metrics carry plain Turkish names
+(`eval.gold_stats.METRIC_LABELS`); their codes and the statistical methods are in help texts and
+"Teknik ayrıntılar".
 
 After "Çalıştır" the run's progress appears right under the form and, when the job is done, its
 results replace it in place. Which run the admin looks at is the only thing kept in the session;
@@ -14,21 +16,24 @@ from pathlib import Path
 import streamlit as st
 
 from eval import gold_charts
-from eval.gold_stats import metric_label
+from eval.gold_stats import METRIC_HELP, metric_label, metrics_help
 from eval.numbers import integer, number
 from ragcore.core import User
+from ui import labels as ui_labels
 from ui.context import AppContext
 from ui.lab_common import download, job_progress, table
 from ui.markdown import escape_answer, escape_markdown
+from ui.technical import technical_details, technical_expander
 
 MODES = ("weighted", "lexical", "dense", "rrf")
-MODE_LABELS = {"weighted": "ağırlıklı (yoğun + BM25)", "lexical": "sözcüksel (BM25)", "dense": "yoğun (vektör)",
-               "rrf": "RRF"}
-EMBEDDER_LABELS = {"e5": "e5 (multilingual-e5-small)", "use": "USE (universal sentence encoder)"}
+EMBEDDER_LABELS = {"e5": "e5 (çok dilli küçük model)", "use": "USE (çok dilli cümle modeli)"}
+EMBEDDER_IDS = {"e5": "multilingual-e5-small (gömülü, 4 bit)", "use": "universal sentence encoder, multilingual (gömülü)"}
 CHUNK_SIZES = (500, 1000, 1500)
 KS = (3, 5, 8, 10)
 PRIMARY = ("ndcg@10", "recall@5", "recall@1", "mrr@10")
 CURRENT = "lab_gold_current_run"
+DOWNLOADS = {"summary.json": "Özet (JSON)", "per_question.csv": "Soru başına sonuçlar (CSV)",
+             "cases.jsonl": "Vakalar (JSONL)"}
 
 
 def render_new_gold_run(ctx: AppContext, admin: User) -> None:
@@ -36,23 +41,29 @@ def render_new_gold_run(ctx: AppContext, admin: User) -> None:
 
     sets = goldstore.list_sets(ctx.db)
     if not sets:
-        st.info("Önce “Altın setler” sekmesinden bir set içe aktarın.", icon=":material/info:")
+        st.info("Önce “Doğrulama setleri” sekmesinden bir set içe aktarın.", icon=":material/info:")
         return
     with st.form("lab_gold_run"):
         names = [v.name for v in sets]
-        chosen = st.selectbox("Altın set", names, key="lab_run_set")
-        embedders = st.multiselect("Gömme modelleri", list(EMBEDDER_LABELS), default=["use"], key="lab_run_embedders",
-                                   format_func=lambda e: EMBEDDER_LABELS[e])
+        chosen = st.selectbox("Doğrulama seti", names, key="lab_run_set")
+        embedders = st.multiselect("Arama modelleri", list(EMBEDDER_LABELS), default=["use"], key="lab_run_embedders",
+                                   format_func=lambda e: EMBEDDER_LABELS[e],
+                                   help="Metni vektöre çeviren model; vektör benzerliğiyle arama bunu kullanır.")
         modes = st.multiselect("Arama modları", list(MODES), default=["weighted", "lexical"], key="lab_run_modes",
-                               format_func=lambda m: MODE_LABELS[m])
+                               format_func=ui_labels.mode_label,
+                               help=escape_markdown(ui_labels.modes_help(MODES)))
         a, b, c = st.columns(3)
         sizes = a.multiselect("Parça boyutları (karakter)", list(CHUNK_SIZES), default=[1000], key="lab_run_sizes")
-        ks = b.multiselect("k (cevaba verilen kaynak)", list(KS), default=[5], key="lab_run_ks")
-        primary = c.selectbox("Birincil ölçü", list(PRIMARY), key="lab_run_primary", format_func=metric_label)
+        ks = b.multiselect("Cevaba verilen kaynak sayısı", list(KS), default=[5], key="lab_run_ks",
+                           help="Arama sonuçlarından ilk kaç tanesinin cevap için kullanıldığı.")
+        primary = c.selectbox("Birincil ölçü", list(PRIMARY), key="lab_run_primary", format_func=metric_label,
+                              help=escape_markdown("Öneri bu ölçüye göre yapılır.\n\n" + metrics_help(PRIMARY)))
         corpus = st.radio("Belgeler", ["company", "sample"], key="lab_run_corpus", horizontal=True,
                           format_func=lambda x: {"company": "Şirket dokümanları (yüklü belgeler, rolleriyle)",
-                                                 "sample": "Örnek kanunlar (DOCUMENTS_DIR)"}[x])
+                                                 "sample": "Örnek kanunlar (sunucudaki örnek klasörü)"}[x])
         submitted = st.form_submit_button("Çalıştır", type="primary", icon=":material/play_arrow:")
+    technical_details([*((f"Arama modeli {EMBEDDER_LABELS[e]}", EMBEDDER_IDS[e]) for e in EMBEDDER_LABELS),
+                       ("Örnek kanunların klasörü", f"DOCUMENTS_DIR = {ctx.settings.documents_dir}")])
     if submitted:
         _submit(ctx, admin, sets[names.index(chosen)], embedders, modes, sizes, ks, corpus, primary)
     run_id = st.session_state.get(CURRENT)
@@ -66,7 +77,7 @@ def _submit(ctx: AppContext, admin: User, version, embedders, modes, sizes, ks, 
     from ragcore.jobs import JobError
 
     if not (embedders and modes and sizes and ks):
-        st.warning("En az bir gömme modeli, bir mod, bir parça boyutu ve bir k seçin.")
+        st.warning("En az bir arama modeli, bir arama modu, bir parça boyutu ve bir kaynak sayısı seçin.")
         return
     spec = GoldRunSpec(version.set_id, version.version, tuple(embedders), tuple(modes), tuple(sorted(sizes)),
                        tuple(sorted(ks)), corpus, primary)
@@ -132,30 +143,47 @@ def render_gold_results(folder: Path, *, key: str) -> None:
     table(key_columns(results, summary), key=f"lab_results_{key}")
     with st.expander("Bütün ölçüler"):
         table(results, key=f"lab_results_all_{key}")
+    _glossary()
     comparisons = gold_report.comparison_rows(summary)
     if comparisons:
-        with st.expander("En iyi yapılandırmayla eşli karşılaştırmalar (bootstrap GA, permütasyon testi, Holm)"):
+        with st.expander("En iyi yapılandırmayla karşılaştırma: fark rastlantı olabilir mi?"):
+            st.caption("Her yapılandırma, aynı sorularda en iyisiyle karşılaştırılır. Güven aralığı sıfırı içeriyorsa "
+                       "ya da p değeri büyükse bu sorularla ikisi arasında gerçek bir fark gösterilemiyor demektir.")
             table(comparisons, key=f"lab_comparisons_{key}")
+            technical_details([("Yöntem", "eşli bootstrap güven aralığı; eşli permütasyon testi; p değerleri Holm "
+                                          "yöntemiyle çoklu karşılaştırmaya göre düzeltilir")])
     metric = st.selectbox("Grafikteki ölçü", ["ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10"],
-                          key=f"lab_chart_metric_{key}", format_func=metric_label)
+                          key=f"lab_chart_metric_{key}", format_func=metric_label,
+                          help=escape_markdown(metrics_help()))
     _charts(summary, metric)
     _operating_points(summary, key)
     if cases:
         _drilldown(summary, cases, key)
-    with st.expander("Çalıştırma kartı"):
+    with technical_expander():  # the run card: data and code fingerprints, machine, folder
         table([{"Alan": k, "Değer": v} for k, v in gold_report.card_rows(summary)], key=f"lab_card_{key}")
+        st.caption(escape_markdown(f"Klasör: {folder}"))
     a, b, c, d = st.columns(4)
     with a:
         download("Rapor (HTML)", folder / gold_report.REPORT, f"{folder.name}-rapor.html", "text/html", f"dl_html_{key}")
     with b:
-        download("summary.json", folder / gold_report.SUMMARY, f"{folder.name}-summary.json", "application/json",
-                 f"dl_json_{key}")
+        download(DOWNLOADS[gold_report.SUMMARY], folder / gold_report.SUMMARY, f"{folder.name}-summary.json",
+                 "application/json", f"dl_json_{key}")
     with c:
-        download("per_question.csv", folder / gold_report.PER_QUESTION, f"{folder.name}-per_question.csv", "text/csv",
-                 f"dl_csv_{key}")
+        download(DOWNLOADS[gold_report.PER_QUESTION], folder / gold_report.PER_QUESTION,
+                 f"{folder.name}-per_question.csv", "text/csv", f"dl_csv_{key}")
     with d:
-        download("cases.jsonl", folder / gold_report.CASES, f"{folder.name}-cases.jsonl", "application/x-ndjson",
-                 f"dl_cases_{key}")
+        download(DOWNLOADS[gold_report.CASES], folder / gold_report.CASES, f"{folder.name}-cases.jsonl",
+                 "application/x-ndjson", f"dl_cases_{key}")
+
+
+def _glossary() -> None:
+    """What the result table's plain names measure, once, under the table."""
+    with st.expander("Ölçüler ne demek?"):
+        for name, text in METRIC_HELP.items():
+            st.caption(escape_markdown(f"{metric_label(name)}: {text}"))
+        st.caption("Ortanca / en yavaş %5: soruların yarısı ortanca süreden kısa sürede, %95'i en yavaş %5 "
+                   "süresinden kısa sürede cevaplandı.")
+        st.caption("Kapsam: cevap verilen vakaların payı. Seçici doğruluk: cevap verilenler içinde doğru olanların payı.")
 
 
 def key_columns(rows: list[dict[str, str]], summary: dict) -> list[dict[str, str]]:
@@ -192,11 +220,12 @@ def _operating_points(summary: dict, key: str) -> None:
     for c in summary["configurations"]:
         op = (c.get("abstention") or {}).get("operating_point") or {}
         t = c.get("threshold") or {}
-        rows.append({"Yapılandırma": c["label"], "Sinyal": str(t.get("signal")), "Bugünkü eşik": number(t.get("value")),
+        rows.append({"Yapılandırma": c["label"], "Sinyal": ui_labels.signal_label(str(t.get("signal"))),
+                     "Bugünkü eşik": number(t.get("value")),
                      "Kapsam": number(op.get("coverage")), "Seçici doğruluk": number(op.get("selective_accuracy")),
                      "Doğruluk": number(op.get("accuracy")),
-                     "Ayırma (AUC)": number((c.get("abstention") or {}).get("auc"))})
-    with st.expander("Geri çekilme: bugünkü eşikte kapsam ve doğruluk"):
+                     "Ayırma gücü": number((c.get("abstention") or {}).get("auc"))})
+    with st.expander("Cevap vermeme (geri çekilme): bugünkü eşikte kapsam ve doğruluk"):
         table(rows, key=f"lab_operating_{key}")
 
 
@@ -216,13 +245,13 @@ def _drilldown(summary: dict, cases: list[dict], key: str) -> None:
         return
     st.text(f"Soru: {case['question']}")
     st.text("Anahtar bilgiler: " + ("; ".join(case.get("key_facts") or []) or "—")
-            + ("" if case["answerable"] else " (cevaplanamaz: doğru sonuç geri çekilme)"))
+            + ("" if case["answerable"] else " (cevaplanamaz: doğru sonuç cevap vermemek)"))
     scores = case.get("scores") or {}
     rank = int(scores["rank"]) if scores.get("rank") else None
     st.text(f"İlk doğru kaynağın sırası: {rank or ('ilk 10’da yok' if case['answerable'] else '—')} · "
             f"sonuç: {OUTCOME_LABELS.get(case['answer']['outcome'], case['answer']['outcome'])} · "
             f"durum: {STATUS_LABELS.get(case['answer']['status'], case['answer']['status'])} · "
-            f"eşik puanı: {number(case['gate']['score'])} (eşik {number(case['gate']['value'])})")
+            f"kanıt skoru: {number(case['gate']['score'])} (eşik {number(case['gate']['value'])})")
     table([{"Sıra": str(s["rank"]), "Puan": number(s["score"]), "Doğru kaynak": "✓" if s["relevant"] else "",
             "Kaynak": f"{s['filename']} · {s['pages']}", "Madde": s.get("article") or "—",
             "Okuma izni": "var" if s["readable"] else "YOK (sızıntı)", "Metin": s["text"]} for s in case["sources"]],
@@ -230,5 +259,5 @@ def _drilldown(summary: dict, cases: list[dict], key: str) -> None:
     st.text("Cevap:")
     st.markdown(escape_answer(case["answer"]["text"]))  # its "> “…”" lines are quotes, as in the chat
     if case.get("ungated"):
-        st.text("Eşik açıkken verilecek cevap (geri çekilme eğrisi için):")
+        st.text("Ret eşiği bu soruda cevabı durdurdu. Eşik olmasaydı verilecek cevap:")
         st.markdown(escape_answer(case["ungated"]["text"]))

@@ -1,4 +1,4 @@
-"""The lab's "Altın setler" tab: the gold sets with their history, import (JSONL/CSV, or the
+"""The lab's "Doğrulama setleri" tab: the gold sets (doğrulama setleri) with their history, import (JSONL/CSV, or the
 sample with one click) and export.
 
 A file with any bad line imports nothing; every problem is listed with its line and field.
@@ -15,10 +15,15 @@ from ragcore.core import User
 from ui.context import AppContext
 from ui.lab_common import table
 from ui.markdown import escape_markdown
+from ui.technical import technical_details
 
 FORMAT_HELP = ("JSONL: satır başına bir soru, {\"id\", \"question\", \"answerable\", \"expected\": [{\"document\", "
                "\"article\", \"pages\"}], \"roles\", \"key_facts\", \"notes\"}. CSV: id, question, answerable, documents, "
-               "article, pages, roles, key_facts, notes sütunları; listeler “;” ile ayrılır. Ayrıntı: eval/gold/README.md.")
+               "article, pages, roles, key_facts, notes sütunları; listeler “;” ile ayrılır.")
+# "Gold set" is "doğrulama seti" on every page; said once, at the top of its tab.
+GOLD_EXPLAINED = ("Doğrulama seti: cevabı ve kaynağı bilinen sorular (hangi belge, hangi madde, hangi sayfa; kimin "
+                  "sorduğu). Uygulamanın bu soruları doğru kaynakla cevaplayıp cevaplayamadığını ve okuyamayacağı "
+                  "bir belgeyi kimseye göstermediğini ölçmek için kullanılır. Bir set sürüm sürüm saklanır.")
 
 
 def _flash(kind: str, message: str) -> None:
@@ -39,20 +44,23 @@ def render_gold_sets(ctx: AppContext, admin: User) -> None:
     from eval import goldstore
 
     _show_flash()
+    st.caption(GOLD_EXPLAINED)
     sets = goldstore.list_sets(ctx.db)
     if sets:
         table([{"Ad": v.name, "Sürüm": str(v.version), "Soru": str(v.question_count),
                 "Cevaplanabilir": str(v.answerable), "Son değişiklik": v.created_at.astimezone().strftime("%d.%m.%Y %H:%M"),
                 "Değiştiren": v.created_by or "komut satırı", "Ne değişti": v.change} for v in sets], key="lab_sets")
     else:
-        st.info("Henüz altın set yok. Bir dosya yükleyin ya da örnek seti içe aktarın.", icon=":material/info:")
+        st.info("Henüz doğrulama seti yok. Bir dosya yükleyin ya da örnek seti içe aktarın.", icon=":material/info:")
     left, right = st.columns(2)
     with left:
         _import_form(ctx, admin)
     with right:
         st.markdown("**Örnek set**")
-        st.caption("Üç örnek kanun üzerine 64 soru (eval/gold/paraphrase_laws.jsonl): 52 cevaplanabilir, 12 cevaplanamaz. "
-                   "Örnek kanunlar derlemiyle ya da bu kanunlar yüklüyse şirket dokümanlarıyla çalıştırılır.")
+        st.caption("Üç örnek kanun üzerine, kanunun sözcükleri değiştirilerek sorulmuş 64 soru: 52 cevaplanabilir, "
+                   "12 cevaplanamaz. Örnek kanunlarla ya da bu kanunlar yüklüyse şirket dokümanlarıyla çalıştırılır.")
+        technical_details([("Örnek set dosyası", "eval/gold/paraphrase_laws.jsonl"),
+                           ("Dosya biçiminin anlatımı", "eval/gold/README.md")])
         if st.button("Örnek seti içe aktar", key="lab_import_sample", icon=":material/library_add:"):
             version, new = goldstore.import_sample(ctx.db, created_by=admin.username)
             _flash("success", f"“{version.name}” sürüm {version.version}: {version.question_count} soru"
@@ -67,7 +75,7 @@ def _import_form(ctx: AppContext, admin: User) -> None:
 
     st.markdown("**Dosyadan içe aktar**")
     with st.form("lab_gold_import", clear_on_submit=False):
-        upload = st.file_uploader("Altın set dosyası (JSONL ya da CSV)", type=["jsonl", "json", "csv"],
+        upload = st.file_uploader("Doğrulama seti dosyası (JSONL ya da CSV)", type=["jsonl", "json", "csv"],
                                   key="lab_gold_file", help=FORMAT_HELP)
         name = st.text_input("Set adı", key="lab_gold_name",
                              help="Var olan bir setin adı verilirse dosya onun yeni sürümü olur.")
@@ -96,14 +104,15 @@ def _set_details(ctx: AppContext, sets) -> None:
 
     st.subheader("Set ayrıntısı")
     names = [v.name for v in sets]
-    chosen = st.selectbox("Altın set", names, key="lab_set_detail")
+    chosen = st.selectbox("Doğrulama seti", names, key="lab_set_detail")
     current = sets[names.index(chosen)]
     versions = goldstore.history(ctx.db, current.set_id)
     numbers = [v.version for v in versions]
     version_no = st.selectbox("Sürüm", numbers, key=f"lab_set_version_{current.set_id}",
                               format_func=lambda n: f"sürüm {n}")
     version, found = goldstore.questions(ctx.db, current.set_id, version_no)
-    st.caption(escape_markdown(f"{version.question_count} soru · sha256 {version.sha256[:16]}… · {version.change}"))
+    st.caption(escape_markdown(f"{version.question_count} soru · {version.change}"))
+    technical_details([("Dosyanın sha256 özeti", version.sha256)])
     with st.expander("Geçmiş (kim, ne zaman, ne değişti)"):
         table([{"Sürüm": str(v.version), "Tarih": v.created_at.astimezone().strftime("%d.%m.%Y %H:%M"),
                 "Değiştiren": v.created_by or "komut satırı", "Kaynak": v.source, "Soru": str(v.question_count),

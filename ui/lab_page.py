@@ -12,6 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from eval.labels import TQUAD_NAME
 from ragcore.core import User
 from ui.context import AppContext
 from ui.lab_common import table
@@ -19,10 +20,12 @@ from ui.lab_gold_runs import render_gold_results, render_new_gold_run, render_ru
 from ui.lab_gold_sets import render_gold_sets
 from ui.lab_tquad import render_new_tquad_runs, render_tquad_folder, render_tquad_run
 from ui.markdown import escape_markdown
+from ui.technical import technical_details
 
 log = logging.getLogger(__name__)
 
-KIND_LABELS = {"gold": "Altın set", "tquad": "TQuAD arama", "retrieval": "TQuAD arama", "answers": "TQuAD cevap"}
+KIND_LABELS = {"gold": "Doğrulama seti", "tquad": f"{TQUAD_NAME}: arama", "retrieval": f"{TQUAD_NAME}: arama",
+               "answers": f"{TQUAD_NAME}: cevap"}
 STATUS_LABELS = {"queued": "Sırada", "running": "Çalışıyor", "succeeded": "Tamamlandı", "failed": "Başarısız",
                  "cancelled": "İptal edildi"}
 
@@ -31,12 +34,14 @@ def render_lab_page(ctx: AppContext, admin: User) -> None:
     from eval import lab_runs
 
     st.title("Değerlendirme laboratuvarı")
-    st.caption("Şirketin kendi soruları ve belgeleriyle, uygulamanın kendi koduyla ölçüm: altın setler, yapılandırma "
-               "karşılaştırmaları, geri çekilme eğrisi ve izin sızıntısı denetimi; ayrıca TQuAD değerlendirmeleri.")
+    st.caption(escape_markdown(
+        "Uygulamanın kendi koduyla, şirketin kendi soruları ve belgeleri üzerinde ölçüm: doğrulama setleri, "
+        "yapılandırma karşılaştırmaları, cevap vermeme (geri çekilme) eğrisi ve izin sızıntısı denetimi; "
+        f"ayrıca {TQUAD_NAME} üzerinde genel bir değerlendirme."))
     for name in lab_runs.sweep_stale_namespaces(ctx.db):
         log.info("lab page swept the stale namespace %s", name)
     tab_sets, tab_run, tab_results, tab_tquad = st.tabs(
-        ["Altın setler", "Yeni altın set çalıştırması", "Çalıştırmalar ve sonuçlar", "TQuAD"])
+        ["Doğrulama setleri", "Yeni çalıştırma", "Çalıştırmalar ve sonuçlar", escape_markdown(TQUAD_NAME)])
     with tab_sets:
         render_gold_sets(ctx, admin)
     with tab_run:
@@ -90,7 +95,8 @@ def render_runs(ctx: AppContext) -> None:
             render_tquad_run(ctx, run.id, scope="list")
         return
     folder = Path(chosen[4:])
-    st.subheader(escape_markdown(folder.name))
+    st.subheader(escape_markdown(labels[chosen]))
+    technical_details([("Klasör", str(folder))])
     if next(r for r in rows if r["id"] == chosen)["kind"] == "gold":
         render_gold_results(folder, key=f"dir{folder.name}")
     else:

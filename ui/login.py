@@ -8,7 +8,7 @@ import streamlit_authenticator as stauth
 from ragcore.core import initial_admin_password_path
 from ui import auth
 from ui.context import AppContext
-from ui.markdown import escape_markdown
+from ui.technical import technical_details
 
 
 def first_run_pending(ctx: AppContext) -> bool:
@@ -22,15 +22,17 @@ def render_first_run(ctx: AppContext) -> None:
     path = initial_admin_password_path(ctx.settings)
     st.info(
         "**İlk kurulum.** Yönetici hesabı oluşturuldu: kullanıcı adı **admin**. "
-        + ("ADMIN_PASSWORD ortam değişkeniyle verdiğiniz parola." if ctx.settings.admin_password
-           else "Oluşturulan parola, uygulamayı başlattığınız **konsola** (terminal / `docker compose logs`) bir "
-                f"kez yazdırıldı; ayrıca yalnızca sunucu kullanıcısının okuyabildiği {escape_markdown(str(path))} "
-                "dosyasında duruyor." if path.is_file()
+        + ("Parolası, kurulumda ayarlarla verdiğiniz yönetici parolası." if ctx.settings.admin_password
+           else "Oluşturulan parola, uygulamayı başlattığınız **konsola** bir kez yazdırıldı; ayrıca yalnızca "
+                "sunucu kullanıcısının okuyabildiği bir dosyada duruyor." if path.is_file()
            else "Parola, uygulamayı ilk başlattığınız konsola yazdırıldı.")
         + " Giriş yaptıktan sonra *Kullanıcılar* sayfasından parolanızı değiştirin, "
         "dokümanları yükleyin ve kullanıcıları ekleyin.",
         icon=":material/key:",
     )
+    technical_details([("Parolayı veren ayar", "ADMIN_PASSWORD"),
+                       ("Konsolu görmek", "terminal ya da docker compose logs"),
+                       *([("Parola dosyası", str(path))] if path.is_file() else [])])
 
 
 def render_login_page(ctx: AppContext, authenticator: stauth.Authenticate) -> None:

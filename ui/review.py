@@ -28,7 +28,7 @@ def review_reason(item) -> str:
     if item.status != STATUS_NEEDS_REVIEW:
         return "Olumsuz geri bildirim"
     if item.outcome == OUTCOME_CLOSEST:
-        return "Doğrudan cevap yok, en yakın bölümler gösterildi"
+        return "Doğrudan cevap yok, en yakın parçalar gösterildi"
     return "Cevap bulunamadı"
 
 
@@ -52,7 +52,7 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
             st.caption(escape_markdown(header))
             st.markdown(f"**Soru:** {escape_markdown(item.question)}")
             if item.outcome == OUTCOME_CLOSEST and item.sources:
-                with st.expander("Gösterilen en yakın bölümler"):
+                with st.expander("Gösterilen en yakın parçalar"):
                     for src in item.sources:
                         st.caption(escape_markdown(stored_source_label(src)))
             elif item.status != STATUS_NEEDS_REVIEW and item.answer:

@@ -17,16 +17,16 @@ IN_DOCUMENT = "Cevap şu belgede"
 
 
 def render_gold_control(ctx: AppContext, admin: User, item, flash) -> None:
-    """The "Altın sete ekle" popover of one review item; `flash(message)` reports the outcome."""
+    """The "Doğrulama setine ekle" popover of one review item; `flash(message)` reports the outcome."""
     from eval import goldstore
     from eval.goldset import GoldFormatError, parse_pages
     from ragcore.documents import list_documents
 
-    with st.popover("Altın sete ekle", icon=":material/playlist_add_check:"):
+    with st.popover("Doğrulama setine ekle", icon=":material/playlist_add_check:"):
         sets = [v.name for v in goldstore.list_sets(ctx.db)]
         documents = sorted({d.filename for d in list_documents(ctx.db, item.role)})
         with st.form(f"review_gold_{item.public_id}", clear_on_submit=True):
-            chosen = st.selectbox("Altın set", [*sets, NEW_SET], key=f"review_gold_set_{item.public_id}")
+            chosen = st.selectbox("Doğrulama seti", [*sets, NEW_SET], key=f"review_gold_set_{item.public_id}")
             new_name = st.text_input("Yeni setin adı", key=f"review_gold_new_{item.public_id}",
                                      help="“— yeni set —” seçildiyse kullanılır.")
             where = st.radio("Doğru cevap", [IN_DOCUMENT, NOT_OURS], key=f"review_gold_where_{item.public_id}",
@@ -38,7 +38,7 @@ def render_gold_control(ctx: AppContext, admin: User, item, flash) -> None:
                                     placeholder="ör. Madde 14")
             facts = st.text_input("Anahtar bilgiler (isteğe bağlı, “;” ile ayırın)", key=f"review_gold_facts_{item.public_id}")
             resolve = st.checkbox("Kaydı çözüldü olarak işaretle", value=True, key=f"review_gold_resolve_{item.public_id}")
-            submitted = st.form_submit_button("Altın sete ekle", type="primary")
+            submitted = st.form_submit_button("Doğrulama setine ekle", type="primary")
         if not submitted:
             return
         name = new_name.strip() if chosen == NEW_SET else chosen

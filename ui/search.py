@@ -63,7 +63,8 @@ def render_search_page(ctx: AppContext, user: User) -> None:
         question = st.text_input("Arama metni", key="search_question", max_chars=ctx.settings.max_question_chars,
                                  placeholder="ör. risk değerlendirmesi")
         cols = st.columns(3)
-        mode = cols[0].selectbox("Mod", SEARCH_MODES, format_func=labels.mode_label, key="search_mode")
+        mode = cols[0].selectbox("Mod", SEARCH_MODES, format_func=labels.mode_label, key="search_mode",
+                                 help=escape_markdown(labels.modes_help(SEARCH_MODES)))
         k = cols[1].number_input("Sonuç sayısı", min_value=1, max_value=50, value=10, key="search_k")
         roles = ROLES if user.role == "admin" else (user.role,)
         role = cols[2].selectbox("Rol gözüyle", roles, format_func=lambda r: ROLE_LABELS.get(r, r),
@@ -138,7 +139,7 @@ def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
 
     ev, threshold = view.result.evidence, view.threshold
     cols = st.columns(4)
-    cols[0].metric("Mod", escape_markdown(labels.mode_short(view.mode)), help=escape_markdown(labels.mode_label(view.mode)))
+    cols[0].metric("Mod", escape_markdown(labels.mode_short(view.mode)), help=escape_markdown(labels.modes_help([view.mode])))
     cols[1].metric("Kanıt skoru", formatting.number(threshold.score(ev)),
                    help=escape_markdown(f"Ölçülen sinyal: {labels.signal_label(threshold.signal)}"))
     cols[2].metric("Eşik", formatting.number(threshold.value), help=escape_markdown(f"Eşik değeri {view.origin}."))
@@ -148,15 +149,17 @@ def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
     if decision.outcome == ANSWER:
         st.success(escape_markdown(f"Bu kanıtla sohbet cevap üretir{likelihood}."), icon=":material/check:")
     elif decision.outcome == CLOSEST:
-        st.info(escape_markdown(f"Bu kanıtla sohbet doğrudan cevap vermez; en yakın bölümleri gösterir ve soruyu "
+        st.info(escape_markdown(f"Bu kanıtla sohbet doğrudan cevap vermez; en yakın parçaları gösterir ve soruyu "
                                 f"inceleme kuyruğuna ekler{likelihood}."), icon=":material/travel_explore:")
     else:
         st.warning(escape_markdown(f"Bu kanıtla sohbet “dokümanlarda yok” der ve soruyu inceleme kuyruğuna "
                                    f"ekler{likelihood}."), icon=":material/block:")
     render_query_repairs(view.result.extra)
     st.caption(escape_markdown(
-        f"en iyi kosinüs: {formatting.number(ev.best_cosine)} · en iyi BM25: {formatting.number(ev.best_bm25)} · "
-        f"kapsama: {formatting.number(ev.coverage)} · izinli isabet: {formatting.integer(ev.permitted_hits)}"
+        f"en yüksek vektör benzerliği: {formatting.number(ev.best_cosine)} · "
+        f"en yüksek sözcük skoru: {formatting.number(ev.best_bm25)} · "
+        f"soru sözcüklerinin en iyi eşleşen parçada bulunma oranı: {formatting.number(ev.coverage)} · "
+        f"bu rolün okuyabildiği aday parça sayısı: {formatting.integer(ev.permitted_hits)}"
     ))
     if not view.result.hits:
         st.info("Bu rolün erişebildiği dokümanlarda sonuç yok.")

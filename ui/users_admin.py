@@ -24,6 +24,7 @@ from ragcore.core import ROLE_LABELS, ROLES, User
 from ui import auth
 from ui.context import AppContext
 from ui.markdown import alert, escape_markdown
+from ui.technical import technical_details
 
 
 def _role_label(role: str) -> str:
@@ -205,8 +206,10 @@ def _when(value: datetime | None) -> str:
 def render_tokens(ctx: AppContext, me: User, target: User) -> None:
     """The selected user's API tokens: the list (never a secret), a new one (shown once), revoke."""
     st.markdown("**API anahtarları**")
-    st.caption("REST API için bu kullanıcı adına anahtarlar (Authorization: Bearer …). Anahtarın kendisi yalnızca "
-               "oluşturulduğunda bir kez gösterilir; parola değişince ya da hesap devre dışı kalınca iptal olur.")
+    st.caption("Başka programların (ör. intranet portalı) bu kullanıcı adına soru sorabilmesi için anahtarlar. "
+               "Anahtarın kendisi yalnızca oluşturulduğunda bir kez gösterilir; parola değişince ya da hesap devre "
+               "dışı kalınca iptal olur.")
+    technical_details([("Kullanım", "REST API isteğinde Authorization: Bearer <anahtar> başlığı")])
     now = datetime.now(timezone.utc)  # noqa: UP017 - explicit tz
     found = tokensmod.list_tokens(ctx.db, target.username)
     if found:

@@ -66,9 +66,9 @@ from ragcore.store import Database, DatabaseUnavailable
 
 log = logging.getLogger(__name__)
 
-UNRELIABLE_NOTICE = "Modelin cevabı güvenilir bulunmadı; en ilgili bölüm kaynağıyla birlikte alıntılandı."
+UNRELIABLE_NOTICE = "Modelin cevabı güvenilir bulunmadı; en ilgili parça kaynağıyla birlikte alıntılandı."
 UNCITED_NOTICE = ("Modelin cevabı hiçbir kaynak göstermediği için güvenilir bulunmadı; "
-                  "en ilgili bölüm kaynağıyla birlikte alıntılandı.")
+                  "en ilgili parça kaynağıyla birlikte alıntılandı.")
 DATABASE_DOWN = ("Veritabanına şu anda ulaşılamıyor, soru cevaplanamadı. Sorunuz kaydedildi; "
                  "birkaç saniye sonra tekrar deneyin. Sorun sürerse yöneticinize başvurun.")
 
@@ -149,12 +149,12 @@ def finalize_answer(raw: str, sources: list[Source], question: str, embedder: ob
 
 
 CLOSEST_PASSAGES = 3  # passages the closest outcome shows
-CLOSEST_ITEM = "Yakın bölüm"  # each passage's label in the closest outcome ("Yakın bölüm 1: …")
+CLOSEST_ITEM = "Yakın parça"  # each passage's label in the closest outcome ("Yakın parça 1: …")
 
 
 def closest_passages_text(sources: list[Source]) -> str:
     """The "closest passages" outcome: a lead that says no section answers directly, then one
-    cited line per passage ("Yakın bölüm 1: <title>, <article>, <page> [1]") — no quote and no
+    cited line per passage ("Yakın parça 1: <title>, <article>, <page> [1]") — no quote and no
     "…'e göre:" lead that could pass for an answer."""
     lines = [CLOSEST_LEAD, ""]
     for number, source in enumerate(sources, start=1):

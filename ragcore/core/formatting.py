@@ -86,5 +86,5 @@ def date_time(moment: datetime) -> str:
 
 
 def count_of(done: int, total: int, unit: str = "") -> str:
-    """"120/1.924 bölüm"."""
+    """"120/1.924 parça"."""
     return f"{integer(done)}/{integer(total)}" + (f" {unit}" if unit else "")

@@ -11,7 +11,7 @@ STATUS_NEEDS_REVIEW = "needs_review"
 STATUS_ERROR = "error"
 
 FALLBACK_ANSWER = "Bu sorunun cevabı erişebildiğiniz dokümanlarda bulunmuyor."
-CLOSEST_LEAD = "Sorunuza doğrudan cevap veren bir bölüm bulamadım; en yakın bölümler şunlar:"
+CLOSEST_LEAD = "Sorunuza doğrudan cevap veren bir parça bulamadım; en yakın parçalar şunlar:"
 
 # What the user was told (ragcore.retrieval.abstention decides between the first two and a refusal).
 OUTCOME_ANSWER = "answer"

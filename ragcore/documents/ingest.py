@@ -394,7 +394,7 @@ def ingest_file(
         raise IngestError(
             f"Doküman dizini başka bir gömme modeliyle oluşturulmuş; ayarlı model “{embedder.name}”. Belge "
             f"eklenmedi. Yönetici ya eski modeli yeniden ayarlamalı ya da `python -m ragcore reembed` ile tüm "
-            f"bölümleri yeni modelle yeniden gömmeli. ({exc})"
+            f"parçaları yeni modelle yeniden gömmeli. ({exc})"
         ) from exc
     except EmbeddingError as exc:
         raise IngestError(str(exc)) from exc

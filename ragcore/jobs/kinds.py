@@ -65,7 +65,7 @@ class Stage:
     label: str  # Turkish, shown with the progress bar
     start: float  # share of the whole bar where this stage begins
     end: float
-    unit: str = ""  # what `done/total` counts ("sayfa", "bölüm")
+    unit: str = ""  # what `done/total` counts ("sayfa", "parça")
 
 
 def _nothing(*_: Any) -> None:
@@ -85,7 +85,7 @@ class JobKind:
     on_success: Callable[[Database, Job, dict[str, Any]], None] = _nothing
     # A Turkish reason why this failed or cancelled job cannot run again, or None.
     cannot_retry: Callable[[Settings, Job], str | None] = _nothing
-    # A result in one Turkish line ("belge #3 “…”: 24 sayfa, 102 bölüm").
+    # A result in one Turkish line ("belge #3 “…”: 24 sayfa, 102 parça").
     summary: Callable[[dict[str, Any]], str] = lambda result: ""
     # Attempts a job of this kind may have (its first run and retries); None: no limit.
     max_attempts: int | None = None
@@ -109,7 +109,7 @@ class JobKind:
         return max(0.0, min(1.0, stage.start + (stage.end - stage.start) * part))
 
     def describe_progress(self, job: Job) -> str:
-        """"Vektörler hesaplanıyor: 120/340 bölüm · yaklaşık 48 sn kaldı" (plain text)."""
+        """"Vektörler hesaplanıyor: 120/340 parça · yaklaşık 48 sn kaldı" (plain text)."""
         stage = self.stages.get(job.stage or "")
         if stage is None:
             return "Başlıyor…" if job.status == "running" else job.status_label

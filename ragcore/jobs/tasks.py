@@ -65,7 +65,7 @@ INGEST_STAGES = {
     "extract": Stage("PDF metni çıkarılıyor", 0.0, 0.1, "sayfa"),
     "ocr": Stage("Sayfa okunuyor (OCR)", 0.1, 0.25, "sayfa"),
     "read_word": Stage("Word belgesi okunuyor", 0.0, 0.25, "paragraf"),
-    "chunk": Stage("Bölümlere ayrılıyor", 0.25, 0.3, "bölüm"),
+    "chunk": Stage("Parçalara ayrılıyor", 0.25, 0.3, "parça"),
     "embed": Stage("Vektörler hesaplanıyor", 0.3, 0.95, "vektör"),
     "store": Stage("Veritabanına yazılıyor", 0.95, 1.0),
 }
@@ -221,7 +221,7 @@ def _ingest_summary(result: dict[str, Any]) -> str:
     skipped = result.get("skipped_pages") or []
     pages = "başlık" if result.get("file_format") == DOCX else "sayfa"  # a Word file's sections, by their headings
     text = (f"belge {short_id(str(result.get('document_id')))} “{result.get('title')}”: {formatting.integer(result.get('pages'))} "
-            f"{pages}, {formatting.integer(result.get('chunks'))} bölüm, {formatting.seconds(result.get('seconds', 0))}")
+            f"{pages}, {formatting.integer(result.get('chunks'))} parça, {formatting.seconds(result.get('seconds', 0))}")
     scanned = result.get("ocr_pages") or []
     text += f"; OCR ile okunan sayfalar: {', '.join(map(str, scanned))}" if scanned else ""
     return text + (f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else "")
@@ -244,7 +244,7 @@ INGEST_KIND = register_kind(JobKind(
 
 
 def submit_reembed(db: Database, *, created_by: str | None = None) -> Job:
-    return service.submit(db, REEMBED, {}, label="Bütün bölümler", created_by=created_by)
+    return service.submit(db, REEMBED, {}, label="Bütün parçalar", created_by=created_by)
 
 
 def _run_reembed(run: JobRun) -> dict[str, Any]:
@@ -263,8 +263,8 @@ REEMBED_KIND = register_kind(JobKind(
     label="Yeniden gömme",
     run=_run_reembed,
     stages=REEMBED_STAGES,
-    summary=lambda result: (f"{formatting.integer(result.get('chunks'))} bölüm yeniden gömüldü: {result.get('model')} "
-                            f"({result.get('dim')} boyutlu)"),
+    # The model's id is for the status panel's technical details, not for this line.
+    summary=lambda result: f"{formatting.integer(result.get('chunks'))} parçanın vektörü yeni modelle yeniden hesaplandı",
     queueing_lock=REEMBED,
     already_queued="Sırada bekleyen bir yeniden gömme işi zaten var.",
 ))
