@@ -11,8 +11,12 @@ through `ragcore.answer.service.AnswerService.ask` as an admin of that namespace
 `ragcore.answer.service.finalize_answer`. The ranking and evidence recorded per question come from the same
 `retrieve` call the service makes (deterministic, so they are the service's own).
 
-Scoring is deterministic (no judge model), see `score_answer`. Answers are cached line by line in
-the run folder, so an interrupted run resumes where it stopped.
+Scoring is deterministic (no judge model), see `score_answer`. Each answer also keeps the gate's
+outcome (`Answer.outcome`: answer, closest passages or refusal) and its probability, and a group's
+`results` are the four things a user can meet (`RESULTS`): a correct answer, a wrong answer, the
+closest passages, the refusal sentence — each a share with its bootstrap interval. The older
+`rates` keep their meaning ("fallback" = closest passages or a refusal). Answers are cached line
+by line in the run folder, so an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -28,12 +32,16 @@ from pathlib import Path
 import numpy as np
 
 from eval import metrics
+from eval.gold_stats import RESULTS
 from eval.relevance import relevance
 from eval.retrievers import Workspace, make_retriever
 from eval.tquad import Progress, Question
 from ragcore.answer import without_lead
 from ragcore.core import (
     FALLBACK_ANSWER,
+    OUTCOME_ANSWER,
+    OUTCOME_CLOSEST,
+    OUTCOME_REFUSED,
     STATUS_ANSWERED,
     STATUS_ERROR,
     STATUS_FALLBACK,
@@ -46,6 +54,12 @@ from ragcore.core import (
 SAMPLE_SEED = 0
 ANSWERS_FILE = "answers.jsonl"
 OUTCOMES = ("correct", "correct_not_in_context", "fallback", "wrong")
+# RESULTS (eval.gold_stats, shared with the gold runs): what the user met — an answer, correct or
+# wrong, the closest passages, or the refusal sentence. They split OUTCOMES' "fallback" into
+# closest and refused; "correct" there is any correct answer (in the context or not).
+# The cached row's layout; part of the fingerprint, so rows of an older layout (without the gate's
+# outcome and probability) are asked again rather than misread.
+ROW_FORMAT = 2
 RECALL_THRESHOLD = 0.5
 # Phrases by which a model says the answer is not in its context (the fallback sentence is one).
 REFUSAL_PHRASES = (
@@ -150,7 +164,7 @@ class AnswerConfig:
     gate: bool = True  # the app's evidence threshold before generation
 
     def fingerprint(self, generator_label: str) -> str:
-        return f"{self.retriever}|{self.chunk_size}|{self.k}|{self.gate}|{generator_label}"
+        return f"rows{ROW_FORMAT}|{self.retriever}|{self.chunk_size}|{self.k}|{self.gate}|{generator_label}"
 
     def mode(self) -> str | None:
         if self.retriever not in RETRIEVERS:
@@ -298,7 +312,8 @@ def ask(service, user, db, question: str, index: dict[int, int]) -> dict:
     # positions in "ranking" (the retrieval order), as the rows below read it.
     position = {s.chunk_id: n for n, s in enumerate(retrieval.sources, start=1)}
     cited = [position[answer.sources[n - 1].chunk_id] for n in answer.cited if answer.sources[n - 1].chunk_id in position]
-    return {"answer": answer.text, "kind": KINDS[answer.status], "cited": cited,
+    return {"answer": answer.text, "kind": KINDS[answer.status], "outcome": answer.outcome,
+            "probability": answer.extra.get("probability"), "cited": cited,
             "ranking": [index[s.chunk_id] for s in retrieval.sources],
             "seconds": round((answer.total_ms or 0.0) / 1000, 3), "evidence": retrieval.evidence.as_dict()}
 
@@ -312,7 +327,8 @@ def _row(ws, config, group: str, q: Question, cached: dict, relevant: set[int]) 
     s = score_answer(q.answer, without_lead(cached["answer"]), context, cited_relevant, kind)  # the quotes, not the lead
     return {
         "qid": q.qid, "group": group, "question": q.question, "gold_answer": q.answer, "answer": cached["answer"],
-        "outcome": s.outcome, "exact": s.exact, "token_recall": s.token_recall, "correct": s.correct,
+        "outcome": s.outcome, "gate_outcome": cached["outcome"], "probability": cached["probability"],
+        "result": result_of(cached["outcome"], s), "exact": s.exact, "token_recall": s.token_recall, "correct": s.correct,
         "refused": s.refused, "gated": cached["kind"] == "gate", "gold_in_context": s.gold_in_context,
         "cited": s.cited, "cited_gold": s.cited_gold, "quoted_sentences": quoted_sentences(cached["answer"]),
         "answer_chars": len(strip_markers(without_lead(cached["answer"])).strip()),
@@ -320,8 +336,19 @@ def _row(ws, config, group: str, q: Question, cached: dict, relevant: set[int]) 
     }
 
 
+def result_of(gate_outcome: str | None, score: Score) -> str:
+    """What the user met (one of RESULTS): the gate's closest passages or refusal as such; an
+    answer that is itself a refusal (finalize's, or a model saying it is not there) is a refusal."""
+    if gate_outcome == OUTCOME_CLOSEST:
+        return "closest"
+    if gate_outcome == OUTCOME_REFUSED or score.refused:
+        return "refused"
+    return "correct" if score.correct else "wrong"
+
+
 def summarise_groups(rows: list[dict]) -> dict:
-    """Per group: n and the rate of each outcome and flag, each as {"mean", "ci"} (bootstrap)."""
+    """Per group: n, the rate of each outcome and flag, and the share of each of RESULTS (plus
+    "answered" = correct or wrong), each as {"mean", "ci", "count"} (bootstrap over the group)."""
     out = {}
     for group in ("answerable", "unanswerable"):
         sub = [r for r in rows if r["group"] == group]
@@ -336,9 +363,14 @@ def summarise_groups(rows: list[dict]) -> dict:
                               dtype=float)
             lo, hi = metrics.bootstrap_ci(values, idx)
             rates[name] = {"mean": float(values.mean()), "ci": [lo, hi], "count": int(values.sum())}
+        results = {}
+        for name, wanted in {**{r: (r,) for r in RESULTS}, "answered": ("correct", "wrong")}.items():
+            values = np.array([r["result"] in wanted for r in sub], dtype=float)
+            lo, hi = metrics.bootstrap_ci(values, idx)
+            results[name] = {"mean": float(values.mean()), "ci": [lo, hi], "count": int(values.sum())}
         answered = [r for r in sub if not _truthy(r["refused"])]
         quotes = [int(r["quoted_sentences"]) for r in answered]
-        out[group] = {"n": len(sub), "rates": rates,
+        out[group] = {"n": len(sub), "rates": rates, "results": results,
                       "mean_seconds": float(np.mean([r["seconds"] for r in sub])),
                       "answered": {"n": len(answered),
                                    "quoted_sentences_mean": float(np.mean(quotes)) if quotes else 0.0,
@@ -360,22 +392,33 @@ def scoring_rules() -> dict:
         "correct": f"exact or token_recall >= {RECALL_THRESHOLD}",
         "refused": f"fallback / finalize refusal / gate, or <= {REFUSAL_MAX_WORDS} words with {list(REFUSAL_PHRASES)}",
         "outcomes": list(OUTCOMES),
+        "results": f"{list(RESULTS)}: the gate's closest passages / refusal ({OUTCOME_CLOSEST}, {OUTCOME_REFUSED}), "
+                   f"else the answer ({OUTCOME_ANSWER}) scored: refused, correct or wrong",
     }
 
 
+def _cell(rate: dict) -> str:
+    lo, hi = rate["ci"]
+    return f"{rate['mean']:.3f} [{lo:.3f}–{hi:.3f}]"
+
+
 def answers_markdown(summary: dict) -> str:
+    """The CLI's tables: the scored outcomes, then what the user met (an older summary has no
+    `results`: that table is left out)."""
     lines = ["| group | n | correct | correct, not in context | fallback | wrong | cited gold |",
              "|---|---|---|---|---|---|---|"]
     for group, data in summary["groups"].items():
         r = data["rates"]
-
-        def cell(name: str, rates: dict = r) -> str:
-            lo, hi = rates[name]["ci"]
-            return f"{rates[name]['mean']:.3f} [{lo:.3f}–{hi:.3f}]"
-
-        lines.append(f"| {group} | {data['n']} | {cell('correct')} | {cell('correct_not_in_context')} | "
-                     f"{cell('fallback')} | {cell('wrong')} | {cell('cited_gold')} |")
+        lines.append(f"| {group} | {data['n']} | {_cell(r['correct'])} | {_cell(r['correct_not_in_context'])} | "
+                     f"{_cell(r['fallback'])} | {_cell(r['wrong'])} | {_cell(r['cited_gold'])} |")
     lines.append("")
+    if all("results" in data for data in summary["groups"].values()):
+        lines += ["| group | n | correct answer | wrong answer | closest passages | refused | answered |",
+                  "|---|---|---|---|---|---|---|"]
+        for group, data in summary["groups"].items():
+            lines.append(f"| {group} | {data['n']} | "
+                         + " | ".join(_cell(data["results"][name]) for name in (*RESULTS, "answered")) + " |")
+        lines.append("")
     for group, data in summary["groups"].items():
         a = data.get("answered")
         if a:

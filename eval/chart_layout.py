@@ -25,6 +25,11 @@ AUTOSIZE = alt.AutoSizeParams(type="fit-x", contains="padding")
 
 Chart = TypeVar("Chart", bound=alt.TopLevelMixin)
 
+# One colour per result in every chart (eval.labels.RESULT_LABELS): green right, red wrong, amber
+# the closest passages (sent to review), grey the refusal.
+RESULT_COLOURS = {"correct": "#2e7d32", "wrong": "#c62828", "closest": "#f9a825", "refused": "#9e9e9e",
+                  "answered": "#1565c0"}
+
 
 def legend() -> alt.Legend:
     """A legend below the plot, one entry a line, names in full."""
@@ -48,6 +53,11 @@ def share_axis() -> alt.Axis:
 def bars(per_category: int = 1) -> alt.Step:
     """A bar chart's height along its categories: BAR_STEP per bar, however many there are."""
     return alt.Step(BAR_STEP * per_category)
+
+
+def colour_scale(labels: dict[str, str], results: tuple[str, ...] | list[str]) -> alt.Scale:
+    """The results' colours (RESULT_COLOURS) for the shown names `labels[result]`."""
+    return alt.Scale(domain=[labels[r] for r in results], range=[RESULT_COLOURS[r] for r in results])
 
 
 def page_sized(chart: Chart, height: int | alt.Step) -> Chart:

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from eval.chart_layout import bars, category_axis, legend, page_sized, share_axis, share_scale
-from eval.gold_stats import metric_label
-from eval.labels import retriever_label, system_label
+from eval.chart_layout import RESULT_COLOURS, bars, category_axis, legend, page_sized, share_axis, share_scale
+from eval.gold_stats import RESULTS, metric_label
+from eval.labels import OUTCOME_LABELS, RESULT_LABELS, retriever_label, system_label
 
 MISSING_RANK_LABEL = "yok"
 
@@ -103,24 +103,38 @@ def rank_difference_histogram(rows: Sequence[dict], system_a: str, system_b: str
     return page_sized(chart, 280)
 
 
+ANSWER_GROUP_LABELS = {"answerable": "cevaplanabilir", "unanswerable": "cevaplanamaz"}
+# The older outcomes' colours (a run made before the three outcomes): fallback is closest or refused.
+OUTCOME_COLOURS = {"correct": RESULT_COLOURS["correct"], "correct_not_in_context": "#66bb6a",
+                   "fallback": RESULT_COLOURS["refused"], "wrong": RESULT_COLOURS["wrong"]}
+
+
 def answer_outcomes(groups: dict) -> alt.Chart:
-    """Stacked outcome shares per question group (answer evaluation)."""
+    """Stacked shares per question group of what the user met: correct answer, wrong answer, the
+    closest passages, the refusal (a run from before the three outcomes: its four outcomes)."""
+    three = all("results" in data for data in groups.values())
+    names, labels, colours = ((RESULTS, RESULT_LABELS, RESULT_COLOURS) if three
+                              else (tuple(OUTCOME_COLOURS), OUTCOME_LABELS, OUTCOME_COLOURS))
     rows = []
     for group, data in groups.items():
-        for outcome in ("correct", "correct_not_in_context", "fallback", "wrong"):
-            rate = data["rates"][outcome]
-            rows.append({"group": group, "outcome": outcome, "share": rate["mean"], "lo": rate["ci"][0],
-                         "hi": rate["ci"][1]})
-    frame = pd.DataFrame(rows, columns=["group", "outcome", "share", "lo", "hi"])
+        for n, outcome in enumerate(names):
+            rate = (data["results"] if three else data["rates"])[outcome]
+            rows.append({"group": ANSWER_GROUP_LABELS.get(group, group), "outcome": labels[outcome],
+                         "order": n, "share": rate["mean"], "lo": rate["ci"][0], "hi": rate["ci"][1]})
+    frame = pd.DataFrame(rows, columns=["group", "outcome", "order", "share", "lo", "hi"])
     chart = (
         alt.Chart(frame)
         .mark_bar()
         .encode(
             y=alt.Y("group:N", title="grup", axis=category_axis()),
             x=alt.X("share:Q", title="oran", stack="normalize", scale=share_scale(), axis=share_axis()),
-            color=alt.Color("outcome:N", title="sonuç", legend=legend()),
-            tooltip=["group", "outcome", alt.Tooltip("share:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
-                     alt.Tooltip("hi:Q", format=".3f")],
+            color=alt.Color("outcome:N", title="sonuç", legend=legend(), sort=[labels[o] for o in names],
+                            scale=alt.Scale(domain=[labels[o] for o in names], range=[colours[o] for o in names])),
+            order=alt.Order("order:Q"),
+            tooltip=[alt.Tooltip("group", title="grup"), alt.Tooltip("outcome", title="sonuç"),
+                     alt.Tooltip("share:Q", format=".3f", title="oran"),
+                     alt.Tooltip("lo:Q", format=".3f", title="güven aralığı alt"),
+                     alt.Tooltip("hi:Q", format=".3f", title="güven aralığı üst")],
         )
         .properties(title="Cevap sonuçları")
     )

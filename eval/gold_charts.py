@@ -1,6 +1,8 @@
 """Altair charts of a gold run, drawn from its summary.json alone (the page and the HTML report
 draw the same charts): a metric with its CI per configuration, Recall@k curves, the abstention
-curve with today's operating point, answer outcomes, latency, and the leak count.
+curve with today's operating point — or, when the gate has a three-outcome model, the
+three-outcome curve of each configuration and group —, what the user met (answer outcomes),
+latency, and the leak count. Results have one colour each everywhere (`RESULT_COLOURS`).
 
 Sizes, legends and share axes follow `eval.chart_layout` (the column's width, legends below,
 0–100 % for shares). Numbers use the Turkish locale (decimal comma, thousands dot) through Vega's own `locale`
@@ -14,14 +16,25 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from eval.chart_layout import bars, category_axis, legend, page_sized, share_axis, share_scale
-from eval.gold_stats import metric_label
+from eval.chart_layout import (
+    RESULT_COLOURS,
+    bars,
+    category_axis,
+    colour_scale,
+    legend,
+    page_sized,
+    share_axis,
+    share_scale,
+)
+from eval.gold_stats import RESULTS, metric_label
+from eval.labels import RESULT_LABELS, UNANSWERABLE_RESULT_LABELS
 
 TURKISH = alt.Locale(number=alt.NumberLocale(decimal=",", thousands=".", grouping=[3], currency=["", " ₺"]))
 OUTCOME_LABELS = {"correct": "doğru", "fallback": "cevap yok (geri çekilme)", "wrong": "yanlış"}
-OUTCOME_COLOURS = {"doğru": "#2e7d32", "cevap yok (geri çekilme)": "#9e9e9e", "yanlış": "#c62828",
-                   "doğru (geri çekilme)": "#66bb6a"}
+OUTCOME_COLOURS = {"doğru": RESULT_COLOURS["correct"], "cevap yok (geri çekilme)": RESULT_COLOURS["refused"],
+                   "yanlış": RESULT_COLOURS["wrong"], "doğru (geri çekilme)": "#66bb6a"}
 GROUP_LABELS = {"answerable": "cevaplanabilir", "unanswerable": "cevaplanamaz"}
+GROUP_RESULT_LABELS = {"answerable": RESULT_LABELS, "unanswerable": UNANSWERABLE_RESULT_LABELS}
 HEIGHT = 300
 
 
@@ -104,8 +117,19 @@ def abstention_curve(summary: dict) -> alt.LayerChart:
 
 
 def outcomes_frame(summary: dict) -> pd.DataFrame:
+    """Per configuration and group the share of each outcome: what the user met (RESULTS) when
+    the run recorded it, else the older correct / no answer / wrong."""
     rows = []
     for c in summary["configurations"]:
+        shown = c.get("gate_outcomes")
+        if shown:
+            for group in GROUP_LABELS:
+                rates = shown[group]["rates"]
+                for result in RESULTS:
+                    if rates[result]["mean"] is not None:
+                        rows.append({"yapılandırma": c["label"], "grup": GROUP_LABELS[group],
+                                     "sonuç": GROUP_RESULT_LABELS[group][result], "pay": rates[result]["mean"]})
+            continue
         for group, wanted in (("answerable", ("correct", "fallback", "wrong")), ("unanswerable", ("fallback", "wrong"))):
             rates = (c["answers"].get(group) or {}).get("rates", {})
             for outcome in wanted:
@@ -123,7 +147,9 @@ def answer_outcomes(summary: dict, group: str = "answerable") -> alt.Chart:
     One chart per group rather than a faceted one: a facet cannot take its column's width."""
     data = outcomes_frame(summary)
     data = data[data["grup"] == GROUP_LABELS[group]]
-    colours = {k: v for k, v in OUTCOME_COLOURS.items() if k in set(data["sonuç"])} or OUTCOME_COLOURS
+    labels = GROUP_RESULT_LABELS[group]
+    known = {**OUTCOME_COLOURS, **{labels[r]: RESULT_COLOURS[r] for r in RESULTS}}
+    colours = {k: v for k, v in known.items() if k in set(data["sonuç"])} or OUTCOME_COLOURS
     chart = alt.Chart(data).mark_bar().encode(
         y=alt.Y("yapılandırma:N", title=None, sort=_labels(summary), axis=category_axis()),
         x=alt.X("pay:Q", title="pay", stack="normalize", scale=share_scale(), axis=share_axis()),
@@ -132,6 +158,52 @@ def answer_outcomes(summary: dict, group: str = "answerable") -> alt.Chart:
         tooltip=["yapılandırma", "grup", "sonuç", alt.Tooltip("pay:Q", format=".1%")],
     ).properties(title=f"Cevap sonuçları: {GROUP_LABELS[group]} sorular")
     return page_sized(chart, bars())
+
+
+def outcome_curve_frame(summary: dict, key: str, group: str = "answerable") -> tuple[pd.DataFrame, dict | None]:
+    """One configuration's three-outcome curve for one group, long (a row per cut × result), and
+    its two cuts ({"answer_at", "closest_at"}; None when the configuration has no such curve)."""
+    columns = ["eşik", "sonuç", "pay", "sıra"]
+    config = next((c for c in summary["configurations"] if c["key"] == key), None)
+    curve = (config or {}).get("outcome_curve")
+    if not curve:
+        return pd.DataFrame([], columns=columns), None
+    labels = GROUP_RESULT_LABELS[group]
+    rows = [{"eşik": p["answer_at"], "sonuç": labels[r], "pay": p[group][r], "sıra": n}
+            for p in curve["points"] if p[group]["n"] for n, r in enumerate(RESULTS)]
+    return pd.DataFrame(rows, columns=columns), {"answer_at": curve["answer_at"], "closest_at": curve["closest_at"]}
+
+
+def outcome_curve(summary: dict, key: str, group: str = "answerable") -> alt.LayerChart:
+    """As the answer cut moves: the shares of correct and wrong answers, closest passages and
+    refusals in one group; the solid rule is the model's answer cut, the dashed one its closest-
+    passages cut (kept where it is along the curve)."""
+    data, cuts = outcome_curve_frame(summary, key, group)
+    labels = GROUP_RESULT_LABELS[group]
+    label = next((c["label"] for c in summary["configurations"] if c["key"] == key), key)
+    x = alt.X("eşik:Q", title="cevap eşiği (modelin olasılığı en az bu kadarsa cevap verilir)",
+              scale=share_scale(), axis=alt.Axis(format=".1f", values=[n / 10 for n in range(11)]))
+    lines = alt.Chart(data).mark_line(interpolate="step-before").encode(
+        x=x, y=alt.Y("pay:Q", title=f"{GROUP_LABELS[group]} vakaların payı", scale=share_scale(), axis=share_axis()),
+        color=alt.Color("sonuç:N", title="sonuç", legend=legend(), scale=colour_scale(labels, RESULTS)),
+        order="eşik:Q",
+        tooltip=["sonuç", alt.Tooltip("eşik:Q", format=".3f", title="cevap eşiği"),
+                 alt.Tooltip("pay:Q", format=".1%")])
+    marks = pd.DataFrame([{"eşik": cuts["answer_at"], "çizgi": "bugünkü cevap eşiği"},
+                          {"eşik": cuts["closest_at"], "çizgi": "en yakın parçalar eşiği"}] if cuts else [],
+                         columns=["eşik", "çizgi"])
+    rules = alt.Chart(marks).mark_rule(color="black").encode(
+        x="eşik:Q", strokeDash=alt.StrokeDash("çizgi:N", title="model", legend=legend(),
+                                              scale=alt.Scale(domain=["bugünkü cevap eşiği", "en yakın parçalar eşiği"],
+                                                              range=[[1, 0], [4, 4]])),
+        tooltip=["çizgi", alt.Tooltip("eşik:Q", format=".3f")])
+    title = f"Cevap, en yakın parçalar ve ret: {GROUP_LABELS[group]} sorular · {label}"
+    return page_sized((lines + rules).properties(title=title), HEIGHT)
+
+
+def outcome_curve_keys(summary: dict) -> list[str]:
+    """The configurations whose gate has a three-outcome model (their curve was recorded)."""
+    return [c["key"] for c in summary["configurations"] if c.get("outcome_curve")]
 
 
 PERCENTILE_WORDS = {"p50": "ortanca", "p95": "en yavaş %5"}
@@ -175,8 +247,14 @@ def all_charts(summary: dict, metrics: Sequence[str] = ("ndcg@10", "recall@5")) 
     """(title, chart) of every chart of a run, in the report's order."""
     charts: list[tuple[str, alt.TopLevelMixin]] = [
         (f"{metric_label(m)} ve güven aralığı", metric_with_ci(summary, m)) for m in metrics]
-    charts += [("İlk k sonuçta bulma oranı", recall_curves(summary)), ("Geri çekilme eğrisi", abstention_curve(summary)),
-               *((f"Cevap sonuçları: {label} sorular", answer_outcomes(summary, group))
+    charts.append(("İlk k sonuçta bulma oranı", recall_curves(summary)))
+    three = outcome_curve_keys(summary)
+    if len(three) < len(summary["configurations"]):  # the single threshold decides somewhere
+        charts.append(("Geri çekilme eğrisi", abstention_curve(summary)))
+    labels = {c["key"]: c["label"] for c in summary["configurations"]}
+    charts += [(f"Cevap, en yakın parçalar ve ret: {GROUP_LABELS[group]} sorular · {labels[key]}",
+                outcome_curve(summary, key, group)) for key in three for group in GROUP_LABELS]
+    charts += [*((f"Cevap sonuçları: {label} sorular", answer_outcomes(summary, group))
                  for group, label in GROUP_LABELS.items()),
                ("Süre", latency(summary)),
                ("İzin sızıntıları", leaks(summary))]

@@ -4,7 +4,9 @@ self-contained report.html an analyst can mail.
 - `summary.json`: the run card (data fingerprint = gold-set version and its sha256 plus every
   document's sha256; configuration; commit and whether the tree was dirty; machine; packages),
   per configuration the retrieval metrics with bootstrap CIs, Recall@k curve, answer outcomes,
-  abstention curve with the operating point, permission leaks, latency, index build, agreement of
+  what the user met per group (`gate_outcomes`: correct answer, wrong answer, closest passages,
+  refusal, with bootstrap CIs), abstention curve with the operating point, the three-outcome
+  curve (`outcome_curve`, when the gate has a model), permission leaks, latency, index build, agreement of
   the answer's sources with the retrieval; the paired comparisons with the best configuration
   and the recommendation.
 - `cases.jsonl`: every case as asked (sources, answer, gate), for the drill-down.
@@ -32,11 +34,14 @@ from eval import gold_charts, metrics
 from eval.chart_layout import for_export
 from eval.gold_cases import case_key, cases_of
 from eval.gold_stats import (
+    RESULTS,
     AbstentionCase,
     Cost,
+    GateCase,
     abstention_curve,
     latency,
     metric_label,
+    outcome_curve,
     rate,
     recommend,
     score_separation,
@@ -52,6 +57,7 @@ REPORT_PACKAGES = (*PACKAGES, "scipy", "altair", "vl-convert-python")
 STATUS_LABELS = {"answered": "cevaplandı", "fallback": "model cevap vermedi", "needs_review": "eşik: cevap yok",
                  "error": "hata"}
 OUTCOME_LABELS = {"correct": "doğru", "fallback": "cevap yok", "wrong": "yanlış", "unscored": "puanlanmadı"}
+GATE_LABELS = {"answer": "cevap", "closest": "en yakın parçalar", "refused": "reddedildi"}
 
 
 # --------------------------------------------------------------------------- the summary
@@ -79,6 +85,54 @@ def _abstention_cases(payloads: Sequence[dict]) -> list[AbstentionCase]:
     return out
 
 
+# A case's scored outcome (gold_run.outcome) as what the user met, when an answer was given.
+ANSWER_RESULTS = {"correct": "correct", "wrong": "wrong", "fallback": "refused", "unscored": "unscored"}
+
+
+def case_result(payload: dict) -> str:
+    """What the user met in this case (RESULTS, or "unscored": an answer to a question without
+    key facts): the gate's closest passages or refusal, else its answer as scored."""
+    gate = payload["answer"]["gate_outcome"]
+    if gate in ("closest", "refused"):
+        return gate
+    return ANSWER_RESULTS[payload["answer"]["outcome"]]
+
+
+def _gate_rates(payloads: Sequence[dict]) -> dict | None:
+    """Per group the share of each result (and of any answer given), over all its cases; None for
+    cases stored before the gate's outcome was (a resumed older run)."""
+    if any("gate_outcome" not in p["answer"] for p in payloads):
+        return None
+    out = {}
+    for group, answerable in (("answerable", True), ("unanswerable", False)):
+        got = [case_result(p) for p in payloads if p["answerable"] == answerable]
+        idx = metrics.bootstrap_indices(len(got)) if got else None
+        wanted = {**{r: (r,) for r in RESULTS}, "answered": ("correct", "wrong", "unscored")}
+        out[group] = {"n": len(got), "unscored": got.count("unscored"),
+                      "rates": {name: rate([g in w for g in got], idx) for name, w in wanted.items()}}
+    return out
+
+
+def _gate_cases(payloads: Sequence[dict]) -> tuple[list[GateCase], float, float] | None:
+    """The cases for the three-outcome curve and the model's two cuts; None without a model.
+    An answerable case whose answer cannot be scored (no key facts) is left out, as in the
+    abstention curve."""
+    if not payloads or any("gate_outcome" not in p["answer"] for p in payloads):
+        return None
+    answer_at, closest_at = payloads[0]["gate"].get("answer_at"), payloads[0]["gate"].get("closest_at")
+    if answer_at is None or closest_at is None:
+        return None
+    out = []
+    for p in payloads:
+        behind = p["ungated"] or p["answer"]
+        if p["answerable"] and behind["outcome"] == "unscored":
+            continue
+        probability = p["answer"]["probability"]
+        rescued = (p["answer"]["gate_outcome"] == "closest" and probability is not None and probability < closest_at)
+        out.append(GateCase(probability, p["answerable"], rescued, ANSWER_RESULTS[behind["outcome"]]))
+    return out, answer_at, closest_at
+
+
 def configuration_summary(config, payloads: Sequence[dict], index: Mapping[str, Any] | None,
                           indices: np.ndarray | None) -> tuple[dict, dict[str, np.ndarray]]:
     """One configuration's block of summary.json, and its per-case metric arrays (answerable cases)."""
@@ -92,6 +146,7 @@ def configuration_summary(config, payloads: Sequence[dict], index: Mapping[str, 
     abstention = _abstention_cases(payloads)
     curve = abstention_curve(abstention, gate.get("value", 0.0)) if abstention else {"points": [], "operating_point": None}
     curve["auc"] = score_separation(abstention)
+    gate_cases = _gate_cases(payloads)
     agreement = [p["agreement"] for p in payloads if p["agreement"] is not None]
     block = {
         "key": config.key, "label": config.label, "embedder": config.embedder, "mode": config.mode,
@@ -101,8 +156,10 @@ def configuration_summary(config, payloads: Sequence[dict], index: Mapping[str, 
         "answers": {"answerable": _group_rates(answerable, ("correct", "fallback", "wrong")),
                     "unanswerable": _group_rates([p for p in payloads if not p["answerable"]], ("fallback", "wrong")),
                     "overall": rate(right)},
-        "threshold": {k: gate.get(k) for k in ("signal", "value", "measured")},
+        "gate_outcomes": _gate_rates(payloads),
+        "threshold": {k: gate.get(k) for k in ("signal", "value", "measured", "answer_at", "closest_at")},
         "abstention": curve,
+        "outcome_curve": outcome_curve(*gate_cases) if gate_cases else None,
         "leaks": {"count": int(sum(p["leaks"] for p in payloads)), "cases": len(leaking),
                   "examples": [{"qid": p["qid"], "role": p["role"],
                                 "documents": sorted({s["filename"] for s in p["sources"] + p["answer"]["sources"]
@@ -175,6 +232,7 @@ def _case_rows(configs, gold, results) -> list[dict]:
                 **{m: s.get(m, "") for m in metrics.METRICS}, "relevant_total": p["relevant_total"],
                 "outcome": p["answer"]["outcome"], "status": p["answer"]["status"],
                 "gated": p["answer"]["status"] == "needs_review", "gate_score": p["gate"]["score"],
+                "gate_outcome": p["answer"].get("gate_outcome", ""), "probability": p["answer"].get("probability"),
                 "outcome_behind_gate": behind["outcome"], "leaks": p["leaks"],
                 "retrieval_ms": round(p["retrieval_ms"], 2), "answer_ms": round(p["answer"]["total_ms"] or 0, 2),
                 "top5": " | ".join(f"{x['filename']} {x['pages']}" + (" ✓" if x["relevant"] else "")
@@ -231,6 +289,7 @@ def results_rows(summary: dict) -> list[dict[str, str]]:
     for c in summary["configurations"]:
         r, a = c["retrieval"], c["answers"]
         op = (c.get("abstention") or {}).get("operating_point") or {}
+        shown = c.get("gate_outcomes") or {"answerable": {"rates": {}}, "unanswerable": {"rates": {}}}  # older runs: —
         mark = "önerilen" if c["key"] == chosen else ("en iyi" if c["key"] == best else "")
         rows.append({
             "Yapılandırma": c["label"], "Not": mark,
@@ -239,6 +298,9 @@ def results_rows(summary: dict) -> list[dict[str, str]]:
             "Cevap yok (cevaplanabilir)": percent_with_ci(a["answerable"]["rates"].get("fallback")),
             "Yanlış (cevaplanabilir)": percent_with_ci(a["answerable"]["rates"].get("wrong")),
             "Doğru geri çekilme (cevaplanamaz)": percent_with_ci(a["unanswerable"]["rates"].get("fallback")),
+            "En yakın parçalar (cevaplanabilir)": percent_with_ci(shown["answerable"]["rates"].get("closest")),
+            "Reddedildi (cevaplanabilir)": percent_with_ci(shown["answerable"]["rates"].get("refused")),
+            "Cevap verildi (cevaplanamaz)": percent_with_ci(shown["unanswerable"]["rates"].get("answered")),
             "Kapsam (bugünkü eşik)": percent(op.get("coverage")),
             "Seçici doğruluk": percent(op.get("selective_accuracy")),
             "İzin sızıntısı": integer(c["leaks"]["count"]),
@@ -333,13 +395,24 @@ def _drilldown(summary: dict, cases: Sequence[dict]) -> str:
                 f"<p>İlk doğru kaynağın sırası: {rank if rank else 'ilk 10’da yok' if first['answerable'] else '—'} · "
                 f"sonuç: {html.escape(OUTCOME_LABELS.get(case['answer']['outcome'], case['answer']['outcome']))} · "
                 f"durum: {html.escape(STATUS_LABELS.get(case['answer']['status'], case['answer']['status']))} · "
-                f"eşik puanı: {number(case['gate']['score'])}</p><ol>{sources}</ol>"
+                f"eşik puanı: {number(case['gate']['score'])}{html.escape(gate_text(case))}</p><ol>{sources}</ol>"
                 f"<pre>{html.escape(case['answer']['text'])}</pre>")
         facts = ", ".join(first.get("key_facts") or []) or "—"
         parts.append(f"<details><summary>{html.escape(qid)} · {html.escape(role)} · {kind} — "
                      f"{html.escape(first['question'])}</summary><p>Anahtar bilgiler: {html.escape(facts)}</p>"
                      + "".join(inner) + "</details>")
     return "".join(parts)
+
+
+def gate_text(case: dict) -> str:
+    """The three-outcome gate's decision and probability, for the drill-downs of the page and the
+    report ("" for a case stored before them)."""
+    outcome = case["answer"].get("gate_outcome")
+    if outcome is None:
+        return ""
+    probability = case["answer"].get("probability")
+    return (f" · kapı: {GATE_LABELS.get(outcome, outcome)}"
+            + ("" if probability is None else f" (cevap olasılığı {number(probability)})"))
 
 
 STYLE = """

@@ -9,8 +9,10 @@ every role that asks it:
    max(10, k), for the ranking metrics, the evidence and the leak check;
 2. `ragcore.answer.service.AnswerService.ask` as a user of that role — the refusal gate
    (`ragcore.retrieval.calibration`), the prompt, the generator and the post-generation policy (`finalize_answer`),
-   exactly as a user meets them; when the gate refused, once more with the gate open
-   (REFUSAL_THRESHOLD below every score), so the abstention curve knows the answer behind it.
+   exactly as a user meets them, with the gate's outcome (answer, closest passages, refusal) and
+   its probability; when the gate held the answer back, once more with the gate open
+   (REFUSAL_THRESHOLD below every score), so the abstention and three-outcome curves know the
+   answer behind it.
 
 Each finished case is stored at once (`eval.lab_runs.store_result`), so a cancelled, failed or
 interrupted run resumes without asking it again; a configuration whose cases are all stored does
@@ -277,6 +279,7 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
     answer = ctx.service.ask(user, question.question)  # type: ignore[arg-type]
     answer_outcome, found = outcome(question, answer.text, answer.status)
     threshold = ctx.service.threshold
+    model = ctx.service.abstention
     evidence = retrieval.evidence
     gated = answer.status == STATUS_NEEDS_REVIEW
     ungated = None
@@ -298,10 +301,12 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
         "retrieval_ms": retrieval.ms, "leaks": leaks,
         "gate": {"signal": threshold.signal, "value": threshold.value, "measured": threshold.measured,
                  "score": threshold.score(evidence) if evidence.permitted_hits else None,
-                 "permitted_hits": evidence.permitted_hits, "evidence": evidence.as_dict()},
+                 "permitted_hits": evidence.permitted_hits, "evidence": evidence.as_dict(),
+                 "answer_at": model.answer_at if model else None, "closest_at": model.closest_at if model else None},
         "answer": {"text": answer.text, "status": answer.status, "generator": answer.generator,
                    "llm_called": answer.llm_called, "cited": list(answer.cited), "sources": answer_sources,
-                   "total_ms": answer.total_ms, "outcome": answer_outcome, "facts_found": found, "notice": answer.notice},
+                   "total_ms": answer.total_ms, "outcome": answer_outcome, "facts_found": found, "notice": answer.notice,
+                   "gate_outcome": answer.outcome, "probability": answer.extra.get("probability")},
         "ungated": ungated, "agreement": agreement,
     }
     if question.answerable:

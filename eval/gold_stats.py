@@ -14,7 +14,15 @@ are `eval.metrics`' own functions; this module only feeds them and reads their r
   threshold t a case is answered when its score ≥ t (and something was permitted) and the answer
   was not itself a refusal; coverage = share answered, selective accuracy = share of the
   answered that are correct (an answered unanswerable question is wrong), accuracy = share of
-  every case handled right (a refused unanswerable question is right).
+  every case handled right (a refused unanswerable question is right). It describes the single
+  threshold; with a three-outcome model the gate is the next curve.
+- **Three-outcome curve**: the gate's model gives each case a probability p and answers at
+  p ≥ answer_at, shows the closest passages at closest_at ≤ p < answer_at, and refuses below
+  (unless the single threshold would have answered: then closest passages too,
+  `ragcore.retrieval.abstention.decide`). As answer_at moves over the cases' probabilities
+  (closest_at kept at the model's), each group's shares of correct answers, wrong answers, closest
+  passages and refusals; the model's own answer_at is the operating point, and there the shares
+  are the run's own.
 - **Recommendation**: the best configuration on the primary metric, and every other one whose
   paired bootstrap 95 % interval of the difference to it contains 0 ("the data cannot separate
   them"); of those, the cheapest: the lowest p95 answer latency measured in the run, then the
@@ -158,6 +166,54 @@ def score_separation(cases: Sequence[AbstentionCase]) -> float | None:
         return None
     u = stats.mannwhitneyu(pos, neg, alternative="two-sided").statistic
     return float(u / (len(pos) * len(neg)))
+
+
+# --------------------------------------------------------------------------- three outcomes
+
+RESULTS = ("correct", "wrong", "closest", "refused")  # what a user met; eval.answers.RESULTS alike
+
+
+@dataclass(frozen=True)
+class GateCase:
+    """One case as the three-outcome gate saw it, and what its answer was when one was given."""
+
+    probability: float | None  # the model's p; None: nothing permitted (always refused)
+    answerable: bool
+    # Below closest_at the gate refused, or showed the closest passages because the single
+    # threshold would have answered: what it did for this case, read off the run.
+    rescued_by_threshold: bool
+    answer_result: str  # the answer given (or the one behind the gate): "correct", "wrong" or "refused"
+
+
+def gate_result(case: GateCase, answer_at: float, closest_at: float) -> str:
+    """What the user meets for this case with the answer cut at `answer_at` (RESULTS)."""
+    p = case.probability
+    if p is None:
+        return "refused"
+    if p >= answer_at:
+        return case.answer_result
+    if p >= closest_at or case.rescued_by_threshold:
+        return "closest"
+    return "refused"
+
+
+def outcome_point(cases: Sequence[GateCase], answer_at: float, closest_at: float) -> dict:
+    """Per group (answerable, unanswerable) its n and the share of each of RESULTS at this cut."""
+    point: dict = {"answer_at": float(answer_at)}
+    for group, answerable in (("answerable", True), ("unanswerable", False)):
+        got = [gate_result(c, answer_at, closest_at) for c in cases if c.answerable == answerable]
+        point[group] = {"n": len(got), **{r: (got.count(r) / len(got) if got else None) for r in RESULTS}}
+    return point
+
+
+def outcome_curve(cases: Sequence[GateCase], answer_at: float, closest_at: float) -> dict:
+    """The shares at every cut where one changes (each case's probability), at 0 and 1 and at the
+    model's answer_at (the operating point); the points are in order of the cut."""
+    probabilities = {c.probability for c in cases if c.probability is not None}
+    grid = sorted({0.0, 1.0, float(answer_at), *probabilities})
+    return {"answer_at": float(answer_at), "closest_at": float(closest_at),
+            "points": [outcome_point(cases, a, closest_at) for a in grid],
+            "operating_point": outcome_point(cases, answer_at, closest_at)}
 
 
 # --------------------------------------------------------------------------- recommendation

@@ -1,5 +1,5 @@
-"""Turkish names for the lab's own identifiers: retrieval methods ("bm25-prefix5", "production-rrf")
-and the TQuAD runs' kinds.
+"""Turkish names for the lab's own identifiers: retrieval methods ("bm25-prefix5", "production-rrf"),
+the TQuAD runs' kinds, and what an answer came to (`RESULT_LABELS`).
 
 The identifiers stay what they are in run folders, the CLI and summary.json; the lab page, job
 labels and progress lines show these names, so a reader meets "Sözcük eşleşmesi (ilk 5 harf)"
@@ -44,3 +44,14 @@ def system_label(system: str) -> str:
     """A sweep's system "bm25-prefix5@1000" as "Sözcük eşleşmesi (ilk 5 harf) · 1000 karakter"."""
     name, at, size = system.rpartition("@")
     return f"{retriever_label(name)} · {size} karakter" if at else retriever_label(system)
+
+
+# What a user met (eval.answers.RESULTS, eval.gold_stats.RESULTS): an answer, right or wrong, the
+# closest passages (the app's own word for them: "en yakın parçalar"), or the refusal sentence.
+RESULT_LABELS = {"correct": "Doğru cevap", "wrong": "Yanlış cevap", "closest": "En yakın parçalar",
+                 "refused": "Reddedildi (dokümanlarda yok)", "answered": "Cevap verildi"}
+# The same on a question that has no answer in the documents: any answer is wrong there.
+UNANSWERABLE_RESULT_LABELS = {**RESULT_LABELS, "wrong": "Cevap verildi (yanlış)"}
+# The older TQuAD outcomes (eval.answers.OUTCOMES), for runs made before the three outcomes.
+OUTCOME_LABELS = {"correct": "Doğru", "correct_not_in_context": "Doğru (bağlamda yok)", "fallback": "Cevap yok",
+                  "wrong": "Yanlış"}

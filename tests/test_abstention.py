@@ -179,4 +179,6 @@ def test_answer_outcome_answers_with_citations(law_db, embedder):
     service, generator = _service(law_db, embedder, _model(answer_at=0.0, closest_at=0.0))
     answer = service.ask(_mehmet(law_db), RISK_QUESTION)
     assert answer.outcome == OUTCOME_ANSWER and generator.calls == 1 and answer.cited
+    # the gate's probability rides on an answered answer too (the lab's three-outcome curve reads it)
+    assert 0.0 < answer.extra["probability"] <= 1.0
     assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_ANSWER

@@ -71,6 +71,69 @@ def test_score_outcomes():
     assert wrong.outcome == "wrong"
 
 
+def test_what_the_user_met_splits_the_fallback_into_closest_and_refused():
+    ctx = ["Olay Buzgan kasabasında yaşandı."]
+    closest_text = "Sorunuza doğrudan cevap veren bir parça bulamadım; en yakın parçalar şunlar:"
+    gated = ans.score_answer("Buzgan", closest_text, ctx, [], "refusal")
+    assert ans.result_of("closest", gated) == "closest" and gated.outcome == "fallback"
+    assert ans.result_of("refused", ans.score_answer("Buzgan", FALLBACK_ANSWER, ctx, [], "refusal")) == "refused"
+    # an answer the gate let through that says the information is not there is a refusal to the user
+    assert ans.result_of("answer", ans.score_answer("Buzgan", "Bu bilgi bulunmuyor.", ctx, [])) == "refused"
+    assert ans.result_of("answer", ans.score_answer("Buzgan kasabası", "Buzgan kasabası.", ["x"], [])) == "correct"
+    assert ans.result_of("answer", ans.score_answer("Buzgan kasabası", "Mardin ilinde [1].", ctx, [False])) == "wrong"
+
+
+def _row(group: str, outcome: str, result: str, gate_outcome: str, probability: float | None) -> dict:
+    """A per-question row as eval.answers._row makes it (only what the summary reads)."""
+    refused = result in ("closest", "refused")
+    return {"group": group, "outcome": outcome, "result": result, "gate_outcome": gate_outcome,
+            "probability": probability, "exact": outcome == "correct", "correct": result == "correct",
+            "refused": refused, "gated": gate_outcome != "answer", "gold_in_context": True, "cited": not refused,
+            "cited_gold": result == "correct", "quoted_sentences": 0 if refused else 1, "answer_chars": 40,
+            "seconds": 0.1}
+
+
+ROWS = [_row("answerable", "correct", "correct", "answer", 0.9),
+        _row("answerable", "correct_not_in_context", "correct", "answer", 0.85),
+        _row("answerable", "wrong", "wrong", "answer", 0.95),
+        _row("answerable", "fallback", "closest", "closest", 0.5),
+        _row("answerable", "fallback", "refused", "refused", 0.1),
+        _row("unanswerable", "wrong", "wrong", "answer", 0.9),
+        _row("unanswerable", "fallback", "closest", "closest", 0.6),
+        _row("unanswerable", "fallback", "closest", "closest", 0.3),
+        _row("unanswerable", "fallback", "refused", "refused", None)]
+
+
+def test_groups_report_correct_wrong_closest_and_refused_with_intervals():
+    groups = ans.summarise_groups(ROWS)
+    answerable, unanswerable = groups["answerable"]["results"], groups["unanswerable"]["results"]
+    assert [answerable[r]["count"] for r in ans.RESULTS] == [2, 1, 1, 1]
+    assert [unanswerable[r]["count"] for r in ans.RESULTS] == [0, 1, 2, 1]
+    assert answerable["refused"]["mean"] == 0.2 and unanswerable["answered"]["mean"] == 0.25
+    assert answerable["correct"]["mean"] == 0.4 and answerable["answered"]["count"] == 3
+    for rate in (*answerable.values(), *unanswerable.values()):
+        assert rate["ci"][0] <= rate["mean"] <= rate["ci"][1]
+    # the older figures keep their meaning: fallback = closest or refused
+    assert groups["answerable"]["rates"]["fallback"]["count"] == 2
+    assert groups["unanswerable"]["rates"]["fallback"]["mean"] == 0.75
+    table = ans.answers_markdown({"groups": groups})
+    assert "| closest passages | refused |" in table
+    assert "| answerable | 5 | 0.400 [" in table.split("correct answer")[1]
+
+
+def test_rows_cached_before_the_gate_outcome_are_asked_again(tmp_path):
+    """The cached row's layout is in the fingerprint: an older row (no outcome, no probability)
+    does not match and is answered anew rather than misread."""
+    config = ans.AnswerConfig()
+    fingerprint = config.fingerprint("extractive")
+    old = f"{config.retriever}|{config.chunk_size}|{config.k}|{config.gate}|extractive"  # the fingerprint before
+    cache = tmp_path / ans.ANSWERS_FILE
+    cache.write_text(json.dumps({"key": "answerable:1", "fingerprint": old, "kind": "gate"}) + "\n"
+                     + json.dumps({"key": "answerable:2", "fingerprint": fingerprint, "outcome": "closest"}) + "\n",
+                     encoding="utf-8")
+    assert list(ans.load_cache(cache, fingerprint)) == ["answerable:2"]
+
+
 def test_quoted_sentences_counts_the_extractive_quote_lines():
     assert ans.quoted_sentences("> “Birinci cümle.” [1]\n> “İkinci cümle.” [3]") == 2
     assert ans.quoted_sentences("Kale 1200 yılında yapıldı [1].") == 0

@@ -62,13 +62,35 @@ SUMMARY = {"configurations": [_configuration("use · ağırlıklı (yoğun + BM2
                               _configuration("use · sözcüksel (BM25) · 1000 karakter · k=5", 0.7)]}
 
 
+def _three_outcomes(configuration: dict) -> dict:
+    """The configuration as a run with a three-outcome gate records it (eval/gold_report.py)."""
+    shares = {"correct": 0.5, "wrong": 0.1, "closest": 0.3, "refused": 0.1}
+    curve_point = {"answer_at": 0.8, "answerable": {"n": 10, **shares},
+                   "unanswerable": {"n": 4, "correct": 0.0, "wrong": 0.25, "closest": 0.25, "refused": 0.5}}
+    low = {**curve_point, "answer_at": 0.2, "answerable": {"n": 10, "correct": 0.7, "wrong": 0.3, "closest": 0.0,
+                                                           "refused": 0.0}}
+    return {**configuration, "key": configuration["key"] + " (model)",
+            "gate_outcomes": {"answerable": {"n": 10, "rates": {r: _rate(v) for r, v in shares.items()}},
+                              "unanswerable": {"n": 4, "rates": {"correct": _rate(0.0), "wrong": _rate(0.25),
+                                                                 "closest": _rate(0.25), "refused": _rate(0.5),
+                                                                 "answered": _rate(0.25)}}},
+            "outcome_curve": {"answer_at": 0.8, "closest_at": 0.4, "points": [low, curve_point],
+                              "operating_point": curve_point}}
+
+
+SUMMARY_THREE = {"configurations": [_three_outcomes(c) for c in SUMMARY["configurations"]]}
+
+
 def _specs() -> list[tuple[str, dict]]:
     groups = {"answerable": {"rates": {o: _rate(0.25) for o in ("correct", "correct_not_in_context", "fallback",
                                                                  "wrong")}}}
+    three = {g: {**data, "results": {r: _rate(0.25) for r in ("correct", "wrong", "closest", "refused")}}
+             for g, data in groups.items()}
     tquad = [("recall_bars", charts.recall_bars(RESULTS)), ("recall_curve", charts.recall_curve(RESULTS)),
-             ("answer_outcomes", charts.answer_outcomes(groups)),
+             ("answer_outcomes", charts.answer_outcomes(groups)), ("answer_results", charts.answer_outcomes(three)),
              ("rank_histogram", charts.rank_difference_histogram([{"rank:a": "1", "rank:b": "2"}], "a", "b"))]
-    return [(title, gold_charts.turkish(chart).to_dict()) for title, chart in gold_charts.all_charts(SUMMARY)] + [
+    return [(title, gold_charts.turkish(chart).to_dict()) for summary in (SUMMARY, SUMMARY_THREE)
+            for title, chart in gold_charts.all_charts(summary)] + [
         (title, chart.to_dict()) for title, chart in tquad]
 
 
@@ -122,3 +144,59 @@ def test_an_exported_chart_gets_a_fixed_width() -> None:
     """An SVG or PNG has no container to fill: the report's images are EXPORT_WIDTH wide."""
     spec = chart_layout.for_export(gold_charts.abstention_curve(SUMMARY)).to_dict()
     assert spec["width"] == chart_layout.EXPORT_WIDTH
+
+
+# --------------------------------------------------------------------------- three outcomes (issue 20)
+
+
+def _colours(spec: dict) -> dict[str, str]:
+    colour = next(e["color"] for e in _encodings(spec) if "field" in e.get("color", {}))
+    return dict(zip(colour["scale"]["domain"], colour["scale"]["range"], strict=True))
+
+
+def test_the_closest_passages_are_an_outcome_of_their_own_with_their_own_colour() -> None:
+    closest = chart_layout.RESULT_COLOURS["closest"]
+    for group in ("answerable", "unanswerable"):
+        data = gold_charts.outcomes_frame(SUMMARY_THREE)
+        data = data[data["grup"] == gold_charts.GROUP_LABELS[group]]
+        assert "En yakın parçalar" in set(data["sonuç"])
+        assert list(data.groupby("yapılandırma")["pay"].sum().round(6)) == [1.0, 1.0]
+        colours = _colours(gold_charts.answer_outcomes(SUMMARY_THREE, group).to_dict())
+        assert colours["En yakın parçalar"] == closest and len(set(colours.values())) == len(colours)
+    groups = {"answerable": {"results": {r: _rate(0.25) for r in ("correct", "wrong", "closest", "refused")}}}
+    tquad = charts.answer_outcomes(groups).to_dict()
+    assert _colours(tquad) == {"Doğru cevap": chart_layout.RESULT_COLOURS["correct"],
+                               "Yanlış cevap": chart_layout.RESULT_COLOURS["wrong"], "En yakın parçalar": closest,
+                               "Reddedildi (dokümanlarda yok)": chart_layout.RESULT_COLOURS["refused"]}
+    # a run from before the three outcomes keeps its four (no closest passages to show)
+    older = charts.answer_outcomes({"answerable": {"rates": {o: _rate(0.25) for o in
+                                                            ("correct", "correct_not_in_context", "fallback", "wrong")}}})
+    assert "En yakın parçalar" not in _colours(older.to_dict())
+
+
+def test_the_three_outcome_curve_replaces_the_abstention_curve_when_the_gate_has_a_model() -> None:
+    titles = [title for title, _ in gold_charts.all_charts(SUMMARY_THREE)]
+    assert "Geri çekilme eğrisi" not in titles
+    assert sum(t.startswith("Cevap, en yakın parçalar ve ret") for t in titles) == 4  # 2 configurations × 2 groups
+    assert "Geri çekilme eğrisi" in [t for t, _ in gold_charts.all_charts(SUMMARY)]  # no model: as before
+    mixed = {"configurations": [SUMMARY_THREE["configurations"][0], SUMMARY["configurations"][1]]}
+    titles = [t for t, _ in gold_charts.all_charts(mixed)]
+    assert "Geri çekilme eğrisi" in titles and sum(t.startswith("Cevap, en yakın") for t in titles) == 2
+
+
+def test_the_three_outcome_curve_draws_every_share_and_marks_the_operating_point() -> None:
+    key = SUMMARY_THREE["configurations"][0]["key"]
+    data, cuts = gold_charts.outcome_curve_frame(SUMMARY_THREE, key, "answerable")
+    assert cuts == {"answer_at": 0.8, "closest_at": 0.4}
+    assert len(data) == 2 * 4 and set(data["eşik"]) == {0.2, 0.8}
+    today = data[data["eşik"] == 0.8].set_index("sonuç")["pay"].to_dict()
+    assert today == {"Doğru cevap": 0.5, "Yanlış cevap": 0.1, "En yakın parçalar": 0.3,
+                     "Reddedildi (dokümanlarda yok)": 0.1}
+    unanswerable, _ = gold_charts.outcome_curve_frame(SUMMARY_THREE, key, "unanswerable")
+    assert "Cevap verildi (yanlış)" in set(unanswerable["sonuç"])  # any answer to it is wrong
+    spec = gold_charts.turkish(gold_charts.outcome_curve(SUMMARY_THREE, key, "answerable")).to_dict()
+    rules = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rule")
+    rule_data = spec["datasets"][rules["data"]["name"]]
+    assert {r["eşik"] for r in rule_data} == {0.8, 0.4}
+    assert _colours(spec)["En yakın parçalar"] == chart_layout.RESULT_COLOURS["closest"]
+    assert gold_charts.outcome_curve_frame(SUMMARY, SUMMARY["configurations"][0]["key"])[1] is None  # none recorded

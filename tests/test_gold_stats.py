@@ -1,5 +1,5 @@
 """The statistics a gold run adds (eval/gold_stats.py) on hand-computed cases: relevance of a
-source, the abstention curve, latency percentiles, the AUC of the gate's score (against
+source, the abstention curve, the three-outcome curve, latency percentiles, the AUC of the gate's score (against
 scikit-learn), the recommendation and its intervals and p-values (against scipy.stats) — and Turkish
 number formatting (eval/numbers.py)."""
 
@@ -79,6 +79,57 @@ def test_abstention_curve_covers_every_score_and_marks_the_operating_point() -> 
     assert curve["operating_point"]["threshold"] == 0.5 and curve["operating_point"]["coverage"] == pytest.approx(2 / 3)
     coverages = [p["coverage"] for p in curve["points"]]
     assert coverages == sorted(coverages, reverse=True)  # raising the threshold never answers more
+
+
+# --------------------------------------------------------------------------- three outcomes
+
+ANSWER_AT, CLOSEST_AT = 0.8, 0.4
+
+
+def _gate(p, answerable, result, rescued=False):
+    return gs.GateCase(p, answerable, rescued, result)
+
+
+# Answerable: 0.9 correct, 0.85 wrong, 0.6 (closest today; correct if answered), 0.3 rescued by the
+# single threshold (closest today; wrong if answered), 0.2 refused (correct if answered), nothing
+# permitted (refused whatever the cut). Unanswerable: 0.95 answered, 0.5 closest, 0.1 refused,
+# 0.9 whose answer is itself a refusal.
+GATE_CASES = [_gate(0.9, True, "correct"), _gate(0.85, True, "wrong"), _gate(0.6, True, "correct"),
+              _gate(0.3, True, "wrong", rescued=True), _gate(0.2, True, "correct"), _gate(None, True, "refused"),
+              _gate(0.95, False, "wrong"), _gate(0.5, False, "wrong"), _gate(0.1, False, "wrong"),
+              _gate(0.9, False, "refused")]
+
+
+def test_outcome_point_by_hand() -> None:
+    today = gs.outcome_point(GATE_CASES, ANSWER_AT, CLOSEST_AT)
+    assert today["answer_at"] == ANSWER_AT
+    assert today["answerable"] == {"n": 6, "correct": 1 / 6, "wrong": 1 / 6, "closest": 2 / 6, "refused": 2 / 6}
+    assert today["unanswerable"] == {"n": 4, "correct": 0.0, "wrong": 1 / 4, "closest": 1 / 4, "refused": 2 / 4}
+    # a lower answer cut answers 0.6 (correct) and 0.5 (an unanswerable, wrong); the rescued 0.3 stays closest
+    low = gs.outcome_point(GATE_CASES, 0.45, CLOSEST_AT)
+    assert low["answerable"] == {"n": 6, "correct": 2 / 6, "wrong": 1 / 6, "closest": 1 / 6, "refused": 2 / 6}
+    assert low["unanswerable"]["wrong"] == 2 / 4 and low["unanswerable"]["closest"] == 0.0
+    # below closest_at: answered from the cut down; a refusal stays a refusal only where p < cut
+    assert gs.outcome_point(GATE_CASES, 0.0, CLOSEST_AT)["answerable"] == {
+        "n": 6, "correct": 3 / 6, "wrong": 2 / 6, "closest": 0.0, "refused": 1 / 6}
+    # nothing above the cut: every case with something permitted is closest (p ≥ closest_at, or rescued) or refused
+    top = gs.outcome_point(GATE_CASES, 1.0, CLOSEST_AT)
+    assert top["answerable"] == {"n": 6, "correct": 0.0, "wrong": 0.0, "closest": 4 / 6, "refused": 2 / 6}
+    assert gs.outcome_point([], ANSWER_AT, CLOSEST_AT)["answerable"] == {
+        "n": 0, "correct": None, "wrong": None, "closest": None, "refused": None}
+
+
+def test_outcome_curve_moves_the_answer_cut_over_every_probability() -> None:
+    curve = gs.outcome_curve(GATE_CASES, ANSWER_AT, CLOSEST_AT)
+    cuts = [p["answer_at"] for p in curve["points"]]
+    assert cuts == sorted(cuts) and {0.0, 1.0, ANSWER_AT, 0.1, 0.2, 0.3, 0.5, 0.6, 0.85, 0.9, 0.95} == set(cuts)
+    assert (curve["answer_at"], curve["closest_at"]) == (ANSWER_AT, CLOSEST_AT)
+    assert curve["operating_point"] == gs.outcome_point(GATE_CASES, ANSWER_AT, CLOSEST_AT)
+    for point in curve["points"]:  # four shares that cover every case of the group
+        for group in ("answerable", "unanswerable"):
+            assert sum(point[group][r] for r in gs.RESULTS) == pytest.approx(1.0)
+    answered = [p["answerable"]["correct"] + p["answerable"]["wrong"] for p in curve["points"]]
+    assert answered == sorted(answered, reverse=True)  # raising the answer cut never answers more
 
 
 def test_gate_score_separation_is_the_roc_auc() -> None:
@@ -182,3 +233,77 @@ def test_the_recommendations_intervals_and_p_values_agree_with_scipy() -> None:
     assert r["comparisons"][low]["p_holm"] == pytest.approx(min(1.0, 2 * pvalues[low]))
     assert r["comparisons"][high]["p_holm"] == pytest.approx(max(min(1.0, 2 * pvalues[low]), pvalues[high]))
     assert r["tied_with_best"] == ["close"] and r["chosen"] == "close"  # the cheaper "worse" is separable
+
+
+# --------------------------------------------------------------------------- the summary's three outcomes
+
+
+def _payload(answerable: bool, gate_outcome: str | None, probability: float | None, outcome: str,
+             behind: str | None = None, **answer) -> dict:
+    """A stored case as eval.gold_run.ask_case writes it, with only what the summary reads."""
+    status = {"answer": "answered", "closest": "needs_review", "refused": "needs_review"}.get(gate_outcome, "answered")
+    payload = {
+        "qid": "q", "role": "isg", "answerable": answerable, "sources": [], "leaks": 0, "retrieval_ms": 1.0,
+        "agreement": None, "relevant_total": 1,
+        "gate": {"signal": "cosine", "value": 0.5, "measured": "x", "score": 0.5, "permitted_hits": 1,
+                 "answer_at": ANSWER_AT, "closest_at": CLOSEST_AT},
+        "answer": {"outcome": outcome, "status": status, "total_ms": 5.0, "sources": [], "text": "",
+                   "gate_outcome": gate_outcome, "probability": probability, **answer},
+        "ungated": None if behind is None else {"outcome": behind, "text": "", "status": "answered"},
+    }
+    if answerable:
+        payload["scores"] = {**{m: 1.0 for m in metrics.METRICS}, "rank": 1}
+    return payload
+
+
+class _Config:
+    key, label, embedder, mode, chunk_size, k = "use·weighted·1000·k5", "use · ağırlıklı", "use", "weighted", 1000, 5
+
+
+# The GATE_CASES above as stored cases: the summary's shares are the curve's operating point.
+PAYLOADS = [_payload(True, "answer", 0.9, "correct"), _payload(True, "answer", 0.85, "wrong"),
+            _payload(True, "closest", 0.6, "fallback", behind="correct"),
+            _payload(True, "closest", 0.3, "fallback", behind="wrong"),
+            _payload(True, "refused", 0.2, "fallback", behind="correct"), _payload(True, "refused", None, "fallback"),
+            _payload(False, "answer", 0.95, "wrong"), _payload(False, "closest", 0.5, "fallback", behind="wrong"),
+            _payload(False, "refused", 0.1, "fallback", behind="wrong"),
+            _payload(False, "refused", 0.9, "fallback", status="fallback")]  # finalize refused the answer the gate let through
+
+
+def test_the_summary_gives_each_group_the_shares_of_what_the_user_met() -> None:
+    from eval import gold_report
+
+    block, _ = gold_report.configuration_summary(_Config(), PAYLOADS, None, None)
+    shown = block["gate_outcomes"]
+    answerable, unanswerable = shown["answerable"]["rates"], shown["unanswerable"]["rates"]
+    assert shown["answerable"]["n"] == 6 and shown["unanswerable"]["n"] == 4
+    assert [answerable[r]["count"] for r in gs.RESULTS] == [1, 1, 2, 2]
+    assert [unanswerable[r]["count"] for r in gs.RESULTS] == [0, 1, 1, 2]
+    assert unanswerable["answered"]["mean"] == 0.25 and answerable["answered"]["mean"] == pytest.approx(2 / 6)
+    lo, hi = answerable["refused"]["ci"]
+    assert lo <= answerable["refused"]["mean"] <= hi  # each with its bootstrap interval
+    # the old figures keep their meaning: "fallback" is the closest passages and the refusals together
+    assert block["answers"]["answerable"]["rates"]["fallback"]["count"] == 4
+    curve = block["outcome_curve"]
+    assert curve == gs.outcome_curve(GATE_CASES, ANSWER_AT, CLOSEST_AT)  # read off the stored cases
+    op = curve["operating_point"]
+    for group in ("answerable", "unanswerable"):
+        assert [op[group][r] for r in gs.RESULTS] == pytest.approx([shown[group]["rates"][r]["mean"] for r in gs.RESULTS])
+    assert (block["threshold"]["answer_at"], block["threshold"]["closest_at"]) == (ANSWER_AT, CLOSEST_AT)
+    row = gold_report.results_rows({"configurations": [{**block, "index": {}}]})[0]
+    assert row["En yakın parçalar (cevaplanabilir)"].startswith("%33,3")
+    assert row["Cevap verildi (cevaplanamaz)"].startswith("%25,0")
+
+
+def test_a_run_without_a_model_or_from_before_the_three_outcomes_still_summarises() -> None:
+    from eval import gold_report
+
+    no_model = [{**p, "gate": {**p["gate"], "answer_at": None, "closest_at": None}} for p in PAYLOADS]
+    block, _ = gold_report.configuration_summary(_Config(), no_model, None, None)
+    assert block["outcome_curve"] is None and block["gate_outcomes"]["answerable"]["n"] == 6
+    older = [{**p, "answer": {k: v for k, v in p["answer"].items() if k not in ("gate_outcome", "probability")}}
+             for p in PAYLOADS]
+    block, _ = gold_report.configuration_summary(_Config(), older, None, None)
+    assert block["outcome_curve"] is None and block["gate_outcomes"] is None
+    row = gold_report.results_rows({"configurations": [{**block, "index": {}}]})[0]
+    assert row["Reddedildi (cevaplanabilir)"] == "—" and row["Doğru (cevaplanabilir)"] != "—"

@@ -104,7 +104,13 @@ def test_upload_run_compare_and_review_to_gold(app_env, db, settings) -> None:
     charts = at.get("vega_lite_chart")
     assert len(charts) >= 6, [e.type for e in at.main]  # metric+CI, Recall@k, abstention, leaks, outcomes, latency
     specs = [json.loads(c.proto.spec) for c in charts]
-    assert any("eşik" in json.dumps(s, ensure_ascii=False).casefold() for s in specs)  # the abstention curve
+    assert any("eşik" in json.dumps(s, ensure_ascii=False).casefold() for s in specs)  # the gate's curve
+    # USE and e5 have a three-outcome model: its curve (both groups of the chosen configuration)
+    # instead of the single threshold's, and the shares of what the user met in the summary
+    assert all(c["outcome_curve"] and c["gate_outcomes"] for c in summary["configurations"])
+    titles = [str(s.get("title", "")) for s in specs]
+    assert len({t for t in titles if t.startswith("Cevap, en yakın parçalar ve ret")}) == 2, "\n".join(titles)
+    assert not any(t.startswith("Geri çekilme eğrisi") for t in titles)
     downloads = {b.proto.label for b in at.get("download_button")}
     assert {escape_markdown(x) for x in ("Rapor (HTML)", "Özet (JSON)", "Soru başına sonuçlar (CSV)")} <= downloads
     assert {p.name for p in folder.iterdir()} >= {"summary.json", "per_question.csv", "report.html"}

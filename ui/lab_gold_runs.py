@@ -1,5 +1,6 @@
 """The lab's gold runs: the form that queues one, its live progress, and its results — the
-recommendation, leak count, table, comparisons, charts, abstention curve, per-question drill-down
+recommendation, leak count, table, comparisons, charts, the abstention curve (or, with a
+three-outcome gate, the curve of answers, closest passages and refusals), per-question drill-down
 and the downloads (summary.json, per_question.csv, report.html). Metrics carry plain Turkish names
 (`eval.gold_stats.METRIC_LABELS`); their codes and the statistical methods are in help texts and
 "Teknik ayrıntılar".
@@ -32,6 +33,7 @@ CHUNK_SIZES = (500, 1000, 1500)
 KS = (3, 5, 8, 10)
 PRIMARY = ("ndcg@10", "recall@5", "recall@1", "mrr@10")
 CURRENT = "lab_gold_current_run"
+KEY_ANSWERS, KEY_LEAKS = "Doğru (cevaplanabilir)", "İzin sızıntısı"  # results_rows' columns key_columns keeps
 DOWNLOADS = {"summary.json": "Özet (JSON)", "per_question.csv": "Soru başına sonuçlar (CSV)",
              "cases.jsonl": "Vakalar (JSONL)"}
 
@@ -155,7 +157,7 @@ def render_gold_results(folder: Path, *, key: str) -> None:
     metric = st.selectbox("Grafikteki ölçü", ["ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10"],
                           key=f"lab_chart_metric_{key}", format_func=metric_label,
                           help=escape_markdown(metrics_help()))
-    _charts(summary, metric)
+    _charts(summary, metric, key)
     _operating_points(summary, key)
     if cases:
         _drilldown(summary, cases, key)
@@ -189,26 +191,43 @@ def _glossary() -> None:
 def key_columns(rows: list[dict[str, str]], summary: dict) -> list[dict[str, str]]:
     """The results table's columns a reader compares first, narrow enough for a 1280 px screen:
     the configuration and its note, the run's primary measure, correct answers and leaks, by
-    their place in `gold_report.results_rows` (name, note, five measures, four answer rates,
-    coverage, selective accuracy, leaks, ...); all of them are under "Bütün ölçüler"."""
+    their names in `gold_report.results_rows`; all of them are under "Bütün ölçüler"."""
     if not rows:
         return rows
     names = list(rows[0])
     primary = metric_label(summary["run"]["configuration"].get("primary", "ndcg@10"))
-    wanted = [names[0], names[1], primary if primary in names else names[2], names[7], names[13]]
+    wanted = [names[0], names[1], primary if primary in names else names[2], KEY_ANSWERS, KEY_LEAKS]
     return [{name: row[name] for name in wanted if name in row} for row in rows]
 
 
-def _charts(summary: dict, metric: str) -> None:
-    """Bar charts of configurations take the page's width (their names need it); the two curves
-    share a row. Every chart takes its column's width (`eval.chart_layout`)."""
+def _charts(summary: dict, metric: str, key: str) -> None:
+    """Bar charts of configurations take the page's width (their names need it); the curves
+    share rows. Every chart takes its column's width (`eval.chart_layout`). With a three-outcome
+    gate its curve (both groups, one configuration at a time) replaces the abstention curve,
+    which describes the single threshold only."""
     def show(chart, where=st) -> None:
         where.altair_chart(gold_charts.turkish(chart), width="stretch")
 
     show(gold_charts.metric_with_ci(summary, metric))
-    left, right = st.columns(2)
-    show(gold_charts.recall_curves(summary), left)
-    show(gold_charts.abstention_curve(summary), right)
+    three = gold_charts.outcome_curve_keys(summary)
+    single = len(three) < len(summary["configurations"])
+    if single:
+        left, right = st.columns(2)
+        show(gold_charts.recall_curves(summary), left)
+        show(gold_charts.abstention_curve(summary), right)
+    else:
+        show(gold_charts.recall_curves(summary))
+    if three:
+        labels = {c["key"]: c["label"] for c in summary["configurations"]}
+        st.markdown("**Cevap, en yakın parçalar ve ret: cevap eşiği değişseydi**")
+        st.caption("Cevap eşiği yükseldikçe daha az soru cevaplanır; eşiğin altında kalanlara en yakın parçalar "
+                   "gösterilir ya da “dokümanlarda yok” denir. Düz çizgi bugünkü cevap eşiği, kesikli çizgi en "
+                   "yakın parçalar eşiği.")
+        chosen = three[0] if len(three) == 1 else st.selectbox(
+            "Eğrisi gösterilen yapılandırma", three, key=f"lab_outcome_curve_{key}", format_func=lambda k: labels[k])
+        first, second = st.columns(2)
+        for where, group in zip((first, second), gold_charts.GROUP_LABELS, strict=True):
+            show(gold_charts.outcome_curve(summary, chosen, group), where)
     for group in gold_charts.GROUP_LABELS:
         show(gold_charts.answer_outcomes(summary, group))
     show(gold_charts.latency(summary))
@@ -222,6 +241,8 @@ def _operating_points(summary: dict, key: str) -> None:
         t = c.get("threshold") or {}
         rows.append({"Yapılandırma": c["label"], "Sinyal": ui_labels.signal_label(str(t.get("signal"))),
                      "Bugünkü eşik": number(t.get("value")),
+                     "Cevap eşiği (model)": number(t.get("answer_at")),
+                     "En yakın parçalar eşiği (model)": number(t.get("closest_at")),
                      "Kapsam": number(op.get("coverage")), "Seçici doğruluk": number(op.get("selective_accuracy")),
                      "Doğruluk": number(op.get("accuracy")),
                      "Ayırma gücü": number((c.get("abstention") or {}).get("auc"))})
@@ -230,7 +251,7 @@ def _operating_points(summary: dict, key: str) -> None:
 
 
 def _drilldown(summary: dict, cases: list[dict], key: str) -> None:
-    from eval.gold_report import OUTCOME_LABELS, STATUS_LABELS
+    from eval.gold_report import OUTCOME_LABELS, STATUS_LABELS, gate_text
 
     st.subheader("Soru ayrıntısı")
     labels = {c["key"]: c["label"] for c in summary["configurations"]}
@@ -251,7 +272,8 @@ def _drilldown(summary: dict, cases: list[dict], key: str) -> None:
     st.text(f"İlk doğru kaynağın sırası: {rank or ('ilk 10’da yok' if case['answerable'] else '—')} · "
             f"sonuç: {OUTCOME_LABELS.get(case['answer']['outcome'], case['answer']['outcome'])} · "
             f"durum: {STATUS_LABELS.get(case['answer']['status'], case['answer']['status'])} · "
-            f"kanıt skoru: {number(case['gate']['score'])} (eşik {number(case['gate']['value'])})")
+            f"kanıt skoru: {number(case['gate']['score'])} (eşik {number(case['gate']['value'])})"
+            + gate_text(case))
     table([{"Sıra": str(s["rank"]), "Puan": number(s["score"]), "Doğru kaynak": "✓" if s["relevant"] else "",
             "Kaynak": f"{s['filename']} · {s['pages']}", "Madde": s.get("article") or "—",
             "Okuma izni": "var" if s["readable"] else "YOK (sızıntı)", "Metin": s["text"]} for s in case["sources"]],

@@ -17,8 +17,8 @@ import streamlit as st
 from eval import charts
 from eval.answers import RETRIEVERS as ANSWER_RETRIEVERS
 from eval.gold_charts import TURKISH
-from eval.gold_stats import metric_label, metrics_help
-from eval.labels import TQUAD_NAME, retriever_label, system_label
+from eval.gold_stats import RESULTS, metric_label, metrics_help
+from eval.labels import RESULT_LABELS, TQUAD_NAME, retriever_label, system_label
 from eval.metrics import METRICS
 from eval.numbers import number, percent_with_ci, signed, with_ci
 from ragcore.core import User
@@ -33,6 +33,8 @@ METRIC_NAMES = {m: metric_label(m) for m in ("recall@1", "recall@5", "recall@10"
 GROUP_LABELS = {"answerable": "cevaplanabilir", "unanswerable": "cevaplanamaz"}
 RATE_LABELS = {"correct": "Doğru", "correct_not_in_context": "Doğru (bağlamda yok)", "fallback": "Cevap yok",
                "wrong": "Yanlış", "cited_gold": "Doğru kaynağı gösterdi", "gated": "Eşik reddetti"}
+# What the user met (eval.answers.RESULTS), for runs that recorded the gate's three outcomes.
+RESULT_NAMES = {name: RESULT_LABELS[name] for name in (*RESULTS, "answered")}
 DOWNLOADS = {"summary.json": "Özet (JSON)", "per_question.csv": "Soru başına sonuçlar (CSV)"}
 
 
@@ -206,16 +208,23 @@ def _drilldown(ctx: AppContext, rows: list[dict], systems: list[str], key: str) 
 
 
 def _answer_run(folder: Path, summary: dict, rows: list[dict], key: str) -> None:
+    groups = summary["groups"]
+    if all("results" in data for data in groups.values()):  # what the user met: answer, closest, refusal
+        table([{"Grup": GROUP_LABELS.get(group, group), "Soru": str(data["n"]),
+                **{label: percent_with_ci(data["results"][name]) for name, label in RESULT_NAMES.items()}}
+               for group, data in groups.items()], key=f"lab_ta_results_{key}")
     table([{"Grup": GROUP_LABELS.get(group, group), "Soru": str(data["n"]),
             **{label: percent_with_ci(data["rates"][name]) for name, label in RATE_LABELS.items()}}
-           for group, data in summary["groups"].items()], key=f"lab_ta_rates_{key}")
+           for group, data in groups.items()], key=f"lab_ta_rates_{key}")
     st.altair_chart(charts.answer_outcomes(summary["groups"]).configure(locale=TURKISH), width="stretch")
     if rows:
-        frame = pd.DataFrame(rows)[["qid", "group", "outcome", "question", "gold_answer", "answer"]]
+        three = "result" in rows[0]  # a run that recorded what the user met
+        outcome, names = ("result", RESULT_NAMES) if three else ("outcome", RATE_LABELS)
+        frame = pd.DataFrame(rows)[["qid", "group", outcome, "question", "gold_answer", "answer"]]
         frame.columns = ["Kimlik", "Grup", "Sonuç", "Soru", "Beklenen cevap", "Cevap"]
         frame["Grup"] = frame["Grup"].map(lambda g: GROUP_LABELS.get(g, g))
         frame["Cevap"] = frame["Cevap"].map(lambda a: unquoted(str(a)))
-        frame["Sonuç"] = frame["Sonuç"].map(lambda o: RATE_LABELS.get(o, o))
+        frame["Sonuç"] = frame["Sonuç"].map(lambda o: names.get(o, o))
         table(frame, key=f"lab_ta_rows_{key}", height=360, wrap=True)
     _downloads(folder, key)
 

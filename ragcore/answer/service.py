@@ -296,12 +296,15 @@ class AnswerService:
 
     def _finish(self, answering: _AnswerInProgress, result: FinishedAnswer, sources: list[Source],
                 notice: str | None) -> Answer:
+        # The gate's probability rides on every answer, not only the gated ones: the lab draws its
+        # three-outcome curve from it (eval/gold_stats.py, eval/answers.py).
         if result.kind == KIND_REFUSAL:
             return self._record(answering, FALLBACK_ANSWER, STATUS_FALLBACK, (), (), llm_called=self._llm,
-                                generator=self.generator.label, outcome=OUTCOME_REFUSED)
+                                generator=self.generator.label, outcome=OUTCOME_REFUSED,
+                                extra=self._gate_extra(answering))
         text, cited, numbered = renumber(result.text, result.cited, sources)
         return self._record(answering, text, STATUS_ANSWERED, numbered, cited, llm_called=self._llm,
-                            generator=self.generator.label, notice=notice)
+                            generator=self.generator.label, notice=notice, extra=self._gate_extra(answering))
 
     def _generator_failed(self, stream: AnswerStream, answering: _AnswerInProgress, sources: list[Source],
                           message: str) -> Iterator[str]:
@@ -317,7 +320,7 @@ class AnswerService:
         stream.answer = self._record(answering, f"⚠️ {message}\n\n{text}", STATUS_ERROR, numbered,
                                      cited, llm_called=self._llm, generator=self.generator.label,
                                      notice=message, error=message, outcome=None,
-                                     extra={"fallback_generator": "extractive"})
+                                     extra={**self._gate_extra(answering), "fallback_generator": "extractive"})
         stream.replaced = True
 
     def _record(self, answering: _AnswerInProgress, text: str, status: str, sources: tuple[Source, ...],
