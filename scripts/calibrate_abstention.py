@@ -64,8 +64,12 @@ def _embedder(settings: Settings, cache_db: dbmod.Database):
     return CachedEmbedder(make_embedder(settings), cache_db, cache_questions=True)
 
 
-def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int, mode: str) -> list[dict]:
-    """One record per (question, role): label, kind, features, and whether a right chunk was in top k."""
+def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int, mode: str,
+            windows: bool) -> list[dict]:
+    """One record per (question, role): label, kind, features, and whether a right chunk was in top k.
+
+    `windows` as the app retrieves (`Settings.dense_windows`): the gate reads the dense scores
+    of the retrieval the chat runs, so it must be fitted on that same retrieval."""
     chunks = index_chunks(index)
     names = {d.sha256: d.filename for d in documents}
     out = []
@@ -73,7 +77,7 @@ def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int
         for role in question.roles:
             readable = {d.sha256 for d in documents if d.readable_by(role)}
             relevant = relevant_chunks(chunks, question.expected, names, readable) if question.answerable else set()
-            retrieval = retrieve(index.db, embedder, question.question, role, k=k, mode=mode)
+            retrieval = retrieve(index.db, embedder, question.question, role, k=k, mode=mode, windows=windows)
             found = any(s.chunk_id in relevant for s in retrieval.sources)
             out.append({"qid": question.id, "role": role, "answerable": question.answerable, "kind": kind_of(question),
                         "found": found, "features": abstention.features(retrieval), "retrieval": retrieval})
@@ -159,16 +163,17 @@ def main(argv: list[str] | None = None) -> int:
         k = settings.top_k
         halves = everyday_split()
         paraphrase = parse_jsonl(SAMPLE_FILE.read_text(encoding="utf-8"))
-        cases = {name: collect(index, embedder, qs, documents, k=k, mode=mode) for name, qs in
+        windows = settings.dense_windows
+        cases = {name: collect(index, embedder, qs, documents, k=k, mode=mode, windows=windows) for name, qs in
                  ((TRAIN, halves[TRAIN]), (DEV, halves[DEV]), ("paraphrase", paraphrase))}
         run = provenance()  # before --write touches ragcore/measured: the card describes the code that ran
         commit = run["code"]["commit"]
         measured_on = (f"everyday dev set train half ({len(cases[TRAIN])} cases), {embedder.name}, mode {mode}, "
-                       f"k {k}, commit {commit}")
+                       f"k {k}, sentence windows {'on' if windows else 'off'}, commit {commit}")
         model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
         threshold = threshold_for(embedder.name, mode, settings)
         report = {
-            "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k,
+            "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
             "seconds": round(time.time() - started, 1),
             "model": model.as_entry(),
             "results": {name: {"three_outcomes": outcomes(cs, model, threshold),

@@ -173,7 +173,7 @@ def laws(url: str, settings: Settings, embedder, *, history: int = HISTORY_QUEST
         for mode in MODES:
             hits1 = hits5 = 0
             for question, role, item in answerable:
-                result = retrieve(db, embedder, question, role, k=5, mode=mode)
+                result = retrieve(db, embedder, question, role, k=5, mode=mode, windows=settings.dense_windows)
                 flags = [_is_hit(s, item) for s in result.sources]
                 hits1 += bool(flags[:1] and flags[0])
                 hits5 += any(flags)
@@ -184,7 +184,8 @@ def laws(url: str, settings: Settings, embedder, *, history: int = HISTORY_QUEST
                                      "hit@5": round(hits5 / len(answerable), 3)}
         for question, role, kind in unanswerable:
             cases.append({"question": question, "role": role, "kind": kind,
-                          "evidence": retrieve(db, embedder, question, role, k=5, mode=MODES[0]).evidence})
+                          "evidence": retrieve(db, embedder, question, role, k=5, mode=MODES[0],
+                                                       windows=settings.dense_windows).evidence})
         report["cases"] = cases
         return report
     finally:

@@ -206,7 +206,7 @@ def everyday_examples(settings: Settings, db: Database) -> dict[str, list[Exampl
                 if not question.answerable or not question.key_facts:
                     continue
                 found = retrieve(index.db, embedder, question.question, question.roles[0], k=settings.top_k,
-                                 mode=mode)
+                                 mode=mode, windows=settings.dense_windows)  # the chat's own context
                 cands = sentences.candidates(found.sources)
                 labels = np.array([facts_correct(question, c.text) for c in cands], dtype=float)
                 examples[half].append(Example(question, cands, labels, bool(labels.any()),
