@@ -64,6 +64,7 @@ from ragcore.documents.pdf import (
 )
 from ragcore.documents.reembed import reembed_all
 from ragcore.documents.source_pages import (
+    WORD_HAS_NO_PAGES,
     PageImage,
     PageNotFound,
     page_filename,
@@ -98,6 +99,7 @@ __all__ = [
     "MIME_TYPES",
     "PDF",
     "UPLOAD_EXTENSIONS",
+    "WORD_HAS_NO_PAGES",
     "CorruptPdf",
     "CorruptWord",
     "EmptyWord",
