@@ -148,7 +148,7 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db, StageBars(jobs.get_kind(jobs.REEMBED), enabled=_bars(args)) as bars:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
-            count = reembed_all(db, embedder, progress=bars)
+            count = reembed_all(db, embedder, progress=bars, windows=settings.dense_windows)
         except EmbeddingError as exc:
             raise CommandError(str(exc)) from exc
     payload = {"chunks": count, "model": embedder.name, "dim": embedder.dim}

@@ -388,7 +388,7 @@ def ingest_file(
         chunks = locate(chunks, extracted.word)
     report("chunk", len(chunks), len(chunks))
     try:
-        space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+        space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim, windows=settings.dense_windows)
         embedded = embed_document(embedder, chunks, space, report)
     except dbmod.EmbeddingModelMismatch as exc:
         raise IngestError(
