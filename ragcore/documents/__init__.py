@@ -38,6 +38,7 @@ from ragcore.documents.formats import (
     UnsupportedFile,
     UnusableFile,
     check_name,
+    count_unit,
     detect_format,
 )
 from ragcore.documents.ingest import (
@@ -131,6 +132,7 @@ __all__ = [
     "chunk_pages",
     "chunk_text",
     "chunk_windows",
+    "count_unit",
     "clean_title",
     "default_title",
     "delete_document",
