@@ -16,7 +16,7 @@ from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.cli.progress import StageBars
 from ragcore.core import ROLES, Document, Settings
-from ragcore.documents import IngestError, count_unit, ingest_file, reembed_all
+from ragcore.documents import IndexModelMismatch, IngestError, count_unit, ingest_file, reembed_all
 from ragcore.documents import catalog as docs
 from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
@@ -65,6 +65,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             embedder = CachedEmbedder(make_embedder(settings), db)
             result = ingest_file(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
                                 title=args.title, progress=bars)
+        except IndexModelMismatch as exc:  # the operator at the server can run the command
+            raise CommandError(f"{exc}\nTo re-embed every chunk with the configured model: {exc.command}") from exc
         except (IngestError, EmbeddingError) as exc:
             raise CommandError(str(exc)) from exc
     payload = {k: v for k, v in result.as_dict().items() if k != "skipped_pages"}

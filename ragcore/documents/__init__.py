@@ -43,6 +43,7 @@ from ragcore.documents.formats import (
 )
 from ragcore.documents.ingest import (
     DuplicateDocument,
+    IndexModelMismatch,
     IngestError,
     check_size,
     check_upload,
@@ -115,6 +116,7 @@ __all__ = [
     "DocumentNotFound",
     "DuplicateDocument",
     "EmptyFile",
+    "IndexModelMismatch",
     "IngestError",
     "NoTextLayer",
     "NotAPdf",

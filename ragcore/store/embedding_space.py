@@ -31,8 +31,21 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+REEMBED_COMMAND = "python -m ragcore reembed"
+
+
 class EmbeddingModelMismatch(DatabaseError):
-    """The index was built with another embedding model than the configured one."""
+    """The index was built with another embedding model than the configured one (English, with
+    the command that re-embeds; `recorded` and `configured` name the two models)."""
+
+    def __init__(self, recorded: EmbeddingSpace, model: str, dim: int) -> None:
+        super().__init__(
+            f"The document index was built with embedding model {recorded.model!r} ({recorded.dim}-d), "
+            f"but the configured model is {model!r} ({dim}-d). Either configure {recorded.model!r} again "
+            f"or re-embed every chunk with the new model: `{REEMBED_COMMAND}`."
+        )
+        self.recorded = recorded.model
+        self.configured = model
 
 
 @dataclass(frozen=True)
@@ -76,11 +89,7 @@ def ensure_embedding_space(db: Database, model: str, dim: int, *, windows: bool 
             return EmbeddingSpace(model, dim, windows=windows)
         existing = EmbeddingSpace(*row)
         if not existing.same_model(model, dim):
-            raise EmbeddingModelMismatch(
-                f"The document index was built with embedding model {existing.model!r} ({existing.dim}-d), "
-                f"but the configured model is {model!r} ({dim}-d). Either configure {existing.model!r} again "
-                f"or re-embed every chunk with the new model: `python -m ragcore reembed`."
-            )
+            raise EmbeddingModelMismatch(existing, model, dim)
         if not _has_window_column(conn):
             _add_window_column(conn, dim)
         created = create_role_indexes(conn)
