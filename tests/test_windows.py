@@ -157,10 +157,10 @@ def test_an_index_without_windows_stores_none_and_searches_as_before(db, setting
 
 
 @pytest.fixture()
-def new_index(pg_url):
+def new_index(pg_url, session_db):
     """A namespace of its own with no embedding index yet: what the first start of a server sees."""
+    dbmod.drop_namespace(session_db, "test_new_index")  # a crashed run's leftovers
     database = dbmod.Database(pg_url, "test_new_index", max_size=2)
-    dbmod.drop_namespace(database, "test_new_index")  # a crashed run's leftovers
     dbmod.migrate(database)
     assert dbmod.current_embedding_space(database) is None
     yield database
