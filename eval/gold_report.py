@@ -58,6 +58,14 @@ STATUS_LABELS = {"answered": "cevaplandı", "fallback": "model cevap vermedi", "
                  "error": "hata"}
 OUTCOME_LABELS = {"correct": "doğru", "fallback": "cevap yok", "wrong": "yanlış", "unscored": "puanlanmadı"}
 GATE_LABELS = {"answer": "cevap", "closest": "en yakın parçalar", "refused": "reddedildi"}
+# How to read the paired comparisons, in plain words (the lab page and the report alike); the
+# method's names only under "Teknik ayrıntılar".
+COMPARISON_NOTE = ("Her yapılandırma, aynı sorularda en iyisiyle karşılaştırılır (fark = yapılandırma − en iyi). "
+                   "Güven aralığı sıfırı içeriyorsa ya da p değeri büyükse bu sorularla ikisi arasında gerçek bir "
+                   "fark gösterilemiyor demektir.")
+COMPARISON_METHOD = ("%95 eşli bootstrap güven aralığı; eşli permütasyon testi; p değerleri Holm yöntemiyle çoklu "
+                     "karşılaştırmaya göre düzeltilir")
+TECHNICAL = "Teknik ayrıntılar"
 
 
 # --------------------------------------------------------------------------- the summary
@@ -364,6 +372,12 @@ def chart_image(chart) -> str:
     return f'<img alt="grafik" src="data:image/svg+xml;base64,{data}">'
 
 
+def _technical(lines: Sequence[tuple[str, str]]) -> str:
+    """"name: value" lines folded under TECHNICAL, as `ui.technical.technical_details` shows them in the app."""
+    body = "".join(f"<p>{html.escape(name)}: {html.escape(value)}</p>" for name, value in lines)
+    return f'<details class="teknik"><summary>{TECHNICAL}</summary>{body}</details>'
+
+
 def _table(rows: Sequence[Mapping[str, str]]) -> str:
     if not rows:
         return "<p>—</p>"
@@ -448,9 +462,10 @@ def render_html(summary: dict, cases: Sequence[dict]) -> str:
 {f'<div class="uyari"><strong>Uyarılar</strong><ul>{warnings}</ul></div>' if warnings else ''}
 <h2>Çalıştırma kartı</h2><table>{card_table}</table>
 <h2>Sonuçlar</h2>{_table(results_rows(summary))}
-<h2>En iyi yapılandırmayla eşli karşılaştırmalar</h2>
-<p>Fark = yapılandırma − en iyi; %95 eşli bootstrap güven aralığı; p: eşli permütasyon testi, Holm düzeltmeli.</p>
+<h2>En iyi yapılandırmayla karşılaştırma: fark rastlantı olabilir mi?</h2>
+<p>{html.escape(COMPARISON_NOTE)}</p>
 {_table(comparison_rows(summary))}
+{_technical([("Yöntem", COMPARISON_METHOD)])}
 <h2>Grafikler</h2>{charts}
 <h2>Soru ayrıntıları</h2>{_drilldown(summary, cases)}
 </body></html>

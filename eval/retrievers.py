@@ -568,7 +568,7 @@ class ProductionRetriever(Retriever):
             db.close()
             db = dbmod.open_database(ws.settings, self.namespace(size))
             fresh = True
-        space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+        space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim, windows=ws.settings.dense_windows)
         if fresh:
             vectors = ws.vectors("default", chunks.texts, f"chunks {size}", "p")
             windows = self.windows(ws, size) if space.windows else None

@@ -90,10 +90,15 @@ def session_db(pg_url: str) -> Iterator[dbmod.Database]:
     database.close()
 
 
-def _clean(database: dbmod.Database) -> None:
+def reset_tables(database: dbmod.Database) -> None:
+    """The clean state every test starts from (the `db` fixture), and every module-scoped corpus
+    (`tests.retrieval_support.clean`): empty tables, seeded expansions, and the embedding index
+    (its model and vector columns are the session's) recording sentence windows, as a new index
+    does with the default DENSE_WINDOWS, whatever an earlier test set."""
     with database.connection() as conn:
         conn.execute(f"TRUNCATE {_TABLES}, {_JOB_TABLES}, {_LAB_TABLES} RESTART IDENTITY CASCADE")
         conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")
+        conn.execute("UPDATE embedding_index SET windows = %s", (Settings().dense_windows,))
         conn.execute("TRUNCATE public.term_expansions RESTART IDENTITY")
         with conn.cursor() as cur:
             cur.executemany("INSERT INTO public.term_expansions (everyday, legal, origin) VALUES (%s, %s, %s)",
@@ -113,7 +118,7 @@ def server_root() -> Iterator[Path]:
 @pytest.fixture()
 def db(session_db: dbmod.Database) -> Iterator[dbmod.Database]:
     """The migrated public namespace, emptied before the test."""
-    _clean(session_db)
+    reset_tables(session_db)
     yield session_db
 
 

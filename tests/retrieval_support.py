@@ -16,6 +16,7 @@ from ragcore import store as dbmod
 from ragcore.core import Settings, lexical_tokens
 from ragcore.documents import chunk_windows, ingest_pdf
 from ragcore.embed import make_embedder
+from tests.conftest import reset_tables
 
 
 def make_test_embedder():
@@ -75,8 +76,5 @@ def ingest_law(database: dbmod.Database, settings, embedder, path, roles: Sequen
 
 
 def clean(database: dbmod.Database) -> None:
-    """Empty the tables (as the `db` fixture does) for module-scoped corpora."""
-    with database.connection() as conn:
-        conn.execute("TRUNCATE users, documents, chunks, postings, lexicon, lex_df_histogram, questions "
-                     "RESTART IDENTITY CASCADE")
-        conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")
+    """The `db` fixture's clean state (`tests.conftest.reset_tables`), for module-scoped corpora."""
+    reset_tables(database)

@@ -37,7 +37,7 @@ from ragcore.access import tokens, users
 from ragcore.answer import make_generator
 from ragcore.api import create_app
 from ragcore.core import ROLES, Settings
-from ragcore.documents import delete_document, get_document, ingest_pdf
+from ragcore.documents import WORD_HAS_NO_PAGES, delete_document, get_document, ingest_pdf
 from ragcore.embed import CachedEmbedder
 from ragcore.retrieval import MODES
 from ragcore.store import ensure_embedding_space
@@ -52,7 +52,8 @@ SEED = 160016
 N_DOCS = 12
 
 EXPECTED_PATHS = {
-    "api.documents.list", "api.documents.get", "api.documents.chunks", "api.documents.file", "api.search",
+    "api.documents.list", "api.documents.get", "api.documents.chunks", "api.documents.file", "api.documents.page",
+    "api.search",
     "api.search.role", "api.chat", "api.chat.sse", "api.feedback", "api.jobs", "api.upload", "api.delete",
     "api.role-change", "api.deactivation", "api.revocation", "api.markers.visible", "api.ids",
 }
@@ -147,6 +148,40 @@ def test_document_list_detail_chunks_and_file_per_role(world: ApiWorld) -> None:
                                     (role, doc_id, response.status_code, response.content[:200]))
                 if suffix != "/file":
                     _scan_json(world, path, role, response)
+    world.assert_no_new_leaks(before)
+
+
+def test_page_image_per_role(world: ApiWorld) -> None:
+    """`GET /v1/documents/{id}/pages/{n}/image`, the app's "Sayfayı aç" over the same service
+    function: a PNG with the passage marked for a readable PDF, the Word refusal for a readable
+    .docx, and for a document the role may not read the same 404 bytes as an id nobody has (and
+    as a database key), whatever the page."""
+    before = len(world.ledger.leaks)
+    missing_id = nobodys()
+    for role in ROLES:
+        for page in (1, 99):
+            missing = world.get(role, f"/v1/documents/{missing_id}/pages/{page}/image")
+            assert missing.status_code == 404 and missing.json()["error"]["code"] == "document_not_found"
+            for doc_id, mark in world.markers.items():
+                word = get_document(world.db, doc_id, "admin").file_format == "docx"
+                by_key = world.get(role, f"/v1/documents/{doc_id}/pages/{page}/image")
+                world.ledger.ok("api.documents.page", by_key.status_code == 404 and by_key.content == missing.content,
+                                (role, doc_id, page, "by key", by_key.status_code))
+                response = world.get(role, f"/v1/documents/{world.public[doc_id]}/pages/{page}/image",
+                                     params={"passage": f"{mark} SAYFA 1"})
+                error = response.json()["error"] if response.status_code == 404 else {}
+                if not world.may_read(role, doc_id):
+                    ok = response.status_code == 404 and response.content == missing.content
+                elif word:
+                    ok = error.get("code") == "page_not_found" and error.get("message_tr") == WORD_HAS_NO_PAGES
+                elif page == 99:
+                    ok = error.get("code") == "page_not_found" and "99. sayfa yok" in error.get("message_tr", "")
+                else:
+                    ok = (response.status_code == 200 and response.headers["content-type"] == "image/png"
+                          and response.content.startswith(b"\x89PNG") and int(response.headers["x-marked-words"]) > 0)
+                world.ledger.ok("api.documents.page", ok, (role, doc_id, page, response.status_code, error))
+                if error:
+                    world.scan("api.documents.page", role, response.text, (doc_id, page))
     world.assert_no_new_leaks(before)
 
 

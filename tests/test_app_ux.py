@@ -88,6 +88,7 @@ def test_search_results_are_turkish(db: Database, settings, embedder) -> None:
     cells = " ".join(str(v) for v in frame.to_numpy().ravel())
     assert "None" not in cells and "nan" not in cells.lower()
     assert all("," in str(v) or v == "—" for v in frame["Skor"])  # decimal comma
+    assert {"Vektör", "Sözcük"} <= set(frame.columns) and not {"BM25", "Kosinüs"} & set(frame.columns)  # the legs' plain names
     shown = texts(admin)
     assert "weighted" not in shown and "[1] is kazasi · Madde 14 · s. 1" in shown, shown
 

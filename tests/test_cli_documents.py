@@ -86,3 +86,38 @@ def test_human_output_and_reembed(cli, tmp_path):
     assert code == 0 and "s. 1 · Madde 1" in out
     code, result, _ = cli("reembed", "--json")
     assert code == 0 and result["model"] == "use-multilingual-v3" and result["chunks"] > 0
+
+
+def test_the_document_list_counts_a_word_files_sections_not_pages(cli, tmp_path):
+    """A .docx has no pages: its line in `documents` counts headings ("5 başlık"), a PDF's pages."""
+    from tests import docxs
+
+    for name, data in (("yonetmelik.pdf", pdfs.law_pdf()), ("talimat.docx", docxs.regulation_docx())):
+        (tmp_path / name).write_bytes(data)
+        code, out, _ = cli("ingest", str(tmp_path / name), "--roles", "isg", "--title", f"Örnek {name}")
+        assert code == 0 and ("5 başlık" if name.endswith(".docx") else "2 sayfa") in out
+    code, out, _ = cli("documents")
+    lines = {kind: line for line in out.strip().splitlines() for kind in ("pdf", "docx") if f".{kind}  (" in line}
+    assert code == 0 and len(lines) == 2 and "(2 sayfa, " in lines["pdf"]
+    assert "(5 başlık, " in lines["docx"] and " s." not in lines["docx"] and "sayfa" not in lines["docx"]
+
+
+def test_an_upload_into_another_models_index_names_the_command_in_the_cli(cli, db, tmp_path):
+    """The app's message says what to do in words; the operator at the server also gets the command."""
+    from ragcore import store as dbmod
+
+    previous = dbmod.current_embedding_space(db)
+    with db.connection() as conn:
+        dbmod.replace_embedding_space(conn, "ollama:bge-m3", 1024)
+    try:
+        path = tmp_path / "yonetmelik.pdf"
+        path.write_bytes(pdfs.law_pdf())
+        code, _, err = cli("ingest", str(path), "--roles", "isg")
+        assert code == 1 and "yeniden gömmeli" in err and "python -m ragcore reembed" in err
+    finally:
+        with db.connection() as conn:
+            if previous is None:
+                conn.execute("ALTER TABLE chunks DROP COLUMN IF EXISTS embedding")
+                conn.execute("DELETE FROM embedding_index")
+            else:
+                dbmod.replace_embedding_space(conn, previous.model, previous.dim)

@@ -101,3 +101,17 @@ def test_make_run_flow_on_a_fresh_embedded_data_dir(server_root):
     after = json.loads(_cli(["doctor", "--json"], **env).stdout)
     assert after["migrations_pending"] == [] and after["documents"] == 0
     assert tuple(int(x) for x in after["pgvector_version"].split(".")[:2]) >= (0, 8)
+
+
+def test_doctor_says_whether_the_index_has_sentence_windows_and_what_uploads_follow(db, settings):
+    from dataclasses import replace
+
+    from ragcore import store as dbmod
+    from tests.retrieval_support import make_test_embedder
+
+    embedder = make_test_embedder()
+    dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+    assert run_checks(settings, db).embedding_index == f"{embedder.name} ({embedder.dim}-d, with sentence windows)"
+    line = run_checks(replace(settings, dense_windows=False), db).embedding_index
+    assert line.startswith(f"{embedder.name} ({embedder.dim}-d, with sentence windows); DENSE_WINDOWS is off")
+    assert "uploads follow the index until `python -m ragcore reembed`" in line

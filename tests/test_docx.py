@@ -13,6 +13,8 @@ from ragcore import jobs
 from ragcore.cli import main as cli_main
 from ragcore.core import LOCATOR_PAGE, LOCATOR_SECTION, Page, Source
 from ragcore.documents import (
+    WORD_HAS_NO_PAGES,
+    DocumentNotFound,
     DuplicateDocument,
     IngestError,
     PageNotFound,
@@ -23,6 +25,7 @@ from ragcore.documents import (
     get_document,
     ingest_file,
     locate,
+    page_image,
     page_pdf,
     read_page,
     stored_path,
@@ -138,6 +141,24 @@ def test_the_cited_section_is_read_back_and_has_no_page_pdf(db, settings, embedd
         read_page(settings, doc, 6, "isg")
     with pytest.raises(PageNotFound, match="sayfası yok"):
         page_pdf(settings, doc, 1, "isg")
+
+
+def test_a_word_file_has_no_page_image_and_the_role_is_checked_first(db, settings, embedder) -> None:
+    """The page image and the one-page PDF of a .docx are refused with one sentence that says what
+    to open instead; a role that may not read the document learns only "not found", word for
+    word what a missing document gives, before any word about its format."""
+    result = ingest_file(db, settings, embedder, docxs.regulation_docx(), filename="yonetmelik.docx", roles=["isg"])
+    doc = get_document(db, result.document_id, "admin")
+    refusals = []
+    for read in (lambda role: page_image(settings, doc, 1, role, "Baret"), lambda role: page_pdf(settings, doc, 1, role)):
+        with pytest.raises(PageNotFound) as refused:
+            read("isg")
+        refusals.append(str(refused.value))
+        with pytest.raises(DocumentNotFound) as hidden:
+            read("ik")
+        assert str(hidden.value) == str(DocumentNotFound(result.document_id + 100)) and "Word" not in str(hidden.value)
+    assert refusals == [WORD_HAS_NO_PAGES] * 2
+    assert "Kısmı aç" in WORD_HAS_NO_PAGES and "indirin" in WORD_HAS_NO_PAGES  # what to do instead
 
 
 def test_cli_json_sources_carry_the_locator_kind(db, settings, embedder, monkeypatch, capsys, tmp_path) -> None:

@@ -148,7 +148,7 @@ def test_an_e5_upload_into_a_use_index_is_refused_and_reembed_converts_it(e5_db,
                     "Madde 53 - Yillik ucretli izin suresi on dort gunden az olamaz."])
     ingest_pdf(e5_db, settings, CachedEmbedder(USEEmbedder(), e5_db), pdf, filename="kanun.pdf", roles=["isg"])
     other = text_pdf(["Madde 1 - Amac ve kapsam."])
-    with pytest.raises(IngestError, match="reembed") as refused:
+    with pytest.raises(IngestError, match="yeniden gömmeli") as refused:
         ingest_pdf(e5_db, settings, CachedEmbedder(e5, e5_db), other, filename="ikinci.pdf", roles=["isg"])
     assert "use-multilingual-v3" in str(refused.value) and "e5-small-q4" in str(refused.value)
     with e5_db.connection() as conn:
@@ -164,7 +164,7 @@ def test_an_e5_upload_into_a_use_index_is_refused_and_reembed_converts_it(e5_db,
     ingest_pdf(e5_db, settings, CachedEmbedder(e5, e5_db), other, filename="ikinci.pdf", roles=["isg"])
     hits = retrieve(e5_db, CachedEmbedder(e5, e5_db), "Is kazasi kac gunde bildirilir?", "isg", k=3, mode="dense").hits
     assert hits[0].source.page_start == 1 and "kazasini" in hits[0].source.text
-    with pytest.raises(IngestError, match="reembed"):  # and now USE is the stranger
+    with pytest.raises(IngestError, match="yeniden gömmeli"):  # and now USE is the stranger
         ingest_pdf(e5_db, settings, CachedEmbedder(USEEmbedder(), e5_db), text_pdf(["Madde 2 - Tanimlar."]),
                    filename="ucuncu.pdf", roles=["isg"])
 

@@ -130,6 +130,10 @@ def test_the_html_report_is_self_contained(db, settings, company, tmp_path) -> N
     assert len(images) == 8  # two metrics, Recall@k, abstention, outcomes of both groups, latency, leaks
     assert summary["run"]["data"]["fingerprint"] in page and summary["run"]["code"]["commit"][:12] in page
     assert "İzin sızıntısı: 0" in page and "Öneri." in page
+    # the method's names only in the report's "Teknik ayrıntılar" block, as in the app
+    plain = re.sub(r'<details class="teknik">.*?</details>', "", page, flags=re.S)
+    assert "<summary>Teknik ayrıntılar</summary>" in page and "bootstrap" in page
+    assert not re.search(r"(?i)\b(bootstrap|holm)\b", plain)
     # the hostile question is text on the page, not markup
     assert "<script" not in page and "<img src=x" not in page
     assert "Yemekhane &lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;img" in page

@@ -10,7 +10,7 @@ import pytest
 
 from ragcore import store as dbmod
 from ragcore.core import lexical_tokens
-from ragcore.documents import DuplicateDocument, IngestError, ingest_pdf, stored_path
+from ragcore.documents import DuplicateDocument, IndexModelMismatch, IngestError, ingest_pdf, stored_path
 from ragcore.embed import USEEmbedder
 from tests import pdfs
 from tests.conftest import LAW_5510, LAW_6331
@@ -155,8 +155,13 @@ def test_other_embedding_model_is_refused_before_writing(db, settings, embedder)
     with db.connection() as conn:
         dbmod.replace_embedding_space(conn, "ollama:bge-m3", 1024)
     try:
-        with pytest.raises(IngestError, match="reembed"):
+        with pytest.raises(IndexModelMismatch, match="yeniden gömmeli") as refused:
             ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="x.pdf", roles=["isg"])
+        # The admin reads what to do in words (the app has no re-embed action); the command is
+        # for the CLI and the log, not the message the app shows.
+        message = str(refused.value)
+        assert "ollama:bge-m3" in message and embedder.name in message and "python -m" not in message
+        assert isinstance(refused.value, IngestError) and refused.value.command == "python -m ragcore reembed"
         assert state(db, settings)["counts"] == {"documents": 0, "chunks": 0, "postings": 0, "chunk_windows": 0}
     finally:
         with db.connection() as conn:

@@ -40,7 +40,9 @@ from ragcore.answer import (
 from ragcore.cli import main as cli_main
 from ragcore.core import ROLES, Settings
 from ragcore.documents import (
+    WORD_HAS_NO_PAGES,
     DocumentNotFound,
+    PageNotFound,
     delete_document,
     document_chunks,
     document_file,
@@ -281,7 +283,20 @@ def test_cited_page_text_pdf_and_image_per_role(world: World) -> None:
     before = len(world.ledger.leaks)
     for doc_id, mark in world.markers.items():
         doc = get_document(world.db, doc_id, "admin")
-        if doc.file_format != "pdf":  # a Word file has sections, not pages (the source-page check above covers them)
+        if doc.file_format != "pdf":  # a Word file has sections, not pages (the source-page check above reads them)
+            for role in ROLES:
+                for kind, read in {"pdf": lambda d, r: page_pdf(world.settings, d, 1, r),
+                                   "image": lambda d, r: page_image(world.settings, d, 1, r, d.title)}.items():
+                    try:
+                        read(doc, role)
+                    except DocumentNotFound as exc:  # the role first: no word about the format
+                        world.ledger.ok("documents.page", not world.may_read(role, doc_id), (role, doc_id, kind))
+                        world.scan("documents.page", role, str(exc), (doc_id, kind))
+                    except PageNotFound as exc:
+                        world.ledger.ok("documents.page", world.may_read(role, doc_id) and str(exc) == WORD_HAS_NO_PAGES,
+                                        (role, doc_id, kind))
+                    else:
+                        world.ledger.ok("documents.page", False, (role, doc_id, kind, "a Word file has no page"))
             continue
         warm = page_image(world.settings, doc, 1, "admin", f"{mark} SAYFA 1")
         world.ledger.ok("documents.page", warm.png.startswith(b"\x89PNG") and warm.marked > 0, ("admin", doc_id))

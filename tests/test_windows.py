@@ -9,6 +9,7 @@ document with windows) cover the new table too.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -28,7 +29,8 @@ from ragcore.documents import (
 )
 from ragcore.retrieval import RETRIEVAL_WINDOWS_SQL, read_snapshot, retrieve, statement_params
 from tests import pdfs
-from tests.retrieval_support import make_test_embedder
+from tests.conftest import reset_tables
+from tests.retrieval_support import clean, make_test_embedder
 
 HEADED = ("İş kazası ve meslek hastalığının bildirimi\n"
           "MADDE 14 – (1) İşveren iş kazalarının kayıtlarını tutar. Gerekli incelemeleri yaparak raporlar "
@@ -149,6 +151,78 @@ def test_an_index_without_windows_stores_none_and_searches_as_before(db, setting
     finally:
         with db.connection() as conn:
             conn.execute("UPDATE embedding_index SET windows = true")
+
+
+# ----------------------------------------------------------------------------- which setting governs
+
+
+@pytest.fixture()
+def new_index(pg_url, session_db):
+    """A namespace of its own with no embedding index yet: what the first start of a server sees."""
+    dbmod.drop_namespace(session_db, "test_new_index")  # a crashed run's leftovers
+    database = dbmod.Database(pg_url, "test_new_index", max_size=2)
+    dbmod.migrate(database)
+    assert dbmod.current_embedding_space(database) is None
+    yield database
+    dbmod.drop_namespace(database, "test_new_index")
+    database.close()
+
+
+def _window_count(db) -> int:
+    with db.connection() as conn:
+        return conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
+
+
+def _law(n: int) -> bytes:
+    return pdfs.text_pdf([f"{page}\nBelge {n}." for page in pdfs.LAW_PAGES])
+
+
+def test_an_upload_to_a_new_index_with_windows_off_stores_none(new_index, settings, embedder) -> None:
+    """DENSE_WINDOWS=false builds the index without windows: no upload pays for them."""
+    off = dataclasses.replace(settings, dense_windows=False)
+    result = ingest_pdf(new_index, off, embedder, _law(1), filename="a.pdf", roles=["isg"])
+    assert result.chunks > 0 and result.windows == 0 and _window_count(new_index) == 0
+    assert dbmod.current_embedding_space(new_index).windows is False
+
+
+def test_an_upload_to_a_new_index_with_windows_on_stores_them(new_index, settings, embedder) -> None:
+    on = dataclasses.replace(settings, dense_windows=True)
+    result = ingest_pdf(new_index, on, embedder, _law(1), filename="a.pdf", roles=["isg"])
+    assert result.windows > 0 and [row[:3] for row in _windows(new_index)] == _expected(new_index)
+    assert result.windows == _window_count(new_index) and dbmod.current_embedding_space(new_index).windows is True
+
+
+def test_uploads_follow_the_index_record_until_reembed_follows_the_setting(new_index, settings, embedder,
+                                                                           caplog) -> None:
+    """Turning the setting over later changes no upload on its own (every document of an index
+    has windows, or none has); `reembed` rebuilds the index the setting's way, and the uploads
+    after it follow the new record."""
+    off = dataclasses.replace(settings, dense_windows=False)
+    on = dataclasses.replace(settings, dense_windows=True)
+    ingest_pdf(new_index, off, embedder, _law(1), filename="a.pdf", roles=["isg"])
+    with caplog.at_level("WARNING", logger="ragcore.store.embedding_space"):
+        assert ingest_pdf(new_index, on, embedder, _law(2), filename="b.pdf", roles=["isg"]).windows == 0
+    assert _window_count(new_index) == 0 and "reembed" in caplog.text and "DENSE_WINDOWS is on" in caplog.text
+
+    reembed_all(new_index, embedder, windows=True)
+    assert dbmod.current_embedding_space(new_index).windows is True
+    assert [row[:3] for row in _windows(new_index)] == _expected(new_index)  # both documents now
+    third = ingest_pdf(new_index, off, embedder, _law(3), filename="c.pdf", roles=["isg"])
+    assert third.windows > 0 and [row[:3] for row in _windows(new_index)] == _expected(new_index)
+
+    reembed_all(new_index, embedder, windows=False)
+    assert dbmod.current_embedding_space(new_index).windows is False and _window_count(new_index) == 0
+
+
+def test_every_test_and_module_corpus_starts_with_an_index_recording_windows(db, embedder) -> None:
+    """The per-test clean state (`db`) and the module corpora's (`clean`) reset the windows record
+    an earlier test may have left off."""
+    dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+    for reset in (reset_tables, clean):
+        with db.connection() as conn:
+            conn.execute("UPDATE embedding_index SET windows = false")  # what a test may leave behind
+        reset(db)
+        assert dbmod.current_embedding_space(db).windows is True, reset.__name__
 
 
 # ----------------------------------------------------------------------------- retrieval

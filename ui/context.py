@@ -137,7 +137,7 @@ def _model_embedder() -> Any:
 
     ctx = _app_context()
     embedder = make_embedder(ctx.settings, ollama.probe(ctx.settings.ollama_base_url))
-    ensure_embedding_space(ctx.db, embedder.name, embedder.dim)
+    ensure_embedding_space(ctx.db, embedder.name, embedder.dim, windows=ctx.settings.dense_windows)
     return embedder
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from ragcore.core import Document, User, formatting
-from ragcore.documents import DOCX, UPLOAD_EXTENSIONS
+from ragcore.documents import UPLOAD_EXTENSIONS, count_unit
 from ui.context import AppContext
 from ui.jobs import render_jobs
 from ui.markdown import alert, escape_markdown
@@ -161,8 +161,7 @@ def confirm_delete(ctx: AppContext, doc: Document) -> None:
 def _card(ctx: AppContext, user: User, doc: Document) -> None:
     with st.container(border=True):
         st.markdown(f"**{escape_markdown(doc.title)}**")
-        pages = "başlık" if doc.file_format == DOCX else "sayfa"  # a Word file's sections, by their headings
-        meta = (f"{doc.filename} · {formatting.integer(doc.page_count)} {pages} · "
+        meta = (f"{doc.filename} · {formatting.integer(doc.page_count)} {count_unit(doc.file_format)} · "
                 f"{formatting.integer(doc.chunk_count)} parça · {formatting.date(doc.created_at)}")
         if doc.uploaded_by:
             meta += f" · yükleyen: {doc.uploaded_by}"

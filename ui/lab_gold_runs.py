@@ -149,11 +149,9 @@ def render_gold_results(folder: Path, *, key: str) -> None:
     comparisons = gold_report.comparison_rows(summary)
     if comparisons:
         with st.expander("En iyi yapılandırmayla karşılaştırma: fark rastlantı olabilir mi?"):
-            st.caption("Her yapılandırma, aynı sorularda en iyisiyle karşılaştırılır. Güven aralığı sıfırı içeriyorsa "
-                       "ya da p değeri büyükse bu sorularla ikisi arasında gerçek bir fark gösterilemiyor demektir.")
+            st.caption(escape_markdown(gold_report.COMPARISON_NOTE))
             table(comparisons, key=f"lab_comparisons_{key}")
-            technical_details([("Yöntem", "eşli bootstrap güven aralığı; eşli permütasyon testi; p değerleri Holm "
-                                          "yöntemiyle çoklu karşılaştırmaya göre düzeltilir")])
+            technical_details([("Yöntem", gold_report.COMPARISON_METHOD)])
     metric = st.selectbox("Grafikteki ölçü", ["ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10"],
                           key=f"lab_chart_metric_{key}", format_func=metric_label,
                           help=escape_markdown(metrics_help()))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from eval.labels import TQUAD_NAME
+from eval.labels import TQUAD_NAME, retriever_label
 from ragcore.core import User
 from ui.context import AppContext
 from ui.lab_common import table
@@ -20,7 +20,7 @@ from ui.lab_gold_runs import render_gold_results, render_new_gold_run, render_ru
 from ui.lab_gold_sets import render_gold_sets
 from ui.lab_tquad import render_new_tquad_runs, render_tquad_folder, render_tquad_run
 from ui.markdown import escape_markdown
-from ui.technical import technical_details
+from ui.technical import technical_details, technical_expander
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +66,10 @@ def _rows(ctx: AppContext) -> list[dict]:
     for entry in list_runs(runs_root(ctx.settings)):
         if entry["folder"] in known:
             continue
+        methods = [name for name in str(entry.get("retrievers") or "").split(",") if name]
         rows.append({"id": f"dir:{entry['path']}", "kind": entry["kind"],
-                     "label": entry.get("retrievers") or entry["folder"], "status": "succeeded", "by": "—",
+                     "label": ", ".join(map(retriever_label, methods)) or KIND_LABELS.get(entry["kind"], "Çalıştırma"),
+                     "status": "succeeded", "by": "—",
                      "created": (entry.get("created") or "")[:16].replace("T", " "), "folder": entry["folder"]})
     return rows
 
@@ -80,8 +82,11 @@ def render_runs(ctx: AppContext) -> None:
         st.info("Henüz çalıştırma yok.", icon=":material/info:")
         return
     table([{"Çalıştırma": r["label"], "Tür": KIND_LABELS.get(r["kind"], r["kind"]),
-            "Durum": STATUS_LABELS.get(r["status"], r["status"]), "Başlatan": r["by"], "Tarih": r["created"],
-            "Klasör": r["folder"]} for r in rows], key="lab_runs_table")
+            "Durum": STATUS_LABELS.get(r["status"], r["status"]), "Başlatan": r["by"], "Tarih": r["created"]}
+           for r in rows], key="lab_runs_table")
+    with technical_expander():  # where each run's files are, by its date and label
+        table([{"Tarih": r["created"], "Çalıştırma": r["label"], "Klasör": r["folder"] or "—"} for r in rows],
+              key="lab_runs_folders")
     ids = [r["id"] for r in rows]
     labels = {r["id"]: f"{r['created']} · {KIND_LABELS.get(r['kind'], r['kind'])} · {r['label']}" for r in rows}
     chosen = st.selectbox("Çalıştırma", ids, key="lab_runs_choice", format_func=lambda i: labels[i])

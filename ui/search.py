@@ -31,10 +31,10 @@ SEARCH_MODES = ("auto", "rrf", "weighted", "dense", "lexical")
 COLUMNS = {
     "#": st.column_config.NumberColumn("#", help="Sıra", width="small"),
     "Skor": st.column_config.TextColumn("Skor", help="Seçilen modun birleşik skoru", alignment="right"),
-    "Kosinüs": st.column_config.TextColumn("Kosinüs", help="Vektör benzerliği (— : vektör aramasında çıkmadı)",
-                                           alignment="right"),
-    "BM25": st.column_config.TextColumn("BM25", help="Sözcük eşleşmesi skoru (— : sözcük aramasında çıkmadı)",
-                                        alignment="right"),
+    "Vektör": st.column_config.TextColumn("Vektör", help="Vektör benzerliği, kosinüs (— : vektör aramasında çıkmadı)",
+                                          alignment="right"),
+    "Sözcük": st.column_config.TextColumn("Sözcük", help="Sözcük eşleşmesi skoru, BM25 (— : sözcük aramasında çıkmadı)",
+                                          alignment="right"),
     "Doküman": st.column_config.TextColumn("Doküman", width="large"),
     "Madde": st.column_config.TextColumn("Madde"),
     "Sayfa": st.column_config.TextColumn("Sayfa", width="small", help="Word belgelerinde başlık ve paragraf"),
@@ -166,8 +166,8 @@ def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
         return
     rows = [
         {"#": h.source.rank, "Doküman": h.source.title, "Madde": h.source.article or "—", "Sayfa": h.source.locator_label,
-         "Skor": formatting.number(h.source.score, 4), "Kosinüs": formatting.number(h.dense_score, 4),
-         "BM25": formatting.number(h.lexical_score, 4)}
+         "Skor": formatting.number(h.source.score, 4), "Vektör": formatting.number(h.dense_score, 4),
+         "Sözcük": formatting.number(h.lexical_score, 4)}
         for h in view.result.hits
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=COLUMNS,

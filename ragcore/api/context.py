@@ -89,7 +89,7 @@ class ApiContext:
             if embedder is None:
                 status = ollama.probe(self.settings.ollama_base_url)
                 embedder = CachedEmbedder(make_embedder(self.settings, status), db)
-                ensure_embedding_space(db, embedder.name, embedder.dim)
+                ensure_embedding_space(db, embedder.name, embedder.dim, windows=self.settings.dense_windows)
         except (EmbeddingError, DatabaseError) as exc:  # the backend's own message; the rest keeps working
             log.error("API: embedder unavailable: %s", exc)
             self.errors["embedder"] = str(exc)

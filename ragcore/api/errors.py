@@ -84,6 +84,13 @@ def document_not_found() -> ApiError:
                     "Document not found or not accessible.")
 
 
+def page_not_found(message_tr: str) -> ApiError:
+    """A readable document without that page image: no such page, or a Word file (sections, no
+    pages); the Turkish text is the documents package's own sentence."""
+    return ApiError(404, "page_not_found", message_tr,
+                    "The document has no such page image (no such page, or a Word file: it has sections, not pages).")
+
+
 def job_not_found() -> ApiError:
     return ApiError(404, "job_not_found", "İş bulunamadı.", "Job not found.")
 

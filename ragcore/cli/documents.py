@@ -16,7 +16,7 @@ from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.cli.progress import StageBars
 from ragcore.core import ROLES, Document, Settings
-from ragcore.documents import DOCX, IngestError, ingest_file, reembed_all
+from ragcore.documents import IndexModelMismatch, IngestError, count_unit, ingest_file, reembed_all
 from ragcore.documents import catalog as docs
 from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
@@ -65,16 +65,17 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             embedder = CachedEmbedder(make_embedder(settings), db)
             result = ingest_file(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
                                 title=args.title, progress=bars)
+        except IndexModelMismatch as exc:  # the operator at the server can run the command
+            raise CommandError(f"{exc}\nTo re-embed every chunk with the configured model: {exc.command}") from exc
         except (IngestError, EmbeddingError) as exc:
             raise CommandError(str(exc)) from exc
     payload = {k: v for k, v in result.as_dict().items() if k != "skipped_pages"}
 
     def human() -> str:
         skipped = f"; metinsiz sayfalar atlandı: {result.skipped_pages}" if result.skipped_pages else ""
-        pages = "başlık" if result.file_format == DOCX else "sayfa"
         scanned = f"; OCR ile okunan sayfalar: {result.ocr_pages}" if result.ocr_pages else ""
-        return (f"belge {result.public_id} “{result.title}”: {result.pages} {pages}, {result.chunks} parça, "
-                f"{result.seconds:.1f} sn{scanned}{skipped}")
+        return (f"belge {result.public_id} “{result.title}”: {result.pages} {count_unit(result.file_format)}, "
+                f"{result.chunks} parça, {result.seconds:.1f} sn{scanned}{skipped}")
 
     emit(payload, args.json, human)
     return 0
@@ -92,8 +93,8 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
     def human() -> str:
         if not payload:
             return "belge yok"
-        return "\n".join(f"{d['document_id']} {d['title']}  ({d['pages']} s., {d['chunks']} parça, "
-                         f"roller: {', '.join(d['allowed_roles'])})" for d in payload)
+        return "\n".join(f"{d['document_id']} {d['title']}  ({d['pages']} {count_unit(d['file_format'])}, "
+                         f"{d['chunks']} parça, roller: {', '.join(d['allowed_roles'])})" for d in payload)
 
     emit(payload, args.json, human)
     return 0
@@ -148,7 +149,7 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db, StageBars(jobs.get_kind(jobs.REEMBED), enabled=_bars(args)) as bars:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
-            count = reembed_all(db, embedder, progress=bars)
+            count = reembed_all(db, embedder, progress=bars, windows=settings.dense_windows)
         except EmbeddingError as exc:
             raise CommandError(str(exc)) from exc
     payload = {"chunks": count, "model": embedder.name, "dim": embedder.dim}

@@ -33,7 +33,7 @@ def _open(settings: Settings) -> tuple[dbmod.Database, object]:
     db = open_db(settings)
     try:
         embedder = CachedEmbedder(make_embedder(settings), db)
-        dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+        dbmod.ensure_embedding_space(db, embedder.name, embedder.dim, windows=settings.dense_windows)
     except (EmbeddingError, dbmod.DatabaseError) as exc:
         db.close()
         raise CommandError(str(exc)) from exc

@@ -50,7 +50,7 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "CHUNK_OVERLAP": ("150", "overlap between prose chunks in characters"),
     "TOP_K": ("5", "sources passed to the answer"),
     "RETRIEVAL_MODE": ("auto", "auto | rrf | weighted | dense | lexical"),
-    "DENSE_WINDOWS": ("true", "dense leg scores a chunk by the mean of its vector's cosine and its best sentence window's (indexes built with windows)"),
+    "DENSE_WINDOWS": ("true", "dense leg scores a chunk by the mean of its vector's cosine and its best sentence window's; a new index (first start, reembed) is built with windows when on, and uploads follow the index"),
     "REFUSAL_THRESHOLD": ("(calibrated)", "override the calibrated evidence threshold"),
     "MAX_UPLOAD_MB": ("50", "largest PDF accepted for upload"),
     "MAX_QUESTION_CHARS": ("1000", "longest question accepted"),

@@ -38,10 +38,12 @@ from ragcore.documents.formats import (
     UnsupportedFile,
     UnusableFile,
     check_name,
+    count_unit,
     detect_format,
 )
 from ragcore.documents.ingest import (
     DuplicateDocument,
+    IndexModelMismatch,
     IngestError,
     check_size,
     check_upload,
@@ -64,6 +66,7 @@ from ragcore.documents.pdf import (
 )
 from ragcore.documents.reembed import reembed_all
 from ragcore.documents.source_pages import (
+    WORD_HAS_NO_PAGES,
     PageImage,
     PageNotFound,
     page_filename,
@@ -98,6 +101,7 @@ __all__ = [
     "MIME_TYPES",
     "PDF",
     "UPLOAD_EXTENSIONS",
+    "WORD_HAS_NO_PAGES",
     "CorruptPdf",
     "CorruptWord",
     "EmptyWord",
@@ -112,6 +116,7 @@ __all__ = [
     "DocumentNotFound",
     "DuplicateDocument",
     "EmptyFile",
+    "IndexModelMismatch",
     "IngestError",
     "NoTextLayer",
     "NotAPdf",
@@ -129,6 +134,7 @@ __all__ = [
     "chunk_pages",
     "chunk_text",
     "chunk_windows",
+    "count_unit",
     "clean_title",
     "default_title",
     "delete_document",

@@ -74,6 +74,16 @@ def extension(file_format: str) -> str:
     return EXTENSIONS[file_format]
 
 
+# What a document's `page_count` counts, in the words the documents page and the CLI print: a
+# Word file has no pages, its count is of its sections (by their headings).
+_COUNT_UNITS = {PDF: "sayfa", DOCX: "başlık"}
+
+
+def count_unit(file_format: str) -> str:
+    """"sayfa" for a PDF, "başlık" for a .docx: the noun after a document's page count."""
+    return _COUNT_UNITS[file_format]
+
+
 _NAMES = {PDF: "bir PDF", DOCX: "bir Word (.docx) belgesi"}
 
 

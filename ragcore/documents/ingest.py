@@ -137,6 +137,26 @@ class EmbeddingModelChanged(IngestError):
         )
 
 
+class IndexModelMismatch(IngestError):
+    """The index was built with another embedding model than the configured one: nothing stored.
+
+    The message is for the admin in the app (and every other front end): what happened and what
+    to do, in Turkish words. The command that re-embeds is `command`, for the log and the CLI;
+    the app has no re-embed action, it is run on the server."""
+
+    command = dbmod.REEMBED_COMMAND
+
+    def __init__(self, recorded: str, configured: str) -> None:
+        super().__init__(
+            f"Doküman dizini başka bir gömme modeliyle (“{recorded}”) oluşturulmuş; ayarlı model “{configured}”. "
+            "Belge eklenmedi. Sunucunun yöneticisi ya eski modeli yeniden ayarlamalı ya da bütün parçaları yeni "
+            "modelle yeniden gömmeli; yeniden gömme bu uygulamadan başlatılamaz, sunucuda komut satırından "
+            "çalıştırılır (komut, kurulum belgesinin “Using it” bölümünde). Ardından belgeyi yeniden yükleyin."
+        )
+        self.recorded = recorded
+        self.configured = configured
+
+
 def upload_lock(digest: str) -> str:
     """The advisory lock that uploads (and the orphan sweep) of one file's bytes share."""
     return f"dayanak-upload:{digest}"
@@ -388,14 +408,11 @@ def ingest_file(
         chunks = locate(chunks, extracted.word)
     report("chunk", len(chunks), len(chunks))
     try:
-        space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+        space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim, windows=settings.dense_windows)
         embedded = embed_document(embedder, chunks, space, report)
     except dbmod.EmbeddingModelMismatch as exc:
-        raise IngestError(
-            f"Doküman dizini başka bir gömme modeliyle oluşturulmuş; ayarlı model “{embedder.name}”. Belge "
-            f"eklenmedi. Yönetici ya eski modeli yeniden ayarlamalı ya da `python -m ragcore reembed` ile tüm "
-            f"parçaları yeni modelle yeniden gömmeli. ({exc})"
-        ) from exc
+        log.error("upload %r refused: %s", filename, exc)  # names the command
+        raise IndexModelMismatch(exc.recorded, exc.configured) from exc
     except EmbeddingError as exc:
         raise IngestError(str(exc)) from exc
 

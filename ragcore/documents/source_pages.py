@@ -37,6 +37,12 @@ class PageNotFound(LookupError):
     """The document has no such page (or its file is gone); the message is Turkish."""
 
 
+# The one refusal of a page image or a one-page PDF of a Word file: what is missing, and what to
+# open instead (the source's "Kısmı aç" shows the section's text; the whole .docx downloads).
+WORD_HAS_NO_PAGES = ("Word belgelerinin sayfası yok; bu yüzden sayfa görüntüsü ya da tek sayfalık PDF verilemez. "
+                     "Kısmın metnini açın (“Kısmı aç”) ya da belgenin tamamını indirin.")
+
+
 @dataclass(frozen=True)
 class SourcePage:
     document_id: int
@@ -101,11 +107,13 @@ def _read_section(doc: Document, path: Path, number: int) -> SourcePage:
     return SourcePage(document_id=doc.id, number=number, page_count=word.section_count,
                       text=word.pages[number - 1].text,
                       heading=word.headings[number - 1] or BEFORE_FIRST_HEADING)
+
+
 def page_image(settings: Settings, doc: Document, number: int, role: str, passage: str = "") -> PageImage:
     """Page `number` drawn as PNG with `passage` (the cited chunk's text) marked on it."""
     path = _readable_path(settings, doc, role)
     if doc.file_format == DOCX:
-        raise PageNotFound("Word belgelerinin sayfası yoktur; kısmın metnine bakın.")
+        raise PageNotFound(WORD_HAS_NO_PAGES)
     _reader(path, number)
     ocr_page = number in doc.ocr_pages
     try:
@@ -119,7 +127,7 @@ def page_pdf(settings: Settings, doc: Document, number: int, role: str) -> bytes
     """Page `number` alone as a PDF (fonts and images kept), to open in the browser's viewer."""
     path = _readable_path(settings, doc, role)
     if doc.file_format == DOCX:
-        raise PageNotFound("Word belgelerinin sayfası yok; kısmın metni yukarıda, belgenin tamamı indirilebilir.")
+        raise PageNotFound(WORD_HAS_NO_PAGES)
     reader = _reader(path, number)
     writer = PdfWriter()
     writer.add_page(reader.pages[number - 1])

@@ -252,7 +252,7 @@ def _run_reembed(run: JobRun) -> dict[str, Any]:
 
     try:
         embedder = run.embedder()
-        count = reembed_all(run.db, embedder, progress=run.progress)
+        count = reembed_all(run.db, embedder, progress=run.progress, windows=run.settings.dense_windows)
     except EmbeddingError as exc:
         raise JobFailed(str(exc)) from exc
     return {"chunks": count, "model": embedder.name, "dim": embedder.dim}

@@ -190,7 +190,7 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
         report.migrations_applied, report.migrations_pending = dbmod.migration_status(db)
         if not report.migrations_pending:
             space = dbmod.current_embedding_space(db)
-            report.embedding_index = f"{space.model} ({space.dim}-d)" if space else None
+            report.embedding_index = _index_line(space, settings.dense_windows) if space else None
             if space:
                 report.index_model, report.index_dim = space.model, space.dim
             with db.connection() as conn:
@@ -204,3 +204,13 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
         if owned:
             db.close()
     return report
+
+
+def _index_line(space: dbmod.EmbeddingSpace, dense_windows: bool) -> str:
+    """"use-multilingual-v3 (512-d, with sentence windows)", and when DENSE_WINDOWS disagrees with
+    the record, that uploads follow the record until `reembed` (docs/ingestion.md)."""
+    line = f"{space.model} ({space.dim}-d, {'with' if space.windows else 'without'} sentence windows)"
+    if space.windows != dense_windows:
+        line += (f"; DENSE_WINDOWS is {'on' if dense_windows else 'off'}: uploads follow the index until "
+                 f"`{dbmod.REEMBED_COMMAND}`")
+    return line

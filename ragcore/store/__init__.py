@@ -15,6 +15,7 @@ from ragcore.store.database import (
     open_read_database,
 )
 from ragcore.store.embedding_space import (
+    REEMBED_COMMAND,
     EmbeddingModelMismatch,
     EmbeddingSpace,
     current_embedding_space,
@@ -48,6 +49,7 @@ __all__ = [
     "EmbeddingModelMismatch",
     "EmbeddingSpace",
     "PG_VERSION",
+    "REEMBED_COMMAND",
     "ServerInfo",
     "apply_migrations",
     "create_role_indexes",

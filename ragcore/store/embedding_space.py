@@ -2,10 +2,15 @@
 holds, whether the index was built with sentence windows, and the HNSW indexes.
 
 One HNSW index for admin (every chunk) and one partial index per other role, on chunks and on
-their windows, defined and created with the per-role posting indexes in `role_indexes`. An index
-records `windows`: built with them, every chunk stored has its windows (ingest computes them when
-the record says so); an index built before windows existed keeps working without them until
-`reembed` adds them.
+their windows, defined and created with the per-role posting indexes in `role_indexes`.
+
+An index records `windows`, and that record, not the setting, governs every upload: built with
+windows, every chunk stored has its windows; built without, none has (retrieval would otherwise
+score some documents by their windows and others not). DENSE_WINDOWS decides the record when the
+index is built — the first start or upload (`ensure_embedding_space`) and every `reembed`
+(`replace_embedding_space`) — and, at question time, whether the dense leg uses the windows. A
+setting changed later takes effect on uploads after the next `reembed`; until then a warning in
+the log says so. An index built before windows existed records none.
 """
 
 from __future__ import annotations
@@ -26,8 +31,21 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+REEMBED_COMMAND = "python -m ragcore reembed"
+
+
 class EmbeddingModelMismatch(DatabaseError):
-    """The index was built with another embedding model than the configured one."""
+    """The index was built with another embedding model than the configured one (English, with
+    the command that re-embeds; `recorded` and `configured` name the two models)."""
+
+    def __init__(self, recorded: EmbeddingSpace, model: str, dim: int) -> None:
+        super().__init__(
+            f"The document index was built with embedding model {recorded.model!r} ({recorded.dim}-d), "
+            f"but the configured model is {model!r} ({dim}-d). Either configure {recorded.model!r} again "
+            f"or re-embed every chunk with the new model: `{REEMBED_COMMAND}`."
+        )
+        self.recorded = recorded.model
+        self.configured = model
 
 
 @dataclass(frozen=True)
@@ -51,35 +69,36 @@ def current_embedding_space(db: Database) -> EmbeddingSpace | None:
     return EmbeddingSpace(*row) if row else None
 
 
-def ensure_embedding_space(db: Database, model: str, dim: int) -> EmbeddingSpace:
+def ensure_embedding_space(db: Database, model: str, dim: int, *, windows: bool = True) -> EmbeddingSpace:
     """Make chunks.embedding and chunk_windows.embedding vector(dim) columns with their HNSW
     indexes, or refuse a different model.
 
-    The first start records the model, and that the index has sentence windows; a later start
-    with another model fails with a message naming both and the command that re-embeds, instead
-    of mixing vector spaces. An index built before the per-role HNSW indexes (or the windows)
-    existed gets the missing indexes and an empty window column here (once; it takes a while on a
-    large corpus); it records no windows until `reembed` computes them.
+    The first start records the model, and whether the index has sentence windows (`windows`:
+    the caller's `Settings.dense_windows`); a later start with another model fails with a message
+    naming both and the command that re-embeds, instead of mixing vector spaces. An existing
+    index keeps its windows record (see the module docstring). An index built before the per-role
+    HNSW indexes (or the windows) existed gets the missing indexes and an empty window column here
+    (once; it takes a while on a large corpus); it records no windows until `reembed` computes them.
     """
     with db.connection() as conn:
         conn.execute("LOCK TABLE embedding_index IN EXCLUSIVE MODE")
         row = conn.execute(_SPACE_SQL).fetchone()
         if row is None:
             _create_embedding_columns(conn, dim)
-            conn.execute("INSERT INTO embedding_index (model, dim, windows) VALUES (%s, %s, true)", (model, dim))
-            return EmbeddingSpace(model, dim, windows=True)
+            conn.execute("INSERT INTO embedding_index (model, dim, windows) VALUES (%s, %s, %s)", (model, dim, windows))
+            return EmbeddingSpace(model, dim, windows=windows)
         existing = EmbeddingSpace(*row)
         if not existing.same_model(model, dim):
-            raise EmbeddingModelMismatch(
-                f"The document index was built with embedding model {existing.model!r} ({existing.dim}-d), "
-                f"but the configured model is {model!r} ({dim}-d). Either configure {existing.model!r} again "
-                f"or re-embed every chunk with the new model: `python -m ragcore reembed`."
-            )
+            raise EmbeddingModelMismatch(existing, model, dim)
         if not _has_window_column(conn):
             _add_window_column(conn, dim)
         created = create_role_indexes(conn)
     if created:
         log.info("created per-role indexes %s in namespace %s", ", ".join(created), db.namespace)
+    if existing.windows != windows:
+        log.warning("DENSE_WINDOWS is %s but the document index in namespace %s was built %s sentence windows; "
+                    "uploads follow the index until `python -m ragcore reembed` rebuilds it with the setting",
+                    "on" if windows else "off", db.namespace, "with" if existing.windows else "without")
     return existing
 
 
@@ -116,10 +135,11 @@ def _create_embedding_columns(conn: psycopg.Connection, dim: int) -> None:
     create_role_indexes(conn)
 
 
-def replace_embedding_space(conn: psycopg.Connection, model: str, dim: int) -> None:
+def replace_embedding_space(conn: psycopg.Connection, model: str, dim: int, *, windows: bool = True) -> None:
     """Inside the caller's transaction: drop the old vectors, windows and indexes, create new
-    columns and record the model with windows (re-embed stores every chunk's windows next)."""
+    columns and record the model, with or without windows (re-embed stores every chunk's
+    windows next when `windows`)."""
     conn.execute("ALTER TABLE chunks DROP COLUMN IF EXISTS embedding")  # drops its indexes too
     _create_embedding_columns(conn, dim)
     conn.execute("DELETE FROM embedding_index")
-    conn.execute("INSERT INTO embedding_index (model, dim, windows) VALUES (%s, %s, true)", (model, dim))
+    conn.execute("INSERT INTO embedding_index (model, dim, windows) VALUES (%s, %s, %s)", (model, dim, windows))

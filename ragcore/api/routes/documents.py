@@ -1,4 +1,5 @@
-"""Documents and jobs: the caller's role's list, one document, its file; upload, job status, delete (admin).
+"""Documents and jobs: the caller's role's list, one document, its file, a cited page as an image;
+upload, job status, delete (admin).
 
 Reads go through `ragcore.documents.catalog` (the role predicate in every query), so a document the
 caller may not read is answered exactly like one that does not exist: the same 404 body. Documents
@@ -35,7 +36,7 @@ from ragcore.api.schemas import (
     ErrorResponse,
     JobOut,
 )
-from ragcore.core import ROLES, Document, Settings, User
+from ragcore.core import ROLES, Document, Settings, User, sanitize
 from ragcore.documents import (
     MIME_TYPES,
     CorruptPdf,
@@ -45,12 +46,14 @@ from ragcore.documents import (
     MismatchedExtension,
     NotAWordDocument,
     OldWordFormat,
+    PageNotFound,
     PdfError,
     UnsupportedFile,
     UnusableFile,
     check_upload,
 )
 from ragcore.documents import catalog as docs
+from ragcore.documents import page_image as page_image_of
 
 router = APIRouter(tags=["documents"])
 # Its own router: the app gives it the upload-sized body limit.
@@ -58,6 +61,7 @@ upload_router = APIRouter(tags=["documents"])
 
 MULTIPART_OVERHEAD = 1024 * 1024  # boundaries, headers and the small fields around the file
 MAX_TITLE_CHARS = 500
+MAX_PASSAGE_CHARS = 4000  # a cited chunk's text, with room
 UPLOAD_FORM_LIMITS = {"max_files": 1, "max_fields": 20, "max_part_size": 64 * 1024}
 Id = Annotated[str, PathParam(description="public id (a random UUID)")]
 NOT_FOUND = {404: {"model": ErrorResponse}, 401: {"model": ErrorResponse}}
@@ -116,6 +120,26 @@ def download(document_id: Id, user: CurrentUser, context: Context) -> FileRespon
     if path is None:
         raise errors.document_not_found()
     return FileResponse(path, media_type=MIME_TYPES[doc.file_format], filename=doc.filename)
+
+
+@router.get("/v1/documents/{document_id}/pages/{number}/image", response_class=Response, responses={
+    **NOT_FOUND, 200: {"content": {"image/png": {}}, "description": "the page as PNG"}},
+    summary="A PDF page drawn as PNG, `passage` marked on it (404 when missing or not readable)")
+def page_image(document_id: Id, number: Annotated[int, PathParam(ge=1, description="1-based page, as cited")],
+               user: CurrentUser, context: Context,
+               passage: Annotated[str, Query(max_length=MAX_PASSAGE_CHARS,
+                                             description="text to mark (a source's text)")] = "") -> Response:
+    """The app's "Sayfayı aç" image over the same service function and role check
+    (`ragcore.documents.page_image`); a Word file has none (404 `page_not_found`, saying what to
+    read instead)."""
+    doc = _readable(context, document_id, user.role)
+    try:
+        image = page_image_of(context.settings, doc, number, user.role, sanitize(passage))
+    except docs.DocumentNotFound:  # revoked in between: still "not found", never a word about the page
+        raise errors.document_not_found() from None
+    except PageNotFound as exc:
+        raise errors.page_not_found(str(exc)) from None
+    return Response(image.png, media_type="image/png", headers={"X-Marked-Words": str(image.marked)})
 
 
 @router.delete("/v1/documents/{document_id}", response_model=Deleted, summary="Delete a document (admin)",
