@@ -13,7 +13,8 @@ tokens carry those fields, before anything is built into production:
       the article (copies added to what the chunk already holds), (w_h, w_t) chosen on the
       everyday set's train half by Recall@5 then MRR@10, then read on its dev half.
 
-Everything else is the lab's exact lexical leg: the sample laws read and chunked as an upload
+The heading of a chunk's article is `ragcore.documents.article_headings`, what production
+indexes since (b) won (`lexical_texts`). Everything else is the lab's exact lexical leg: the sample laws read and chunked as an upload
 is (`read_upload`, `chunk_pages` at CHUNK_SIZE/CHUNK_OVERLAP, `default_title`), one
 `eval.retrievers.BM25Index` per role over the chunks that role may read (the role's own
 statistics), the app's lexical query (`eval.retrievers.app_queries`: stop words dropped,
@@ -47,7 +48,7 @@ from eval.goldstore import SAMPLE_CORPUS
 from eval.lab_corpus import sample_corpus
 from eval.retrievers import BM25Index, app_queries
 from ragcore.core import ROLES, Settings, lexical_tokens
-from ragcore.documents import ARTICLE_RE, chunk_pages, default_title
+from ragcore.documents import article_headings, chunk_pages, default_title
 from ragcore.documents.ingest import mark_ocr, read_upload
 from ragcore.retrieval import list_expansions
 
@@ -66,30 +67,6 @@ class FieldChunk:
     title: str
     readable: frozenset[str]  # roles
     info: ChunkInfo | None = None
-
-
-def article_headings(texts: Sequence[str], articles: Sequence[str | None]) -> list[tuple[str, bool]]:
-    """(heading lines of the chunk's article, whether the chunk starts that article), in chunk order.
-
-    A chunk starts an article when its text holds the article's "MADDE n –" line: the chunker
-    puts exactly one such line in each article segment, at its top under the heading lines, so
-    the heading is the text above it, and the chunks after it (same label, no such line) are
-    the article's continuations.
-    """
-    out: list[tuple[str, bool]] = []
-    current = ""
-    for text, article in zip(texts, articles, strict=True):
-        if article is None:
-            current = ""
-            out.append(("", False))
-            continue
-        match = ARTICLE_RE.search(text)
-        if match is not None:
-            current = text[: match.start()].strip()
-            out.append((current, True))
-        else:
-            out.append((current, False))
-    return out
 
 
 def tokens(chunk: FieldChunk, heading_weight: int, title_weight: int) -> list[str]:
