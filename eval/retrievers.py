@@ -106,6 +106,14 @@ def tokenize_all(texts: Sequence[str], tokenizer: str) -> list[list[str]]:
     return [fn(t) for t in texts]
 
 
+def indexed_texts(chunks: ChunkSet) -> list[str]:
+    """What the app's postings hold of each chunk as `store_articles` stores it: its lexical text
+    (`ragcore.documents.lexical_texts`; a TQuAD chunk lies in no law article, so it is its text)."""
+    from ragcore.documents import lexical_texts
+
+    return lexical_texts(chunks.texts, [None] * len(chunks))
+
+
 # --------------------------------------------------------------------------- workspace
 
 
@@ -143,7 +151,7 @@ class Workspace:
         if key not in self._bm25:
             if self.progress:
                 self.progress(f"indexing {tokenizer} {size}", 0, 1)
-            self._bm25[key] = BM25Index(tokenize_all(self.chunks(size).texts, tokenizer))
+            self._bm25[key] = BM25Index(tokenize_all(indexed_texts(self.chunks(size)), tokenizer))
             if self.progress:
                 self.progress(f"indexing {tokenizer} {size}", 1, 1)
         return self._bm25[key]

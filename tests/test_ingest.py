@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections import Counter
 from pathlib import Path
 
@@ -10,7 +11,14 @@ import pytest
 
 from ragcore import store as dbmod
 from ragcore.core import lexical_tokens
-from ragcore.documents import DuplicateDocument, IndexModelMismatch, IngestError, ingest_pdf, stored_path
+from ragcore.documents import (
+    DuplicateDocument,
+    IndexModelMismatch,
+    IngestError,
+    ingest_pdf,
+    lexical_texts,
+    stored_path,
+)
 from ragcore.embed import USEEmbedder
 from tests import pdfs
 from tests.conftest import LAW_5510, LAW_6331
@@ -33,12 +41,19 @@ def state(db: dbmod.Database, settings) -> dict:
 
 
 def check_lexical_index(db: dbmod.Database) -> None:
-    """Postings, lexicon and lex_stats (admin's: every chunk) agree with the stored chunk texts."""
+    """Postings, lexicon and lex_stats (admin's: every chunk) agree with the stored chunks' lexical
+    texts (`lexical_texts`: the text, and a continuation's article heading)."""
     with db.connection() as conn:
-        chunks = conn.execute("SELECT id, text, lex_length FROM chunks").fetchall()
+        stored = conn.execute("SELECT id, text, lex_length, article, document_id FROM chunks "
+                              "ORDER BY document_id, ordinal").fetchall()
         postings = conn.execute("SELECT term, chunk_id, tf FROM postings").fetchall()
         lexicon = dict(conn.execute("SELECT term, df FROM lexicon WHERE role = 'admin'").fetchall())
         stats = conn.execute("SELECT chunk_count, total_length FROM lex_stats WHERE role = 'admin'").fetchone()
+    chunks = []
+    for _, group in itertools.groupby(stored, key=lambda row: row[4]):
+        rows = list(group)
+        texts = lexical_texts([r[1] for r in rows], [r[3] for r in rows])
+        chunks += [(r[0], text, r[2]) for r, text in zip(rows, texts, strict=True)]
     expected, df = set(), Counter()
     for chunk_id, text, lex_length in chunks:
         tokens = lexical_tokens(text)

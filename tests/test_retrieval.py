@@ -12,6 +12,7 @@ from rank_bm25 import BM25Okapi
 
 from ragcore import store as dbmod
 from ragcore.core import Settings, lexical_tokens
+from ragcore.documents import lexical_texts
 from ragcore.retrieval import (
     MODES,
     RETRIEVAL_SQL,
@@ -285,8 +286,13 @@ def test_law_6331_risk_question_finds_article_10_page_7(law, embedder, mode: str
 
 @pytest.mark.parametrize("role", ["admin", "isg"])
 def test_law_6331_bm25_equals_rank_bm25(law, embedder, role: str) -> None:
+    """Over what the postings hold: the chunks' lexical texts (continuations of a long article
+    with its heading, `ragcore.documents.lexical_texts`), not their shown text."""
     with law.connection() as conn:
-        rows = conn.execute("SELECT id, text FROM chunks ORDER BY id").fetchall()
+        stored = conn.execute("SELECT id, text, article FROM chunks ORDER BY ordinal").fetchall()
+    rows = list(zip([r[0] for r in stored], lexical_texts([r[1] for r in stored], [r[2] for r in stored]),
+                    strict=True))
+    assert any(text != r[1] for (_, text), r in zip(rows, stored, strict=True))  # 6331 has such continuations
     bm25 = BM25Okapi([lexical_tokens(text) for _, text in rows])
     for query in ("İşveren risk değerlendirmesi yapmakla yükümlü müdür?", "iş kazası bildirimi kaç gün",
                   "çalışanların eğitimi ve bilgilendirilmesi"):

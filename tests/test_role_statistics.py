@@ -13,6 +13,7 @@ The roles that can read the document do see it change (so the comparison can fai
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import random
 import re
 from collections import Counter
@@ -24,7 +25,13 @@ import pytest
 from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ROLES, Chunk, Settings, lexical_tokens
-from ragcore.documents import delete_document, document_windows, set_document_roles, store_document
+from ragcore.documents import (
+    delete_document,
+    document_windows,
+    lexical_texts,
+    set_document_roles,
+    store_document,
+)
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
 
@@ -201,9 +208,15 @@ def test_moving_an_existing_document_between_other_roles(world, embedder) -> Non
 
 
 def _recount(database) -> dict:
-    """Every statistic recounted in Python from the stored chunk texts and roles."""
+    """Every statistic recounted in Python from the stored chunks' lexical texts and roles."""
     with database.connection() as conn:
-        rows = conn.execute("SELECT text, lex_length, allowed_roles FROM chunks").fetchall()
+        stored = conn.execute("SELECT document_id, text, article, lex_length, allowed_roles FROM chunks "
+                              "ORDER BY document_id, ordinal").fetchall()
+    rows = []
+    for _, group in itertools.groupby(stored, key=lambda row: row[0]):
+        chunks = list(group)
+        texts = lexical_texts([c[1] for c in chunks], [c[2] for c in chunks])
+        rows += [(text, c[3], c[4]) for text, c in zip(texts, chunks, strict=True)]
     stats = {role: [0, 0] for role in ROLES}
     df: dict[str, Counter] = {role: Counter() for role in ROLES}
     for text, lex_length, roles in rows:

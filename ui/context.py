@@ -31,7 +31,7 @@ from eval.schema import migrate_lab
 from ragcore.access import announce_initial_admin, ensure_initial_admin
 from ragcore.answer import QuestionSpool, spool_path
 from ragcore.core import Settings, secure_data_dir
-from ragcore.documents import remove_orphan_files
+from ragcore.documents import reindex_stale, remove_orphan_files
 from ragcore.jobs import remove_orphan_staged_files
 from ragcore.store import Database, ensure_embedding_space, open_database, open_read_database
 
@@ -88,6 +88,7 @@ def _app_context() -> AppContext:
     password = ensure_initial_admin(db, settings)
     if password:
         announce_initial_admin(password, settings)
+    reindex_stale(db)  # documents stored before the current lexical text (migration 016)
     for path in remove_orphan_files(db, settings) + remove_orphan_staged_files(db, settings):
         log.warning("removed %s: left behind by an interrupted upload", path.name)
     for path in secure_data_dir(settings):

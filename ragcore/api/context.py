@@ -20,6 +20,7 @@ from typing import Any
 
 from ragcore.answer import AnswerService
 from ragcore.core import Settings
+from ragcore.documents import reindex_stale
 from ragcore.store import Database, DatabaseError, ensure_embedding_space, open_database, open_read_database
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ class ApiContext:
                 if self.db is None:
                     self.db = open_database(self.settings)
                     self.owns_db = True
+                    reindex_stale(self.db)  # documents stored before the current lexical text (migration 016)
         return self.db
 
     def retrieval_database(self) -> Database:

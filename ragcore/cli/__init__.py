@@ -37,9 +37,12 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 def open_db(settings: Settings):  # -> ragcore.store.Database
     """The migrated public database, with database problems turned into command errors."""
     from ragcore import store as dbmod
+    from ragcore.documents import reindex_stale
 
     try:
-        return dbmod.open_database(settings)
+        db = dbmod.open_database(settings)
+        reindex_stale(db)  # documents stored before the current lexical text (migration 016)
+        return db
     except dbmod.DatabaseError as exc:
         raise CommandError(str(exc)) from exc
 

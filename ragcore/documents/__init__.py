@@ -1,8 +1,8 @@
 """Documents in and out: telling an upload's format by its bytes, PDF and Word (.docx) reading,
 OCR of scanned pages, article-aware chunking, titles, the upload pipeline, re-embedding, the
 sentence windows the dense leg scores besides each chunk, the clean-up of orphaned uploads, the
-role-scoped catalog and the cited source pages (text, PDF and the page drawn as an image with
-the passage marked).
+role-scoped catalog, the re-index of postings built from an older lexical text (`lexical_index`)
+and the cited source pages (text, PDF and the page drawn as an image with the passage marked).
 """
 
 from ragcore.documents import catalog, formats, ingest, ocr, pdf, windows, word
@@ -21,9 +21,11 @@ from ragcore.documents.catalog import (
 )
 from ragcore.documents.chunking import (
     ARTICLE_RE,
+    article_headings,
     chunk_pages,
     chunk_text,
     joined_text,
+    lexical_texts,
     sentence_units,
 )
 from ragcore.documents.formats import (
@@ -53,6 +55,7 @@ from ragcore.documents.ingest import (
     stored_path,
     validate_roles,
 )
+from ragcore.documents.lexical_index import reindex_stale
 from ragcore.documents.ocr import OcrStatus, ocr_status
 from ragcore.documents.orphans import remove_orphan_files
 from ragcore.documents.pdf import (
@@ -126,6 +129,7 @@ __all__ = [
     "PdfError",
     "TitleError",
     "Window",
+    "article_headings",
     "catalog",
     "check_header",
     "check_name",
@@ -152,6 +156,7 @@ __all__ = [
     "ingest_file",
     "ingest_pdf",
     "joined_text",
+    "lexical_texts",
     "list_documents",
     "locate",
     "ocr",
@@ -163,6 +168,7 @@ __all__ = [
     "read_page",
     "readable_chunks",
     "reembed_all",
+    "reindex_stale",
     "remove_orphan_files",
     "section_label",
     "sentence_units",

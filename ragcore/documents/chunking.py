@@ -9,6 +9,11 @@ is exact. Plain prose (TQuAD) goes through the same sentence packer.
 
 Invariant, tested: for every chunk, `text[c.char_start:c.char_end] == c.text`, where `text`
 is the string given to `chunk_text`, or `joined_text(pages)[0]` for `chunk_pages`.
+
+What the lexical index holds of a chunk (`lexical_texts`) is its text, and, for a chunk that
+continues a long article, that article's heading lines below it: employees ask in words close
+to the headings ("Kıdem tazminatı", "Yıllık ücretli izin"), which only the article's first
+chunk prints. The chunk's text, the one shown and cited, does not change.
 """
 
 from __future__ import annotations
@@ -97,6 +102,34 @@ def chunk_pages(pages: Sequence[Page], size: int, overlap: int) -> list[Chunk]:
                 )
             )
     return chunks
+
+
+def article_headings(texts: Sequence[str], articles: Sequence[str | None]) -> list[tuple[str, bool]]:
+    """For a document's chunks in order: (its article's heading lines, whether the chunk starts the article).
+
+    The chunker puts exactly one "MADDE n –" line in each article, at its top under the heading
+    lines, so a chunk holding that line starts its article and the text above the line is the
+    heading; the chunks after it with the same label continue the article. Outside articles,
+    or when an article's first chunk is not among `texts`, the heading is "".
+    """
+    out: list[tuple[str, bool]] = []
+    heading, previous = "", None
+    for text, article in zip(texts, articles, strict=True):
+        match = ARTICLE_RE.search(text) if article is not None else None
+        if match is not None:
+            heading = text[: match.start()].strip()
+        elif article is None or article != previous:
+            heading = ""
+        out.append((heading, match is not None))
+        previous = article
+    return out
+
+
+def lexical_texts(texts: Sequence[str], articles: Sequence[str | None]) -> list[str]:
+    """What BM25 indexes for each of a document's chunks (in order): the text, and below it the
+    heading lines of the article a continuation chunk belongs to (module docstring)."""
+    return [f"{text}\n{heading}" if heading and not starts else text
+            for text, (heading, starts) in zip(texts, article_headings(texts, articles), strict=True)]
 
 
 def chunk_text(text: str, size: int, overlap: int) -> list[Chunk]:

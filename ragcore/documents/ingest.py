@@ -47,7 +47,7 @@ from ragcore.core import (
     sha256_bytes,
 )
 from ragcore.documents import page_images
-from ragcore.documents.chunking import chunk_pages
+from ragcore.documents.chunking import chunk_pages, lexical_texts
 from ragcore.documents.formats import DOCX, PDF, UnusableFile, check_name, detect_format, extension
 from ragcore.documents.pdf import PdfError, check_header, extract_pages
 from ragcore.documents.titles import MAX_TITLE_CHARS, default_title
@@ -250,28 +250,38 @@ def _write_temp(settings: Settings, digest: str, data: bytes) -> Path:
 # --------------------------------------------------------------------------- the transaction
 
 
+# What a document's postings are built from (documents.lexical_version, migration 016): 1 the
+# chunks' text, 2 `chunking.lexical_texts` (continuation chunks carry their article's heading).
+# Documents stored at an older version are re-indexed by `ragcore.documents.lexical_index`.
+LEXICAL_VERSION = 2
+
+
 def _insert_document(conn: psycopg.Connection, meta: dict) -> int:
     return conn.execute(
         """INSERT INTO documents (title, filename, sha256, size_bytes, page_count, skipped_pages,
-                                  ocr_pages, allowed_roles, uploaded_by, file_format)
+                                  ocr_pages, allowed_roles, uploaded_by, file_format, lexical_version)
            VALUES (%(title)s, %(filename)s, %(sha256)s, %(size_bytes)s, %(page_count)s,
-                   %(skipped_pages)s, %(ocr_pages)s, %(allowed_roles)s, %(uploaded_by)s, %(file_format)s)
+                   %(skipped_pages)s, %(ocr_pages)s, %(allowed_roles)s, %(uploaded_by)s, %(file_format)s,
+                   %(lexical_version)s)
            RETURNING id""",
-        meta,
+        {**meta, "lexical_version": LEXICAL_VERSION},
     ).fetchone()[0]
 
 
 def insert_chunks(
-    conn: psycopg.Connection, document_id: int, chunks: Sequence[Chunk], vectors: np.ndarray, roles: list[str]
+    conn: psycopg.Connection, document_id: int, chunks: Sequence[Chunk], vectors: np.ndarray, roles: list[str],
+    lexical: Sequence[str],
 ) -> list[int]:
-    """COPY the chunks with their vectors; return their ids in ordinal order."""
+    """COPY the chunks with their vectors; return their ids in ordinal order. `lexical`: what
+    the postings hold of each chunk (`chunking.lexical_texts`), whose token count is the
+    chunk's BM25 length."""
     columns = ("document_id, ordinal, page_start, page_end, article, text, char_start, char_end, lex_length, "
                "allowed_roles, ocr, locator")
     with conn.cursor().copy(f"COPY chunks ({columns}, embedding) FROM STDIN") as copy:
-        for chunk, vector in zip(chunks, vectors, strict=True):
+        for chunk, vector, text in zip(chunks, vectors, lexical, strict=True):
             copy.write_row((
                 document_id, chunk.ordinal, chunk.page_start, chunk.page_end, chunk.article, chunk.text,
-                chunk.char_start, chunk.char_end, len(lexical_tokens(chunk.text)), roles, chunk.ocr, chunk.locator,
+                chunk.char_start, chunk.char_end, len(lexical_tokens(text)), roles, chunk.ocr, chunk.locator,
                 vector,
             ))
     rows = conn.execute("SELECT id FROM chunks WHERE document_id = %s ORDER BY ordinal", (document_id,))
@@ -290,8 +300,8 @@ def insert_windows(conn: psycopg.Connection, chunk_ids: Sequence[int], windows: 
 
 
 def insert_postings(conn: psycopg.Connection, chunk_ids: Sequence[int], texts: Sequence[str]) -> int:
-    """COPY (term, chunk_id, tf, doc_len, roles_mask) rows; statement triggers update the
-    per-role statistics (migration 003).
+    """COPY (term, chunk_id, tf, doc_len, roles_mask) rows of the chunks' lexical texts
+    (`chunking.lexical_texts`); statement triggers update the per-role statistics (migration 003).
 
     Each posting carries its chunk's length and role bits so the BM25 leg never joins chunks;
     both are read back from the chunk rows (roles_mask is generated there), and the trigger
@@ -317,7 +327,8 @@ def store_document(
 ) -> int:
     """Inside the caller's transaction: the documents row, its chunks with vectors, their
     windows with vectors (`windows.document_windows(chunks)`, when the index has windows) and
-    postings.
+    postings of their lexical texts (`chunking.lexical_texts`: `chunks` are the whole document,
+    in order).
 
     The one write path for document content: uploads use it, and so does the evaluation lab
     for its pre-chunked corpus. `meta` has the documents columns (title, filename, sha256,
@@ -327,11 +338,12 @@ def store_document(
     document_id = _insert_document(conn, {"skipped_pages": [], "ocr_pages": [], "uploaded_by": None,
                                           "file_format": PDF, **meta})
     tick("store", 1, 3)
-    chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"])
+    lexical = lexical_texts([chunk.text for chunk in chunks], [chunk.article for chunk in chunks])
+    chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"], lexical)
     if windows:
         insert_windows(conn, chunk_ids, windows, window_vectors)
     tick("store", 2, 3)
-    insert_postings(conn, chunk_ids, [chunk.text for chunk in chunks])
+    insert_postings(conn, chunk_ids, lexical)
     tick("store", 3, 3)
     return document_id
 

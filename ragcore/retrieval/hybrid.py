@@ -13,8 +13,9 @@ retrieval does (issue 21): the lexical leg plans from the role's statistics and 
 role's own partial posting indexes (`ragcore.store.role_indexes`), so a forbidden document's
 postings are never read, not even to be filtered out. Admin's statistics and indexes are global.
 
-The lexical leg is BM25Okapi exactly as `rank_bm25` computes it over the role's chunks, with
-one deliberate difference: Turkish stop words (`ragcore.core.text.STOPWORDS`) are dropped from the
+The lexical leg is BM25Okapi exactly as `rank_bm25` computes it over the role's chunks (their
+lexical texts, `ragcore.documents.lexical_texts`: a continuation of a long article with the
+article's heading), with one deliberate difference: Turkish stop words (`ragcore.core.text.STOPWORDS`) are dropped from the
 query (`query_terms`). Pruning (`ragcore.bm25`) reads only the postings that can change the
 top candidates and is exact. A retrieval is a short sequence of statements in one read-only
 REPEATABLE READ transaction (`read_snapshot`): the role's statistics for the query terms, the
