@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from eval import metrics
-from eval.gold_stats import RESULTS
+from eval.gold_stats import RESULTS, rate
 from eval.relevance import relevance
 from eval.retrievers import Workspace, make_retriever
 from eval.tquad import Progress, Question
@@ -363,11 +363,8 @@ def summarise_groups(rows: list[dict]) -> dict:
                               dtype=float)
             lo, hi = metrics.bootstrap_ci(values, idx)
             rates[name] = {"mean": float(values.mean()), "ci": [lo, hi], "count": int(values.sum())}
-        results = {}
-        for name, wanted in {**{r: (r,) for r in RESULTS}, "answered": ("correct", "wrong")}.items():
-            values = np.array([r["result"] in wanted for r in sub], dtype=float)
-            lo, hi = metrics.bootstrap_ci(values, idx)
-            results[name] = {"mean": float(values.mean()), "ci": [lo, hi], "count": int(values.sum())}
+        results = {name: rate([r["result"] in wanted for r in sub], idx)
+                   for name, wanted in {**{r: (r,) for r in RESULTS}, "answered": ("correct", "wrong")}.items()}
         answered = [r for r in sub if not _truthy(r["refused"])]
         quotes = [int(r["quoted_sentences"]) for r in answered]
         out[group] = {"n": len(sub), "rates": rates, "results": results,
