@@ -9,7 +9,9 @@
    standardised features) of answerable vs unanswerable; `answer_at` is the lowest cut that
    answers at most `--max-answered-unanswerable` of the train half's unanswerable cases;
    `closest_at` the highest cut that refuses at most `--max-refused-answerable` of its answerable
-   cases.
+   cases; `quote_at` (`fit_quote_cut`) the quoter confidence from which the cases the gate
+   answers were quoted right more often than wrong: below it the chat shows the closest
+   passages rather than a quote.
 4. Reported, never tuned on: the dev half and the paraphrase set (eval/gold/paraphrase_laws.jsonl).
 
 Prints a JSON report (written with --out); with `--write` the model becomes the embedder's entry
@@ -21,6 +23,7 @@ in ragcore/measured/abstention.json. The embedding cache makes reruns cheap:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -32,6 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from eval.gold_run import index_chunks
+from eval.gold_run import outcome as gold_outcome
 from eval.gold_split import DEV, TRAIN, everyday_split, kind_of
 from eval.gold_stats import relevant_chunks
 from eval.goldset import GoldQuestion, parse_jsonl
@@ -39,7 +43,8 @@ from eval.goldstore import SAMPLE_CORPUS, SAMPLE_FILE
 from eval.lab_corpus import drop_index, ingest_corpus, open_index, sample_corpus
 from eval.report import provenance, write_card
 from ragcore import store as dbmod
-from ragcore.core import Settings
+from ragcore.answer.extractive import answer_passages, quote
+from ragcore.core import STATUS_ANSWERED, Settings
 from ragcore.retrieval import (
     ANSWER,
     CLOSEST,
@@ -61,7 +66,15 @@ MAX_REFUSED_ANSWERABLE = 0.05
 def _embedder(settings: Settings, cache_db: dbmod.Database):
     from ragcore.embed import CachedEmbedder, make_embedder
 
-    return CachedEmbedder(make_embedder(settings), cache_db, cache_questions=True)
+    class LabCachedEmbedder(CachedEmbedder):
+        """Keeps the quoter's sentence vectors in the lab's cache too. The app never stores them (a
+        user's question chose them); here the questions are the fixed gold sets, and the same
+        article sentences come back for many questions and every rerun."""
+
+        def embed_passages(self, texts, *, write: bool = True):
+            return super().embed_passages(texts, write=True)
+
+    return LabCachedEmbedder(make_embedder(settings), cache_db, cache_questions=True)
 
 
 def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int, mode: str,
@@ -79,9 +92,21 @@ def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int
             relevant = relevant_chunks(chunks, question.expected, names, readable) if question.answerable else set()
             retrieval = retrieve(index.db, embedder, question.question, role, k=k, mode=mode, windows=windows)
             found = any(s.chunk_id in relevant for s in retrieval.sources)
+            confidence, correct = quote_check(question, retrieval, embedder)
             out.append({"qid": question.id, "role": role, "answerable": question.answerable, "kind": kind_of(question),
-                        "found": found, "features": abstention.features(retrieval), "retrieval": retrieval})
+                        "found": found, "features": abstention.features(retrieval), "retrieval": retrieval,
+                        "quote_confidence": confidence, "quote_correct": correct})
     return out
+
+
+def quote_check(question: GoldQuestion, retrieval, embedder) -> tuple[float, bool]:
+    """What the extractive answer would quote from this retrieval: the quoter's confidence in its
+    best sentence, and whether the quote carries every key fact (the gold lab's own scoring)."""
+    passages = answer_passages(question.question, retrieval.sources, embedder, retrieval.query_vector)
+    if not passages:
+        return 0.0, False
+    text = quote(passages, retrieval.sources)
+    return passages[0].score, question.answerable and gold_outcome(question, text, STATUS_ANSWERED)[0] == "correct"
 
 
 def _matrix(cases: list[dict]) -> np.ndarray:
@@ -113,9 +138,36 @@ def fit(train: list[dict], max_answered_unanswerable: float, max_refused_answera
                            answer_at, closest_at, measured)
 
 
+def fit_quote_cut(train: list[dict], model: AbstentionModel, threshold) -> float:
+    """`quote_at`: the quoter confidence from which the train cases the gate answers were quoted
+    right more often than wrong — the cut maximising (right quotes − wrong quotes) among the quoted
+    ones, an unanswerable case's quote counting as wrong; on a tie the lower cut (quote more).
+    A cut above every confidence (quote nothing) is allowed: a quoter wrong everywhere gets none."""
+    answered = [c for c in train if decide(c["retrieval"], model, threshold).outcome == ANSWER]
+    confidence = np.array([c["quote_confidence"] for c in answered], dtype=float)
+    right = np.array([c["quote_correct"] for c in answered], dtype=bool)
+    best_cut, best_gain = 0.0, int(right.sum()) - int((~right).sum())
+    above_all = [float(np.nextafter(confidence.max(), np.inf))] if confidence.size else []  # quote none
+    for cut in [*np.unique(confidence), *above_all]:
+        kept = confidence >= cut
+        gain = int(right[kept].sum()) - int((~right[kept]).sum())
+        if gain > best_gain:
+            best_cut, best_gain = float(cut), gain
+    return best_cut
+
+
+def final_outcome(case: dict, model: AbstentionModel | None, threshold) -> str:
+    """The outcome the chat gives with the extractive quoter: the gate's, then the quote check."""
+    decided = decide(case["retrieval"], model, threshold).outcome
+    if decided == ANSWER and model is not None and model.quote_at is not None and \
+            case["quote_confidence"] < model.quote_at:
+        return CLOSEST
+    return decided
+
+
 def outcomes(cases: list[dict], model: AbstentionModel | None, threshold) -> dict:
     """Shares of each outcome by kind, and the headline rates the issue's targets name."""
-    decided = [decide(c["retrieval"], model, threshold).outcome for c in cases]
+    decided = [final_outcome(c, model, threshold) for c in cases]
     by_kind: dict[str, dict[str, int]] = {}
     for case, outcome in zip(cases, decided, strict=True):
         counts = by_kind.setdefault(case["kind"].split(":")[0] if case["answerable"] else case["kind"], {})
@@ -128,10 +180,15 @@ def outcomes(cases: list[dict], model: AbstentionModel | None, threshold) -> dic
     def share(values: list[str], which: str) -> float | None:
         return round(sum(v == which for v in values) / len(values), 4) if values else None
 
+    quoted_right = [o == ANSWER and c["quote_correct"] for c, o in zip(cases, decided, strict=True) if c["answerable"]]
+    quoted_wrong = [o == ANSWER and not c["quote_correct"] for c, o in zip(cases, decided, strict=True)
+                    if c["answerable"]]
     return {
         "cases": len(cases),
         "answerable_refused": share(answerable, REFUSED), "answerable_closest": share(answerable, CLOSEST),
         "answerable_answered": share(answerable, ANSWER),
+        "answerable_quoted_right": round(sum(quoted_right) / len(quoted_right), 4) if quoted_right else None,
+        "answerable_quoted_wrong": round(sum(quoted_wrong) / len(quoted_wrong), 4) if quoted_wrong else None,
         "answered_with_right_source_in_top_k": round(sum(found_answered) / len(found_answered), 4)
         if found_answered else None,
         "unanswerable_answered": share(unanswerable, ANSWER), "unanswerable_closest": share(unanswerable, CLOSEST),
@@ -172,11 +229,14 @@ def main(argv: list[str] | None = None) -> int:
                        f"k {k}, sentence windows {'on' if windows else 'off'}, commit {commit}")
         model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
         threshold = threshold_for(embedder.name, mode, settings)
+        without_check = model
+        model = dataclasses.replace(model, quote_at=fit_quote_cut(cases[TRAIN], model, threshold))
         report = {
             "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
             "seconds": round(time.time() - started, 1),
             "model": model.as_entry(),
             "results": {name: {"three_outcomes": outcomes(cs, model, threshold),
+                               "without_quote_check": outcomes(cs, without_check, threshold),
                                "single_threshold_before": outcomes(cs, None, threshold)} for name, cs in cases.items()},
         }
         if args.write:

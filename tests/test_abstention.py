@@ -134,9 +134,9 @@ class CountingGenerator(ExtractiveGenerator):
         super().__init__(embedder)
         self.calls = 0
 
-    def stream(self, messages, sources, question, **_):
+    def stream(self, messages, sources, question, **kwargs):
         self.calls += 1
-        yield from super().stream(messages, sources, question)
+        yield from super().stream(messages, sources, question, **kwargs)
 
 
 def _service(law_db, embedder, model: AbstentionModel | None) -> tuple[AnswerService, CountingGenerator]:
@@ -182,3 +182,38 @@ def test_answer_outcome_answers_with_citations(law_db, embedder):
     # the gate's probability rides on an answered answer too (the lab's three-outcome curve reads it)
     assert 0.0 < answer.extra["probability"] <= 1.0
     assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_ANSWER
+
+
+def _with_quote_cut(model: AbstentionModel, quote_at: float) -> AbstentionModel:
+    return AbstentionModel(**{**model.__dict__, "quote_at": quote_at})
+
+
+def test_an_unsure_quote_becomes_the_closest_passages(law_db, embedder):
+    service, generator = _service(law_db, embedder, _with_quote_cut(_model(answer_at=0.0, closest_at=0.0), 1.01))
+    answer = service.ask(_mehmet(law_db), RISK_QUESTION)
+    assert answer.outcome == OUTCOME_CLOSEST and answer.text.startswith(CLOSEST_LEAD) and generator.calls == 0
+    assert 0.0 < answer.extra["quote_confidence"] < 1.01
+    assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_CLOSEST
+
+
+def test_a_confident_quote_is_the_answer_and_reuses_the_checked_passages(law_db, embedder, monkeypatch):
+    service, generator = _service(law_db, embedder, _with_quote_cut(_model(answer_at=0.0, closest_at=0.0), 0.0))
+    from ragcore.answer import extractive
+
+    ranked = []
+    real = extractive.rank_passages
+    monkeypatch.setattr(extractive, "rank_passages", lambda *a, **kw: ranked.append(1) or real(*a, **kw))
+    answer = service.ask(_mehmet(law_db), RISK_QUESTION)
+    assert answer.outcome == OUTCOME_ANSWER and generator.calls == 1 and answer.cited
+    assert answer.extra["quote_confidence"] > 0.0
+    assert len(ranked) == 1  # the quote check's ranking is the one quoted
+
+
+def test_the_quote_cut_is_read_from_the_model_file(tmp_path):
+    data = measurements.load(abstention.ABSTENTION_FILE)
+    entry = {**_with_quote_cut(_model(0.9, 0.2), 0.42).as_entry(), "measured": "t", "when": "t", "on": "t"}
+    (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
+    assert abstention.model_for("x", tmp_path).quote_at == 0.42
+    del entry["quote_at"]
+    (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
+    assert abstention.model_for("x", tmp_path).quote_at is None

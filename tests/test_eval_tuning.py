@@ -13,7 +13,7 @@ import pytest
 from eval import retrievers as rv
 from eval import tquad
 from eval.sweep import make_workspace, mode_retrievers, tune_fusion
-from ragcore.retrieval import Evidence, measurements
+from ragcore.retrieval import AbstentionModel, Evidence, measurements
 from tests.conftest import TQUAD_DIR
 from tests.test_eval_retrievers import HashEmbedder
 
@@ -126,3 +126,25 @@ def _load_and_check(db, load_documents, lexical_tokens) -> None:
     assert docs == [("bench-0", ["isg"]), ("bench-1", ["ik", "personel"])]
     assert postings == sum(len(set(lexical_tokens(t))) for t in texts)
     assert stats["admin"] == 3 and stats["isg"] == 2 and stats["ik"] == 1
+
+
+def test_the_quote_cut_keeps_the_quotes_that_were_right_more_often_than_wrong():
+    from ragcore.retrieval import ANSWER, CLOSEST, Threshold
+    from tests.test_abstention import _model, _retrieval
+
+    cal = _script("calibrate_abstention")
+    always_answers = _model(answer_at=0.0, closest_at=0.0)
+    threshold = Threshold(0.5, "cosine", "test")
+    retrieval = _retrieval([0.9, 0.8], [3.0, 1.0])
+    # confident quotes right, unsure ones mostly wrong: the cut lands between them
+    marks = [(0.9, True), (0.8, True), (0.7, False), (0.6, True), (0.3, False), (0.2, False), (0.1, False)]
+    train = [{"retrieval": retrieval, "quote_confidence": c, "quote_correct": r} for c, r in marks]
+    cut = cal.fit_quote_cut(train, always_answers, threshold)
+    assert cut == 0.6  # 3 right − 1 wrong above it; a lower cut adds only wrong quotes, a higher one loses a gain
+    checked = AbstentionModel(**{**always_answers.__dict__, "quote_at": cut})
+    assert [cal.final_outcome(case, checked, threshold) for case in train] == [ANSWER] * 4 + [CLOSEST] * 3
+    assert {cal.final_outcome(case, always_answers, threshold) for case in train} == {ANSWER}  # no cut, no check
+    all_wrong = [{**case, "quote_correct": False} for case in train]
+    never = AbstentionModel(**{**always_answers.__dict__, "quote_at": cal.fit_quote_cut(all_wrong, always_answers,
+                                                                                          threshold)})
+    assert {cal.final_outcome(case, never, threshold) for case in all_wrong} == {CLOSEST}  # no quote at all

@@ -118,8 +118,11 @@ class ExtractiveGenerator:
         model_file().for_embedder(embedder)  # a missing or broken model file fails here, not mid-answer
 
     def stream(self, messages: list[dict], sources: Sequence[Source], question: str, *,
-               query_vector: np.ndarray | None = None) -> Iterator[str]:
-        passages = answer_passages(question, sources, self.embedder, query_vector)
+               query_vector: np.ndarray | None = None, passages: Sequence[Passage] | None = None) -> Iterator[str]:
+        """`passages`: what `answer_passages` already chose for this question and context (the answer
+        service's quote check), so the sentences are not ranked twice."""
+        if passages is None:
+            passages = answer_passages(question, sources, self.embedder, query_vector)
         if not passages:
             yield FALLBACK_ANSWER
             return

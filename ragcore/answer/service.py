@@ -4,7 +4,8 @@ The user's role is re-read from the database on every question, so a role change
 deactivation takes effect on the next question, not the next login. The gate
 (ragcore.retrieval.abstention) decides among three outcomes before any generator runs: an
 answer, the closest passages (cited, no quote, to review) or the fixed refusal; neither of the
-last two calls the generator.
+last two calls the generator. Without a language model an answer is a quote, shown only when
+the quoter is confident enough (the gate's `quote_at`); otherwise the closest passages.
 
 When the database does not answer (`DatabaseUnavailable`, within a few seconds), the question
 fails with a Turkish message and is kept in the local spool (`ragcore.answer.spool`); the next question
@@ -102,6 +103,7 @@ class _AnswerInProgress:
     started: float
     retrieval: Retrieval | None = None
     decision: Decision | None = None
+    quote_confidence: float | None = None  # the quoter's best sentence, when the quote check ran
     first_token_ms: float | None = None
 
 
@@ -251,18 +253,25 @@ class AnswerService:
             stream.answer = self._refused(answering)
             return
         if decision.outcome == CLOSEST:
-            closest = answering.retrieval.sources[:CLOSEST_PASSAGES]
-            text = closest_passages_text(closest)
-            yield text
-            stream.answer = self._closest(answering, closest, text)
+            yield from self._closest_pieces(stream, answering)
             return
         sources = answering.retrieval.sources
         query_vector = answering.retrieval.query_vector
+        quoting: dict = {}  # the extractive generator is handed the passages the check already ranked
+        if self._quotes_checked:
+            passages = answer_passages(answering.question, sources, self.embedder, query_vector)
+            answering.quote_confidence = passages[0].score if passages else 0.0
+            if answering.quote_confidence < self.abstention.quote_at:  # type: ignore[union-attr]
+                answering.decision = Decision(CLOSEST, decision.probability, decision.signals)
+                yield from self._closest_pieces(stream, answering)
+                return
+            quoting = {"passages": passages}
         messages = build_messages(answering.question, sources)
         pieces: list[str] = []
 
         def generated() -> Iterator[str]:
-            for piece in self.generator.stream(messages, sources, answering.question, query_vector=query_vector):
+            for piece in self.generator.stream(messages, sources, answering.question, query_vector=query_vector,
+                                               **quoting):
                 if piece and answering.first_token_ms is None:
                     answering.first_token_ms = _ms(answering.started)
                 pieces.append(piece)
@@ -278,10 +287,23 @@ class AnswerService:
         stream.answer = self._finish(answering, result, sources, notice)
         stream.replaced = stream.answer.text != stream.streamed
 
+    @property
+    def _quotes_checked(self) -> bool:
+        """Whether an answer outcome must also pass the quoter's confidence cut (extractive only:
+        a language model's answer is checked for its citations instead, `finalize_answer`)."""
+        return not self._llm and self.abstention is not None and self.abstention.quote_at is not None
+
+    def _closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress) -> Iterator[str]:
+        closest = answering.retrieval.sources[:CLOSEST_PASSAGES]
+        text = closest_passages_text(closest)
+        yield text
+        stream.answer = self._closest(answering, closest, text)
+
     def _gate_extra(self, answering: _AnswerInProgress) -> dict:
         decision = answering.decision
         return {"evidence": answering.retrieval.evidence.as_dict(), "threshold": self.threshold.value,
-                "probability": None if decision is None else decision.probability}
+                "probability": None if decision is None else decision.probability,
+                "quote_confidence": answering.quote_confidence}
 
     def _refused(self, answering: _AnswerInProgress) -> Answer:
         """Nothing permitted is related: fallback, no sources, generator untouched, needs review."""

@@ -13,6 +13,12 @@ operating points chosen on that half:
 - p < closest_at, or nothing permitted at all: *refuse* with the fixed sentence — unless the
   single calibrated threshold (thresholds.json) sees enough evidence to answer: then closest.
 
+With the extractive quoter (no language model), an *answer* has a second condition: the quoter's
+best sentence must reach `quote_at`, its confidence at which quotes were right more often than
+wrong on the train half; below it the user gets the closest passages instead of a quote that
+probably misses the asked fact. The cut is the quoter's, applied by the answer service
+(`ragcore.answer.service`); it lives here because it is fitted with the gate.
+
 Every signal comes from the role's own retrieval (its permitted candidates and statistics), so
 the outcome cannot depend on documents the role cannot read. An embedder without a measured
 entry keeps the single calibrated threshold (answer or refuse).
@@ -76,6 +82,7 @@ class AbstentionModel:
     answer_at: float
     closest_at: float
     measured: str
+    quote_at: float | None = None  # None: every answer outcome is quoted (the quoter's own check is off)
 
     def probability(self, values: dict[str, float]) -> float:
         z = self.intercept + sum(c * (values[n] - m) / s for n, c, m, s in
@@ -83,9 +90,10 @@ class AbstentionModel:
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
     def as_entry(self) -> dict:
-        return {"features": list(self.names), "coefficients": list(self.coefficients), "intercept": self.intercept,
-                "means": list(self.means), "scales": list(self.scales), "answer_at": self.answer_at,
-                "closest_at": self.closest_at}
+        entry = {"features": list(self.names), "coefficients": list(self.coefficients), "intercept": self.intercept,
+                 "means": list(self.means), "scales": list(self.scales), "answer_at": self.answer_at,
+                 "closest_at": self.closest_at}
+        return entry if self.quote_at is None else {**entry, "quote_at": self.quote_at}
 
 
 def model_for(embedder_name: str, folder: Path = measurements.MEASURED_DIR) -> AbstentionModel | None:
@@ -101,7 +109,8 @@ def model_for(embedder_name: str, folder: Path = measurements.MEASURED_DIR) -> A
         model = AbstentionModel(tuple(entry["features"]), tuple(float(c) for c in entry["coefficients"]),
                                 float(entry["intercept"]), tuple(float(m) for m in entry["means"]),
                                 tuple(float(s) for s in entry["scales"]), float(entry["answer_at"]),
-                                float(entry["closest_at"]), str(entry["measured"]))
+                                float(entry["closest_at"]), str(entry["measured"]),
+                                None if entry.get("quote_at") is None else float(entry["quote_at"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise measurements.MeasuredDataError(f"{ABSTENTION_FILE}: malformed entry for {embedder_name!r}: {exc}") from exc
     unknown = set(model.names) - set(FEATURE_NAMES)
