@@ -121,8 +121,8 @@ def _gate_rates(payloads: Sequence[dict]) -> dict | None:
     return out
 
 
-def _gate_cases(payloads: Sequence[dict]) -> tuple[list[GateCase], float, float] | None:
-    """The cases for the three-outcome curve and the model's two cuts; None without a model.
+def _gate_cases(payloads: Sequence[dict]) -> tuple[list[GateCase], float, float, float | None] | None:
+    """The cases for the three-outcome curve and the model's cuts; None without a model.
     An answerable case whose answer cannot be scored (no key facts) is left out, as in the
     abstention curve."""
     if not payloads or any("gate_outcome" not in p["answer"] for p in payloads):
@@ -137,8 +137,9 @@ def _gate_cases(payloads: Sequence[dict]) -> tuple[list[GateCase], float, float]
             continue
         probability = p["answer"]["probability"]
         rescued = (p["answer"]["gate_outcome"] == "closest" and probability is not None and probability < closest_at)
-        out.append(GateCase(probability, p["answerable"], rescued, ANSWER_RESULTS[behind["outcome"]]))
-    return out, answer_at, closest_at
+        out.append(GateCase(probability, p["answerable"], rescued, ANSWER_RESULTS[behind["outcome"]],
+                            behind.get("quote_confidence")))
+    return out, answer_at, closest_at, payloads[0]["gate"].get("quote_at")
 
 
 def configuration_summary(config, payloads: Sequence[dict], index: Mapping[str, Any] | None,

@@ -287,7 +287,7 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
         behind = ctx.open_service.ask(user, question.question)  # type: ignore[arg-type]
         behind_outcome, behind_found = outcome(question, behind.text, behind.status)
         ungated = {"text": behind.text, "status": behind.status, "outcome": behind_outcome, "facts_found": behind_found,
-                   "total_ms": behind.total_ms}
+                   "total_ms": behind.total_ms, "quote_confidence": behind.extra.get("quote_confidence")}
     answer_sources = [_source_record(s, relevant, is_readable(s)) for s in answer.sources]
     leaks = sum(not s["readable"] for s in sources) + sum(not s["readable"] for s in answer_sources)
     agreement = None
@@ -302,11 +302,13 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
         "gate": {"signal": threshold.signal, "value": threshold.value, "measured": threshold.measured,
                  "score": threshold.score(evidence) if evidence.permitted_hits else None,
                  "permitted_hits": evidence.permitted_hits, "evidence": evidence.as_dict(),
-                 "answer_at": model.answer_at if model else None, "closest_at": model.closest_at if model else None},
+                 "answer_at": model.answer_at if model else None, "closest_at": model.closest_at if model else None,
+                 "quote_at": model.quote_at if model else None},
         "answer": {"text": answer.text, "status": answer.status, "generator": answer.generator,
                    "llm_called": answer.llm_called, "cited": list(answer.cited), "sources": answer_sources,
                    "total_ms": answer.total_ms, "outcome": answer_outcome, "facts_found": found, "notice": answer.notice,
-                   "gate_outcome": answer.outcome, "probability": answer.extra.get("probability")},
+                   "gate_outcome": answer.outcome, "probability": answer.extra.get("probability"),
+                   "quote_confidence": answer.extra.get("quote_confidence")},
         "ungated": ungated, "agreement": agreement,
     }
     if question.answerable:

@@ -183,37 +183,43 @@ class GateCase:
     # threshold would have answered: what it did for this case, read off the run.
     rescued_by_threshold: bool
     answer_result: str  # the answer given (or the one behind the gate): "correct", "wrong" or "refused"
+    quote_confidence: float | None = None  # the extractive quoter's, for that answer; None: not quoted
 
 
-def gate_result(case: GateCase, answer_at: float, closest_at: float) -> str:
-    """What the user meets for this case with the answer cut at `answer_at` (RESULTS)."""
+def gate_result(case: GateCase, answer_at: float, closest_at: float, quote_at: float | None = None) -> str:
+    """What the user meets for this case with the answer cut at `answer_at` (RESULTS); with
+    `quote_at`, an answer the quoter is less sure of becomes the closest passages, as in the chat."""
     p = case.probability
     if p is None:
         return "refused"
     if p >= answer_at:
-        return case.answer_result
+        unsure = quote_at is not None and case.quote_confidence is not None and case.quote_confidence < quote_at
+        return "closest" if unsure else case.answer_result
     if p >= closest_at or case.rescued_by_threshold:
         return "closest"
     return "refused"
 
 
-def outcome_point(cases: Sequence[GateCase], answer_at: float, closest_at: float) -> dict:
+def outcome_point(cases: Sequence[GateCase], answer_at: float, closest_at: float,
+                  quote_at: float | None = None) -> dict:
     """Per group (answerable, unanswerable) its n and the share of each of RESULTS at this cut."""
     point: dict = {"answer_at": float(answer_at)}
     for group, answerable in (("answerable", True), ("unanswerable", False)):
-        got = [gate_result(c, answer_at, closest_at) for c in cases if c.answerable == answerable]
+        got = [gate_result(c, answer_at, closest_at, quote_at) for c in cases if c.answerable == answerable]
         point[group] = {"n": len(got), **{r: (got.count(r) / len(got) if got else None) for r in RESULTS}}
     return point
 
 
-def outcome_curve(cases: Sequence[GateCase], answer_at: float, closest_at: float) -> dict:
+def outcome_curve(cases: Sequence[GateCase], answer_at: float, closest_at: float,
+                  quote_at: float | None = None) -> dict:
     """The shares at every cut where one changes (each case's probability), at 0 and 1 and at the
-    model's answer_at (the operating point); the points are in order of the cut."""
+    model's answer_at (the operating point); the points are in order of the cut. The quote check
+    (`quote_at`) stays at the model's value along the curve."""
     probabilities = {c.probability for c in cases if c.probability is not None}
     grid = sorted({0.0, 1.0, float(answer_at), *probabilities})
-    return {"answer_at": float(answer_at), "closest_at": float(closest_at),
-            "points": [outcome_point(cases, a, closest_at) for a in grid],
-            "operating_point": outcome_point(cases, answer_at, closest_at)}
+    return {"answer_at": float(answer_at), "closest_at": float(closest_at), "quote_at": quote_at,
+            "points": [outcome_point(cases, a, closest_at, quote_at) for a in grid],
+            "operating_point": outcome_point(cases, answer_at, closest_at, quote_at)}
 
 
 # --------------------------------------------------------------------------- recommendation

@@ -132,6 +132,21 @@ def test_outcome_curve_moves_the_answer_cut_over_every_probability() -> None:
     assert answered == sorted(answered, reverse=True)  # raising the answer cut never answers more
 
 
+def test_the_quote_check_turns_unsure_quotes_into_closest_passages_along_the_curve() -> None:
+    sure, unsure = 0.9, 0.2
+    cases = [gs.GateCase(0.9, True, False, "correct", sure), gs.GateCase(0.85, True, False, "wrong", unsure),
+             gs.GateCase(0.6, True, False, "wrong", unsure), gs.GateCase(0.95, False, False, "wrong", unsure),
+             gs.GateCase(0.9, True, False, "correct", None)]  # None: not quoted (a language model's answer)
+    point = gs.outcome_point(cases, ANSWER_AT, CLOSEST_AT, quote_at=0.5)
+    assert point["answerable"] == {"n": 4, "correct": 2 / 4, "wrong": 0.0, "closest": 2 / 4, "refused": 0.0}
+    assert point["unanswerable"]["closest"] == 1.0
+    assert gs.outcome_point(cases, ANSWER_AT, CLOSEST_AT)["answerable"]["wrong"] == 1 / 4  # no check: quoted
+    # a lower answer cut lets the 0.6 case past the gate, and the check still holds its unsure quote back
+    assert gs.outcome_point(cases, 0.5, CLOSEST_AT, quote_at=0.5)["answerable"]["wrong"] == 0.0
+    curve = gs.outcome_curve(cases, ANSWER_AT, CLOSEST_AT, quote_at=0.5)
+    assert curve["quote_at"] == 0.5 and curve["operating_point"] == point
+
+
 def test_gate_score_separation_is_the_roc_auc() -> None:
     rng = np.random.default_rng(3)
     scores = rng.random(40)

@@ -257,11 +257,13 @@ class AnswerService:
             return
         sources = answering.retrieval.sources
         query_vector = answering.retrieval.query_vector
-        quoting: dict = {}  # the extractive generator is handed the passages the check already ranked
-        if self._quotes_checked:
+        quoting: dict = {}  # the extractive generator is handed the passages ranked here
+        if not self._llm:
+            # Ranked here, not in the generator, so the confidence is on record even behind the gate
+            # (the lab's three-outcome curve moves the cuts over it, eval/gold_stats.py).
             passages = answer_passages(answering.question, sources, self.embedder, query_vector)
             answering.quote_confidence = passages[0].score if passages else 0.0
-            if answering.quote_confidence < self.abstention.quote_at:  # type: ignore[union-attr]
+            if self._quotes_checked and answering.quote_confidence < self.abstention.quote_at:  # type: ignore[union-attr]
                 answering.decision = Decision(CLOSEST, decision.probability, decision.signals)
                 yield from self._closest_pieces(stream, answering)
                 return
