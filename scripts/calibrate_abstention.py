@@ -9,7 +9,7 @@
    standardised features) of answerable vs unanswerable; `answer_at` is the lowest cut that
    answers at most `--max-answered-unanswerable` of the train half's unanswerable cases;
    `closest_at` the highest cut that refuses at most `--max-refused-answerable` of its answerable
-   cases; `quote_at` (`fit_quote_cut`) the quoter confidence from which the cases the gate
+   cases; with `--quote-check`, `quote_at` (`fit_quote_cut`) the quoter confidence from which the cases the gate
    answers were quoted right more often than wrong: below it the chat shows the closest
    passages rather than a quote.
 4. Reported, never tuned on: the dev half and the paraphrase set (eval/gold/paraphrase_laws.jsonl).
@@ -204,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the JSON report here")
     parser.add_argument("--max-answered-unanswerable", type=float, default=MAX_ANSWERED_UNANSWERABLE)
     parser.add_argument("--max-refused-answerable", type=float, default=MAX_REFUSED_ANSWERABLE)
+    # Off by default: fitted on the quoter's best-sentence confidence alone, the cut traded most
+    # right quotes for fewer wrong ones on the dev half (docs/eval_runs notes, issue 20).
+    parser.add_argument("--quote-check", action="store_true",
+                        help="also fit quote_at, the quoter confidence an extractive answer needs")
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
@@ -230,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
         model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
         threshold = threshold_for(embedder.name, mode, settings)
         without_check = model
-        model = dataclasses.replace(model, quote_at=fit_quote_cut(cases[TRAIN], model, threshold))
+        if args.quote_check:
+            model = dataclasses.replace(model, quote_at=fit_quote_cut(cases[TRAIN], model, threshold))
         report = {
             "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
             "seconds": round(time.time() - started, 1),
