@@ -41,6 +41,7 @@ from scipy import stats
 from eval import metrics
 from eval.goldset import Expected
 from eval.numbers import ci_text, number, signed
+from ragcore.retrieval import quote_held_back
 
 CONFIDENCE = metrics.CONFIDENCE
 
@@ -193,8 +194,7 @@ def gate_result(case: GateCase, answer_at: float, closest_at: float, quote_at: f
     if p is None:
         return "refused"
     if p >= answer_at:
-        unsure = quote_at is not None and case.quote_confidence is not None and case.quote_confidence < quote_at
-        return "closest" if unsure else case.answer_result
+        return "closest" if quote_held_back(case.quote_confidence, quote_at) else case.answer_result
     if p >= closest_at or case.rescued_by_threshold:
         return "closest"
     return "refused"

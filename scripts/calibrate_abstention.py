@@ -53,6 +53,7 @@ from ragcore.retrieval import (
     abstention,
     decide,
     measurements,
+    quote_held_back,
     resolve_mode,
     retrieve,
     threshold_for,
@@ -159,8 +160,7 @@ def fit_quote_cut(train: list[dict], model: AbstentionModel, threshold) -> float
 def final_outcome(case: dict, model: AbstentionModel | None, threshold) -> str:
     """The outcome the chat gives with the extractive quoter: the gate's, then the quote check."""
     decided = decide(case["retrieval"], model, threshold).outcome
-    if decided == ANSWER and model is not None and model.quote_at is not None and \
-            case["quote_confidence"] < model.quote_at:
+    if decided == ANSWER and model is not None and quote_held_back(case["quote_confidence"], model.quote_at):
         return CLOSEST
     return decided
 

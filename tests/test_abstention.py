@@ -4,6 +4,7 @@ fixed refusal without any model call."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -185,7 +186,7 @@ def test_answer_outcome_answers_with_citations(law_db, embedder):
 
 
 def _with_quote_cut(model: AbstentionModel, quote_at: float) -> AbstentionModel:
-    return AbstentionModel(**{**model.__dict__, "quote_at": quote_at})
+    return dataclasses.replace(model, quote_at=quote_at)
 
 
 def test_an_unsure_quote_becomes_the_closest_passages(law_db, embedder):

@@ -3,6 +3,7 @@ the refusal threshold, and the bench's write path being the upload's."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import shutil
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from eval import retrievers as rv
 from eval import tquad
 from eval.sweep import make_workspace, mode_retrievers, tune_fusion
-from ragcore.retrieval import AbstentionModel, Evidence, measurements
+from ragcore.retrieval import Evidence, measurements
 from tests.conftest import TQUAD_DIR
 from tests.test_eval_retrievers import HashEmbedder
 
@@ -141,10 +142,9 @@ def test_the_quote_cut_keeps_the_quotes_that_were_right_more_often_than_wrong():
     train = [{"retrieval": retrieval, "quote_confidence": c, "quote_correct": r} for c, r in marks]
     cut = cal.fit_quote_cut(train, always_answers, threshold)
     assert cut == 0.6  # 3 right − 1 wrong above it; a lower cut adds only wrong quotes, a higher one loses a gain
-    checked = AbstentionModel(**{**always_answers.__dict__, "quote_at": cut})
+    checked = dataclasses.replace(always_answers, quote_at=cut)
     assert [cal.final_outcome(case, checked, threshold) for case in train] == [ANSWER] * 4 + [CLOSEST] * 3
     assert {cal.final_outcome(case, always_answers, threshold) for case in train} == {ANSWER}  # no cut, no check
     all_wrong = [{**case, "quote_correct": False} for case in train]
-    never = AbstentionModel(**{**always_answers.__dict__, "quote_at": cal.fit_quote_cut(all_wrong, always_answers,
-                                                                                          threshold)})
+    never = dataclasses.replace(always_answers, quote_at=cal.fit_quote_cut(all_wrong, always_answers, threshold))
     assert {cal.final_outcome(case, never, threshold) for case in all_wrong} == {CLOSEST}  # no quote at all

@@ -60,6 +60,7 @@ from ragcore.retrieval import (
     calibration,
     decide,
     model_for,
+    quote_held_back,
     resolve_mode,
     retrieve,
 )
@@ -103,7 +104,7 @@ class _AnswerInProgress:
     started: float
     retrieval: Retrieval | None = None
     decision: Decision | None = None
-    quote_confidence: float | None = None  # the quoter's best sentence, when the quote check ran
+    quote_confidence: float | None = None  # the extractive quoter's best sentence (None: a language model)
     first_token_ms: float | None = None
 
 
@@ -258,12 +259,12 @@ class AnswerService:
         sources = answering.retrieval.sources
         query_vector = answering.retrieval.query_vector
         quoting: dict = {}  # the extractive generator is handed the passages ranked here
-        if not self._llm:
+        if not self._llm:  # a language model's answer is checked for its citations instead (finalize_answer)
             # Ranked here, not in the generator, so the confidence is on record even behind the gate
             # (the lab's three-outcome curve moves the cuts over it, eval/gold_stats.py).
             passages = answer_passages(answering.question, sources, self.embedder, query_vector)
             answering.quote_confidence = passages[0].score if passages else 0.0
-            if self._quotes_checked and answering.quote_confidence < self.abstention.quote_at:  # type: ignore[union-attr]
+            if self.abstention is not None and quote_held_back(answering.quote_confidence, self.abstention.quote_at):
                 answering.decision = Decision(CLOSEST, decision.probability, decision.signals)
                 yield from self._closest_pieces(stream, answering)
                 return
@@ -288,12 +289,6 @@ class AnswerService:
                                          query_vector=query_vector)
         stream.answer = self._finish(answering, result, sources, notice)
         stream.replaced = stream.answer.text != stream.streamed
-
-    @property
-    def _quotes_checked(self) -> bool:
-        """Whether an answer outcome must also pass the quoter's confidence cut (extractive only:
-        a language model's answer is checked for its citations instead, `finalize_answer`)."""
-        return not self._llm and self.abstention is not None and self.abstention.quote_at is not None
 
     def _closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress) -> Iterator[str]:
         closest = answering.retrieval.sources[:CLOSEST_PASSAGES]

@@ -12,6 +12,7 @@ from ragcore.retrieval.abstention import (
     Decision,
     decide,
     model_for,
+    quote_held_back,
 )
 from ragcore.retrieval.calibration import (
     SIGNALS,
@@ -75,6 +76,7 @@ __all__ = [
     "respell",
     "list_expansions",
     "model_for",
+    "quote_held_back",
     "save_expansion",
     "COMMON_WORDS",
     "DENSE_CTE",

@@ -120,6 +120,12 @@ def model_for(embedder_name: str, folder: Path = measurements.MEASURED_DIR) -> A
     return model
 
 
+def quote_held_back(confidence: float | None, quote_at: float | None) -> bool:
+    """The quote check: an extractive answer whose best sentence falls below `quote_at` is shown
+    as the closest passages instead (no cut, or no quote to judge: nothing is held back)."""
+    return quote_at is not None and confidence is not None and confidence < quote_at
+
+
 @dataclass(frozen=True)
 class Decision:
     outcome: str
