@@ -138,7 +138,7 @@ def _gate_cases(payloads: Sequence[dict]) -> tuple[list[GateCase], float, float,
         probability = p["answer"]["probability"]
         rescued = (p["answer"]["gate_outcome"] == "closest" and probability is not None and probability < closest_at)
         out.append(GateCase(probability, p["answerable"], rescued, ANSWER_RESULTS[behind["outcome"]],
-                            behind.get("quote_confidence")))
+                            behind.get("quote_probability")))
     return out, answer_at, closest_at, payloads[0]["gate"].get("quote_at")
 
 

@@ -47,7 +47,7 @@ from eval.lab_corpus import (
 )
 from ragcore.answer import AnswerService, without_lead
 from ragcore.core import STATUS_ANSWERED, STATUS_FALLBACK, STATUS_NEEDS_REVIEW, Settings, Source
-from ragcore.retrieval import MODES, retrieve
+from ragcore.retrieval import MODES, AbstentionModel, QuoteSignals, retrieve
 from ragcore.store import Database
 
 log = logging.getLogger(__name__)
@@ -262,6 +262,16 @@ class ConfigurationContext:
     by_id: dict[int, str] = field(default_factory=dict)  # namespace document id -> sha256
 
 
+def _quote_probability(model: AbstentionModel | None, gated: dict, behind: dict) -> float | None:
+    """The gate's quote check on the quote behind the gate: the gated answer's probability and
+    signals (the same retrieval) with the ungated quoter's signals, as the chat would combine them
+    had its answer cut let the question through."""
+    quoted, probability = behind.get("quote_signals"), gated.get("probability")
+    if model is None or quoted is None or probability is None or gated.get("signals") is None:
+        return None
+    return model.quote_probability(probability, gated["signals"], QuoteSignals(**quoted))
+
+
 def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> dict[str, Any]:
     """One gold question asked by one role through the app (see the module docstring)."""
     config = ctx.configuration
@@ -287,7 +297,8 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
         behind = ctx.open_service.ask(user, question.question)  # type: ignore[arg-type]
         behind_outcome, behind_found = outcome(question, behind.text, behind.status)
         ungated = {"text": behind.text, "status": behind.status, "outcome": behind_outcome, "facts_found": behind_found,
-                   "total_ms": behind.total_ms, "quote_confidence": behind.extra.get("quote_confidence")}
+                   "total_ms": behind.total_ms, "quote_confidence": behind.extra.get("quote_confidence"),
+                   "quote_probability": _quote_probability(model, answer.extra, behind.extra)}
     answer_sources = [_source_record(s, relevant, is_readable(s)) for s in answer.sources]
     leaks = sum(not s["readable"] for s in sources) + sum(not s["readable"] for s in answer_sources)
     agreement = None
@@ -308,7 +319,8 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
                    "llm_called": answer.llm_called, "cited": list(answer.cited), "sources": answer_sources,
                    "total_ms": answer.total_ms, "outcome": answer_outcome, "facts_found": found, "notice": answer.notice,
                    "gate_outcome": answer.outcome, "probability": answer.extra.get("probability"),
-                   "quote_confidence": answer.extra.get("quote_confidence")},
+                   "quote_confidence": answer.extra.get("quote_confidence"),
+                   "quote_probability": answer.extra.get("quote_probability")},
         "ungated": ungated, "agreement": agreement,
     }
     if question.answerable:

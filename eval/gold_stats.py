@@ -184,17 +184,17 @@ class GateCase:
     # threshold would have answered: what it did for this case, read off the run.
     rescued_by_threshold: bool
     answer_result: str  # the answer given (or the one behind the gate): "correct", "wrong" or "refused"
-    quote_confidence: float | None = None  # the extractive quoter's, for that answer; None: not quoted
+    quote_probability: float | None = None  # the gate's quote check on that answer; None: not checked
 
 
 def gate_result(case: GateCase, answer_at: float, closest_at: float, quote_at: float | None = None) -> str:
     """What the user meets for this case with the answer cut at `answer_at` (RESULTS); with
-    `quote_at`, an answer the quoter is less sure of becomes the closest passages, as in the chat."""
+    `quote_at`, an answer whose quote check falls below it becomes the closest passages, as in the chat."""
     p = case.probability
     if p is None:
         return "refused"
     if p >= answer_at:
-        return "closest" if quote_held_back(case.quote_confidence, quote_at) else case.answer_result
+        return "closest" if quote_held_back(case.quote_probability, quote_at) else case.answer_result
     if p >= closest_at or case.rescued_by_threshold:
         return "closest"
     return "refused"

@@ -9,9 +9,10 @@
    standardised features) of answerable vs unanswerable; `answer_at` is the lowest cut that
    answers at most `--max-answered-unanswerable` of the train half's unanswerable cases;
    `closest_at` the highest cut that refuses at most `--max-refused-answerable` of its answerable
-   cases; with `--quote-check`, `quote_at` (`fit_quote_cut`) the quoter confidence from which the cases the gate
-   answers were quoted right more often than wrong: below it the chat shows the closest
-   passages rather than a quote.
+   cases; with `--quote-check` (`fit_quote_check`), the quote check — a second logistic model
+   of "the extractive quote carries the asked fact" over the gate's and the quoter's signals —
+   and its cut, chosen together with a (lower) `answer_at`: an answer outcome whose quote falls
+   below the check's cut is shown as the closest passages rather than a quote.
 4. Reported, never tuned on: the dev half and the paraphrase set (eval/gold/paraphrase_laws.jsonl).
 
 Prints a JSON report (written with --out); with `--write` the model becomes the embedder's entry
@@ -43,16 +44,20 @@ from eval.goldstore import SAMPLE_CORPUS, SAMPLE_FILE
 from eval.lab_corpus import drop_index, ingest_corpus, open_index, sample_corpus
 from eval.report import provenance, write_card
 from ragcore import store as dbmod
-from ragcore.answer.extractive import answer_passages, quote
+from ragcore.answer.extractive import choose_quote, quote
 from ragcore.core import STATUS_ANSWERED, Settings
 from ragcore.retrieval import (
     ANSWER,
     CLOSEST,
+    QUOTE_FEATURE_NAMES,
     REFUSED,
     AbstentionModel,
+    QuoteCheck,
+    QuoteSignals,
     abstention,
     decide,
     measurements,
+    quote_features,
     quote_held_back,
     resolve_mode,
     retrieve,
@@ -93,21 +98,21 @@ def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int
             relevant = relevant_chunks(chunks, question.expected, names, readable) if question.answerable else set()
             retrieval = retrieve(index.db, embedder, question.question, role, k=k, mode=mode, windows=windows)
             found = any(s.chunk_id in relevant for s in retrieval.sources)
-            confidence, correct = quote_check(question, retrieval, embedder)
+            quoted, correct = quote_check(question, retrieval, embedder)
             out.append({"qid": question.id, "role": role, "answerable": question.answerable, "kind": kind_of(question),
                         "found": found, "features": abstention.features(retrieval), "retrieval": retrieval,
-                        "quote_confidence": confidence, "quote_correct": correct})
+                        "quote_signals": quoted, "quote_correct": correct})
     return out
 
 
-def quote_check(question: GoldQuestion, retrieval, embedder) -> tuple[float, bool]:
-    """What the extractive answer would quote from this retrieval: the quoter's confidence in its
-    best sentence, and whether the quote carries every key fact (the gold lab's own scoring)."""
-    passages = answer_passages(question.question, retrieval.sources, embedder, retrieval.query_vector)
-    if not passages:
-        return 0.0, False
-    text = quote(passages, retrieval.sources)
-    return passages[0].score, question.answerable and gold_outcome(question, text, STATUS_ANSWERED)[0] == "correct"
+def quote_check(question: GoldQuestion, retrieval, embedder) -> tuple[QuoteSignals, bool]:
+    """What the extractive answer would quote from this retrieval: the quoter's signals, and whether
+    the quote carries every key fact (the gold lab's own scoring)."""
+    choice = choose_quote(question.question, retrieval.sources, embedder, retrieval.query_vector)
+    if not choice.passages:
+        return choice.signals(), False
+    text = quote(list(choice.passages), retrieval.sources)
+    return choice.signals(), question.answerable and gold_outcome(question, text, STATUS_ANSWERED)[0] == "correct"
 
 
 def _matrix(cases: list[dict]) -> np.ndarray:
@@ -139,30 +144,97 @@ def fit(train: list[dict], max_answered_unanswerable: float, max_refused_answera
                            answer_at, closest_at, measured)
 
 
-def fit_quote_cut(train: list[dict], model: AbstentionModel, threshold) -> float:
-    """`quote_at`: the quoter confidence from which the train cases the gate answers were quoted
-    right more often than wrong — the cut maximising (right quotes − wrong quotes) among the quoted
-    ones, an unanswerable case's quote counting as wrong; on a tie the lower cut (quote more).
-    A cut above every confidence (quote nothing) is allowed: a quoter wrong everywhere gets none."""
-    answered = [c for c in train if decide(c["retrieval"], model, threshold).outcome == ANSWER]
-    confidence = np.array([c["quote_confidence"] for c in answered], dtype=float)
-    right = np.array([c["quote_correct"] for c in answered], dtype=bool)
-    best_cut, best_gain = 0.0, int(right.sum()) - int((~right).sum())
-    above_all = [float(np.nextafter(confidence.max(), np.inf))] if confidence.size else []  # quote none
-    for cut in [*np.unique(confidence), *above_all]:
-        kept = confidence >= cut
-        gain = int(right[kept].sum()) - int((~right[kept]).sum())
-        if gain > best_gain:
-            best_cut, best_gain = float(cut), gain
-    return best_cut
+def _quote_matrix(cases: list[dict], gate: AbstentionModel) -> np.ndarray:
+    rows = [quote_features(gate.probability(c["features"]), c["features"], c["quote_signals"]) for c in cases]
+    return np.array([[row[n] for n in QUOTE_FEATURE_NAMES] for row in rows], dtype=float)
+
+
+def fit_quote_check(train: list[dict], gate: AbstentionModel, max_answered_unanswerable: float
+                    ) -> AbstentionModel:
+    """The quote check and the answer cut together, on the train half.
+
+    The check: a logistic regression of "the quote carries every key fact" (an unanswerable case's
+    quote never does) over `QUOTE_FEATURE_NAMES`, on the cases the gate does not refuse. The cuts:
+    `answer_at` (from `closest_at` up to the gate's own) and the check's `at`, the pair with the
+    most right minus wrong quotes among the train cases it answers — a wrong quote costs what a
+    right one gains, since the closest passages are there for both — while answering at most
+    `max_answered_unanswerable` of the unanswerable ones. The cuts are chosen on out-of-fold
+    probabilities (5 folds grouped by question), so the check is not judged on the cases it was
+    fitted on. Ties: the lower answer cut, then the lower quote cut (answer more)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+
+    p_all = np.array([gate.probability(c["features"]) for c in train])
+    pool = [c for c, p in zip(train, p_all, strict=True) if p >= gate.closest_at]
+    p = np.array([gate.probability(c["features"]) for c in pool])
+    x = _quote_matrix(pool, gate)
+    y = np.array([bool(c["answerable"] and c["quote_correct"]) for c in pool], dtype=int)
+    means, scales = x.mean(axis=0), x.std(axis=0)
+    scales[scales == 0] = 1.0
+    z = (x - means) / scales
+
+    def fitted(rows: np.ndarray) -> tuple[np.ndarray, float]:
+        """Coefficients and intercept; with one class only, a constant at its (clipped) log-odds."""
+        if len(set(y[rows])) < 2:
+            rate = min(max(float(y[rows].mean()), 1e-6), 1 - 1e-6)
+            return np.zeros(z.shape[1]), float(np.log(rate / (1 - rate)))
+        model = LogisticRegression(C=1.0, max_iter=1000).fit(z[rows], y[rows])
+        return model.coef_[0], float(model.intercept_[0])
+
+    def predicted(weights: tuple[np.ndarray, float], rows: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(z[rows] @ weights[0] + weights[1])))
+
+    out_of_fold = np.zeros(len(pool))
+    groups = [c["qid"] for c in pool]
+    for fit_rows, held_rows in GroupKFold(n_splits=min(5, len(set(groups)))).split(z, y, groups):
+        out_of_fold[held_rows] = predicted(fitted(fit_rows), held_rows)
+    coefficients, intercept = fitted(np.arange(len(pool)))
+    unanswerable_total = sum(not c["answerable"] for c in train)
+    allowed = int(np.floor(max_answered_unanswerable * unanswerable_total))
+    unanswerable = np.array([not c["answerable"] for c in pool])
+    right = y.astype(bool)
+    best = (gate.answer_at, float(np.nextafter(out_of_fold.max(), np.inf)), 0)  # no quote at all: gain 0
+    answer_cuts = sorted({float(gate.closest_at), float(gate.answer_at), *map(float, p[p <= gate.answer_at])})
+    quote_cuts = sorted({0.0, *map(float, out_of_fold)})
+    for answer_at in answer_cuts:
+        past_gate = p >= answer_at
+        for quote_at in quote_cuts:
+            answered = past_gate & (out_of_fold >= quote_at)
+            if int((answered & unanswerable).sum()) > allowed:
+                continue
+            gain = int((answered & right).sum()) - int((answered & ~right).sum())
+            if gain > best[2]:
+                best = (answer_at, quote_at, gain)
+    check = QuoteCheck(QUOTE_FEATURE_NAMES, tuple(float(c) for c in coefficients), intercept,
+                       tuple(map(float, means)), tuple(map(float, scales)), best[1])
+    return dataclasses.replace(gate, answer_at=best[0], quote_check=check)
 
 
 def final_outcome(case: dict, model: AbstentionModel | None, threshold) -> str:
     """The outcome the chat gives with the extractive quoter: the gate's, then the quote check."""
-    decided = decide(case["retrieval"], model, threshold).outcome
-    if decided == ANSWER and model is not None and quote_held_back(case["quote_confidence"], model.quote_at):
-        return CLOSEST
-    return decided
+    decision = decide(case["retrieval"], model, threshold)
+    if decision.outcome == ANSWER and model is not None and decision.probability is not None:
+        q = model.quote_probability(decision.probability, decision.signals, case["quote_signals"])
+        if quote_held_back(q, model.quote_at):
+            return CLOSEST
+    return decision.outcome
+
+
+def quote_check_auc(cases: list[dict], model: AbstentionModel) -> float | None:
+    """ROC AUC of the quote check's probability, right quotes against the rest, over the cases the
+    gate does not refuse (how well it tells them apart, whatever the cut)."""
+    from sklearn.metrics import roc_auc_score
+
+    if model.quote_check is None:
+        return None
+    q, right = [], []
+    for case in cases:
+        p = model.probability(case["features"])
+        if p < model.closest_at:
+            continue
+        q.append(model.quote_probability(p, case["features"], case["quote_signals"]))
+        right.append(bool(case["answerable"] and case["quote_correct"]))
+    return round(float(roc_auc_score(right, q)), 4) if 0 < sum(right) < len(right) else None
 
 
 def outcomes(cases: list[dict], model: AbstentionModel | None, threshold) -> dict:
@@ -235,12 +307,13 @@ def main(argv: list[str] | None = None) -> int:
         threshold = threshold_for(embedder.name, mode, settings)
         without_check = model
         if args.quote_check:
-            model = dataclasses.replace(model, quote_at=fit_quote_cut(cases[TRAIN], model, threshold))
+            model = fit_quote_check(cases[TRAIN], model, args.max_answered_unanswerable)
         report = {
             "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
             "seconds": round(time.time() - started, 1),
             "model": model.as_entry(),
             "results": {name: {"three_outcomes": outcomes(cs, model, threshold),
+                               "quote_check_auc": quote_check_auc(cs, model),
                                "without_quote_check": outcomes(cs, without_check, threshold),
                                "single_threshold_before": outcomes(cs, None, threshold)} for name, cs in cases.items()},
         }

@@ -27,6 +27,8 @@ from ragcore.retrieval import (
     CLOSEST,
     REFUSED,
     AbstentionModel,
+    QuoteCheck,
+    QuoteSignals,
     abstention,
     decide,
     measurements,
@@ -185,8 +187,26 @@ def test_answer_outcome_answers_with_citations(law_db, embedder):
     assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_ANSWER
 
 
-def _with_quote_cut(model: AbstentionModel, quote_at: float) -> AbstentionModel:
-    return dataclasses.replace(model, quote_at=quote_at)
+def _with_quote_cut(model: AbstentionModel, quote_at: float, best_weight: float = 4.0) -> AbstentionModel:
+    """A quote check that reads only the quoter's best-sentence probability, with this cut."""
+    names = abstention.QUOTE_FEATURE_NAMES
+    check = QuoteCheck(names, tuple(best_weight if n == "best_sentence" else 0.0 for n in names), 0.0,
+                       tuple(0.5 if n == "best_sentence" else 0.0 for n in names), tuple(1.0 for _ in names), quote_at)
+    return dataclasses.replace(model, quote_check=check)
+
+
+def test_quote_features_combine_the_gate_and_the_quoter():
+    signals = abstention.features(_retrieval([0.9, 0.8], [12.0, 6.0], coverage=0.75))
+    values = abstention.quote_features(0.5, signals, QuoteSignals(0.7, 0.2, 2))
+    assert set(values) == set(abstention.QUOTE_FEATURE_NAMES)
+    assert values["gate_logit"] == pytest.approx(0.0) and values["best_sentence"] == 0.7
+    assert values["sentence_margin"] == pytest.approx(0.5) and values["source_rank"] == 0.5
+    assert values["coverage"] == 0.75 and values["legs_agree"] == 1.0
+    assert abstention.quote_features(1.0, signals, QuoteSignals(0.0, 0.0, 0))["gate_logit"] < 20  # finite at p = 1
+    model = _with_quote_cut(_model(0.5, 0.2), 0.5)
+    sure, unsure = (model.quote_probability(0.9, signals, QuoteSignals(b, 0.1, 1)) for b in (0.9, 0.1))
+    assert sure > 0.5 > unsure  # the check reads the quoter's confidence through its fitted weight
+    assert _model(0.5, 0.2).quote_probability(0.9, signals, QuoteSignals(0.9, 0.1, 1)) is None  # no check
 
 
 def test_an_unsure_quote_becomes_the_closest_passages(law_db, embedder):
@@ -194,6 +214,9 @@ def test_an_unsure_quote_becomes_the_closest_passages(law_db, embedder):
     answer = service.ask(_mehmet(law_db), RISK_QUESTION)
     assert answer.outcome == OUTCOME_CLOSEST and answer.text.startswith(CLOSEST_LEAD) and generator.calls == 0
     assert 0.0 < answer.extra["quote_confidence"] < 1.01
+    assert 0.0 < answer.extra["quote_probability"] < 1.01  # recorded for the lab's curve
+    assert answer.extra["quote_signals"]["source"] >= 1 and answer.extra["signals"].keys() == set(
+        abstention.FEATURE_NAMES)
     assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_CLOSEST
 
 
@@ -210,11 +233,16 @@ def test_a_confident_quote_is_the_answer_and_reuses_the_checked_passages(law_db,
     assert len(ranked) == 1  # the quote check's ranking is the one quoted
 
 
-def test_the_quote_cut_is_read_from_the_model_file(tmp_path):
+def test_the_quote_check_is_read_from_the_model_file(tmp_path):
     data = measurements.load(abstention.ABSTENTION_FILE)
     entry = {**_with_quote_cut(_model(0.9, 0.2), 0.42).as_entry(), "measured": "t", "when": "t", "on": "t"}
     (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
-    assert abstention.model_for("x", tmp_path).quote_at == 0.42
-    del entry["quote_at"]
+    read = abstention.model_for("x", tmp_path)
+    assert read.quote_at == 0.42 and read.quote_check == _with_quote_cut(_model(0.9, 0.2), 0.42).quote_check
+    entry["quote_check"]["features"] = ["best_sentence", "unknown"]
+    (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
+    with pytest.raises(measurements.MeasuredDataError, match="quote check"):
+        abstention.model_for("x", tmp_path)
+    del entry["quote_check"]
     (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
     assert abstention.model_for("x", tmp_path).quote_at is None

@@ -3,7 +3,6 @@ the refusal threshold, and the bench's write path being the upload's."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import shutil
 from pathlib import Path
@@ -129,22 +128,32 @@ def _load_and_check(db, load_documents, lexical_tokens) -> None:
     assert stats["admin"] == 3 and stats["isg"] == 2 and stats["ik"] == 1
 
 
-def test_the_quote_cut_keeps_the_quotes_that_were_right_more_often_than_wrong():
-    from ragcore.retrieval import ANSWER, CLOSEST, Threshold
+def test_the_quote_check_keeps_the_quotes_that_were_right_and_answers_no_more_unanswerables():
+    from ragcore.retrieval import ANSWER, CLOSEST, QuoteSignals, Threshold, abstention
     from tests.test_abstention import _model, _retrieval
 
     cal = _script("calibrate_abstention")
-    always_answers = _model(answer_at=0.0, closest_at=0.0)
+    gate = _model(answer_at=0.9, closest_at=0.0)
     threshold = Threshold(0.5, "cosine", "test")
-    retrieval = _retrieval([0.9, 0.8], [3.0, 1.0])
-    # confident quotes right, unsure ones mostly wrong: the cut lands between them
-    marks = [(0.9, True), (0.8, True), (0.7, False), (0.6, True), (0.3, False), (0.2, False), (0.1, False)]
-    train = [{"retrieval": retrieval, "quote_confidence": c, "quote_correct": r} for c, r in marks]
-    cut = cal.fit_quote_cut(train, always_answers, threshold)
-    assert cut == 0.6  # 3 right − 1 wrong above it; a lower cut adds only wrong quotes, a higher one loses a gain
-    checked = dataclasses.replace(always_answers, quote_at=cut)
-    assert [cal.final_outcome(case, checked, threshold) for case in train] == [ANSWER] * 4 + [CLOSEST] * 3
-    assert {cal.final_outcome(case, always_answers, threshold) for case in train} == {ANSWER}  # no cut, no check
-    all_wrong = [{**case, "quote_correct": False} for case in train]
-    never = dataclasses.replace(always_answers, quote_at=cal.fit_quote_cut(all_wrong, always_answers, threshold))
-    assert {cal.final_outcome(case, never, threshold) for case in all_wrong} == {CLOSEST}  # no quote at all
+    # Ten questions: the quoter's best sentence is sure for the right quotes and unsure for the
+    # wrong ones and for the unanswerable cases; the gate's probability alone separates nothing.
+    train = []
+    for i in range(10):
+        sure = i % 2 == 0
+        retrieval = _retrieval([0.79 + 0.002 * i, 0.7], [3.0, 1.0])
+        signals = QuoteSignals(0.9 if sure else 0.2, 0.1, 1)
+        train.append({"qid": f"a{i}", "answerable": True, "retrieval": retrieval, "quote_signals": signals,
+                      "quote_correct": sure, "features": abstention.features(retrieval)})
+        train.append({"qid": f"u{i}", "answerable": False, "retrieval": retrieval, "quote_signals": QuoteSignals(0.2, 0.1, 1),
+                      "quote_correct": False, "features": abstention.features(retrieval)})
+    assert {cal.final_outcome(c, gate, threshold) for c in train} == {CLOSEST}  # the gate alone answers none
+    checked = cal.fit_quote_check(train, gate, max_answered_unanswerable=0.0)
+    assert checked.quote_check is not None and checked.answer_at < gate.answer_at  # it lowered the answer cut
+    got = [cal.final_outcome(c, checked, threshold) for c in train]
+    assert [g for c, g in zip(train, got, strict=True) if c["quote_correct"]] == [ANSWER] * 5  # every right quote is answered
+    assert {g for c, g in zip(train, got, strict=True) if not c["quote_correct"]} == {CLOSEST}  # no wrong one, no unanswerable
+    all_wrong = [{**c, "quote_correct": False} for c in train]
+    never = cal.fit_quote_check(all_wrong, gate, max_answered_unanswerable=0.0)
+    assert {cal.final_outcome(c, never, threshold) for c in all_wrong} == {CLOSEST}  # no quote at all
+
+

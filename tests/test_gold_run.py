@@ -354,3 +354,18 @@ def test_a_gold_run_as_a_background_job(db, settings, company, tmp_path) -> None
     assert summary["run"]["embedders"]["use"]["name"] == "use-multilingual-v3"
     assert [c["k"] for c in summary["configurations"]] == [3, 3]
     assert lab_namespaces(db) == []
+
+
+def test_the_quote_behind_the_gate_is_checked_with_the_gated_retrieval() -> None:
+    from ragcore.retrieval import QuoteSignals
+    from tests.test_abstention import _model, _with_quote_cut
+
+    model = _with_quote_cut(_model(0.9, 0.2), 0.5)
+    signals = {"cosine": 0.85, "coverage": 0.5, "dense_margin": 0.01, "lexical_ratio": 0.8, "legs_agree": 1.0}
+    gated = {"probability": 0.6, "signals": signals}
+    behind = {"quote_signals": {"best": 0.9, "second": 0.3, "source": 2}}
+    assert gr._quote_probability(model, gated, behind) == model.quote_probability(0.6, signals,
+                                                                                  QuoteSignals(0.9, 0.3, 2))
+    assert gr._quote_probability(None, gated, behind) is None  # no model: nothing to check with
+    assert gr._quote_probability(model, {"probability": None, "signals": None}, behind) is None  # nothing permitted
+    assert gr._quote_probability(model, gated, {"quote_signals": None}) is None  # a language model's answer

@@ -31,6 +31,7 @@ from ragcore.answer.extractive_model import (
 from ragcore.answer.lead import lead_line
 from ragcore.answer.sentences import MAX_CHARS, candidates, clip
 from ragcore.core import FALLBACK_ANSWER, Source
+from ragcore.retrieval.abstention import QuoteSignals
 
 # Shown by the UI (badge tooltip) next to a quoted answer; no longer part of the answer text.
 EXTRACTIVE_NOTICE = ("Alıntı modu: dil modeli kullanılmadı; cevap üretilmedi, dokümanlardaki ilgili "
@@ -84,12 +85,32 @@ def select_passages(passages: Sequence[Passage], question: str = "", *, ratio: f
     return chosen
 
 
+@dataclass(frozen=True)
+class QuoteChoice:
+    """The quoter's ranking of the context and what it quotes from it."""
+
+    ranked: tuple[Passage, ...]
+    passages: tuple[Passage, ...]
+
+    def signals(self) -> QuoteSignals:
+        """What the quote check reads (`ragcore.retrieval.abstention`); zeros for an empty context."""
+        best = self.ranked[0] if self.ranked else None
+        second = self.ranked[1].score if len(self.ranked) > 1 else 0.0
+        return QuoteSignals(best.score if best else 0.0, second, best.number if best else 0)
+
+
+def choose_quote(question: str, sources: Sequence[Source], embedder: object | None,
+                 query_vector: np.ndarray | None = None) -> QuoteChoice:
+    """Rank the context's sentences once; the quote check and the quote both read the result."""
+    model = model_file().for_embedder(embedder)
+    ranked = rank_passages(question, sources, embedder, model, query_vector)
+    return QuoteChoice(tuple(ranked), tuple(select_passages(ranked, question, ratio=model.second_ratio)))
+
+
 def answer_passages(question: str, sources: Sequence[Source], embedder: object | None,
                     query_vector: np.ndarray | None = None) -> list[Passage]:
     """The passages the extractive answer quotes (at most two sentences, 400 characters)."""
-    model = model_file().for_embedder(embedder)
-    ranked = rank_passages(question, sources, embedder, model, query_vector)
-    return select_passages(ranked, question, ratio=model.second_ratio)
+    return list(choose_quote(question, sources, embedder, query_vector).passages)
 
 
 def quote_line(passage: Passage) -> str:

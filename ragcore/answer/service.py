@@ -5,7 +5,7 @@ deactivation takes effect on the next question, not the next login. The gate
 (ragcore.retrieval.abstention) decides among three outcomes before any generator runs: an
 answer, the closest passages (cited, no quote, to review) or the fixed refusal; neither of the
 last two calls the generator. Without a language model an answer is a quote, shown only when
-the quoter is confident enough (the gate's `quote_at`); otherwise the closest passages.
+the gate's quote check finds the quote likely to carry the asked fact; otherwise the closest passages.
 
 When the database does not answer (`DatabaseUnavailable`, within a few seconds), the question
 fails with a Turkish message and is kept in the local spool (`ragcore.answer.spool`); the next question
@@ -23,7 +23,7 @@ import numpy as np
 
 from ragcore.access import users as usersmod
 from ragcore.answer.backends import Generator
-from ragcore.answer.extractive import ExtractiveGenerator, answer_passages, quote
+from ragcore.answer.extractive import ExtractiveGenerator, answer_passages, choose_quote, quote
 from ragcore.answer.llm_clients import GeneratorError
 from ragcore.answer.postprocess import (
     KIND_ANSWER,
@@ -56,6 +56,7 @@ from ragcore.retrieval import (
     CLOSEST,
     REFUSED,
     Decision,
+    QuoteSignals,
     Retrieval,
     calibration,
     decide,
@@ -104,7 +105,8 @@ class _AnswerInProgress:
     started: float
     retrieval: Retrieval | None = None
     decision: Decision | None = None
-    quote_confidence: float | None = None  # the extractive quoter's best sentence (None: a language model)
+    quote_signals: QuoteSignals | None = None  # the extractive quoter's ranking (None: a language model)
+    quote_probability: float | None = None  # the gate's quote check on them (None: no check)
     first_token_ms: float | None = None
 
 
@@ -260,15 +262,18 @@ class AnswerService:
         query_vector = answering.retrieval.query_vector
         quoting: dict = {}  # the extractive generator is handed the passages ranked here
         if not self._llm:  # a language model's answer is checked for its citations instead (finalize_answer)
-            # Ranked here, not in the generator, so the confidence is on record even behind the gate
-            # (the lab's three-outcome curve moves the cuts over it, eval/gold_stats.py).
-            passages = answer_passages(answering.question, sources, self.embedder, query_vector)
-            answering.quote_confidence = passages[0].score if passages else 0.0
-            if self.abstention is not None and quote_held_back(answering.quote_confidence, self.abstention.quote_at):
+            # Ranked here, not in the generator, so the quoter's signals are on record even behind the
+            # gate (the lab's three-outcome curve moves the cuts over them, eval/gold_stats.py).
+            choice = choose_quote(answering.question, sources, self.embedder, query_vector)
+            answering.quote_signals = choice.signals()
+            if self.abstention is not None and decision.probability is not None:
+                answering.quote_probability = self.abstention.quote_probability(
+                    decision.probability, decision.signals, answering.quote_signals)
+            if self.abstention is not None and quote_held_back(answering.quote_probability, self.abstention.quote_at):
                 answering.decision = Decision(CLOSEST, decision.probability, decision.signals)
                 yield from self._closest_pieces(stream, answering)
                 return
-            quoting = {"passages": passages}
+            quoting = {"passages": list(choice.passages)}
         messages = build_messages(answering.question, sources)
         pieces: list[str] = []
 
@@ -300,7 +305,10 @@ class AnswerService:
         decision = answering.decision
         return {"evidence": answering.retrieval.evidence.as_dict(), "threshold": self.threshold.value,
                 "probability": None if decision is None else decision.probability,
-                "quote_confidence": answering.quote_confidence}
+                "signals": None if decision is None else decision.signals,
+                "quote_confidence": None if answering.quote_signals is None else answering.quote_signals.best,
+                "quote_signals": None if answering.quote_signals is None else answering.quote_signals.as_dict(),
+                "quote_probability": answering.quote_probability}
 
     def _refused(self, answering: _AnswerInProgress) -> Answer:
         """Nothing permitted is related: fallback, no sources, generator untouched, needs review."""

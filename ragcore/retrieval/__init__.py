@@ -7,11 +7,15 @@ from ragcore.retrieval import abstention, bm25, calibration, hybrid, measurement
 from ragcore.retrieval.abstention import (
     ANSWER,
     CLOSEST,
+    QUOTE_FEATURE_NAMES,
     REFUSED,
     AbstentionModel,
     Decision,
+    QuoteCheck,
+    QuoteSignals,
     decide,
     model_for,
+    quote_features,
     quote_held_back,
 )
 from ragcore.retrieval.calibration import (
@@ -61,9 +65,12 @@ from ragcore.retrieval.query import LexicalQuery, build_query, fold_index, lexic
 __all__ = [
     "ANSWER",
     "CLOSEST",
+    "QUOTE_FEATURE_NAMES",
     "REFUSED",
     "AbstentionModel",
     "Decision",
+    "QuoteCheck",
+    "QuoteSignals",
     "Expansion",
     "ExpansionError",
     "LexicalQuery",
@@ -76,6 +83,7 @@ __all__ = [
     "respell",
     "list_expansions",
     "model_for",
+    "quote_features",
     "quote_held_back",
     "save_expansion",
     "COMMON_WORDS",
