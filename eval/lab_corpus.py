@@ -20,7 +20,8 @@ import logging
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from ragcore import store as dbmod
 from ragcore.access import create_user
 from ragcore.core import ROLES, Settings, sha256_bytes, sha256_file
 from ragcore.documents import ingest_pdf, stored_path
+from ragcore.embed import CachedEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -162,3 +164,31 @@ def drop_index(index: Index, public: dbmod.Database) -> None:
     finally:
         dbmod.drop_namespace(public, index.namespace)
         shutil.rmtree(index.settings.data_dir, ignore_errors=True)
+
+
+@contextmanager
+def built_index(settings: Settings, public: dbmod.Database, embedder: object, namespace: str,
+                documents: Sequence[CorpusDocument]) -> Iterator[Index]:
+    """`documents` ingested as an upload puts them into a fresh namespace (a stale one of the same
+    name is dropped first), at the app's chunk size; namespace and folder are dropped on exit,
+    whatever happened. The fitting scripts (gate, quoter, reranker) measure on this."""
+    dbmod.drop_namespace(public, namespace)
+    index = open_index(settings, namespace, settings.data_dir / "lab" / namespace,
+                       embedder_spec=embedder.name, chunk_size=settings.chunk_size)
+    try:
+        ingest_corpus(index, embedder, documents)
+        yield index
+    finally:
+        drop_index(index, public)
+
+
+class LabCachedEmbedder(CachedEmbedder):
+    """Keeps the quoter's sentence vectors in the lab's cache too. The app never stores them (a
+    user's question chose them); in the lab the questions are the fixed gold sets, and the same
+    sentences come back for many questions and every rerun."""
+
+    def __init__(self, embedder: object, db: dbmod.Database) -> None:
+        super().__init__(embedder, db, cache_questions=True)
+
+    def embed_passages(self, texts, *, write: bool = True):
+        return super().embed_passages(texts, write=True)

@@ -9,7 +9,7 @@
    standardised features) of answerable vs unanswerable; `answer_at` is the lowest cut that
    answers at most `--max-answered-unanswerable` of the train half's unanswerable cases;
    `closest_at` the highest cut that refuses at most `--max-refused-answerable` of its answerable
-   cases; with `--quote-check` (`fit_quote_check`), the quote check — a second logistic model
+   cases; unless `--no-quote-check`, the quote check (`fit_quote_check`) — a second logistic model
    of "the extractive quote carries the asked fact" over the gate's and the quoter's signals —
    and its cut, chosen together with a (lower) `answer_at`: an answer outcome whose quote falls
    below the check's cut is shown as the closest passages rather than a quote.
@@ -41,11 +41,12 @@ from eval.gold_split import DEV, TRAIN, everyday_split, kind_of
 from eval.gold_stats import relevant_chunks
 from eval.goldset import GoldQuestion, parse_jsonl
 from eval.goldstore import SAMPLE_CORPUS, SAMPLE_FILE
-from eval.lab_corpus import drop_index, ingest_corpus, open_index, sample_corpus
+from eval.lab_corpus import LabCachedEmbedder, built_index, sample_corpus
 from eval.report import provenance, write_card
 from ragcore import store as dbmod
 from ragcore.answer.extractive import choose_quote, quote
 from ragcore.core import STATUS_ANSWERED, Settings
+from ragcore.embed import make_embedder
 from ragcore.retrieval import (
     ANSWER,
     CLOSEST,
@@ -67,20 +68,6 @@ from ragcore.retrieval import (
 NAMESPACE = "calibrate_abstention"
 MAX_ANSWERED_UNANSWERABLE = 0.03
 MAX_REFUSED_ANSWERABLE = 0.05
-
-
-def _embedder(settings: Settings, cache_db: dbmod.Database):
-    from ragcore.embed import CachedEmbedder, make_embedder
-
-    class LabCachedEmbedder(CachedEmbedder):
-        """Keeps the quoter's sentence vectors in the lab's cache too. The app never stores them (a
-        user's question chose them); here the questions are the fixed gold sets, and the same
-        article sentences come back for many questions and every rerun."""
-
-        def embed_passages(self, texts, *, write: bool = True):
-            return super().embed_passages(texts, write=True)
-
-    return LabCachedEmbedder(make_embedder(settings), cache_db, cache_questions=True)
 
 
 def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int, mode: str,
@@ -276,54 +263,46 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the JSON report here")
     parser.add_argument("--max-answered-unanswerable", type=float, default=MAX_ANSWERED_UNANSWERABLE)
     parser.add_argument("--max-refused-answerable", type=float, default=MAX_REFUSED_ANSWERABLE)
-    # Off by default: fitted on the quoter's best-sentence confidence alone, the cut traded most
-    # right quotes for fewer wrong ones on the dev half (docs/eval_runs notes, issue 20).
-    parser.add_argument("--quote-check", action="store_true",
-                        help="also fit quote_at, the quoter confidence an extractive answer needs")
+    parser.add_argument("--quote-check", action=argparse.BooleanOptionalAction, default=True,
+                        help="also fit the quote check an extractive answer needs (the e5 entry has one; "
+                             "--no-quote-check fits the gate alone)")
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
     started = time.time()
-    public = dbmod.open_database(settings)
-    embedder = _embedder(settings, public)
-    documents = sample_corpus(settings, SAMPLE_CORPUS)
-    dbmod.drop_namespace(public, NAMESPACE)
-    index = open_index(settings, NAMESPACE, settings.data_dir / "lab" / NAMESPACE,
-                       embedder_spec=embedder.name, chunk_size=settings.chunk_size)
-    try:
-        ingest_corpus(index, embedder, documents)
-        mode = resolve_mode(settings, embedder)
-        k = settings.top_k
-        halves = everyday_split()
-        paraphrase = parse_jsonl(SAMPLE_FILE.read_text(encoding="utf-8"))
-        windows = settings.dense_windows
-        cases = {name: collect(index, embedder, qs, documents, k=k, mode=mode, windows=windows) for name, qs in
-                 ((TRAIN, halves[TRAIN]), (DEV, halves[DEV]), ("paraphrase", paraphrase))}
-        run = provenance()  # before --write touches ragcore/measured: the card describes the code that ran
-        commit = run["code"]["commit"]
-        measured_on = (f"everyday dev set train half ({len(cases[TRAIN])} cases), {embedder.name}, mode {mode}, "
-                       f"k {k}, sentence windows {'on' if windows else 'off'}, commit {commit}")
-        model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
-        threshold = threshold_for(embedder.name, mode, settings)
-        without_check = model
-        if args.quote_check:
-            model = fit_quote_check(cases[TRAIN], model, args.max_answered_unanswerable)
-        report = {
-            "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
-            "seconds": round(time.time() - started, 1),
-            "model": model.as_entry(),
-            "results": {name: {"three_outcomes": outcomes(cs, model, threshold),
-                               "quote_check_auc": quote_check_auc(cs, model),
-                               "without_quote_check": outcomes(cs, without_check, threshold),
-                               "single_threshold_before": outcomes(cs, None, threshold)} for name, cs in cases.items()},
-        }
-        if args.write:
-            entry = {**model.as_entry(), "measured": measured_on, "when": time.strftime("%Y-%m-%d"),
-                     "on": "eval/gold/everyday_laws.jsonl train half; reported on its dev half and paraphrase_laws"}
-            measurements.write_measured(abstention.ABSTENTION_FILE, embedder.name, entry)
-    finally:
-        drop_index(index, public)
-        public.close()
+    with dbmod.open_database(settings) as public:
+        embedder = LabCachedEmbedder(make_embedder(settings), public)
+        documents = sample_corpus(settings, SAMPLE_CORPUS)
+        with built_index(settings, public, embedder, NAMESPACE, documents) as index:
+            mode = resolve_mode(settings, embedder)
+            k = settings.top_k
+            halves = everyday_split()
+            paraphrase = parse_jsonl(SAMPLE_FILE.read_text(encoding="utf-8"))
+            windows = settings.dense_windows
+            cases = {name: collect(index, embedder, qs, documents, k=k, mode=mode, windows=windows) for name, qs in
+                     ((TRAIN, halves[TRAIN]), (DEV, halves[DEV]), ("paraphrase", paraphrase))}
+            run = provenance()  # before --write touches ragcore/measured: the card describes the code that ran
+            commit = run["code"]["commit"]
+            measured_on = (f"everyday dev set train half ({len(cases[TRAIN])} cases), {embedder.name}, mode {mode}, "
+                           f"k {k}, sentence windows {'on' if windows else 'off'}, commit {commit}")
+            model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
+            threshold = threshold_for(embedder.name, mode, settings)
+            without_check = model
+            if args.quote_check:
+                model = fit_quote_check(cases[TRAIN], model, args.max_answered_unanswerable)
+            report = {
+                "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
+                "seconds": round(time.time() - started, 1),
+                "model": model.as_entry(),
+                "results": {name: {"three_outcomes": outcomes(cs, model, threshold),
+                                   "quote_check_auc": quote_check_auc(cs, model),
+                                   "without_quote_check": outcomes(cs, without_check, threshold),
+                                   "single_threshold_before": outcomes(cs, None, threshold)} for name, cs in cases.items()},
+            }
+            if args.write:
+                entry = {**model.as_entry(), "measured": measured_on, "when": time.strftime("%Y-%m-%d"),
+                         "on": "eval/gold/everyday_laws.jsonl train half; reported on its dev half and paraphrase_laws"}
+                measurements.write_measured(abstention.ABSTENTION_FILE, embedder.name, entry)
     if args.out:
         write_card(args.out, report)
     print(json.dumps(report, ensure_ascii=False, indent=2))

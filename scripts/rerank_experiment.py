@@ -38,7 +38,7 @@ from eval.gold_split import DEV, TRAIN, everyday_split
 from eval.gold_stats import relevant_chunks
 from eval.goldset import GoldQuestion, parse_jsonl
 from eval.goldstore import SAMPLE_CORPUS, SAMPLE_FILE
-from eval.lab_corpus import drop_index, ingest_corpus, open_index, sample_corpus
+from eval.lab_corpus import built_index, sample_corpus
 from eval.report import provenance, write_card
 from ragcore import store as dbmod
 from ragcore.core import Settings
@@ -132,31 +132,24 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = Settings.from_env()
     started = time.time()
-    public = dbmod.open_database(settings)
-    embedder = CachedEmbedder(make_embedder(settings), public, cache_questions=True)
-    documents = sample_corpus(settings, SAMPLE_CORPUS)
-    dbmod.drop_namespace(public, NAMESPACE)
-    index = open_index(settings, NAMESPACE, settings.data_dir / "lab" / NAMESPACE,
-                       embedder_spec=embedder.name, chunk_size=settings.chunk_size)
-    try:
-        ingest_corpus(index, embedder, documents)
-        mode = resolve_mode(settings, embedder)
-        halves = everyday_split()
-        paraphrase = parse_jsonl(SAMPLE_FILE.read_text(encoding="utf-8"))
-        cases = {name: collect(index, embedder, qs, documents, depth=args.candidates, mode=mode,
-                               windows=settings.dense_windows)
-                 for name, qs in ((TRAIN, halves[TRAIN]), (DEV, halves[DEV]), ("paraphrase", paraphrase))}
-        model, means, scales = fit(cases[TRAIN])
-        report = {
-            "run": provenance(), "script": "scripts/rerank_experiment.py", "embedder": embedder.name, "mode": mode,
-            "windows": settings.dense_windows, "candidates": args.candidates, "features": list(FEATURES),
-            "coefficients": [round(float(c), 4) for c in model.coef_[0]],
-            "seconds": round(time.time() - started, 1),
-            "results": {name: compare(cs, model, means, scales) for name, cs in cases.items()},
-        }
-    finally:
-        drop_index(index, public)
-        public.close()
+    with dbmod.open_database(settings) as public:
+        embedder = CachedEmbedder(make_embedder(settings), public, cache_questions=True)
+        documents = sample_corpus(settings, SAMPLE_CORPUS)
+        with built_index(settings, public, embedder, NAMESPACE, documents) as index:
+            mode = resolve_mode(settings, embedder)
+            halves = everyday_split()
+            paraphrase = parse_jsonl(SAMPLE_FILE.read_text(encoding="utf-8"))
+            cases = {name: collect(index, embedder, qs, documents, depth=args.candidates, mode=mode,
+                                   windows=settings.dense_windows)
+                     for name, qs in ((TRAIN, halves[TRAIN]), (DEV, halves[DEV]), ("paraphrase", paraphrase))}
+            model, means, scales = fit(cases[TRAIN])
+            report = {
+                "run": provenance(), "script": "scripts/rerank_experiment.py", "embedder": embedder.name, "mode": mode,
+                "windows": settings.dense_windows, "candidates": args.candidates, "features": list(FEATURES),
+                "coefficients": [round(float(c), 4) for c in model.coef_[0]],
+                "seconds": round(time.time() - started, 1),
+                "results": {name: compare(cs, model, means, scales) for name, cs in cases.items()},
+            }
     if args.out:
         write_card(args.out, report)
     print(json.dumps(report, ensure_ascii=False, indent=2))

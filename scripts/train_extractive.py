@@ -55,7 +55,7 @@ from eval.answers import exact_match, token_recall
 from eval.gold_split import DEV, TRAIN, everyday_split
 from eval.goldset import GoldQuestion
 from eval.goldstore import SAMPLE_CORPUS
-from eval.lab_corpus import drop_index, ingest_corpus, open_index, sample_corpus
+from eval.lab_corpus import LabCachedEmbedder, built_index, sample_corpus
 from eval.report import provenance
 from eval.retrievers import BM25Index, tokenize_all, top_indices
 from eval.tquad import PARAGRAPH_SEPARATOR, TRAIN_FILE, Corpus, Question, chunk_corpus, load_corpus
@@ -65,9 +65,8 @@ from ragcore.core import (
     Settings,
     Source,
 )
-from ragcore.embed import CachedEmbedder
 from ragcore.retrieval import resolve_mode, retrieve
-from ragcore.store import Database, drop_namespace, open_database
+from ragcore.store import Database, open_database
 
 CHUNK_SIZE = 1000
 CONTEXT_K = 5
@@ -95,7 +94,7 @@ def make_embedder(spec: str, settings: Settings, db: Database):
     """The app's own embedder for `spec` ("e5" or "use"), behind the shared embedding cache."""
     if spec not in EMBEDDERS:
         raise ValueError(f"unknown embedder {spec!r} (e5 or use)")
-    return CachedEmbedder(embed.make_embedder(settings.with_(embed_backend=spec)), db, cache_questions=True)
+    return LabCachedEmbedder(embed.make_embedder(settings.with_(embed_backend=spec)), db)
 
 
 def vectors(embedder, role: str, texts: Sequence[str]) -> np.ndarray:
@@ -193,11 +192,7 @@ def everyday_examples(settings: Settings, db: Database) -> dict[str, list[Exampl
     """
     embedder = make_embedder(CONTEXT_EMBEDDER, settings, db)
     documents = sample_corpus(settings, SAMPLE_CORPUS)
-    drop_namespace(db, EVERYDAY_NAMESPACE)
-    index = open_index(settings, EVERYDAY_NAMESPACE, settings.data_dir / "lab" / EVERYDAY_NAMESPACE,
-                       embedder_spec=embedder.name, chunk_size=settings.chunk_size)
-    try:
-        ingest_corpus(index, embedder, documents)
+    with built_index(settings, db, embedder, EVERYDAY_NAMESPACE, documents) as index:
         mode = resolve_mode(settings, embedder)
         examples: dict[str, list[Example]] = {}
         for half, questions in everyday_split().items():
@@ -211,8 +206,6 @@ def everyday_examples(settings: Settings, db: Database) -> dict[str, list[Exampl
                 labels = np.array([facts_correct(question, c.text) for c in cands], dtype=float)
                 examples[half].append(Example(question, cands, labels, bool(labels.any()),
                                               [s.text for s in found.sources]))
-    finally:
-        drop_index(index, db)
     return examples
 
 
