@@ -305,6 +305,7 @@ def test_the_summary_gives_each_group_the_shares_of_what_the_user_met() -> None:
     for group in ("answerable", "unanswerable"):
         assert [op[group][r] for r in gs.RESULTS] == pytest.approx([shown[group]["rates"][r]["mean"] for r in gs.RESULTS])
     assert (block["threshold"]["answer_at"], block["threshold"]["closest_at"]) == (ANSWER_AT, CLOSEST_AT)
+    assert block["threshold"]["quote_at"] is None  # these payloads come from a gate without a quote check
     row = gold_report.results_rows({"configurations": [{**block, "index": {}}]})[0]
     assert row["En yakın parçalar (cevaplanabilir)"].startswith("%33,3")
     assert row["Cevap verildi (cevaplanamaz)"].startswith("%25,0")

@@ -241,6 +241,7 @@ def _operating_points(summary: dict, key: str) -> None:
                      "Bugünkü eşik": number(t.get("value")),
                      "Cevap eşiği (model)": number(t.get("answer_at")),
                      "En yakın parçalar eşiği (model)": number(t.get("closest_at")),
+                     "Alıntı denetimi eşiği": number(t.get("quote_at")),
                      "Kapsam": number(op.get("coverage")), "Seçici doğruluk": number(op.get("selective_accuracy")),
                      "Doğruluk": number(op.get("accuracy")),
                      "Ayırma gücü": number((c.get("abstention") or {}).get("auc"))})
