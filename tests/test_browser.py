@@ -206,6 +206,26 @@ def _ask(page: object, question: str) -> None:
     expect(shown.first).to_be_visible()
 
 
+def _open_dialog(page: object, button: str, shows: str) -> object:
+    """Click `button` until the dialog it opens shows `shows` (a click that lands while a rerun
+    redraws the message is dropped by Streamlit; CI saw it once); the dialog."""
+    from playwright.sync_api import expect
+
+    dialog = page.get_by_role("dialog")  # type: ignore[attr-defined]
+    wanted = dialog.get_by_text(shows, exact=False)
+    for _ in range(ATTEMPTS):
+        _idle(page)
+        if wanted.count():
+            break
+        page.get_by_role("button", name=button).first.click()  # type: ignore[attr-defined]
+        try:
+            expect(wanted).to_be_visible(timeout=WAIT_MS // 6)
+        except AssertionError:
+            continue
+    expect(wanted).to_be_visible()
+    return dialog
+
+
 def _login(page: object, url: str, username: str, password: str) -> None:
     from playwright.sync_api import expect
 
@@ -535,9 +555,7 @@ def test_every_page_is_turkish_reload_keeps_it_and_a_citation_opens_its_page(
     label = page.locator("summary").filter(has_text="İş Sağlığı ve Güvenliği Kanunu (6331) · Madde 10 · s. 7").first  # type: ignore[attr-defined]
     expect(label).to_be_visible()
     label.click()
-    page.get_by_role("button", name="Sayfayı aç · s. 7").first.click()  # type: ignore[attr-defined]
-    dialog = page.get_by_role("dialog")  # type: ignore[attr-defined]
-    expect(dialog.get_by_text("Sayfa 7 / 24", exact=False)).to_be_visible()
+    dialog = _open_dialog(page, "Sayfayı aç · s. 7", "Sayfa 7 / 24")
     expect(dialog.get_by_text("risk değerlendirmesi", exact=False).first).to_be_visible()
     expect(dialog.get_by_role("button", name="s. 7 (PDF)")).to_be_visible()
     _shot(page, "source_page", publish=True)
