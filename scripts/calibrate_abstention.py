@@ -131,8 +131,9 @@ def fit(train: list[dict], max_answered_unanswerable: float, max_refused_answera
                            answer_at, closest_at, measured)
 
 
-def _quote_matrix(cases: list[dict], gate: AbstentionModel) -> np.ndarray:
-    rows = [quote_features(gate.probability(c["features"]), c["features"], c["quote_signals"]) for c in cases]
+def _quote_matrix(cases: list[dict], gate_probabilities: np.ndarray) -> np.ndarray:
+    rows = [quote_features(float(p), c["features"], c["quote_signals"])
+            for c, p in zip(cases, gate_probabilities, strict=True)]
     return np.array([[row[n] for n in QUOTE_FEATURE_NAMES] for row in rows], dtype=float)
 
 
@@ -152,9 +153,10 @@ def fit_quote_check(train: list[dict], gate: AbstentionModel, max_answered_unans
     from sklearn.model_selection import GroupKFold
 
     p_all = np.array([gate.probability(c["features"]) for c in train])
-    pool = [c for c, p in zip(train, p_all, strict=True) if p >= gate.closest_at]
-    p = np.array([gate.probability(c["features"]) for c in pool])
-    x = _quote_matrix(pool, gate)
+    not_refused = p_all >= gate.closest_at
+    pool = [c for c, keep in zip(train, not_refused, strict=True) if keep]
+    p = p_all[not_refused]
+    x = _quote_matrix(pool, p)
     y = np.array([bool(c["answerable"] and c["quote_correct"]) for c in pool], dtype=int)
     means, scales = x.mean(axis=0), x.std(axis=0)
     scales[scales == 0] = 1.0
@@ -281,28 +283,28 @@ def main(argv: list[str] | None = None) -> int:
             windows = settings.dense_windows
             cases = {name: collect(index, embedder, qs, documents, k=k, mode=mode, windows=windows) for name, qs in
                      ((TRAIN, halves[TRAIN]), (DEV, halves[DEV]), ("paraphrase", paraphrase))}
-            run = provenance()  # before --write touches ragcore/measured: the card describes the code that ran
-            commit = run["code"]["commit"]
-            measured_on = (f"everyday dev set train half ({len(cases[TRAIN])} cases), {embedder.name}, mode {mode}, "
-                           f"k {k}, sentence windows {'on' if windows else 'off'}, commit {commit}")
-            model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
-            threshold = threshold_for(embedder.name, mode, settings)
-            without_check = model
-            if args.quote_check:
-                model = fit_quote_check(cases[TRAIN], model, args.max_answered_unanswerable)
-            report = {
-                "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
-                "seconds": round(time.time() - started, 1),
-                "model": model.as_entry(),
-                "results": {name: {"three_outcomes": outcomes(cs, model, threshold),
-                                   "quote_check_auc": quote_check_auc(cs, model),
-                                   "without_quote_check": outcomes(cs, without_check, threshold),
-                                   "single_threshold_before": outcomes(cs, None, threshold)} for name, cs in cases.items()},
-            }
-            if args.write:
-                entry = {**model.as_entry(), "measured": measured_on, "when": time.strftime("%Y-%m-%d"),
-                         "on": "eval/gold/everyday_laws.jsonl train half; reported on its dev half and paraphrase_laws"}
-                measurements.write_measured(abstention.ABSTENTION_FILE, embedder.name, entry)
+    run = provenance()  # before --write touches ragcore/measured: the card describes the code that ran
+    commit = run["code"]["commit"]
+    measured_on = (f"everyday dev set train half ({len(cases[TRAIN])} cases), {embedder.name}, mode {mode}, "
+                   f"k {k}, sentence windows {'on' if windows else 'off'}, commit {commit}")
+    model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
+    threshold = threshold_for(embedder.name, mode, settings)
+    without_check = model
+    if args.quote_check:
+        model = fit_quote_check(cases[TRAIN], model, args.max_answered_unanswerable)
+    report = {
+        "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
+        "seconds": round(time.time() - started, 1),
+        "model": model.as_entry(),
+        "results": {name: {"three_outcomes": outcomes(cs, model, threshold),
+                           "quote_check_auc": quote_check_auc(cs, model),
+                           "without_quote_check": outcomes(cs, without_check, threshold),
+                           "single_threshold_before": outcomes(cs, None, threshold)} for name, cs in cases.items()},
+    }
+    if args.write:
+        entry = {**model.as_entry(), "measured": measured_on, "when": time.strftime("%Y-%m-%d"),
+                 "on": "eval/gold/everyday_laws.jsonl train half; reported on its dev half and paraphrase_laws"}
+        measurements.write_measured(abstention.ABSTENTION_FILE, embedder.name, entry)
     if args.out:
         write_card(args.out, report)
     print(json.dumps(report, ensure_ascii=False, indent=2))
