@@ -13,7 +13,17 @@
    of "the extractive quote carries the asked fact" over the gate's and the quoter's signals —
    and its cut, chosen together with a (lower) `answer_at`: an answer outcome whose quote falls
    below the check's cut is shown as the closest passages rather than a quote.
-4. Reported, never tuned on: the dev half and the paraphrase set (eval/gold/paraphrase_laws.jsonl).
+   With `--fit-tquad`, TQuAD *train* questions join the train half as a second domain
+   (`collect_tquad`: 300 answerable, 150 unanswerable with their article withdrawn, as the answer
+   evaluation asks them, through the same retrieval and quoter over the lab's TQuAD corpus): each
+   domain weighs the same in both fits, gets its own limit on unanswerable cases answered
+   (`--max-answered-unanswerable-tquad`), and counts once in the quote check's right-minus-wrong
+   (its cases' share, not their number). Measured and not adopted: TQuAD's unanswerable cases
+   look like answerable ones to these signals, so its limit lifts the cuts until few law
+   questions are answered (docs/eval_runs/abstention-e5-fit-tquad.json).
+4. Reported, never tuned on: the dev half, the paraphrase set (eval/gold/paraphrase_laws.jsonl)
+   and, unless `--no-tquad`, the answer evaluation's TQuAD dev sample (`eval.answers.sample_groups`,
+   the same 300 + 150 questions `python -m eval answers` asks) and the same-sized TQuAD train sample.
 
 Prints a JSON report (written with --out); with `--write` the model becomes the embedder's entry
 in ragcore/measured/abstention.json. The embedding cache makes reruns cheap:
@@ -66,8 +76,12 @@ from ragcore.retrieval import (
 )
 
 NAMESPACE = "calibrate_abstention"
+TQUAD_NAMESPACE = "calibrate_abstention_tquad"
+LAWS, TQUAD = "laws", "tquad"
 MAX_ANSWERED_UNANSWERABLE = 0.03
+MAX_ANSWERED_UNANSWERABLE_TQUAD = 0.10  # the issue's TQuAD target
 MAX_REFUSED_ANSWERABLE = 0.05
+TQUAD_ANSWERABLE, TQUAD_UNANSWERABLE = 300, 150  # the answer evaluation's sample sizes
 
 
 def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int, mode: str,
@@ -102,31 +116,102 @@ def quote_check(question: GoldQuestion, retrieval, embedder) -> tuple[QuoteSigna
     return choice.signals(), question.answerable and gold_outcome(question, text, STATUS_ANSWERED)[0] == "correct"
 
 
+def collect_tquad(settings: Settings, embedder, splits: tuple[str, ...], *, k: int, mode: str,
+                  windows: bool) -> dict[str, list[dict]]:
+    """TQuAD cases per question split ("train", "dev"), asked as the answer evaluation asks them
+    (`eval.answers`): `sample_groups` of the split's questions, the answerable ones over the whole lab corpus, the unanswerable
+    ones with their own article withdrawn; the retrieval as the chat runs it (role admin of the
+    corpus's namespace), the quote the extractive answer would give, scored by `score_answer`."""
+    from eval.answers import sample_groups, score_answer
+    from eval.relevance import relevance
+    from eval.retrievers import make_retriever
+    from eval.sweep import make_workspace
+    from ragcore.answer import without_lead
+
+    ws = make_workspace(settings, embedder_factory=lambda spec: embedder)
+    production = make_retriever("production")
+    production.namespace = lambda size: TQUAD_NAMESPACE
+    db = production._open(ws, settings.chunk_size)
+    out: dict[str, list[dict]] = {}
+    try:
+        index = production.chunk_index(db, ws, settings.chunk_size)
+        for split in splits:
+            pool = ws.corpus.questions(split)
+            out[split] = []
+            for group, picked in sample_groups(pool, TQUAD_ANSWERABLE, TQUAD_UNANSWERABLE).items():
+                questions = [pool[i] for i in picked]
+                answerable = group == "answerable"
+                for q, relevant in zip(questions, relevance(ws.chunks(settings.chunk_size), questions), strict=True):
+                    if answerable:
+                        retrieval = retrieve(db, embedder, q.question, "admin", k=k, mode=mode, windows=windows)
+                    else:
+                        with production.withdrawn(db, ws, settings.chunk_size, q.article, index):
+                            retrieval = retrieve(db, embedder, q.question, "admin", k=k, mode=mode, windows=windows)
+                    choice = choose_quote(q.question, retrieval.sources, embedder, retrieval.query_vector)
+                    text = without_lead(quote(list(choice.passages), retrieval.sources)) if choice.passages else ""
+                    correct = answerable and bool(text) and score_answer(q.answer, text, [], [], "answer").correct
+                    out[split].append({
+                        "qid": f"{group}:{q.qid}", "role": "admin", "answerable": answerable, "domain": TQUAD,
+                        "kind": TQUAD if answerable else f"unanswerable:{TQUAD}",
+                        "found": any(index.get(s.chunk_id) in set(relevant) for s in retrieval.sources),
+                        "features": abstention.features(retrieval), "retrieval": retrieval,
+                        "quote_signals": choice.signals(), "quote_correct": correct})
+    finally:
+        dbmod.drop_namespace(db, TQUAD_NAMESPACE)
+        db.close()
+        ws.close()
+    return out
+
+
+def _domain(case: dict) -> str:
+    return case.get("domain", LAWS)
+
+
+def _limit(limits: float | dict[str, float], domain: str) -> float:
+    """The share of a domain's unanswerable train cases that may be answered."""
+    return limits if isinstance(limits, float | int) else limits[domain]
+
+
+def _domain_weights(cases: list[dict]) -> np.ndarray:
+    """1 / the number of its domain's cases: each domain weighs the same, however many it has."""
+    sizes: dict[str, int] = {}
+    for case in cases:
+        sizes[_domain(case)] = sizes.get(_domain(case), 0) + 1
+    return np.array([1.0 / sizes[_domain(c)] for c in cases])
+
+
 def _matrix(cases: list[dict]) -> np.ndarray:
     return np.array([[c["features"][n] for n in abstention.FEATURE_NAMES] for c in cases], dtype=float)
 
 
-def fit(train: list[dict], max_answered_unanswerable: float, max_refused_answerable: float, measured: str
-        ) -> AbstentionModel:
+def fit(train: list[dict], max_answered_unanswerable: float | dict[str, float], max_refused_answerable: float,
+        measured: str) -> AbstentionModel:
+    """The gate's logistic model (each domain weighing the same) and its cuts, each domain's
+    limits held: `max_answered_unanswerable` (one share, or one per domain) and `max_refused_answerable`."""
     from sklearn.linear_model import LogisticRegression
 
     x = _matrix(train)
     y = np.array([c["answerable"] for c in train], dtype=int)
     means, scales = x.mean(axis=0), x.std(axis=0)
     scales[scales == 0] = 1.0
-    model = LogisticRegression(C=1.0, max_iter=1000).fit((x - means) / scales, y)
+    weights = _domain_weights(train)
+    model = LogisticRegression(C=1.0, max_iter=1000).fit((x - means) / scales, y, sample_weight=weights / weights.mean())
     probe = AbstentionModel(abstention.FEATURE_NAMES, tuple(float(c) for c in model.coef_[0]),
                             float(model.intercept_[0]), tuple(map(float, means)), tuple(map(float, scales)),
                             1.0, 0.0, measured)
     p = np.array([probe.probability(c["features"]) for c in train])
-    unanswerable, answerable = np.sort(p[y == 0]), np.sort(p[y == 1])
-    # answer_at: above all but the allowed share of unanswerable train cases.
-    allowed = int(np.floor(max_answered_unanswerable * unanswerable.size))
-    answer_at = float(unanswerable[unanswerable.size - allowed - 1]) + 1e-9 if unanswerable.size else 0.5
-    # closest_at: below all but the allowed share of answerable train cases.
-    allowed = int(np.floor(max_refused_answerable * answerable.size))
-    closest_at = float(answerable[allowed]) - 1e-9 if answerable.size else 0.0
-    closest_at = min(closest_at, answer_at)
+    domains = np.array([_domain(c) for c in train])
+    answer_cuts, closest_cuts = [], []
+    for domain in sorted(set(domains)):
+        unanswerable, answerable = np.sort(p[(y == 0) & (domains == domain)]), np.sort(p[(y == 1) & (domains == domain)])
+        # answer_at: above all but the allowed share of the domain's unanswerable train cases.
+        allowed = int(np.floor(_limit(max_answered_unanswerable, domain) * unanswerable.size))
+        answer_cuts.append(float(unanswerable[unanswerable.size - allowed - 1]) + 1e-9 if unanswerable.size else 0.5)
+        # closest_at: below all but the allowed share of the domain's answerable train cases.
+        allowed = int(np.floor(max_refused_answerable * answerable.size))
+        closest_cuts.append(float(answerable[allowed]) - 1e-9 if answerable.size else 0.0)
+    answer_at = max(answer_cuts)
+    closest_at = min(min(closest_cuts), answer_at)
     return AbstentionModel(probe.names, probe.coefficients, probe.intercept, probe.means, probe.scales,
                            answer_at, closest_at, measured)
 
@@ -137,7 +222,7 @@ def _quote_matrix(cases: list[dict], gate_probabilities: np.ndarray) -> np.ndarr
     return np.array([[row[n] for n in QUOTE_FEATURE_NAMES] for row in rows], dtype=float)
 
 
-def fit_quote_check(train: list[dict], gate: AbstentionModel, max_answered_unanswerable: float
+def fit_quote_check(train: list[dict], gate: AbstentionModel, max_answered_unanswerable: float | dict[str, float]
                     ) -> AbstentionModel:
     """The quote check and the answer cut together, on the train half.
 
@@ -146,7 +231,8 @@ def fit_quote_check(train: list[dict], gate: AbstentionModel, max_answered_unans
     `answer_at` (from `closest_at` up to the gate's own) and the check's `at`, the pair with the
     most right minus wrong quotes among the train cases it answers — a wrong quote costs what a
     right one gains, since the closest passages are there for both — while answering at most
-    `max_answered_unanswerable` of the unanswerable ones. The cuts are chosen on out-of-fold
+    `max_answered_unanswerable` of the unanswerable ones (per domain; a domain's right and wrong
+    quotes count by its share of the cases, so each domain counts once). The cuts are chosen on out-of-fold
     probabilities (5 folds grouped by question), so the check is not judged on the cases it was
     fitted on. Ties: the lower answer cut, then the lower quote cut (answer more)."""
     from sklearn.linear_model import LogisticRegression
@@ -161,13 +247,15 @@ def fit_quote_check(train: list[dict], gate: AbstentionModel, max_answered_unans
     means, scales = x.mean(axis=0), x.std(axis=0)
     scales[scales == 0] = 1.0
     z = (x - means) / scales
+    weights = _domain_weights(train)[not_refused]  # by the domain's size in train, not in the pool
 
     def fitted(rows: np.ndarray) -> tuple[np.ndarray, float]:
         """Coefficients and intercept; with one class only, a constant at its (clipped) log-odds."""
         if len(set(y[rows])) < 2:
             rate = min(max(float(y[rows].mean()), 1e-6), 1 - 1e-6)
             return np.zeros(z.shape[1]), float(np.log(rate / (1 - rate)))
-        model = LogisticRegression(C=1.0, max_iter=1000).fit(z[rows], y[rows])
+        w = weights[rows]
+        model = LogisticRegression(C=1.0, max_iter=1000).fit(z[rows], y[rows], sample_weight=w / w.mean())
         return model.coef_[0], float(model.intercept_[0])
 
     def predicted(weights: tuple[np.ndarray, float], rows: np.ndarray) -> np.ndarray:
@@ -178,21 +266,23 @@ def fit_quote_check(train: list[dict], gate: AbstentionModel, max_answered_unans
     for fit_rows, held_rows in GroupKFold(n_splits=min(5, len(set(groups)))).split(z, y, groups):
         out_of_fold[held_rows] = predicted(fitted(fit_rows), held_rows)
     coefficients, intercept = fitted(np.arange(len(pool)))
-    unanswerable_total = sum(not c["answerable"] for c in train)
-    allowed = int(np.floor(max_answered_unanswerable * unanswerable_total))
+    domains = np.array([_domain(c) for c in pool])
+    allowed = {d: int(np.floor(_limit(max_answered_unanswerable, d) * sum(
+        not c["answerable"] and _domain(c) == d for c in train))) for d in set(domains)}
     unanswerable = np.array([not c["answerable"] for c in pool])
     right = y.astype(bool)
-    best = (gate.answer_at, float(np.nextafter(out_of_fold.max(), np.inf)), 0)  # no quote at all: gain 0
+    signed = np.where(right, weights, -weights)  # a right quote gains its weight, any other loses it
+    best = (gate.answer_at, float(np.nextafter(out_of_fold.max(), np.inf)), 0.0)  # no quote at all: gain 0
     answer_cuts = sorted({float(gate.closest_at), float(gate.answer_at), *map(float, p[p <= gate.answer_at])})
     quote_cuts = sorted({0.0, *map(float, out_of_fold)})
     for answer_at in answer_cuts:
         past_gate = p >= answer_at
         for quote_at in quote_cuts:
             answered = past_gate & (out_of_fold >= quote_at)
-            if int((answered & unanswerable).sum()) > allowed:
+            if any(int((answered & unanswerable & (domains == d)).sum()) > n for d, n in allowed.items()):
                 continue
-            gain = int((answered & right).sum()) - int((answered & ~right).sum())
-            if gain > best[2]:
+            gain = float(signed[answered].sum())
+            if gain > best[2] + 1e-12:
                 best = (answer_at, quote_at, gain)
     check = QuoteCheck(QUOTE_FEATURE_NAMES, tuple(float(c) for c in coefficients), intercept,
                        tuple(map(float, means)), tuple(map(float, scales)), best[1])
@@ -265,6 +355,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the JSON report here")
     parser.add_argument("--max-answered-unanswerable", type=float, default=MAX_ANSWERED_UNANSWERABLE)
     parser.add_argument("--max-refused-answerable", type=float, default=MAX_REFUSED_ANSWERABLE)
+    parser.add_argument("--max-answered-unanswerable-tquad", type=float, default=MAX_ANSWERED_UNANSWERABLE_TQUAD)
+    parser.add_argument("--tquad", action=argparse.BooleanOptionalAction, default=True,
+                        help="report on TQuAD train and dev samples too (--no-tquad: the law questions alone)")
+    parser.add_argument("--fit-tquad", action="store_true",
+                        help="fit on the TQuAD train sample too, as a second domain (measured, not adopted)")
     parser.add_argument("--quote-check", action=argparse.BooleanOptionalAction, default=True,
                         help="also fit the quote check an extractive answer needs (the e5 entry has one; "
                              "--no-quote-check fits the gate alone)")
@@ -283,17 +378,24 @@ def main(argv: list[str] | None = None) -> int:
             windows = settings.dense_windows
             cases = {name: collect(index, embedder, qs, documents, k=k, mode=mode, windows=windows) for name, qs in
                      ((TRAIN, halves[TRAIN]), (DEV, halves[DEV]), ("paraphrase", paraphrase))}
+        if args.tquad or args.fit_tquad:
+            tquad = collect_tquad(settings, embedder, ("train", "dev"), k=k, mode=mode, windows=windows)
+            cases.update({"tquad_train": tquad["train"], "tquad_dev": tquad["dev"]})
     run = provenance()  # before --write touches ragcore/measured: the card describes the code that ran
     commit = run["code"]["commit"]
-    measured_on = (f"everyday dev set train half ({len(cases[TRAIN])} cases), {embedder.name}, mode {mode}, "
+    train = cases[TRAIN] + (cases["tquad_train"] if args.fit_tquad else [])
+    on_tquad = f" + TQuAD train ({len(cases['tquad_train'])} cases)" if args.fit_tquad else ""
+    measured_on = (f"everyday dev set train half ({len(cases[TRAIN])} cases){on_tquad}, {embedder.name}, mode {mode}, "
                    f"k {k}, sentence windows {'on' if windows else 'off'}, commit {commit}")
-    model = fit(cases[TRAIN], args.max_answered_unanswerable, args.max_refused_answerable, measured_on)
+    limits = {LAWS: args.max_answered_unanswerable, TQUAD: args.max_answered_unanswerable_tquad}
+    model = fit(train, limits, args.max_refused_answerable, measured_on)
     threshold = threshold_for(embedder.name, mode, settings)
     without_check = model
     if args.quote_check:
-        model = fit_quote_check(cases[TRAIN], model, args.max_answered_unanswerable)
+        model = fit_quote_check(train, model, limits)
     report = {
         "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
+        "limits": {"max_answered_unanswerable": limits, "max_refused_answerable": args.max_refused_answerable},
         "seconds": round(time.time() - started, 1),
         "model": model.as_entry(),
         "results": {name: {"three_outcomes": outcomes(cs, model, threshold),
@@ -303,7 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.write:
         entry = {**model.as_entry(), "measured": measured_on, "when": time.strftime("%Y-%m-%d"),
-                 "on": "eval/gold/everyday_laws.jsonl train half; reported on its dev half and paraphrase_laws"}
+                 "on": ("eval/gold/everyday_laws.jsonl train half" + (" and TQuAD train" if args.fit_tquad else "")
+                        + "; reported on its dev half, paraphrase_laws" + (" and TQuAD dev" if args.tquad else ""))}
         measurements.write_measured(abstention.ABSTENTION_FILE, embedder.name, entry)
     if args.out:
         write_card(args.out, report)

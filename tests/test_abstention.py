@@ -217,6 +217,9 @@ def test_an_unsure_quote_becomes_the_closest_passages(law_db, embedder):
     assert 0.0 < answer.extra["quote_probability"] < 1.01  # recorded for the lab's curve
     assert answer.extra["quote_signals"]["source"] >= 1 and answer.extra["signals"].keys() == set(
         abstention.FEATURE_NAMES)
+    quoted = answer.extra["quote_signals"]  # the best sentence's own signals, on record for the lab
+    assert 0.0 < quoted["sentence_cosine"] <= 1.0 and 0.0 < quoted["sentence_overlap4"] <= 1.0
+    assert quoted["asks_type"] == 0.0  # RISK_QUESTION asks what, not how many, when or who
     assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_CLOSEST
 
 
@@ -225,8 +228,8 @@ def test_a_confident_quote_is_the_answer_and_reuses_the_checked_passages(law_db,
     from ragcore.answer import extractive
 
     ranked = []
-    real = extractive.rank_passages
-    monkeypatch.setattr(extractive, "rank_passages", lambda *a, **kw: ranked.append(1) or real(*a, **kw))
+    real = extractive._ranked
+    monkeypatch.setattr(extractive, "_ranked", lambda *a, **kw: ranked.append(1) or real(*a, **kw))
     answer = service.ask(_mehmet(law_db), RISK_QUESTION)
     assert answer.outcome == OUTCOME_ANSWER and generator.calls == 1 and answer.cited
     assert answer.extra["quote_confidence"] > 0.0

@@ -157,3 +157,63 @@ def test_the_quote_check_keeps_the_quotes_that_were_right_and_answers_no_more_un
     assert {cal.final_outcome(c, never, threshold) for c in all_wrong} == {CLOSEST}  # no quote at all
 
 
+
+
+def _gate_case(qid: str, cosine: float, answerable: bool, domain: str, *, right: bool = False, sure: float = 0.5):
+    from ragcore.retrieval import QuoteSignals, abstention
+    from tests.test_abstention import _retrieval
+
+    retrieval = _retrieval([cosine, cosine - 0.05], [3.0, 1.0])
+    return {"qid": qid, "answerable": answerable, "domain": domain, "retrieval": retrieval,
+            "features": abstention.features(retrieval), "quote_signals": QuoteSignals(sure, 0.1, 1),
+            "quote_correct": right}
+
+
+def test_the_gate_holds_each_domains_limit_on_unanswerable_cases():
+    """TQuAD's unanswerable cases overlap its answerable ones more than the laws' do; one pooled
+    limit would let the larger domain's cases decide the cut for both."""
+    from ragcore.retrieval import abstention
+
+    cal = _script("calibrate_abstention")
+    # laws: unanswerable cosines 0.70–0.79, answerable 0.80–0.89; TQuAD (4× the cases): both spread over 0.75–0.95.
+    train = [_gate_case(f"lu{i}", 0.70 + 0.01 * i, False, "laws") for i in range(10)]
+    train += [_gate_case(f"la{i}", 0.80 + 0.01 * i, True, "laws") for i in range(10)]
+    train += [_gate_case(f"tu{i}", 0.75 + 0.005 * i, False, "tquad") for i in range(40)]
+    train += [_gate_case(f"ta{i}", 0.76 + 0.005 * i, True, "tquad") for i in range(40)]
+
+    def answered_unanswerable(model, domain):
+        return sum(not c["answerable"] and c["domain"] == domain and model.probability(c["features"]) >= model.answer_at
+                   for c in train)
+
+    strict_laws = cal.fit(train, {"laws": 0.0, "tquad": 0.5}, 0.05, "test")
+    assert answered_unanswerable(strict_laws, "laws") == 0
+    assert answered_unanswerable(strict_laws, "tquad") <= 20
+    strict_tquad = cal.fit(train, {"laws": 0.5, "tquad": 0.0}, 0.05, "test")
+    assert answered_unanswerable(strict_tquad, "tquad") == 0
+    assert strict_tquad.answer_at > strict_laws.answer_at  # TQuAD's limit is the one that binds here
+    one_limit = cal.fit(train, 0.0, 0.05, "test")
+    assert one_limit.answer_at == cal.fit(train, {"laws": 0.0, "tquad": 0.0}, 0.05, "test").answer_at
+    assert set(one_limit.names) == set(abstention.FEATURE_NAMES)
+
+
+def test_the_quote_check_counts_each_domain_once_whatever_its_size():
+    """Quoting where the quoter is sure: 4 right law quotes (of 10 law cases), 3 right and 9 wrong
+    TQuAD quotes (of 40). Counted, that is 7 − 9 < 0 and nothing would be quoted; by each domain's
+    share, 0.4 − 0.15 > 0, and the law domain's right quotes are kept."""
+    from ragcore.retrieval import ANSWER, Threshold
+    from tests.test_abstention import _model
+
+    cal = _script("calibrate_abstention")
+    gate = _model(answer_at=0.0, closest_at=0.0)
+    threshold = Threshold(0.5, "cosine", "test")
+    train = [_gate_case(f"lr{i}", 0.9, True, "laws", right=True, sure=0.9) for i in range(4)]
+    train += [_gate_case(f"lw{i}", 0.9, True, "laws", sure=0.1) for i in range(6)]
+    train += [_gate_case(f"tr{i}", 0.9, True, "tquad", right=True, sure=0.9) for i in range(3)]
+    train += [_gate_case(f"tw{i}", 0.9, True, "tquad", sure=0.9) for i in range(9)]
+    train += [_gate_case(f"tu{i}", 0.9, True, "tquad", sure=0.1) for i in range(28)]
+    weights = cal._domain_weights(train)
+    assert weights[:10].sum() == pytest.approx(1.0) and weights[10:].sum() == pytest.approx(1.0)
+    checked = cal.fit_quote_check(train, gate, max_answered_unanswerable=0.0)
+    outcomes = {c["qid"]: cal.final_outcome(c, checked, threshold) for c in train}
+    assert [outcomes[f"lr{i}"] for i in range(4)] == [ANSWER] * 4
+    assert {outcomes[f"lw{i}"] for i in range(6)} | {outcomes[f"tu{i}"] for i in range(28)} == {"closest"}

@@ -393,3 +393,18 @@ def test_annual_leave_quotes_a_duration_of_article_53(laws, embedder) -> None:
     # sentence for young and older workers, "yirmi günden az olamaz", over the 14/20/26 list).
     holding = [(text, src) for text, src in quoted if any(d in text for d in ("ondört", "yirmi günden", "yirmialtı"))]
     assert any(src.filename.startswith("4857") and src.article == "Madde 53" for _, src in holding), answer.text
+
+
+def test_the_quote_choice_reports_its_best_sentences_own_signals(embedder) -> None:
+    """The quote check reads these: the quoter's probability is relative to the context, the
+    sentence's cosine, words and kind of fact are not."""
+    choice = ex.choose_quote("Acil durum planlarını kim hazırlar?", SOURCES, embedder)
+    signals = choice.signals()
+    best = choice.ranked[0]
+    assert signals.best == best.score and signals.source == best.number
+    query = embedder.embed_queries(["Acil durum planlarını kim hazırlar?"])[0]
+    assert signals.sentence_cosine == pytest.approx(float(embedder.embed_passages([best.text])[0] @ query), abs=1e-5)
+    assert 0.0 < signals.sentence_overlap4 <= 1.0 and signals.asks_type == 1.0  # "kim": a person is asked
+    unrelated = ex.choose_quote("Bugün hava nasıl olacak?", SOURCES, embedder).signals()
+    assert unrelated.asks_type == 0.0 and unrelated.sentence_overlap4 == 0.0 and unrelated.type_match == 0.0
+    assert ex.choose_quote("x", [], embedder).signals() == ex.QuoteSignals(0.0, 0.0, 0)  # an empty context

@@ -17,11 +17,13 @@ comparable (the ratio is chosen on the training holdout), never more than two se
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ragcore.answer.extractive_model import (
+    FEATURES,
+    TYPE_MATCH_FEATURES,
     ExtractiveModelError,
     SentenceModel,
     cosines,
@@ -29,6 +31,7 @@ from ragcore.answer.extractive_model import (
     model_file,
 )
 from ragcore.answer.lead import lead_line
+from ragcore.answer.question_types import asked
 from ragcore.answer.sentences import MAX_CHARS, candidates, clip
 from ragcore.core import FALLBACK_ANSWER, Source
 from ragcore.retrieval.abstention import QuoteSignals
@@ -51,18 +54,27 @@ def rank_passages(question: str, sources: Sequence[Source], embedder: object | N
                   model: SentenceModel | None = None, query_vector: np.ndarray | None = None) -> list[Passage]:
     """Every quotable unit of the context with the model's probability, most probable first
     (`query_vector`: the question's vector from retrieval, so the question is not embedded twice)."""
+    return _ranked(question, sources, embedder, model or model_file().for_embedder(embedder), query_vector)[0]
+
+
+def _ranked(question: str, sources: Sequence[Source], embedder: object | None, model: SentenceModel,
+            query_vector: np.ndarray | None) -> tuple[list[Passage], dict[str, float]]:
+    """The ranking, and what the quote check reads of its best unit: its feature values (by name)
+    and its absolute cosine with the question ("cosine"; 0 without an embedder)."""
     cands = candidates(sources)
     if not cands:
-        return []
-    model = model or model_file().for_embedder(embedder)
+        return [], {}
     uses_cosine = any(f.startswith("cosine") for f in model.features)
     cosine = (cosines(embedder, question, [c.text for c in cands], query_vector)
               if uses_cosine and embedder is not None else None)
     if uses_cosine and cosine is None:
         raise ExtractiveModelError(f"sentence model {model.name!r} needs an embedder")
-    probability = model.probabilities(feature_matrix(question, cands, cosine, [s.text for s in sources]))
+    matrix = feature_matrix(question, cands, cosine, [s.text for s in sources])
+    probability = model.probabilities(matrix)
     order = sorted(range(len(cands)), key=lambda i: (-probability[i], cands[i].number, cands[i].position))
-    return [Passage(cands[i].number, cands[i].text, float(probability[i])) for i in order]
+    best = {name: float(matrix[order[0], i]) for i, name in enumerate(FEATURES)}
+    best["cosine"] = 0.0 if cosine is None else float(cosine[order[0]])
+    return [Passage(cands[i].number, cands[i].text, float(probability[i])) for i in order], best
 
 
 def select_passages(passages: Sequence[Passage], question: str = "", *, ratio: float,
@@ -91,20 +103,28 @@ class QuoteChoice:
 
     ranked: tuple[Passage, ...]
     passages: tuple[Passage, ...]
+    best_features: dict[str, float] = field(default_factory=dict)  # of the best unit (`_ranked`)
+    asks_type: bool = False  # the question asks for an amount, a date, a name, a place or "hangi …"
 
     def signals(self) -> QuoteSignals:
         """What the quote check reads (`ragcore.retrieval.abstention`); zeros for an empty context."""
         best = self.ranked[0] if self.ranked else None
         second = self.ranked[1].score if len(self.ranked) > 1 else 0.0
-        return QuoteSignals(best.score if best else 0.0, second, best.number if best else 0)
+        f = self.best_features
+        return QuoteSignals(best.score if best else 0.0, second, best.number if best else 0,
+                            sentence_cosine=f.get("cosine", 0.0), sentence_overlap=f.get("overlap", 0.0),
+                            sentence_overlap4=f.get("overlap_prefix4", 0.0),
+                            type_match=max((f.get(n, 0.0) for n in TYPE_MATCH_FEATURES), default=0.0),
+                            asks_type=float(self.asks_type), source_overlap=f.get("source_overlap", 0.0))
 
 
 def choose_quote(question: str, sources: Sequence[Source], embedder: object | None,
                  query_vector: np.ndarray | None = None) -> QuoteChoice:
     """Rank the context's sentences once; the quote check and the quote both read the result."""
     model = model_file().for_embedder(embedder)
-    ranked = rank_passages(question, sources, embedder, model, query_vector)
-    return QuoteChoice(tuple(ranked), tuple(select_passages(ranked, question, ratio=model.second_ratio)))
+    ranked, best = _ranked(question, sources, embedder, model, query_vector)
+    return QuoteChoice(tuple(ranked), tuple(select_passages(ranked, question, ratio=model.second_ratio)), best,
+                       asked(question).anything)
 
 
 def answer_passages(question: str, sources: Sequence[Source], embedder: object | None,

@@ -91,6 +91,7 @@ FEATURES: tuple[str, ...] = (
     "source_overlap",  # overlap_prefix4 of the whole source chunk: an everyday question may share
     # its words with the article (its heading, the sentence before) rather than with the sentence
 )
+TYPE_MATCH_FEATURES = tuple(f for f in FEATURES if f.startswith("asks_"))  # the question asks it, the sentence has it
 
 
 def cosines(embedder: object, question: str, texts: Sequence[str],

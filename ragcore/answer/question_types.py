@@ -64,6 +64,11 @@ class Asked:
     place: bool  # nerede, nereye, hangi şehir …
     which: str  # the noun after "hangi" (its first four letters), else ""
 
+    @property
+    def anything(self) -> bool:
+        """A particular kind of fact (not a yes/no or "what does the law say" question)."""
+        return self.amount or bool(self.unit) or self.date or self.person or self.place or bool(self.which)
+
 
 def _starts(token: str, stems: Sequence[str]) -> bool:
     return any(token.startswith(stem) for stem in stems)

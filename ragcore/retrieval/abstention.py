@@ -29,6 +29,7 @@ entry keeps the single calibrated threshold (answer or refuse).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,10 +46,13 @@ ANSWER, CLOSEST, REFUSED = OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED
 # The question's length is left out too: it separated the development set's (short) small talk,
 # and then held back short, clearly answered questions ("Isveren is kazasini hangi kuruma bildirir?").
 FEATURE_NAMES = ("cosine", "coverage", "dense_margin", "lexical_ratio", "legs_agree")
-# The quote check's signals: the gate's (as a logit, so that a linear model can weigh it) and the
-# quoter's ranking of the context's sentences.
+# The quote check's signals: the gate's (as a logit, so that a linear model can weigh it), the
+# quoter's ranking of the context's sentences, and what its best sentence itself shares with the
+# question (its cosine, its words, the kind of fact asked): the quoter's probability is relative
+# to the context, so a best sentence among poor ones can look as sure as a right one.
 QUOTE_FEATURE_NAMES = ("gate_logit", "best_sentence", "sentence_margin", "source_rank", "cosine", "coverage",
-                       "legs_agree")
+                       "legs_agree", "sentence_cosine", "sentence_overlap", "sentence_overlap4", "type_match",
+                       "asks_type", "source_overlap")
 
 
 def _top_two(values: list[float]) -> tuple[float, float]:
@@ -84,15 +88,25 @@ def _logistic(values: dict[str, float], names, coefficients, intercept, means, s
 
 @dataclass(frozen=True)
 class QuoteSignals:
-    """What the extractive quoter saw: its best and second-best sentence probabilities and the
-    1-based rank of the source its best sentence comes from."""
+    """What the extractive quoter saw: its best and second-best sentence probabilities, the 1-based
+    rank of the source its best sentence comes from, and that sentence's own features
+    (`ragcore.answer.extractive_model.FEATURES`: its cosine with the question, its idf-weighted
+    word overlap at 5- and 4-letter prefixes, whether it has the kind of fact asked, its source
+    chunk's overlap) and whether the question asks for a particular kind of fact. Records of
+    older runs have the first three only: the rest default to 0."""
 
     best: float
     second: float
     source: int
+    sentence_cosine: float = 0.0
+    sentence_overlap: float = 0.0
+    sentence_overlap4: float = 0.0
+    type_match: float = 0.0
+    asks_type: float = 0.0
+    source_overlap: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
-        return {"best": self.best, "second": self.second, "source": self.source}
+        return dataclasses.asdict(self)
 
 
 def quote_features(gate_probability: float, signals: dict[str, float], quoted: QuoteSignals) -> dict[str, float]:
@@ -100,7 +114,10 @@ def quote_features(gate_probability: float, signals: dict[str, float], quoted: Q
     p = min(max(gate_probability, 1e-6), 1 - 1e-6)
     return {"gate_logit": math.log(p / (1 - p)), "best_sentence": quoted.best,
             "sentence_margin": quoted.best - quoted.second, "source_rank": 1.0 / max(quoted.source, 1),
-            "cosine": signals["cosine"], "coverage": signals["coverage"], "legs_agree": signals["legs_agree"]}
+            "cosine": signals["cosine"], "coverage": signals["coverage"], "legs_agree": signals["legs_agree"],
+            "sentence_cosine": quoted.sentence_cosine, "sentence_overlap": quoted.sentence_overlap,
+            "sentence_overlap4": quoted.sentence_overlap4, "type_match": quoted.type_match,
+            "asks_type": quoted.asks_type, "source_overlap": quoted.source_overlap}
 
 
 @dataclass(frozen=True)
