@@ -313,7 +313,7 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
         "gate": {"signal": threshold.signal, "value": threshold.value, "measured": threshold.measured,
                  "score": threshold.score(evidence) if evidence.permitted_hits else None,
                  "permitted_hits": evidence.permitted_hits, "evidence": evidence.as_dict(),
-                 "answer_at": model.answer_at if model else None, "closest_at": model.closest_at if model else None,
+                 "answer_at": ctx.service.answer_cut, "closest_at": model.closest_at if model else None,
                  "quote_at": model.quote_at if model else None},
         "answer": {"text": answer.text, "status": answer.status, "generator": answer.generator,
                    "llm_called": answer.llm_called, "cited": list(answer.cited), "sources": answer_sources,

@@ -11,8 +11,9 @@
    `closest_at` the highest cut that refuses at most `--max-refused-answerable` of its answerable
    cases; unless `--no-quote-check`, the quote check (`fit_quote_check`) — a second logistic model
    of "the extractive quote carries the asked fact" over the gate's and the quoter's signals —
-   and its cut, chosen together with a (lower) `answer_at`: an answer outcome whose quote falls
-   below the check's cut is shown as the closest passages rather than a quote.
+   and its cut, chosen together with a (lower) answer cut of its own (`QuoteCheck.answer_at`): an
+   answer outcome whose quote falls below the check's cut is shown as the closest passages rather
+   than a quote. The gate's own `answer_at` stays for a language model, whose answers have no check.
    With `--fit-tquad`, TQuAD *train* questions join the train half as a second domain
    (`collect_tquad`: 300 answerable, 150 unanswerable with their article withdrawn, as the answer
    evaluation asks them, through the same retrieval and quoter over the lab's TQuAD corpus): each
@@ -228,7 +229,7 @@ def fit_quote_check(train: list[dict], gate: AbstentionModel, max_answered_unans
 
     The check: a logistic regression of "the quote carries every key fact" (an unanswerable case's
     quote never does) over `QUOTE_FEATURE_NAMES`, on the cases the gate does not refuse. The cuts:
-    `answer_at` (from `closest_at` up to the gate's own) and the check's `at`, the pair with the
+    the check's `answer_at` (from `closest_at` up to the gate's own) and its `at`, the pair with the
     most right minus wrong quotes among the train cases it answers — a wrong quote costs what a
     right one gains, since the closest passages are there for both — while answering at most
     `max_answered_unanswerable` of the unanswerable ones (per domain; a domain's right and wrong
@@ -285,13 +286,13 @@ def fit_quote_check(train: list[dict], gate: AbstentionModel, max_answered_unans
             if gain > best[2] + 1e-12:
                 best = (answer_at, quote_at, gain)
     check = QuoteCheck(QUOTE_FEATURE_NAMES, tuple(float(c) for c in coefficients), intercept,
-                       tuple(map(float, means)), tuple(map(float, scales)), best[1])
-    return dataclasses.replace(gate, answer_at=best[0], quote_check=check)
+                       tuple(map(float, means)), tuple(map(float, scales)), best[1], best[0])
+    return dataclasses.replace(gate, quote_check=check)  # the gate's own cut stays for a language model
 
 
 def final_outcome(case: dict, model: AbstentionModel | None, threshold) -> str:
     """The outcome the chat gives with the extractive quoter: the gate's, then the quote check."""
-    decision = decide(case["retrieval"], model, threshold)
+    decision = decide(case["retrieval"], model, threshold, quoting=True)
     if decision.outcome == ANSWER and model is not None and decision.probability is not None:
         q = model.quote_probability(decision.probability, decision.signals, case["quote_signals"])
         if quote_held_back(q, model.quote_at):

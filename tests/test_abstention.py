@@ -223,6 +223,38 @@ def test_an_unsure_quote_becomes_the_closest_passages(law_db, embedder):
     assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_CLOSEST
 
 
+class LanguageModelDouble:
+    """A generator that is not the extractive quoter (its answers get no quote check)."""
+
+    kind, model, label = "ollama", "double", "ollama/double"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def stream(self, messages, sources, question, **kwargs):
+        self.calls += 1
+        yield "Risk değerlendirmesi yapmak işverenin yükümlülüğüdür [1]."
+
+
+def test_the_quote_checks_lower_answer_cut_is_for_quotes_only(law_db, embedder):
+    """The quote check's gate cut is chosen together with it; a language model's answer has no
+    such check, so the gate's own cut decides for it."""
+    gate = _model(answer_at=1.01, closest_at=0.0)  # the gate alone answers nothing
+    checked = _with_quote_cut(gate, 0.0)
+    checked = dataclasses.replace(checked, quote_check=dataclasses.replace(checked.quote_check, answer_at=0.0))
+    assert checked.answer_cut(quoting=True) == 0.0 and checked.answer_cut(quoting=False) == 1.01
+    quoting, _ = _service(law_db, embedder, checked)
+    assert quoting.ask(_mehmet(law_db), RISK_QUESTION).outcome == OUTCOME_ANSWER
+    llm = LanguageModelDouble()
+    service = AnswerService(law_db, Settings(embed_backend="use"), embedder, llm)
+    service.abstention = checked
+    answer = service.ask(_mehmet(law_db), RISK_QUESTION)
+    assert answer.outcome == OUTCOME_CLOSEST and llm.calls == 0
+    entry = checked.quote_check.as_entry()
+    assert QuoteCheck.from_entry(entry).answer_at == 0.0  # it is kept in the model file
+    assert QuoteCheck.from_entry({k: v for k, v in entry.items() if k != "answer_at"}).answer_at is None  # older files
+
+
 def test_a_confident_quote_is_the_answer_and_reuses_the_checked_passages(law_db, embedder, monkeypatch):
     service, generator = _service(law_db, embedder, _with_quote_cut(_model(answer_at=0.0, closest_at=0.0), 0.0))
     from ragcore.answer import extractive

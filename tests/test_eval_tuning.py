@@ -148,7 +148,8 @@ def test_the_quote_check_keeps_the_quotes_that_were_right_and_answers_no_more_un
                       "quote_correct": False, "features": abstention.features(retrieval)})
     assert {cal.final_outcome(c, gate, threshold) for c in train} == {CLOSEST}  # the gate alone answers none
     checked = cal.fit_quote_check(train, gate, max_answered_unanswerable=0.0)
-    assert checked.quote_check is not None and checked.answer_at < gate.answer_at  # it lowered the answer cut
+    assert checked.quote_check is not None and checked.answer_cut(quoting=True) < gate.answer_at  # a lower cut to quote
+    assert checked.answer_at == gate.answer_at  # a language model's answers keep the gate's own cut
     got = [cal.final_outcome(c, checked, threshold) for c in train]
     assert [g for c, g in zip(train, got, strict=True) if c["quote_correct"]] == [ANSWER] * 5  # every right quote is answered
     assert {g for c, g in zip(train, got, strict=True) if not c["quote_correct"]} == {CLOSEST}  # no wrong one, no unanswerable

@@ -212,6 +212,11 @@ class AnswerService:
         """Whether the generator is a language model (the extractive quoter is not)."""
         return getattr(self.generator, "kind", "") != "extractive"
 
+    @property
+    def answer_cut(self) -> float | None:
+        """The gate probability an answer needs with this generator (None: no three-outcome model)."""
+        return None if self.abstention is None else self.abstention.answer_cut(quoting=not self._llm)
+
     def _current_user(self, user: User) -> User:
         """The role comes from the database at call time, never from a cached session."""
         try:
@@ -249,7 +254,7 @@ class AnswerService:
                                            windows=self.settings.dense_windows)
         except DatabaseUnavailable as exc:
             raise self._database_down(answering, exc) from exc
-        decision = decide(answering.retrieval, self.abstention, self.threshold)
+        decision = decide(answering.retrieval, self.abstention, self.threshold, quoting=not self._llm)
         answering.decision = decision
         if decision.outcome == REFUSED:
             yield FALLBACK_ANSWER

@@ -7,7 +7,8 @@ legs agree) through a logistic model fitted on the development set's
 train half (scripts/calibrate_abstention.py → ragcore/measured/abstention.json), with two
 operating points chosen on that half:
 
-- p ≥ answer_at: *answer*, as before, with citations;
+- p ≥ answer_at: *answer*, as before, with citations (with the extractive quoter, the quote
+  check's own answer cut, below);
 - closest_at ≤ p < answer_at: *closest* — the best two or three permitted passages, labelled as
   the closest sections, no quoted or generated answer, and the question goes to review;
 - p < closest_at, or nothing permitted at all: *refuse* with the fixed sentence — unless the
@@ -17,7 +18,9 @@ With the extractive quoter (no language model), an *answer* has a second conditi
 check (`QuoteCheck`): a second logistic model, over the gate's probability and signals and the
 quoter's own (its best sentence's probability, the margin over the runner-up, the rank of the
 source it quotes), that the quote carries the asked fact; below its cut the user gets the closest
-passages instead of a quote that probably misses it. The quoter's confidence alone told right
+passages instead of a quote that probably misses it. Its gate cut (`QuoteCheck.answer_at`) is
+chosen together with it, lower than the gate's own: a language model's answer has no such check,
+so with a language model the gate's own `answer_at` decides. The quoter's confidence alone told right
 from wrong quotes poorly (ROC AUC 0.54 on dev); together with the retrieval's signals it does
 better. It is applied by the answer service (`ragcore.answer.service`) and lives here because it
 is fitted with the gate, whose answer cut is chosen together with it.
@@ -130,19 +133,21 @@ class QuoteCheck:
     means: tuple[float, ...]
     scales: tuple[float, ...]
     at: float
+    answer_at: float | None = None  # the gate's answer cut when this check follows it; None: the gate's own
 
     def probability(self, values: dict[str, float]) -> float:
         return _logistic(values, self.names, self.coefficients, self.intercept, self.means, self.scales)
 
     def as_entry(self) -> dict:
-        return {"features": list(self.names), "coefficients": list(self.coefficients), "intercept": self.intercept,
-                "means": list(self.means), "scales": list(self.scales), "at": self.at}
+        entry = {"features": list(self.names), "coefficients": list(self.coefficients), "intercept": self.intercept,
+                 "means": list(self.means), "scales": list(self.scales), "at": self.at}
+        return entry if self.answer_at is None else {**entry, "answer_at": self.answer_at}
 
     @classmethod
     def from_entry(cls, entry: dict) -> QuoteCheck:
         check = cls(tuple(entry["features"]), tuple(float(c) for c in entry["coefficients"]), float(entry["intercept"]),
                     tuple(float(m) for m in entry["means"]), tuple(float(s) for s in entry["scales"]),
-                    float(entry["at"]))
+                    float(entry["at"]), None if entry.get("answer_at") is None else float(entry["answer_at"]))
         if set(check.names) - set(QUOTE_FEATURE_NAMES) or not (
                 len(check.names) == len(check.coefficients) == len(check.means) == len(check.scales)):
             raise ValueError(f"the quote check does not match the signals this code computes "
@@ -152,7 +157,8 @@ class QuoteCheck:
 
 @dataclass(frozen=True)
 class AbstentionModel:
-    """A fitted logistic model over `features` and its two operating points."""
+    """A fitted logistic model over `features` and its two operating points (`answer_at` with a
+    language model; with the extractive quoter, `answer_cut(quoting=True)`)."""
 
     names: tuple[str, ...]
     coefficients: tuple[float, ...]
@@ -177,6 +183,13 @@ class AbstentionModel:
     @property
     def quote_at(self) -> float | None:
         return None if self.quote_check is None else self.quote_check.at
+
+    def answer_cut(self, *, quoting: bool) -> float:
+        """The probability an answer needs: the quote check's gate cut when the extractive quoter
+        answers and the check has one, else the gate's own."""
+        if quoting and self.quote_check is not None and self.quote_check.answer_at is not None:
+            return self.quote_check.answer_at
+        return self.answer_at
 
     def as_entry(self) -> dict:
         entry = {"features": list(self.names), "coefficients": list(self.coefficients), "intercept": self.intercept,
@@ -222,15 +235,17 @@ class Decision:
     signals: dict[str, float]
 
 
-def decide(retrieval: Retrieval, model: AbstentionModel | None, threshold: Threshold) -> Decision:
-    """Answer, closest passages or refusal for one retrieval."""
+def decide(retrieval: Retrieval, model: AbstentionModel | None, threshold: Threshold, *,
+           quoting: bool = False) -> Decision:
+    """Answer, closest passages or refusal for one retrieval (`quoting`: the extractive quoter
+    answers, so the quote check's answer cut applies; the check itself is the service's)."""
     signals = features(retrieval)
     if not retrieval.hits or retrieval.evidence.permitted_hits == 0:
         return Decision(REFUSED, None, signals)
     if model is None:
         return Decision(REFUSED if should_refuse(retrieval.evidence, threshold) else ANSWER, None, signals)
     p = model.probability(signals)
-    if p >= model.answer_at:
+    if p >= model.answer_cut(quoting=quoting):
         return Decision(ANSWER, p, signals)
     if p >= model.closest_at or not should_refuse(retrieval.evidence, threshold):
         # Never a flat refusal where the single calibrated threshold saw enough evidence to answer:
