@@ -536,3 +536,30 @@ def test_orphan_staged_files_are_collected_but_not_a_failed_jobs_input(db, setti
     removed = jobs.remove_orphan_staged_files(db, settings, min_age_s=0)
     assert sorted(p.name for p in removed) == [".1000.4242.tmp", "999.pdf"]
     assert jobs.staged_path(settings, failed.id).is_file()  # the failed job keeps its input for a retry
+
+
+def test_closing_the_workers_loop_survives_a_task_that_swallows_its_cancellation() -> None:
+    """A psycopg_pool maintenance task once swallowed the cancellation at shutdown and went back
+    to its queue; the worker thread then never ended (and every later test waited for it)."""
+    import asyncio
+    import threading
+
+    from ragcore.jobs.worker import _close_loop
+
+    loop = asyncio.new_event_loop()
+
+    async def stubborn() -> None:
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            pass  # swallowed, as asyncio.wait_for can when the cancellation and a result coincide
+        await queue.get()  # nothing will ever come: only a second cancellation ends this
+
+    task = loop.create_task(stubborn())
+    loop.run_until_complete(asyncio.sleep(0))  # the task is waiting in its sleep
+    closer = threading.Thread(target=_close_loop, args=(loop,), daemon=True)
+    closer.start()
+    closer.join(30)
+    assert not closer.is_alive(), "_close_loop waited for ever on a task that ignored one cancellation"
+    assert loop.is_closed() and task.cancelled()

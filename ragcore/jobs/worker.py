@@ -347,15 +347,28 @@ class BackgroundWorker:
             log.info("background worker %s stopped", self.name)
 
 
+CLOSE_ROUNDS = 5  # cancellations sent to each task left behind, one second apart
+
+
 def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """What `asyncio.run` does on the way out: cancel what is left (a stop during start-up can
-    leave the pool's own tasks behind), finish async generators, close."""
+    """What `asyncio.run` does on the way out — cancel what is left (a stop during start-up can
+    leave the pool's own tasks behind), finish async generators, close — but never waiting for
+    ever: a task can swallow a cancellation and wait again. A psycopg_pool maintenance worker did
+    (seen in a test run: the task "cancelling", back at its queue's `get()`, the worker thread
+    alive for good), as `asyncio.wait_for` can in Python 3.11 when the cancellation and the inner
+    result arrive together. So what is still pending is cancelled again, a few rounds, then left."""
     try:
-        pending = asyncio.all_tasks(loop)
-        for task in pending:
-            task.cancel()
-        if pending:
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        for _ in range(CLOSE_ROUNDS):
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            if not pending:
+                break
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.wait(pending, timeout=1.0))
+        else:
+            stuck = [task.get_name() for task in asyncio.all_tasks(loop) if not task.done()]
+            if stuck:
+                log.warning("closing the worker's event loop with tasks that ignore cancellation: %s", stuck)
         loop.run_until_complete(loop.shutdown_asyncgens())
     finally:
         loop.close()
