@@ -101,10 +101,17 @@ def collect(index, embedder, questions: list[GoldQuestion], documents, *, k: int
             retrieval = retrieve(index.db, embedder, question.question, role, k=k, mode=mode, windows=windows)
             found = any(s.chunk_id in relevant for s in retrieval.sources)
             quoted, correct = quote_check(question, retrieval, embedder)
-            out.append({"qid": question.id, "role": role, "answerable": question.answerable, "kind": kind_of(question),
-                        "found": found, "features": abstention.features(retrieval), "retrieval": retrieval,
-                        "quote_signals": quoted, "quote_correct": correct})
+            out.append(case_record(question.id, role, question.answerable, kind_of(question), found, retrieval,
+                                   quoted, correct))
     return out
+
+
+def case_record(qid: str, role: str, answerable: bool, kind: str, found: bool, retrieval, quoted: QuoteSignals,
+                correct: bool, domain: str = LAWS) -> dict:
+    """One case as the fits and `outcomes` read it, whichever question set it comes from."""
+    return {"qid": qid, "role": role, "answerable": answerable, "kind": kind, "domain": domain, "found": found,
+            "features": abstention.features(retrieval), "retrieval": retrieval, "quote_signals": quoted,
+            "quote_correct": correct}
 
 
 def quote_check(question: GoldQuestion, retrieval, embedder) -> tuple[QuoteSignals, bool]:
@@ -151,12 +158,10 @@ def collect_tquad(settings: Settings, embedder, splits: tuple[str, ...], *, k: i
                     choice = choose_quote(q.question, retrieval.sources, embedder, retrieval.query_vector)
                     text = without_lead(quote(list(choice.passages), retrieval.sources)) if choice.passages else ""
                     correct = answerable and bool(text) and score_answer(q.answer, text, [], [], "answer").correct
-                    out[split].append({
-                        "qid": f"{group}:{q.qid}", "role": "admin", "answerable": answerable, "domain": TQUAD,
-                        "kind": TQUAD if answerable else f"unanswerable:{TQUAD}",
-                        "found": any(index.get(s.chunk_id) in set(relevant) for s in retrieval.sources),
-                        "features": abstention.features(retrieval), "retrieval": retrieval,
-                        "quote_signals": choice.signals(), "quote_correct": correct})
+                    found = bool({index.get(s.chunk_id) for s in retrieval.sources} & set(relevant))
+                    out[split].append(case_record(f"{group}:{q.qid}", "admin", answerable,
+                                                  TQUAD if answerable else f"unanswerable:{TQUAD}", found, retrieval,
+                                                  choice.signals(), correct, TQUAD))
     finally:
         dbmod.drop_namespace(db, TQUAD_NAMESPACE)
         db.close()

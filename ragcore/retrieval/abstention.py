@@ -32,9 +32,8 @@ entry keeps the single calibrated threshold (answer or refuse).
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ragcore.core import OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED
@@ -109,7 +108,7 @@ class QuoteSignals:
     source_overlap: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
-        return dataclasses.asdict(self)
+        return asdict(self)
 
 
 def quote_features(gate_probability: float, signals: dict[str, float], quoted: QuoteSignals) -> dict[str, float]:
