@@ -58,8 +58,8 @@ OUTCOMES = ("correct", "correct_not_in_context", "fallback", "wrong")
 # wrong, the closest passages, or the refusal sentence. They split OUTCOMES' "fallback" into
 # closest and refused; "correct" there is any correct answer (in the context or not).
 # The cached row's layout; part of the fingerprint, so rows of an older layout (without the gate's
-# outcome and probability) are asked again rather than misread.
-ROW_FORMAT = 2
+# outcome and probability; 3: the closest outcome's marked sentences) are asked again rather than misread.
+ROW_FORMAT = 3
 RECALL_THRESHOLD = 0.5
 # Phrases by which a model says the answer is not in its context (the fallback sentence is one).
 REFUSAL_PHRASES = (
@@ -315,7 +315,8 @@ def ask(service, user, db, question: str, index: dict[int, int]) -> dict:
     return {"answer": answer.text, "kind": KINDS[answer.status], "outcome": answer.outcome,
             "probability": answer.extra.get("probability"), "cited": cited,
             "ranking": [index[s.chunk_id] for s in retrieval.sources],
-            "seconds": round((answer.total_ms or 0.0) / 1000, 3), "evidence": retrieval.evidence.as_dict()}
+            "seconds": round((answer.total_ms or 0.0) / 1000, 3), "evidence": retrieval.evidence.as_dict(),
+            "nearest": list(answer.nearest)}
 
 
 def _row(ws, config, group: str, q: Question, cached: dict, relevant: set[int]) -> dict:
@@ -331,9 +332,17 @@ def _row(ws, config, group: str, q: Question, cached: dict, relevant: set[int]) 
         "result": result_of(cached["outcome"], s), "exact": s.exact, "token_recall": s.token_recall, "correct": s.correct,
         "refused": s.refused, "gated": cached["kind"] == "gate", "gold_in_context": s.gold_in_context,
         "cited": s.cited, "cited_gold": s.cited_gold, "quoted_sentences": quoted_sentences(cached["answer"]),
+        "closest_marked": group == "answerable" and marks_answer(q.answer, cached),
         "answer_chars": len(strip_markers(without_lead(cached["answer"])).strip()),
         "top5": " ".join(chunks.chunks[i].chunk_id for i in ranking[:5]), "seconds": cached["seconds"],
     }
+
+
+def marks_answer(gold: str, cached: dict) -> bool:
+    """The closest outcome's marked sentences, read together, hold the gold answer (the answer's
+    own scoring rule): the reader was shown where it is, though not told it."""
+    marks = cached.get("nearest") or []
+    return cached["outcome"] == OUTCOME_CLOSEST and bool(marks) and score_answer(gold, " ".join(marks), [], []).correct
 
 
 def result_of(gate_outcome: str | None, score: Score) -> str:
@@ -365,6 +374,9 @@ def summarise_groups(rows: list[dict]) -> dict:
             rates[name] = {"mean": float(values.mean()), "ci": [lo, hi], "count": int(values.sum())}
         results = {name: rate([r["result"] in wanted for r in sub], idx)
                    for name, wanted in {**{r: (r,) for r in RESULTS}, "answered": ("correct", "wrong")}.items()}
+        # the closest passages' marks: how often they hold the answer, and who met it at all
+        results["closest_marked"] = rate([_truthy(r.get("closest_marked")) for r in sub], idx)
+        results["fact_met"] = rate([r["result"] == "correct" or _truthy(r.get("closest_marked")) for r in sub], idx)
         answered = [r for r in sub if not _truthy(r["refused"])]
         quotes = [int(r["quoted_sentences"]) for r in answered]
         out[group] = {"n": len(sub), "rates": rates, "results": results,

@@ -118,7 +118,21 @@ def _gate_rates(payloads: Sequence[dict]) -> dict | None:
         wanted = {**{r: (r,) for r in RESULTS}, "answered": ("correct", "wrong", "unscored")}
         out[group] = {"n": len(got), "unscored": got.count("unscored"),
                       "rates": {name: rate([g in w for g in got], idx) for name, w in wanted.items()}}
+    out["answerable"]["closest_marks"] = _closest_marks([p for p in payloads if p["answerable"]])
     return out
+
+
+def _closest_marks(answerable: Sequence[dict]) -> dict:
+    """How well the closest outcome points: of the answerable cases shown the closest passages
+    (with marks and key facts), the share whose marked sentences carry every key fact; and over
+    all answerable cases, the share that met the asked fact at all — in a right quote, or in a
+    marked sentence of the closest passages. Runs stored before the marks count none."""
+    marked = [p["answer"].get("nearest_found") for p in answerable if case_result(p) == "closest"]
+    scored = [m for m in marked if m is not None]
+    met = [case_result(p) == "correct" or (case_result(p) == "closest" and bool(p["answer"].get("nearest_found")))
+           for p in answerable]
+    return {"of_closest": rate(scored, metrics.bootstrap_indices(len(scored)) if scored else None),
+            "fact_met": rate(met, metrics.bootstrap_indices(len(met)) if met else None)}
 
 
 def _gate_cases(payloads: Sequence[dict]) -> tuple[list[GateCase], float, float, float | None] | None:
@@ -309,6 +323,10 @@ def results_rows(summary: dict) -> list[dict[str, str]]:
             "Yanlış (cevaplanabilir)": percent_with_ci(a["answerable"]["rates"].get("wrong")),
             "Doğru geri çekilme (cevaplanamaz)": percent_with_ci(a["unanswerable"]["rates"].get("fallback")),
             "En yakın parçalar (cevaplanabilir)": percent_with_ci(shown["answerable"]["rates"].get("closest")),
+            "İşaretli cümlede bilgi (en yakın parçalar)": percent_with_ci(
+                (shown["answerable"].get("closest_marks") or {}).get("of_closest")),
+            "Bilgiye ulaşan (doğru alıntı ya da işaretli cümle)": percent_with_ci(
+                (shown["answerable"].get("closest_marks") or {}).get("fact_met")),
             "Reddedildi (cevaplanabilir)": percent_with_ci(shown["answerable"]["rates"].get("refused")),
             "Cevap verildi (cevaplanamaz)": percent_with_ci(shown["unanswerable"]["rates"].get("answered")),
             "Kapsam (bugünkü eşik)": percent(op.get("coverage")),

@@ -262,6 +262,15 @@ class ConfigurationContext:
     by_id: dict[int, str] = field(default_factory=dict)  # namespace document id -> sha256
 
 
+def marked_facts(question: GoldQuestion, nearest: Sequence[str]) -> bool | None:
+    """Whether the closest outcome's marked sentences, together, carry every key fact (None: no
+    marks, or nothing to find — an unanswerable question or one without key facts). Not an
+    answer: the reader is shown where to look, and this says whether that place is right."""
+    if not nearest or not question.answerable or not question.key_facts:
+        return None
+    return all(any(exact_match(fact, sentence) for sentence in nearest) for fact in question.key_facts)
+
+
 def _quote_probability(model: AbstentionModel | None, gated: dict, behind: dict) -> float | None:
     """The gate's quote check on the quote behind the gate: the gated answer's probability and
     signals (the same retrieval) with the ungated quoter's signals, as the chat would combine them
@@ -320,7 +329,8 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
                    "total_ms": answer.total_ms, "outcome": answer_outcome, "facts_found": found, "notice": answer.notice,
                    "gate_outcome": answer.outcome, "probability": answer.extra.get("probability"),
                    "quote_confidence": answer.extra.get("quote_confidence"),
-                   "quote_probability": answer.extra.get("quote_probability")},
+                   "quote_probability": answer.extra.get("quote_probability"),
+                   "nearest": list(answer.nearest), "nearest_found": marked_facts(question, answer.nearest)},
         "ungated": ungated, "agreement": agreement,
     }
     if question.answerable:

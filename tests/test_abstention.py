@@ -12,6 +12,7 @@ import pytest
 
 from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator, review_queue
+from ragcore.answer.extractive import choose_quote
 from ragcore.core import (
     CLOSEST_LEAD,
     FALLBACK_ANSWER,
@@ -32,6 +33,7 @@ from ragcore.retrieval import (
     abstention,
     decide,
     measurements,
+    retrieve,
     threshold_for,
 )
 from ragcore.retrieval.hybrid import Evidence, Hit, Retrieval
@@ -165,6 +167,14 @@ def test_closest_outcome_shows_passages_and_goes_to_review(law_db, embedder):
         assert f"Yakın parça {number}: {source.title}, {source.article}, {source.page_label} [{source.rank}]" in lines
         assert source.text[:60] not in answer.text
     assert "göre:" not in answer.text and "> “" not in answer.text  # nothing that reads like an answer
+    # each passage's sentence nearest the question, to mark where it is shown: verbatim from it
+    assert len(answer.nearest) == len(answer.sources) and all(answer.nearest)
+    for sentence, source in zip(answer.nearest, answer.sources, strict=True):
+        assert sentence in " ".join(source.text.split()) and sentence not in answer.text
+    context = retrieve(law_db, embedder, RISK_QUESTION, _mehmet(law_db).role, k=service.settings.top_k,
+                       mode=service.mode, windows=service.settings.dense_windows)
+    ranked = choose_quote(RISK_QUESTION, context.sources, embedder, context.query_vector).ranked
+    assert answer.nearest[0] == next(p.text for p in ranked if p.number == 1)  # the quoter's own ranking
     row = logged_questions(law_db, "mehmet")[0]
     assert row.outcome == OUTCOME_CLOSEST
     queued = [q for q in review_queue(law_db) if q.public_id == answer.question_id]

@@ -26,7 +26,7 @@ from tests.app_support import REPO, reset_app, set_app_env
 from tests.conftest import LAW_6331
 from tests.pdfs import text_pdf
 from ui import context
-from ui.markdown import escape_markdown, highlight
+from ui.markdown import MARK, escape_markdown, highlight
 
 APP = str(REPO / "app.py")
 ADMIN_PASSWORD = "yonetici-parola-1"
@@ -502,3 +502,12 @@ def test_admin_opens_every_page(app_env: Path) -> None:
         at.switch_page(page).run()
         assert not at.exception, (page, at.exception)
     assert any("Sistem durumu" in e.label for e in at.sidebar.expander)
+
+
+def test_highlight_marks_the_nearest_sentence_across_line_breaks() -> None:
+    text = "Madde 14 – (1) İşveren,\nbütün iş kazalarının kaydını tutar.\nİş kazalarını [x](http://a) üç iş günü\niçinde bildirir."
+    sentence = "İş kazalarını [x](http://a) üç iş günü içinde bildirir."
+    out = highlight(text, frozenset(), sentence)
+    assert MARK[0] + escape_markdown(sentence) + MARK[1] in out and "[x](" not in out  # still escaped
+    assert out.startswith(r"Madde 14 – \(1\) İşveren,")
+    assert highlight(text, frozenset(), "Bu cümle metinde yok.") == highlight(text, frozenset())  # marks nothing

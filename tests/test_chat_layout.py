@@ -21,7 +21,8 @@ from tests.test_app import (
     new_app,
     shown,
 )
-from ui.chat import HISTORY, UNUSED_SOURCES, Turn
+from ui.chat import HISTORY, NEAREST_CAPTION, UNUSED_SOURCES, Turn
+from ui.markdown import MARK
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -78,3 +79,24 @@ def test_closest_passages_have_a_box_of_their_own(db: Database, settings, embedd
     bodies = [_plain(m.value) for m in at.markdown]
     assert not any("göre:" in b or b.startswith(">") or "Yakın parça" in b for b in bodies), bodies  # no answer look
     assert "[1] Is Kazasi Talimati · Madde 14 · s. 1" in [_plain(e.label) for e in at.expander]
+
+
+def test_the_closest_passages_are_open_with_their_nearest_sentence_marked(db: Database, settings, embedder) -> None:
+    doc_id = _ingest(db, settings, embedder)
+    with db.connection() as conn:
+        chunk_id = conn.execute("SELECT id FROM chunks WHERE document_id = %s ORDER BY ordinal", (doc_id,)).fetchone()[0]
+    source = Source(1, chunk_id, doc_id, "Is Kazasi Talimati", "is-kazasi.pdf", 1, 1, "Madde 14", 0.4, PAGES[0])
+    nearest = "Isveren is kazasini uc is gunu icinde Sosyal Guvenlik Kurumuna bildirir."
+    at = login(new_app(), "admin", ADMIN_PASSWORD)
+    at.session_state[HISTORY] = [Turn(question="Kaza olursa ne yapilir?", text=closest_passages_text([source]),
+                                      status=STATUS_NEEDS_REVIEW, outcome=OUTCOME_CLOSEST, sources=(source,),
+                                      cited=(1,), nearest=(nearest,))]
+    at.run()
+    assert not at.exception, at.exception
+    (expander,) = [e for e in at.expander if _plain(e.label) == "[1] Is Kazasi Talimati · Madde 14 · s. 1"]
+    assert expander.proto.expanded  # what this outcome has to show is open
+    marked = [_plain(m.value) for m in expander.markdown if MARK[0] in _plain(m.value)]
+    assert marked and _plain(MARK[0]) + nearest + MARK[1] in marked[0], marked
+    assert NEAREST_CAPTION in shown(at.caption)
+    (box,) = [w for w in shown(at.warning) if CLOSEST_LEAD in w]
+    assert nearest not in box  # marked in the passage, never put in the box as if it were the answer

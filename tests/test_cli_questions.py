@@ -65,7 +65,7 @@ def test_ask_json(cli_env, capsys) -> None:
     code, payload, _ = _run(capsys, "ask", RISK, "--user", "mehmet", "--json")
     assert code == 0
     assert payload["status"] == "answered" and payload["generator"] == "extractive" and payload["llm_called"] is False
-    assert payload["outcome"] == "answer"
+    assert payload["outcome"] == "answer" and payload["nearest_sentences"] == []
     assert payload["sources"][0]["article"] == "Madde 10" and "[1]" in payload["answer"]
 
 

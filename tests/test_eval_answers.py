@@ -239,3 +239,17 @@ def test_answer_run_is_the_answer_service_and_withdraws_the_article(settings, tm
 def test_answers_refuse_an_exact_retriever():
     with pytest.raises(ValueError, match="production"):
         ans.AnswerConfig(retriever="hybrid-weighted").mode()
+
+
+def test_the_closest_outcomes_marks_are_scored_like_an_answer():
+    """A closest case whose marked sentences hold the gold answer counts as marked, never as correct."""
+    cached = {"outcome": "closest", "nearest": ["Kale, Buzgan kasabası yakınındadır.", "Başka bir cümle."]}
+    assert ans.marks_answer("Buzgan kasabası", cached)
+    assert not ans.marks_answer("Mardin", cached)
+    assert not ans.marks_answer("Buzgan kasabası", {**cached, "outcome": "answer"})  # an answer is scored as one
+    assert not ans.marks_answer("Buzgan kasabası", {"outcome": "closest"})  # rows without marks
+    rows = [*ROWS[:3], {**ROWS[3], "closest_marked": True}, *ROWS[4:]]
+    answerable = ans.summarise_groups(rows)["answerable"]["results"]
+    assert answerable["closest_marked"]["count"] == 1 and answerable["correct"]["count"] == 2
+    assert answerable["fact_met"]["count"] == 3
+    assert ans.summarise_groups(ROWS)["answerable"]["results"]["closest_marked"]["count"] == 0  # older rows

@@ -408,3 +408,12 @@ def test_the_quote_choice_reports_its_best_sentences_own_signals(embedder) -> No
     unrelated = ex.choose_quote("Bugün hava nasıl olacak?", SOURCES, embedder).signals()
     assert unrelated.asks_type == 0.0 and unrelated.sentence_overlap4 == 0.0 and unrelated.type_match == 0.0
     assert ex.choose_quote("x", [], embedder).signals() == ex.QuoteSignals(0.0, 0.0, 0)  # an empty context
+
+
+def test_the_quote_choice_names_each_sources_nearest_sentence() -> None:
+    """The closest outcome marks, in each passage it shows, the unit the quoter ranks highest there."""
+    ranked = (ex.Passage(2, "İkinci kaynağın en iyi cümlesi.", 0.9), ex.Passage(1, "Birinci kaynağın cümlesi.", 0.5),
+              ex.Passage(2, "İkinci kaynağın öteki cümlesi.", 0.4), ex.Passage(1, "Birincinin son cümlesi.", 0.1))
+    choice = ex.QuoteChoice(ranked, ranked[:1])
+    assert choice.nearest(3) == ("Birinci kaynağın cümlesi.", "İkinci kaynağın en iyi cümlesi.", "")
+    assert choice.nearest(1) == ("Birinci kaynağın cümlesi.",) and ex.QuoteChoice((), ()).nearest(2) == ("", "")

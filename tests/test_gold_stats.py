@@ -323,3 +323,36 @@ def test_a_run_without_a_model_or_from_before_the_three_outcomes_still_summarise
     assert block["outcome_curve"] is None and block["gate_outcomes"] is None
     row = gold_report.results_rows({"configurations": [{**block, "index": {}}]})[0]
     assert row["Reddedildi (cevaplanabilir)"] == "—" and row["Doğru (cevaplanabilir)"] != "—"
+
+
+def test_the_summary_says_how_often_the_closest_passages_mark_the_asked_fact() -> None:
+    """The closest outcome marks a sentence per passage; the summary counts, of the answerable
+    cases shown it, those whose marks carry the key facts, and the cases that met the fact at all."""
+    from eval import gold_report
+
+    payloads = [_payload(True, "answer", 0.9, "correct"), _payload(True, "answer", 0.85, "wrong"),
+                _payload(True, "closest", 0.6, "fallback", nearest=["a"], nearest_found=True),
+                _payload(True, "closest", 0.5, "fallback", nearest=["b"], nearest_found=False),
+                _payload(True, "closest", 0.4, "fallback", nearest=[], nearest_found=None),  # no key facts to find
+                _payload(True, "refused", 0.2, "fallback"),
+                _payload(False, "closest", 0.5, "fallback", nearest=["c"], nearest_found=None)]
+    block, _ = gold_report.configuration_summary(_Config(), payloads, None, None)
+    marks = block["gate_outcomes"]["answerable"]["closest_marks"]
+    assert (marks["of_closest"]["count"], marks["of_closest"]["n"]) == (1, 2)
+    assert (marks["fact_met"]["count"], marks["fact_met"]["n"]) == (2, 6)  # the right quote and the right mark
+    row = gold_report.results_rows({"configurations": [{**block, "index": {}}]})[0]
+    assert row["İşaretli cümlede bilgi (en yakın parçalar)"].startswith("%50,0")
+    older, _ = gold_report.configuration_summary(_Config(), PAYLOADS, None, None)  # stored before the marks
+    assert older["gate_outcomes"]["answerable"]["closest_marks"]["fact_met"]["count"] == 1
+
+
+def test_marked_facts_needs_every_key_fact_in_some_mark() -> None:
+    from eval.gold_run import marked_facts
+    from eval.goldset import GoldQuestion
+
+    question = GoldQuestion("q", "Kaza kaç günde bildirilir?", True, (), ("isg",), ("üç iş günü", "Kuruma"))
+    assert marked_facts(question, ["kazadan sonraki üç iş günü içinde", "Kuruma bildirir"]) is True
+    assert marked_facts(question, ["kazadan sonraki üç iş günü içinde", "İşveren bildirir"]) is False
+    assert marked_facts(question, []) is None
+    unanswerable = GoldQuestion("u", "KVKK ne der?", False, (), ("isg",))
+    assert marked_facts(unanswerable, ["Kuruma"]) is None

@@ -51,6 +51,7 @@ REVOKED_NOTICE = ("Bu cevabın dayandığı kaynaklardan en az birine artık eri
 CLOSEST_NOTE = ("Bu bir cevap değil: yukarıdakiler konuya en yakın parçalardır; lütfen aşağıdaki kaynaklardan "
                 "kendiniz okuyun. Soru, yöneticinin inceleme kuyruğuna eklendi.")
 UNUSED_SOURCES = "Cevapta kullanılmayan diğer kaynaklar"
+NEAREST_CAPTION = "Kaynaklar · her parçada sorunuza en yakın cümle renkle işaretlidir (bir cevap değildir)"
 
 
 @dataclass
@@ -68,6 +69,7 @@ class Turn:
     revoked: bool = False  # a source became unreadable: answer and sources dropped
     terms: frozenset[str] = frozenset()  # the question's words bolded in the sources
     outcome: str | None = OUTCOME_ANSWER  # answer | closest | refused (ragcore.retrieval.abstention)
+    nearest: tuple[str, ...] = ()  # closest outcome: each source's sentence nearest the question, marked
 
     @property
     def is_fallback(self) -> bool:
@@ -95,6 +97,7 @@ def turn_from_answer(answer: Answer, terms: frozenset[str] = frozenset()) -> Tur
         timings={"retrieval_ms": answer.retrieval_ms, "first_token_ms": answer.first_token_ms,
                  "total_ms": answer.total_ms},
         terms=terms,
+        nearest=tuple(answer.nearest),
     )
 
 
@@ -115,12 +118,14 @@ def render_sources(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
     if not turn.sources:
         return
     cited = set(turn.cited)
-    used = list(turn.sources) if turn.outcome == OUTCOME_CLOSEST else [s for s in turn.sources if s.rank in cited]
+    closest = turn.outcome == OUTCOME_CLOSEST
+    used = list(turn.sources) if closest else [s for s in turn.sources if s.rank in cited]
     unused = [s for s in turn.sources if s not in used]
+    marks = dict(zip((s.rank for s in turn.sources), turn.nearest, strict=False)) if closest else {}
     if used:
-        st.caption("Kaynaklar")
+        st.caption(NEAREST_CAPTION if marks else "Kaynaklar")
     for source in used:
-        render_source(ctx, user, source, turn.terms, f"{key}_src{source.rank}")
+        render_source(ctx, user, source, turn.terms, f"{key}_src{source.rank}", marked=marks.get(source.rank, ""))
     if unused:
         st.caption(UNUSED_SOURCES)
     for source in unused:

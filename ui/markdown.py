@@ -47,12 +47,35 @@ def alert(kind: str, text: str) -> None:
         st.info(escape_markdown(text))
 
 
-def highlight(text: str, terms: Collection[str]) -> str:
-    """Escaped `text` with the words whose prefix-5 form is one of `terms` in **bold**.
+MARK = (":orange-background[**", "**]")  # the marked sentence: bold on an orange background
+
+
+def highlight(text: str, terms: Collection[str], marked: str = "") -> str:
+    """Escaped `text` with the words whose prefix-5 form is one of `terms` in **bold**, and the
+    sentence `marked` (whitespace collapsed, as the quoter reads it) on an orange background.
 
     `terms` come from `ragcore.retrieval.highlighting.highlight_terms` (content words that are rare in
-    the documents the reader's role may read), computed once per answer or search.
+    the documents the reader's role may read), computed once per answer or search. A `marked`
+    sentence that is not in `text` marks nothing.
     """
+    span = _find_collapsed(text, marked)
+    if span is None:
+        return _bold_terms(text, terms)
+    start, end = span
+    return (_bold_terms(text[:start], terms) + MARK[0] + escape_markdown(" ".join(text[start:end].split()))
+            + MARK[1] + _bold_terms(text[end:], terms))
+
+
+def _find_collapsed(text: str, sentence: str) -> tuple[int, int] | None:
+    """Where `sentence` is in `text`, whatever whitespace (line breaks) separates its words there."""
+    parts = sentence.split()
+    if not parts:
+        return None
+    match = re.search(r"\s+".join(re.escape(p) for p in parts), text)
+    return None if match is None else match.span()
+
+
+def _bold_terms(text: str, terms: Collection[str]) -> str:
     out: list[str] = []
     position = 0
     for match in _WORD.finditer(text):

@@ -117,6 +117,16 @@ class QuoteChoice:
                             type_match=max((f.get(n, 0.0) for n in TYPE_MATCH_FEATURES), default=0.0),
                             asks_type=float(self.asks_type), source_overlap=f.get("source_overlap", 0.0))
 
+    def nearest(self, count: int) -> tuple[str, ...]:
+        """For each of the first `count` sources, its unit the quoter ranks highest ("" for a source
+        without a quotable unit): the sentence the closest-passages outcome marks in each passage it
+        shows, so the reader finds the likeliest place first. A mark, not a quote: the passage is
+        shown whole around it."""
+        best: dict[int, str] = {}
+        for passage in self.ranked:
+            best.setdefault(passage.number, passage.text)
+        return tuple(best.get(number, "") for number in range(1, count + 1))
+
 
 def choose_quote(question: str, sources: Sequence[Source], embedder: object | None,
                  query_vector: np.ndarray | None = None) -> QuoteChoice:

@@ -23,7 +23,8 @@ import numpy as np
 
 from ragcore.access import users as usersmod
 from ragcore.answer.backends import Generator
-from ragcore.answer.extractive import ExtractiveGenerator, answer_passages, choose_quote, quote
+from ragcore.answer.extractive import ExtractiveGenerator, QuoteChoice, answer_passages, choose_quote, quote
+from ragcore.answer.extractive_model import ExtractiveModelError
 from ragcore.answer.llm_clients import GeneratorError
 from ragcore.answer.postprocess import (
     KIND_ANSWER,
@@ -276,7 +277,7 @@ class AnswerService:
                     decision.probability, decision.signals, answering.quote_signals)
             if self.abstention is not None and quote_held_back(answering.quote_probability, self.abstention.quote_at):
                 answering.decision = Decision(CLOSEST, decision.probability, decision.signals)
-                yield from self._closest_pieces(stream, answering)
+                yield from self._closest_pieces(stream, answering, choice)
                 return
             quoting = {"passages": list(choice.passages)}
         messages = build_messages(answering.question, sources)
@@ -300,11 +301,27 @@ class AnswerService:
         stream.answer = self._finish(answering, result, sources, notice)
         stream.replaced = stream.answer.text != stream.streamed
 
-    def _closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress) -> Iterator[str]:
+    def _closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress,
+                        choice: QuoteChoice | None = None) -> Iterator[str]:
+        """`choice`: the quoter's ranking of this context when the quote check already made it."""
         closest = answering.retrieval.sources[:CLOSEST_PASSAGES]
         text = closest_passages_text(closest)
         yield text
-        stream.answer = self._closest(answering, closest, text)
+        stream.answer = self._closest(answering, closest, text, self._nearest(answering, closest, choice))
+
+    def _nearest(self, answering: _AnswerInProgress, closest: list[Source],
+                 choice: QuoteChoice | None) -> tuple[str, ...]:
+        """The sentence of each closest passage the quoter ranks highest, marked where it is shown.
+        Ranked over the whole context, as a quote would be; with a language model too (the marks
+        need only the embedder). A broken sentence-model file costs the marks, not the answer."""
+        if choice is None:
+            try:
+                choice = choose_quote(answering.question, answering.retrieval.sources, self.embedder,
+                                      answering.retrieval.query_vector)
+            except ExtractiveModelError as exc:
+                log.warning("closest passages shown without marks: %s", exc)
+                return ()
+        return choice.nearest(len(closest))
 
     def _gate_extra(self, answering: _AnswerInProgress) -> dict:
         decision = answering.decision
@@ -320,11 +337,12 @@ class AnswerService:
         return self._record(answering, FALLBACK_ANSWER, STATUS_NEEDS_REVIEW, (), (), llm_called=False,
                             generator=None, outcome=OUTCOME_REFUSED, extra=self._gate_extra(answering))
 
-    def _closest(self, answering: _AnswerInProgress, closest: list[Source], text: str) -> Answer:
+    def _closest(self, answering: _AnswerInProgress, closest: list[Source], text: str,
+                 nearest: tuple[str, ...]) -> Answer:
         """Related passages but no direct answer: show them, labelled, no quote or model; needs review."""
         return self._record(answering, text, STATUS_NEEDS_REVIEW, tuple(closest), tuple(s.rank for s in closest),
                             llm_called=False, generator=None, outcome=OUTCOME_CLOSEST,
-                            extra=self._gate_extra(answering))
+                            extra=self._gate_extra(answering), nearest=nearest)
 
     def _finish(self, answering: _AnswerInProgress, result: FinishedAnswer, sources: list[Source],
                 notice: str | None) -> Answer:
@@ -357,7 +375,8 @@ class AnswerService:
 
     def _record(self, answering: _AnswerInProgress, text: str, status: str, sources: tuple[Source, ...],
                 cited: tuple[int, ...], *, llm_called: bool, generator: str | None, notice: str | None = None,
-                error: str | None = None, outcome: str | None = OUTCOME_ANSWER, extra: dict | None = None) -> Answer:
+                error: str | None = None, outcome: str | None = OUTCOME_ANSWER, extra: dict | None = None,
+                nearest: tuple[str, ...] = ()) -> Answer:
         total = _ms(answering.started)
         retrieval_ms = answering.retrieval.ms if answering.retrieval else None
         record = question_record(
@@ -376,5 +395,5 @@ class AnswerService:
             question=answering.question, text=text, status=status, generator=generator or "none",
             llm_called=llm_called, sources=sources, cited=cited, question_id=question_id,
             retrieval_ms=retrieval_ms, first_token_ms=answering.first_token_ms, total_ms=total, notice=notice,
-            outcome=outcome, extra={"mode": self.mode, "role": answering.user.role, **(extra or {})},
+            outcome=outcome, nearest=nearest, extra={"mode": self.mode, "role": answering.user.role, **(extra or {})},
         )

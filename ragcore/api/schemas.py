@@ -82,6 +82,9 @@ class ChatAnswer(BaseModel):
     llm_called: bool
     cited: list[int]
     sources: list[SourceOut]
+    nearest_sentences: list[str] = Field(
+        description='outcome "closest": per source, in order, its sentence nearest the question, verbatim from its '
+                    '`text` ("" when it has none) — a mark for the reader, not an answer; empty otherwise')
     question_id: UUID | None = Field(description="for POST /v1/questions/{id}/feedback (a random UUID)")
     notice: str | None
     timings: Timings
@@ -92,7 +95,7 @@ class ChatAnswer(BaseModel):
             question=answer.question, text=answer.text, status=answer.status, outcome=answer.outcome,
             generator=answer.generator,
             llm_called=answer.llm_called, cited=list(answer.cited), sources=[SourceOut.of(s) for s in answer.sources],
-            question_id=answer.question_id, notice=answer.notice,
+            nearest_sentences=list(answer.nearest), question_id=answer.question_id, notice=answer.notice,
             timings=Timings(retrieval_ms=answer.retrieval_ms, first_token_ms=answer.first_token_ms,
                             total_ms=answer.total_ms),
         )

@@ -117,6 +117,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
         "llm_called": answer.llm_called,
         "sources": [s.as_dict() for s in answer.sources],
         "cited": list(answer.cited),
+        "nearest_sentences": list(answer.nearest),
         "question_id": answer.question_id,
     }
     emit(payload, args.json, lambda: f"{answer.text}\n\n{_source_lines(list(answer.sources))}".strip())

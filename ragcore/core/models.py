@@ -158,6 +158,9 @@ class Answer:
     total_ms: float | None = None
     notice: str | None = None
     outcome: str | None = OUTCOME_ANSWER  # None: the question failed (status error)
+    # The closest outcome: per source, in order, its sentence nearest the question (marked where
+    # the passage is shown; "" when it has none). Empty for the other outcomes.
+    nearest: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict, compare=False)
 
     @property
