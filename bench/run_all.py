@@ -18,7 +18,7 @@ import psutil
 from bench import RESULTS
 from eval.report import write_card
 
-BENCHMARKS = ("embedders", "ingest", "ocr", "retrieval", "sweep", "load", "api_load", "question_timing")
+BENCHMARKS = ("embedders", "ingest", "ocr", "retrieval", "sweep", "load", "api_load", "question_timing", "quote_ranking")
 
 
 def machine_line() -> str:
