@@ -27,6 +27,7 @@ from pathlib import Path
 
 from bench import publish
 from ragcore import store as dbmod
+from ragcore.answer import warm_quote_sentences
 from ragcore.core import Settings
 from ragcore.documents import ARTICLE_RE, chunk_pages, extract_pages, ingest_pdf, joined_text
 from ragcore.embed import CachedEmbedder, Embedder, make_embedder
@@ -65,8 +66,12 @@ def run_once(db: dbmod.Database, settings: Settings, embedder: Embedder, path: P
     for stage, times in marks.items():
         stages[stage] = times[-1] - previous
         previous = times[-1]
-    return {"seconds": time.perf_counter() - started, "cpu_seconds": time.process_time() - cpu_started,
-            "pages": result.pages, "chunks": result.chunks, **stages}
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
+    # what the upload job does next, after the commit: the quoter's sentences into the cache
+    started = time.perf_counter()
+    sentences = warm_quote_sentences(db, embedder, [result.document_id])
+    return {"seconds": seconds, "cpu_seconds": cpu_seconds, "pages": result.pages, "chunks": result.chunks,
+            **stages, "quote_sentences": sentences, "quotes": time.perf_counter() - started}
 
 
 def _index_windows(db: dbmod.Database, embedder: Embedder, windows: bool) -> None:
@@ -107,15 +112,16 @@ def table(rows: list[dict], runs: int, backend: str) -> str:
         f"## Ingest (embedded {backend} embedder, empty embedding cache, median of {runs})",
         "",
         "| law | pages | chunks | seconds | CPU s | pages/s | chunks/s | extract s | chunk s | embed s | store s "
-        "| peak RSS MB |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| peak RSS MB | quote sentences | their s (after the commit) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['law']} | {r['pages']:.0f} | {r['chunks']:.0f} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} "
             f"| {r['pages'] / r['seconds']:.1f} "
             f"| {r['chunks'] / r['seconds']:.1f} | {r.get('extract', 0):.2f} | {r.get('chunk', 0):.2f} "
-            f"| {r.get('embed', 0):.2f} | {r.get('store', 0):.2f} | {r['peak_rss_mb']:.0f} |"
+            f"| {r.get('embed', 0):.2f} | {r.get('store', 0):.2f} | {r['peak_rss_mb']:.0f} "
+            f"| {r['quote_sentences']:.0f} | {r['quotes']:.2f} |"
         )
     pairs = [(a, b) for a, b in zip(rows, rows[1:], strict=False)
              if a["law"].endswith("(no windows)") and b["law"].endswith("(windows)")]
@@ -128,7 +134,9 @@ def table(rows: list[dict], runs: int, backend: str) -> str:
         f"Load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores. CPU s is this "
         "process's CPU time (user+sys, all threads; the PostgreSQL server's work is not included), a "
         "better guide than wall time on a shared machine. Peak RSS is the process maximum so far "
-        "(model loaded; cumulative over the rows above).",
+        "(model loaded; cumulative over the rows above). The last two columns are the upload job's step after "
+        "its commit (`ragcore.answer.warm_quote_sentences`): the document is searchable before it, and "
+        "answers quoting or marking its sentences embed none of them after it.",
     ]
     return "\n".join(lines)
 

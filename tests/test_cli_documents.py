@@ -35,7 +35,9 @@ def cli(db, settings, monkeypatch, tmp_path, capsys):
 def test_ingest_chunks_documents_delete_round_trip(cli, tmp_path):
     code, result, _ = cli("ingest", str(LAW_6331), "--roles", "isg", "personel", "--json")
     assert code == 0
-    assert set(result) == {"document_id", "title", "file_format", "pages", "chunks", "windows", "seconds", "ocr_pages"}
+    assert set(result) == {"document_id", "title", "file_format", "pages", "chunks", "windows", "seconds", "ocr_pages",
+                           "quote_sentences"}
+    assert result["quote_sentences"] > result["chunks"]  # the quoter's sentences, embedded after the commit
     assert result["file_format"] == "pdf"
     assert result["pages"] == 24 and result["chunks"] > 40
 

@@ -263,7 +263,7 @@ def test_time_left_comes_from_the_measured_rate() -> None:
     assert job.seconds_left() == pytest.approx(40.0)  # 2 chunks/s measured, 80 to go
     kind = jobs.get_kind(jobs.INGEST)
     assert kind.describe_progress(job) == "Vektörler hesaplanıyor: 20/100 vektör · yaklaşık 40 sn kaldı"
-    assert kind.fraction(job) == pytest.approx(0.3 + 0.65 * 0.2)
+    assert kind.fraction(job) == pytest.approx(0.3 + 0.5 * 0.2)
     too_early = store.Job(**{**job.__dict__, "updated_at": t0 + timedelta(seconds=0.5)})
     assert too_early.seconds_left() is None  # less than a second measured: no guess
     assert store.Job(**{**job.__dict__, "done": 0}).seconds_left() is None

@@ -1,7 +1,7 @@
 """From retrieved passages to a cited answer: the answer service, the prompt, the generators
 (HTTP clients for Ollama and OpenAI-compatible servers, the extractive quoter with its sentence
 units, question types and measured sentence model, the lead line naming a quote's source), the
-choice among them, the post-processing of generated text (citations numbered by first use), the questions log and the spool used while the database is down.
+choice among them, the post-processing of generated text (citations numbered by first use), the questions log, the spool used while the database is down, and the quotable sentences' vectors embedded when a document is stored.
 """
 
 from ragcore.answer import extractive, extractive_model, lead, questions, sentences
@@ -58,6 +58,7 @@ from ragcore.answer.questions import (
     review_queue,
     set_feedback,
 )
+from ragcore.answer.quote_cache import warm_quote_sentences
 from ragcore.answer.sentences import (
     ELLIPSIS,
     candidates,
@@ -131,5 +132,6 @@ __all__ = [
     "split_sentences",
     "spool_path",
     "validate_question",
+    "warm_quote_sentences",
     "without_lead",
 ]

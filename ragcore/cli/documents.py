@@ -65,11 +65,12 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             embedder = CachedEmbedder(make_embedder(settings), db)
             result = ingest_file(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
                                 title=args.title, progress=bars)
+            sentences = jobs.warm_quotes(db, embedder, [result.document_id], bars)
         except IndexModelMismatch as exc:  # the operator at the server can run the command
             raise CommandError(f"{exc}\nTo re-embed every chunk with the configured model: {exc.command}") from exc
         except (IngestError, EmbeddingError) as exc:
             raise CommandError(str(exc)) from exc
-    payload = {k: v for k, v in result.as_dict().items() if k != "skipped_pages"}
+    payload = {**{k: v for k, v in result.as_dict().items() if k != "skipped_pages"}, "quote_sentences": sentences}
 
     def human() -> str:
         skipped = f"; metinsiz sayfalar atlandı: {result.skipped_pages}" if result.skipped_pages else ""
@@ -150,9 +151,10 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
             count = reembed_all(db, embedder, progress=bars, windows=settings.dense_windows)
+            sentences = jobs.warm_quotes(db, embedder, jobs.all_document_ids(db), bars)
         except EmbeddingError as exc:
             raise CommandError(str(exc)) from exc
-    payload = {"chunks": count, "model": embedder.name, "dim": embedder.dim}
+    payload = {"chunks": count, "model": embedder.name, "dim": embedder.dim, "quote_sentences": sentences}
     emit(payload, args.json, lambda: f"{count} parça yeniden gömüldü: {embedder.name} ({embedder.dim}-d)")
     return 0
 

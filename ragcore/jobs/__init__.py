@@ -2,7 +2,7 @@
 
 The public face: submit (`submit`, `submit_ingest`, `submit_reembed`), read (`list_jobs`,
 `get_job`, `find_job` by public id, `live_workers`), control (`cancel`, `retry`), run (`run_worker`,
-`BackgroundWorker`), extend (`register_kind`, `JobKind`, `Stage`, `JobRun`, `JobFailed`).
+`BackgroundWorker`), fill the quoter's sentence vectors after a store (`warm_quotes`), extend (`register_kind`, `JobKind`, `Stage`, `JobRun`, `JobFailed`).
 The queue is procrastinate (ragcore/jobs/queue.py says why); our `jobs` table (migration
 005, ragcore/jobs/store.py) is what the app shows and survives restarts of everything.
 """
@@ -26,10 +26,12 @@ from ragcore.jobs.store import ACTIVE, CANCELLED, FAILED, QUEUED, RUNNING, STATU
 from ragcore.jobs.tasks import (
     INGEST,
     REEMBED,
+    all_document_ids,
     remove_orphan_staged_files,
     staged_path,
     submit_ingest,
     submit_reembed,
+    warm_quotes,
 )
 from ragcore.jobs.worker import STALLED_REASON, BackgroundWorker, run_worker
 
@@ -38,5 +40,5 @@ __all__ = [
     "STATUS_LABELS", "SUCCEEDED", "BackgroundWorker", "Job", "JobCancelled", "JobError", "JobFailed", "JobKind",
     "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "format_duration", "get_job", "get_kind", "list_jobs",
     "live_workers", "load_job_modules", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "staged_path", "submit", "submit_ingest",
-    "submit_reembed",
+    "submit_reembed", "all_document_ids", "warm_quotes",
 ]

@@ -1,7 +1,9 @@
 """The document jobs: `ingest_document` (one uploaded PDF or Word file) and `reembed` (every chunk).
 
 An upload's stages: extract (the text layer) → ocr (pages without one, when there are any) →
-chunk → embed → store; cancelling takes effect at the next page or batch of any of them.
+chunk → embed → store; cancelling takes effect at the next page or batch of any of them. Then,
+after the commit, quotes: the quoter's sentences into the passage cache (`warm_quotes`), which a
+cancel only stops (the document stays).
 
 Both call the documents package's one write path (`ingest_pdf`, `reembed_all`) with the job's
 progress callback, so a background upload and `python -m ragcore ingest` store exactly the
@@ -42,11 +44,12 @@ from ragcore.documents import (
     check_size,
     detect_format,
     ingest_file,
+    list_documents,
     reembed_all,
     validate_roles,
 )
 from ragcore.jobs import service
-from ragcore.jobs.kinds import JobError, JobFailed, JobKind, JobRun, Stage, register_kind
+from ragcore.jobs.kinds import JobCancelled, JobError, JobFailed, JobKind, JobRun, Stage, register_kind
 from ragcore.jobs.store import Job
 from ragcore.store import Database
 
@@ -66,12 +69,15 @@ INGEST_STAGES = {
     "ocr": Stage("Sayfa okunuyor (OCR)", 0.1, 0.25, "sayfa"),
     "read_word": Stage("Word belgesi okunuyor", 0.0, 0.25, "paragraf"),
     "chunk": Stage("Parçalara ayrılıyor", 0.25, 0.3, "parça"),
-    "embed": Stage("Vektörler hesaplanıyor", 0.3, 0.95, "vektör"),
-    "store": Stage("Veritabanına yazılıyor", 0.95, 1.0),
+    "embed": Stage("Vektörler hesaplanıyor", 0.3, 0.8, "vektör"),
+    "store": Stage("Veritabanına yazılıyor", 0.8, 0.85),
+    # after the commit: the document is searchable already (ragcore.answer.quote_cache)
+    "quotes": Stage("Alıntı cümleleri hazırlanıyor", 0.85, 1.0, "cümle"),
 }
 REEMBED_STAGES = {
-    "embed": Stage("Vektörler yeniden hesaplanıyor", 0.0, 0.95, "vektör"),
-    "store": Stage("Yeni vektörler yazılıyor", 0.95, 1.0),
+    "embed": Stage("Vektörler yeniden hesaplanıyor", 0.0, 0.8, "vektör"),
+    "store": Stage("Yeni vektörler yazılıyor", 0.8, 0.85),
+    "quotes": Stage("Alıntı cümleleri hazırlanıyor", 0.85, 1.0, "cümle"),
 }
 
 
@@ -188,15 +194,36 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
         ) from exc
     from ragcore.embed import EmbeddingError
 
+    embedder = run.embedder()
     try:
-        result = ingest_file(run.db, run.settings, run.embedder(), data, filename=args["filename"],
+        result = ingest_file(run.db, run.settings, embedder, data, filename=args["filename"],
                             roles=args["roles"], title=args.get("title"), uploaded_by=run.job.created_by,
                             progress=run.progress)
     except IngestError as exc:
         raise JobFailed(str(exc), retryable=not _repeats_on_same_bytes(exc)) from exc
     except EmbeddingError as exc:
         raise JobFailed(str(exc)) from exc
-    return result.as_dict()
+    return {**result.as_dict(), "quote_sentences": warm_quotes(run.db, embedder, [result.document_id], run.progress)}
+
+
+def warm_quotes(db: Database, embedder: Any, document_ids: list[int], progress: Any = None) -> int | None:
+    """Embed the stored documents' quotable sentences (`ragcore.answer.warm_quote_sentences`).
+
+    Runs after the document's transaction committed, so nothing here may undo or fail it: a cancel
+    (the user's, or a worker shutting down) stops the filling and the job still succeeds; an
+    embedder or database error is logged. Either way the quoter embeds what it does not find.
+    None when it did not finish."""
+    from ragcore.answer import warm_quote_sentences
+    from ragcore.embed import EmbeddingError
+    from ragcore.store import DatabaseUnavailable
+
+    try:
+        return warm_quote_sentences(db, embedder, document_ids, progress)
+    except JobCancelled:
+        log.info("quote sentences of documents %s left to the answers: cancelled after the commit", document_ids)
+    except (EmbeddingError, DatabaseUnavailable) as exc:
+        log.warning("quote sentences of documents %s not embedded: %s", document_ids, exc)
+    return None
 
 
 def _repeats_on_same_bytes(exc: IngestError) -> bool:
@@ -255,7 +282,12 @@ def _run_reembed(run: JobRun) -> dict[str, Any]:
         count = reembed_all(run.db, embedder, progress=run.progress, windows=run.settings.dense_windows)
     except EmbeddingError as exc:
         raise JobFailed(str(exc)) from exc
-    return {"chunks": count, "model": embedder.name, "dim": embedder.dim}
+    return {"chunks": count, "model": embedder.name, "dim": embedder.dim,
+            "quote_sentences": warm_quotes(run.db, embedder, all_document_ids(run.db), run.progress)}
+
+
+def all_document_ids(db: Database) -> list[int]:
+    return [d.id for d in list_documents(db, "admin")]
 
 
 REEMBED_KIND = register_kind(JobKind(

@@ -1,0 +1,52 @@
+"""The quotable sentences' vectors, embedded once when a document is stored.
+
+The quoter ranks a context's sentences by their cosine with the question
+(`ragcore.answer.extractive_model.cosines`). It reads their vectors from the shared passage cache
+but never writes them there: a row one user's question wrote would make the next user's quote of
+that sentence faster (issue 21). Left at that, every quoted answer and every closest outcome
+embeds its context's sentences anew (`bench/quote_ranking.py`: a median 0.68 s with e5).
+
+A stored document's sentences are known the moment it is stored. Embedding them then fills the
+cache with rows that depend on the uploads alone, never on what anyone asked, and answers read
+them instead of embedding them. The upload and re-embed jobs and their CLI commands call this
+after their transaction commits: it is a cache fill, so a failure or a cancel here loses nothing
+(the quoter embeds what it does not find, as before).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ragcore.answer.sentences import split_sentences
+from ragcore.documents import document_chunks
+from ragcore.embed import CachedEmbedder
+from ragcore.store import Database
+
+BATCH = 64  # sentences per embedding call, and per progress report
+STAGE = "quotes"  # the progress stage this step reports
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total), as the ingest reports it
+
+
+def quote_sentences(db: Database, document_ids: Iterable[int]) -> list[str]:
+    """The documents' quotable units (`split_sentences` of each chunk, as the quoter cuts them), each once."""
+    units: dict[str, None] = {}
+    for document_id in document_ids:
+        for chunk in document_chunks(db, document_id, "admin"):
+            units.update(dict.fromkeys(split_sentences(chunk.text)))
+    return list(units)
+
+
+def warm_quote_sentences(db: Database, embedder: object, document_ids: Iterable[int],
+                         progress: Progress | None = None) -> int:
+    """Embed the documents' quotable sentences into the passage cache; the number embedded or
+    found there (0 for an embedder without the cache: nothing to fill)."""
+    if not isinstance(embedder, CachedEmbedder):
+        return 0
+    texts = quote_sentences(db, document_ids)
+    report = progress or (lambda stage, done, total: None)
+    report(STAGE, 0, len(texts))
+    for start in range(0, len(texts), BATCH):
+        embedder.embed_passages(texts[start : start + BATCH])
+        report(STAGE, min(start + BATCH, len(texts)), len(texts))
+    return len(texts)
