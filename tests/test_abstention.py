@@ -23,6 +23,7 @@ from ragcore.core import (
     Settings,
     Source,
 )
+from ragcore.embed import EmbeddingError
 from ragcore.retrieval import (
     ANSWER,
     CLOSEST,
@@ -179,6 +180,27 @@ def test_closest_outcome_shows_passages_and_goes_to_review(law_db, embedder):
     assert row.outcome == OUTCOME_CLOSEST
     queued = [q for q in review_queue(law_db) if q.public_id == answer.question_id]
     assert queued and queued[0].outcome == OUTCOME_CLOSEST and queued[0].sources
+
+
+class SentencesFail:
+    """The embedder, except that embedding passages (the quoter's sentences) fails."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.kind, self.model, self.name, self.dim = inner.kind, inner.model, inner.name, inner.dim
+
+    def embed_queries(self, texts):
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts):
+        raise EmbeddingError("model server gone")
+
+
+def test_closest_passages_without_marks_when_the_sentences_cannot_be_embedded(law_db, embedder):
+    service, generator = _service(law_db, SentencesFail(embedder), _model(answer_at=1.01, closest_at=0.0))
+    answer = service.ask(_mehmet(law_db), RISK_QUESTION)
+    assert answer.outcome == OUTCOME_CLOSEST and answer.sources and answer.nearest == ()  # the passages, unmarked
+    assert answer.text.startswith(CLOSEST_LEAD) and generator.calls == 0
 
 
 def test_refused_outcome_says_the_fixed_sentence_without_a_model(law_db, embedder):

@@ -53,6 +53,7 @@ from ragcore.core import (
     User,
     sanitize,
 )
+from ragcore.embed import EmbeddingError
 from ragcore.retrieval import (
     CLOSEST,
     REFUSED,
@@ -313,12 +314,13 @@ class AnswerService:
                  choice: QuoteChoice | None) -> tuple[str, ...]:
         """The sentence of each closest passage the quoter ranks highest, marked where it is shown.
         Ranked over the whole context, as a quote would be; with a language model too (the marks
-        need only the embedder). A broken sentence-model file costs the marks, not the answer."""
+        need only the embedder). A broken sentence-model file or an embedder that fails here costs
+        the marks, not the answer."""
         if choice is None:
             try:
                 choice = choose_quote(answering.question, answering.retrieval.sources, self.embedder,
                                       answering.retrieval.query_vector)
-            except ExtractiveModelError as exc:
+            except (ExtractiveModelError, EmbeddingError) as exc:
                 log.warning("closest passages shown without marks: %s", exc)
                 return ()
         return choice.nearest(len(closest))

@@ -194,8 +194,8 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
         ) from exc
     from ragcore.embed import EmbeddingError
 
-    embedder = run.embedder()
     try:
+        embedder = run.embedder()
         result = ingest_file(run.db, run.settings, embedder, data, filename=args["filename"],
                             roles=args["roles"], title=args.get("title"), uploaded_by=run.job.created_by,
                             progress=run.progress)
