@@ -127,10 +127,9 @@ def _closest_marks(answerable: Sequence[dict]) -> dict:
     (with marks and key facts), the share whose marked sentences carry every key fact; and over
     all answerable cases, the share that met the asked fact at all — in a right quote, or in a
     marked sentence of the closest passages. Runs stored before the marks count none."""
-    marked = [p["answer"].get("nearest_found") for p in answerable if case_result(p) == "closest"]
-    scored = [m for m in marked if m is not None]
-    met = [case_result(p) == "correct" or (case_result(p) == "closest" and bool(p["answer"].get("nearest_found")))
-           for p in answerable]
+    cases = [(case_result(p), p["answer"].get("nearest_found")) for p in answerable]
+    scored = [found for result, found in cases if result == "closest" and found is not None]
+    met = [result == "correct" or (result == "closest" and bool(found)) for result, found in cases]
     return {"of_closest": rate(scored, metrics.bootstrap_indices(len(scored)) if scored else None),
             "fact_met": rate(met, metrics.bootstrap_indices(len(met)) if met else None)}
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ragcore.answer.sentences import split_sentences
-from ragcore.documents import document_chunks
+from ragcore.documents import document_chunks, list_documents
 from ragcore.embed import CachedEmbedder
 from ragcore.store import Database
 
@@ -28,8 +28,11 @@ STAGE = "quotes"  # the progress stage this step reports
 Progress = Callable[[str, int, int], None]  # (stage, done, total), as the ingest reports it
 
 
-def quote_sentences(db: Database, document_ids: Iterable[int]) -> list[str]:
-    """The documents' quotable units (`split_sentences` of each chunk, as the quoter cuts them), each once."""
+def quote_sentences(db: Database, document_ids: Iterable[int] | None = None) -> list[str]:
+    """The documents' quotable units (`split_sentences` of each chunk, as the quoter cuts them), each
+    once; `document_ids` None: every stored document (after a re-embed)."""
+    if document_ids is None:
+        document_ids = [d.id for d in list_documents(db, "admin")]
     units: dict[str, None] = {}
     for document_id in document_ids:
         for chunk in document_chunks(db, document_id, "admin"):
@@ -37,10 +40,10 @@ def quote_sentences(db: Database, document_ids: Iterable[int]) -> list[str]:
     return list(units)
 
 
-def warm_quote_sentences(db: Database, embedder: object, document_ids: Iterable[int],
+def warm_quote_sentences(db: Database, embedder: object, document_ids: Iterable[int] | None,
                          progress: Progress | None = None) -> int:
-    """Embed the documents' quotable sentences into the passage cache; the number embedded or
-    found there (0 for an embedder without the cache: nothing to fill)."""
+    """Embed the documents' quotable sentences (None: every stored document's) into the passage
+    cache; the number embedded or found there (0 for an embedder without the cache: nothing to fill)."""
     if not isinstance(embedder, CachedEmbedder):
         return 0
     texts = quote_sentences(db, document_ids)

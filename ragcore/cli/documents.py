@@ -151,7 +151,7 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
             count = reembed_all(db, embedder, progress=bars, windows=settings.dense_windows)
-            sentences = jobs.warm_quotes(db, embedder, jobs.all_document_ids(db), bars)
+            sentences = jobs.warm_quotes(db, embedder, None, bars)
         except EmbeddingError as exc:
             raise CommandError(str(exc)) from exc
     payload = {"chunks": count, "model": embedder.name, "dim": embedder.dim, "quote_sentences": sentences}

@@ -26,7 +26,6 @@ from ragcore.jobs.store import ACTIVE, CANCELLED, FAILED, QUEUED, RUNNING, STATU
 from ragcore.jobs.tasks import (
     INGEST,
     REEMBED,
-    all_document_ids,
     remove_orphan_staged_files,
     staged_path,
     submit_ingest,
@@ -40,5 +39,5 @@ __all__ = [
     "STATUS_LABELS", "SUCCEEDED", "BackgroundWorker", "Job", "JobCancelled", "JobError", "JobFailed", "JobKind",
     "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "format_duration", "get_job", "get_kind", "list_jobs",
     "live_workers", "load_job_modules", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "staged_path", "submit", "submit_ingest",
-    "submit_reembed", "all_document_ids", "warm_quotes",
+    "submit_reembed", "warm_quotes",
 ]

@@ -44,14 +44,13 @@ from ragcore.documents import (
     check_size,
     detect_format,
     ingest_file,
-    list_documents,
     reembed_all,
     validate_roles,
 )
 from ragcore.jobs import service
 from ragcore.jobs.kinds import JobCancelled, JobError, JobFailed, JobKind, JobRun, Stage, register_kind
 from ragcore.jobs.store import Job
-from ragcore.store import Database
+from ragcore.store import Database, DatabaseUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -206,8 +205,9 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
     return {**result.as_dict(), "quote_sentences": warm_quotes(run.db, embedder, [result.document_id], run.progress)}
 
 
-def warm_quotes(db: Database, embedder: Any, document_ids: list[int], progress: Any = None) -> int | None:
-    """Embed the stored documents' quotable sentences (`ragcore.answer.warm_quote_sentences`).
+def warm_quotes(db: Database, embedder: Any, document_ids: list[int] | None, progress: Any = None) -> int | None:
+    """Embed the stored documents' quotable sentences (`ragcore.answer.warm_quote_sentences`;
+    `document_ids` None: every stored document's, after a re-embed).
 
     Runs after the document's transaction committed, so nothing here may undo or fail it: a cancel
     (the user's, or a worker shutting down) stops the filling and the job still succeeds; an
@@ -215,7 +215,6 @@ def warm_quotes(db: Database, embedder: Any, document_ids: list[int], progress: 
     None when it did not finish."""
     from ragcore.answer import warm_quote_sentences
     from ragcore.embed import EmbeddingError
-    from ragcore.store import DatabaseUnavailable
 
     try:
         return warm_quote_sentences(db, embedder, document_ids, progress)
@@ -283,11 +282,7 @@ def _run_reembed(run: JobRun) -> dict[str, Any]:
     except EmbeddingError as exc:
         raise JobFailed(str(exc)) from exc
     return {"chunks": count, "model": embedder.name, "dim": embedder.dim,
-            "quote_sentences": warm_quotes(run.db, embedder, all_document_ids(run.db), run.progress)}
-
-
-def all_document_ids(db: Database) -> list[int]:
-    return [d.id for d in list_documents(db, "admin")]
+            "quote_sentences": warm_quotes(run.db, embedder, None, run.progress)}
 
 
 REEMBED_KIND = register_kind(JobKind(
