@@ -226,6 +226,25 @@ def _open_dialog(page: object, button: str, shows: str) -> object:
     return dialog
 
 
+def _navigate(page: object, app_url: str, index: int, path: str) -> None:
+    """Click the sidebar's `index`-th page link until the browser is at `path` (a click that lands
+    while a rerun redraws the page is dropped; a fresh-clone CI run saw the wait run out)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    wanted = f"{app_url}/{path}"
+    for _ in range(ATTEMPTS):
+        _idle(page)
+        if page.url.rstrip("/") == wanted.rstrip("/"):  # type: ignore[attr-defined]
+            break
+        page.locator("[data-testid='stSidebarNav'] a").nth(index).click()  # type: ignore[attr-defined]
+        try:
+            page.wait_for_url(wanted, timeout=WAIT_MS // 6)  # type: ignore[attr-defined]
+        except PlaywrightTimeout:
+            continue
+    page.wait_for_url(wanted)  # type: ignore[attr-defined]
+    _idle(page)
+
+
 def _login(page: object, url: str, username: str, password: str) -> None:
     from playwright.sync_api import expect
 
@@ -526,9 +545,7 @@ def test_every_page_is_turkish_reload_keeps_it_and_a_citation_opens_its_page(
     for username, password in (("mehmet", "mehmet-parola-1"), ("admin", ADMIN_PASSWORD)):
         _login(page, app_url, username, password)
         for index, path in enumerate(_nav_paths(page, app_url)):
-            page.locator("[data-testid='stSidebarNav'] a").nth(index).click()  # type: ignore[attr-defined]
-            page.wait_for_url(f"{app_url}/{path}")  # type: ignore[attr-defined]
-            _idle(page)
+            _navigate(page, app_url, index, path)
             if path == "degerlendirme":  # the lab with a set in it: the set's details and the run form show
                 page.get_by_role("button", name="Örnek seti içe aktar").click()  # type: ignore[attr-defined]
                 expect(page.get_by_text("sürüm 1: 64 soru").first).to_be_visible()  # type: ignore[attr-defined]
