@@ -4,19 +4,20 @@ after the commit and never undoes or fails the upload."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
 import pytest
 
 from ragcore import jobs
-from ragcore.answer import warm_quote_sentences
+from ragcore.answer import unwarmed_documents, warm_quote_sentences
 from ragcore.answer.extractive import choose_quote
 from ragcore.answer.quote_cache import STAGE, quote_sentences
 from ragcore.answer.sentences import split_sentences
 from ragcore.core import Source
-from ragcore.documents import document_chunks, ingest_pdf, list_documents
-from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
+from ragcore.documents import delete_document, document_chunks, ingest_pdf, list_documents
+from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder, uncached_passages
 from ragcore.jobs import JobCancelled
 from tests import pdfs
 
@@ -107,3 +108,49 @@ def test_the_upload_job_fills_the_cache_for_its_document(db, settings, use_embed
     answering = CachedEmbedder(use_embedder, db)
     choose_quote(QUESTION, _context(db, document.id), answering)
     assert answering.misses == 0
+
+
+def test_documents_stored_without_their_sentences_are_found_by_keys_and_filled_once(db, settings, use_embedder) -> None:
+    assert jobs.queue_unwarmed_quotes(db) is None  # no document yet: nothing to fill, no job
+    cold, warm = _stored(db, settings, use_embedder), _stored(db, settings, use_embedder)
+    assert jobs.warm_quotes(db, CachedEmbedder(use_embedder, db), [warm]) > 0
+    assert unwarmed_documents(db) == [cold]
+    job = jobs.queue_unwarmed_quotes(db)
+    assert job is not None and job.kind == jobs.QUOTES and job.arguments == {"document_ids": [cold]}
+    assert jobs.queue_unwarmed_quotes(db) is None  # one queued already: no second job
+    jobs.run_worker(settings, wait=False, embedder_factory=lambda: CachedEmbedder(use_embedder, db))
+    done = jobs.get_job(db, job.id)
+    assert done.status == "succeeded", done.error
+    assert done.result == {"documents": 1, "quote_sentences": len(quote_sentences(db, [cold]))}
+    assert unwarmed_documents(db) == [] and jobs.queue_unwarmed_quotes(db) is None
+    answering = CachedEmbedder(use_embedder, db)
+    choose_quote(QUESTION, _context(db, cold), answering)
+    assert answering.misses == 0
+
+
+def test_a_serving_worker_queues_the_fill_when_it_starts(db, settings, use_embedder) -> None:
+    document_id = _stored(db, settings, use_embedder)
+    worker = jobs.BackgroundWorker(settings, label="start", embedder_factory=lambda: CachedEmbedder(use_embedder, db),
+                                   progress_interval=0).start()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and unwarmed_documents(db):
+            time.sleep(0.1)
+    finally:
+        worker.stop()
+    (job,) = jobs.list_jobs(db, kind=jobs.QUOTES)
+    assert job.status == "succeeded" and job.arguments == {"document_ids": [document_id]}, job.error
+    assert unwarmed_documents(db) == []
+
+
+def test_a_document_deleted_before_the_fill_is_skipped(db, settings, use_embedder) -> None:
+    gone, kept = _stored(db, settings, use_embedder), _stored(db, settings, use_embedder)
+    delete_document(db, settings, gone)
+    assert quote_sentences(db, [gone, kept]) == quote_sentences(db, [kept])
+
+
+def test_uncached_passages_reads_keys_only_and_names_each_missing_text_once(db, use_embedder) -> None:
+    cached, fresh = f"önbellekte {uuid.uuid4().hex}", f"önbellekte değil {uuid.uuid4().hex}"
+    CachedEmbedder(use_embedder, db).embed_passages([cached])
+    assert uncached_passages(db, use_embedder.name, [cached, fresh, fresh]) == [fresh]
+    assert uncached_passages(db, "another-model", [cached]) == [cached]

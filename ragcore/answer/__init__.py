@@ -58,7 +58,7 @@ from ragcore.answer.questions import (
     review_queue,
     set_feedback,
 )
-from ragcore.answer.quote_cache import warm_quote_sentences
+from ragcore.answer.quote_cache import unwarmed_documents, warm_quote_sentences
 from ragcore.answer.sentences import (
     ELLIPSIS,
     candidates,
@@ -131,6 +131,7 @@ __all__ = [
     "set_feedback",
     "split_sentences",
     "spool_path",
+    "unwarmed_documents",
     "validate_question",
     "warm_quote_sentences",
     "without_lead",

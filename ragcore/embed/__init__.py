@@ -8,6 +8,7 @@ from ragcore.embed.cache import (
     CachedEmbedder,
     EmbeddingCacheError,
     text_key,
+    uncached_passages,
 )
 from ragcore.embed.choice import (
     choose_embedding_backend,
@@ -31,4 +32,5 @@ __all__ = [
     "index_name",
     "make_embedder",
     "text_key",
+    "uncached_passages",
 ]

@@ -47,6 +47,10 @@ LOOKUP_SQL = """
 SELECT text_sha256, dim, vector FROM public.embedding_cache
 WHERE model = %(model)s AND kind = %(kind)s AND text_sha256 = ANY(%(keys)s::bytea[])"""
 
+CACHED_KEYS_SQL = """
+SELECT text_sha256 FROM public.embedding_cache
+WHERE model = %(model)s AND kind = %(kind)s AND text_sha256 = ANY(%(keys)s::bytea[])"""
+
 # Sorted keys: every writer takes the unique-index entries in the same order, so concurrent
 # inserts of overlapping batches wait for each other instead of deadlocking.
 STORE_SQL = """
@@ -83,6 +87,22 @@ def lookup(db: Database, model: str, kind: str, keys: Sequence[bytes]) -> dict[b
     except (psycopg.Error, DatabaseUnavailable) as exc:
         raise EmbeddingCacheError(f"Gömme önbelleği okunamadı (public.embedding_cache): {exc}") from exc
     return found
+
+
+def uncached_passages(db: Database, model: str, texts: Sequence[str]) -> list[str]:
+    """The texts without a passage vector of `model` in the cache, each once (keys only: no vector
+    is read, so a check over every stored sentence stays cheap)."""
+    keys = {text_key(text): text for text in texts}
+    present: set[bytes] = set()
+    unique = list(keys)
+    try:
+        with db.connection() as conn:
+            for start in range(0, len(unique), READ_BATCH):
+                params = {"model": model, "kind": PASSAGE, "keys": unique[start : start + READ_BATCH]}
+                present.update(bytes(key) for (key,) in conn.execute(CACHED_KEYS_SQL, params))
+    except (psycopg.Error, DatabaseUnavailable) as exc:
+        raise EmbeddingCacheError(f"Gömme önbelleği okunamadı (public.embedding_cache): {exc}") from exc
+    return [text for key, text in keys.items() if key not in present]
 
 
 def _vector(model: str, dim: int, blob: bytes) -> np.ndarray:

@@ -1,4 +1,6 @@
-"""The document jobs: `ingest_document` (one uploaded PDF or Word file) and `reembed` (every chunk).
+"""The document jobs: `ingest_document` (one uploaded PDF or Word file), `reembed` (every chunk)
+and `warm_quotes` (the quoter's sentences of documents stored without them, queued by a starting
+worker: `queue_unwarmed_quotes`).
 
 An upload's stages: extract (the text layer) → ocr (pages without one, when there are any) →
 chunk → embed → store; cancelling takes effect at the next page or batch of any of them. Then,
@@ -56,6 +58,7 @@ log = logging.getLogger(__name__)
 
 INGEST = "ingest_document"
 REEMBED = "reembed"
+QUOTES = "warm_quotes"
 
 # An upload is tried at most this often (first run and retries): a retryable failure keeps the
 # staged file until then, never for good.
@@ -78,6 +81,7 @@ REEMBED_STAGES = {
     "store": Stage("Yeni vektörler yazılıyor", 0.8, 0.85),
     "quotes": Stage("Alıntı cümleleri hazırlanıyor", 0.85, 1.0, "cümle"),
 }
+QUOTES_STAGES = {"quotes": Stage("Alıntı cümleleri hazırlanıyor", 0.0, 1.0, "cümle")}
 
 
 # --------------------------------------------------------------------------- staging
@@ -294,4 +298,49 @@ REEMBED_KIND = register_kind(JobKind(
     summary=lambda result: f"{formatting.integer(result.get('chunks'))} parçanın vektörü yeni modelle yeniden hesaplandı",
     queueing_lock=REEMBED,
     already_queued="Sırada bekleyen bir yeniden gömme işi zaten var.",
+))
+
+
+# --------------------------------------------------------------------------- quotes
+
+
+def queue_unwarmed_quotes(db: Database) -> Job | None:
+    """At a worker's start: one job for the documents whose quotable sentences have no vector yet
+    (`ragcore.answer.unwarmed_documents`), or None when there are none or one is queued already.
+
+    Documents stored before uploads filled them, or whose filling was cancelled, would otherwise
+    cost every answer over them its sentences' embedding until the next re-embed."""
+    from ragcore.answer import unwarmed_documents
+
+    document_ids = unwarmed_documents(db)
+    if not document_ids:
+        return None
+    try:
+        return service.submit(db, QUOTES, {"document_ids": document_ids},
+                              label=f"{formatting.integer(len(document_ids))} dokümanın cümleleri")
+    except JobError:  # another worker queued it a moment ago
+        return None
+
+
+def _run_quotes(run: JobRun) -> dict[str, Any]:
+    from ragcore.answer import warm_quote_sentences
+    from ragcore.embed import EmbeddingError
+
+    document_ids = [int(i) for i in run.job.arguments["document_ids"]]
+    try:
+        count = warm_quote_sentences(run.db, run.embedder(), document_ids, run.progress)
+    except EmbeddingError as exc:
+        raise JobFailed(str(exc)) from exc
+    return {"documents": len(document_ids), "quote_sentences": count}
+
+
+QUOTES_KIND = register_kind(JobKind(
+    name=QUOTES,
+    label="Alıntı cümleleri",
+    run=_run_quotes,
+    stages=QUOTES_STAGES,
+    summary=lambda result: (f"{formatting.integer(result.get('documents'))} dokümanın "
+                            f"{formatting.integer(result.get('quote_sentences'))} cümlesi alıntıya hazırlandı"),
+    queueing_lock=QUOTES,
+    already_queued="Sırada bekleyen bir alıntı cümleleri işi zaten var.",
 ))

@@ -241,6 +241,8 @@ async def serve(ctx: WorkerContext, *, concurrency: int = 1, wait: bool = True,
     async with app.open_async():
         if not wait:
             await sweep(app, ctx)  # a worker that drains the queue and stops sweeps once, first
+        else:
+            await asyncio.to_thread(_queue_start_up_work, ctx.db)
         sweeper = asyncio.create_task(_sweep_forever(app, ctx), name="dayanak-job-sweep")
         try:
             await app.run_worker_async(
@@ -253,6 +255,21 @@ async def serve(ctx: WorkerContext, *, concurrency: int = 1, wait: bool = True,
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
+
+
+def _queue_start_up_work(db: Database) -> None:
+    """Work a serving worker queues when it starts: the quoter's sentences of documents stored
+    without them (`tasks.queue_unwarmed_quotes`). Never stops the worker: it is a cache fill."""
+    from ragcore.jobs import tasks
+
+    try:
+        job = tasks.queue_unwarmed_quotes(db)
+    except Exception:  # any failure here only leaves the fill to the next start
+        log.warning("could not look for documents without quote sentences", exc_info=True)
+        return
+    if job is not None:
+        log.info("job %d queued: quote sentences of %d documents stored without them",
+                 job.id, len(job.arguments["document_ids"]))
 
 
 def run_worker(settings: Settings, *, concurrency: int = 1, name: str | None = None, wait: bool = True,
