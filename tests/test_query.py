@@ -1,6 +1,6 @@
 """The lexical query a question becomes (ragcore.retrieval.query): ASCII-typed words find the
-Turkish terms, everyday words add the laws' words, and neither depends on the asking role's
-forbidden documents."""
+Turkish terms, for the dense leg too, everyday words add the laws' words, and neither depends on
+the asking role's forbidden documents."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from ragcore.core import fold_ascii
 from ragcore.retrieval import lexical_query, read_snapshot, retrieve, save_expansion
-from ragcore.retrieval.query import evidence_terms, query_terms
+from ragcore.retrieval.query import dense_question, evidence_terms, query_terms
 from tests.retrieval_support import DocSpec, insert_document, make_test_embedder
 
 LABOUR = DocSpec("is-kanunu", ("ik", "personel"), (
@@ -73,6 +73,42 @@ def test_ascii_folded_questions_find_the_same_article(corpus, typed, spelled):
     folded = retrieve(db, embedder, typed, "ik", k=3, mode="lexical")
     assert folded.sources[0].article == plain.sources[0].article
     assert [s.chunk_id for s in folded.sources] == [s.chunk_id for s in plain.sources]
+
+
+class RecordingEmbedder:
+    """The test embedder, remembering the questions it was given."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.questions = inner, []
+        self.kind, self.model, self.name, self.dim = inner.kind, inner.model, inner.name, inner.dim
+
+    def embed_queries(self, texts):
+        self.questions.extend(texts)
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts):
+        return self.inner.embed_passages(texts)
+
+
+def test_the_dense_leg_embeds_the_question_with_the_lexicon_spelling(corpus):
+    db, embedder = corpus
+    typed = "Iscinin sozlesmesinin feshi halinde kidem tazminati, ne olur?"
+    assert dense_question(typed, _query(db, typed, "ik")) == "işçinin sözlesmesinin feshi halinde kıdem tazminati, ne olur?"
+    recording = RecordingEmbedder(embedder)
+    folded = retrieve(db, recording, typed, "ik", k=3, mode="dense")
+    spelled = "İşçinin sözleşmesinin feshi halinde kıdem tazminatı, ne olur?"
+    retrieve(db, recording, spelled, "ik", k=3, mode="dense")
+    assert recording.questions == [dense_question(typed, _query(db, typed, "ik")), spelled]  # as typed when nothing was respelled
+    assert folded.question == typed  # the retrieval still records what the user asked
+
+
+def test_the_dense_question_follows_only_the_role_lexicon(corpus):
+    db, embedder = corpus
+    question = "calisanin cikarilmasi"
+    before = dense_question(question, _query(db, question, "ik"))
+    insert_document(db, embedder, SAFETY)
+    assert dense_question(question, _query(db, question, "ik")) == before
+    assert dense_question(question, _query(db, question, "isg")).startswith("çalışanin çıkarilmasi")
 
 
 def test_respelling_reads_only_the_role_lexicon(corpus):

@@ -1,6 +1,6 @@
 import pytest
 
-from ragcore.core import get_tokenizer, lexical_tokens, normalize, turkish_lower, words
+from ragcore.core import get_tokenizer, lexical_tokens, normalize, respell_word_prefixes, turkish_lower, words
 
 
 def test_turkish_lowercasing_of_dotted_and_dotless_i():
@@ -37,3 +37,11 @@ def test_snowball_variant_stems():
 def test_unknown_tokenizer_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown tokenizer 'x'"):
         get_tokenizer("x")
+
+
+def test_respelled_prefixes_keep_the_rest_of_each_word_and_every_other_character():
+    prefixes = {"ısten": "işten", "cikar": "çıkar", "ıscin": "işçin", "is": "iş"}  # keys: Turkish-lowercased tokens
+    assert respell_word_prefixes("Isten cikarildim, is yerinde Iscinin hakki?", prefixes) \
+        == "işten çıkarildim, iş yerinde işçinin hakki?"
+    assert respell_word_prefixes("isten cikarildim", {}) == "isten cikarildim"
+    assert respell_word_prefixes("istenen cikarma", {"isten": "işten"}) == "iştenen cikarma"  # by prefix, as the lexical tokens

@@ -78,6 +78,21 @@ def words(text: str) -> list[str]:
     return _WORD_RE.findall(turkish_lower(text))
 
 
+def respell_word_prefixes(text: str, prefixes: dict[str, str], length: int = PREFIX_LENGTH) -> str:
+    """`text` with each word whose Turkish-lowercased first `length` letters are a key of
+    `prefixes` spelled with that key's value instead, the rest of the word as typed (lowercased);
+    every other character unchanged."""
+    if not prefixes:
+        return text
+
+    def respell(match: re.Match[str]) -> str:
+        word = turkish_lower(match.group(0))
+        head = prefixes.get(word[:length])
+        return match.group(0) if head is None else head + word[length:]
+
+    return _WORD_RE.sub(respell, normalize(text))
+
+
 def prefix_tokens(text: str, length: int = PREFIX_LENGTH) -> list[str]:
     return [word[:length] for word in words(text)]
 

@@ -40,7 +40,7 @@ from ragcore.core import LOCATOR_PAGE, LOCATOR_SECTION, ROLES, Settings, Source
 from ragcore.documents import DOCX
 from ragcore.retrieval import bm25, measurements
 from ragcore.retrieval.modes import MODES
-from ragcore.retrieval.query import LexicalQuery, lexical_query
+from ragcore.retrieval.query import LexicalQuery, dense_question, lexical_query
 from ragcore.store import Database, role_bit, role_predicate
 
 RRF_K = 60
@@ -476,9 +476,10 @@ def lexical_leg(conn: psycopg.Connection, terms: list[str], base: dict, *, exhau
     return LexicalResult(ids or [], scores or [], plan, 0), n, df, avgdl
 
 
-def _lexical_params(conn: psycopg.Connection, question: str, base: dict) -> dict:
+def _lexical_params(conn: psycopg.Connection, question: str, base: dict, query: LexicalQuery | None = None) -> dict:
     """The lexical leg's candidates and the evidence weights, from the role's statistics."""
-    query = lexical_query(conn, question, base["role"])
+    if query is None:
+        query = lexical_query(conn, question, base["role"])
     terms = query.terms
     result, n, df, _ = lexical_leg(conn, terms, base)
     counts = Counter(terms)
@@ -496,11 +497,13 @@ def _lexical_params(conn: psycopg.Connection, question: str, base: dict) -> dict
 
 def statement_params(
     conn: psycopg.Connection, question: str, qvec: np.ndarray, role: str, *, k: int, mode: str, weight: float,
+    query: LexicalQuery | None = None,
 ) -> dict:
     """Parameters of RETRIEVAL_SQL, planned inside the caller's `read_snapshot` transaction
-    (also what tests and the benchmark use to EXPLAIN the statement)."""
+    (also what tests and the benchmark use to EXPLAIN the statement); `query`: the question's
+    lexical query when the caller built it already (in the same transaction)."""
     base = _params(question, qvec, role, k, mode, weight)
-    return {**base, **_lexical_params(conn, question, base)}
+    return {**base, **_lexical_params(conn, question, base, query)}
 
 
 def _embed_question(embedder: object, question: str) -> np.ndarray:
@@ -550,7 +553,8 @@ def retrieve(
     weight: float | None = None,
     windows: bool = False,
 ) -> Retrieval:
-    """Ranked permitted chunks plus refusal evidence: one statement in one read transaction.
+    """Ranked permitted chunks plus refusal evidence: one statement in one read transaction (after
+    a short one that reads the role's respellings of the question, which the dense leg embeds).
 
     `weight` (weighted mode): None = the dense weight measured for the embedder. `windows`:
     the dense leg scores a chunk by the mean of its vector's cosine and its best sentence
@@ -562,9 +566,12 @@ def retrieve(
     if mode not in MODES:
         raise RetrievalError(f"Bilinmeyen arama modu: {mode!r}. Geçerli modlar: {', '.join(MODES)}.")
     started = time.perf_counter()
-    qvec = _embed_question(embedder, question)
+    with read_snapshot(db) as conn:  # the respellings shape the dense leg's text too
+        query = lexical_query(conn, question, role)
+    # Embedded outside any transaction: a caching embedder may need a connection of the same pool.
+    qvec = _embed_question(embedder, dense_question(question, query))
     with read_snapshot(db) as conn:
-        params = statement_params(conn, question, qvec, role, k=k, mode=mode, weight=weight)
+        params = statement_params(conn, question, qvec, role, k=k, mode=mode, weight=weight, query=query)
         rows = conn.execute(retrieval_sql(windows), params).fetchall()
     hits = [_row_to_hit(rank, row) for rank, row in enumerate((r for r in rows if r[0] is not None), start=1)]
     elapsed = (time.perf_counter() - started) * 1000

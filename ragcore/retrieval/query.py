@@ -12,6 +12,10 @@ inside the retrieval's own snapshot and both role-independent in what they may a
   adds its legal words' tokens to the BM25 query (not to the evidence the refusal gate reads:
   a match there must come from the question's own words).
 
+The dense leg embeds the question with the same respellings (`dense_question`): e5 reads
+"isten cikarildim" as other words than "işten çıkarıldım", and its cosine fell far enough to
+turn an answerable question into the flat refusal.
+
 The result records what was applied, for the search page and the lab.
 """
 
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from ragcore.core import PREFIX_LENGTH, STOPWORDS, fold_ascii, words
+from ragcore.core import PREFIX_LENGTH, STOPWORDS, fold_ascii, respell_word_prefixes, words
 from ragcore.retrieval.expansions import Expansion, load_expansions
 
 # Turkish question words and particles: they say nothing about the topic, and their prefix-5
@@ -100,6 +104,12 @@ def respellings(conn: psycopg.Connection, tokens: list[str], role: str) -> dict[
         return {}
     by_fold = dict(conn.execute(_FOLDED_SQL, {"role": role, "folded": sorted({fold_ascii(t) for t in unknown})}))
     return respell(unknown, known, by_fold)
+
+
+def dense_question(question: str, query: LexicalQuery) -> str:
+    """The question as the dense leg embeds it: every word whose token the lexical leg respelled
+    starts with the lexicon's spelling ("isten cikarildim" -> "işten çıkarildim"); otherwise as typed."""
+    return respell_word_prefixes(question, query.respelled, PREFIX_LENGTH)
 
 
 def matching_expansions(expansions: list[Expansion], question: str) -> tuple[Expansion, ...]:
