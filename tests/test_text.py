@@ -45,3 +45,4 @@ def test_respelled_prefixes_keep_the_rest_of_each_word_and_every_other_character
         == "işten çıkarildim, iş yerinde işçinin hakki?"
     assert respell_word_prefixes("isten cikarildim", {}) == "isten cikarildim"
     assert respell_word_prefixes("istenen cikarma", {"isten": "işten"}) == "iştenen cikarma"  # by prefix, as the lexical tokens
+    assert respell_word_prefixes("Gece vardiyasında çalışıyoruz", {"vardi": "vardı"}) == "Gece vardiyasında çalışıyoruz"

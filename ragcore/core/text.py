@@ -65,6 +65,7 @@ def turkish_lower(text: str) -> str:
 
 
 _ASCII_FOLD = str.maketrans("çğıöşüâîû", "cgiosuaiu")
+_TURKISH_LETTERS = frozenset("çğıöşüâîûÇĞİÖŞÜÂÎÛ")  # what an English keyboard cannot type
 
 
 def fold_ascii(text: str) -> str:
@@ -79,15 +80,16 @@ def words(text: str) -> list[str]:
 
 
 def respell_word_prefixes(text: str, prefixes: dict[str, str], length: int = PREFIX_LENGTH) -> str:
-    """`text` with each word whose Turkish-lowercased first `length` letters are a key of
-    `prefixes` spelled with that key's value instead, the rest of the word as typed (lowercased);
-    every other character unchanged."""
+    """`text` with each word typed without Turkish letters whose Turkish-lowercased first `length`
+    letters are a key of `prefixes` spelled with that key's value instead, the rest of the word as
+    typed (lowercased); every other character unchanged. A word with a Turkish letter anywhere is
+    kept: its writer had the letters, so a prefix without them ("vardi" of "vardiyasında") is no typo."""
     if not prefixes:
         return text
 
     def respell(match: re.Match[str]) -> str:
         word = turkish_lower(match.group(0))
-        head = prefixes.get(word[:length])
+        head = None if _TURKISH_LETTERS.intersection(match.group(0)) else prefixes.get(word[:length])
         return match.group(0) if head is None else head + word[length:]
 
     return _WORD_RE.sub(respell, normalize(text))

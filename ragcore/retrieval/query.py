@@ -107,8 +107,9 @@ def respellings(conn: psycopg.Connection, tokens: list[str], role: str) -> dict[
 
 
 def dense_question(question: str, query: LexicalQuery) -> str:
-    """The question as the dense leg embeds it: every word whose token the lexical leg respelled
-    starts with the lexicon's spelling ("isten cikarildim" -> "işten çıkarildim"); otherwise as typed."""
+    """The question as the dense leg embeds it: every word typed without Turkish letters whose token
+    the lexical leg respelled starts with the lexicon's spelling ("isten cikarildim" -> "işten
+    çıkarildim"); otherwise as typed."""
     return respell_word_prefixes(question, query.respelled, PREFIX_LENGTH)
 
 
