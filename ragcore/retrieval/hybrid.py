@@ -566,7 +566,7 @@ def retrieve(
     if mode not in MODES:
         raise RetrievalError(f"Bilinmeyen arama modu: {mode!r}. Geçerli modlar: {', '.join(MODES)}.")
     started = time.perf_counter()
-    with read_snapshot(db) as conn:  # the respellings shape the dense leg's text too
+    with db.connection() as conn:  # the respellings shape the dense leg's text too (no vector settings needed)
         query = lexical_query(conn, question, role)
     # Embedded outside any transaction: a caching embedder may need a connection of the same pool.
     qvec = _embed_question(embedder, dense_question(question, query))
