@@ -501,7 +501,7 @@ def statement_params(
 ) -> dict:
     """Parameters of RETRIEVAL_SQL, planned inside the caller's `read_snapshot` transaction
     (also what tests and the benchmark use to EXPLAIN the statement); `query`: the question's
-    lexical query when the caller built it already (in the same transaction)."""
+    lexical query when the caller built it already (`retrieve`: before embedding the question)."""
     base = _params(question, qvec, role, k, mode, weight)
     return {**base, **_lexical_params(conn, question, base, query)}
 
