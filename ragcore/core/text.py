@@ -64,8 +64,9 @@ def turkish_lower(text: str) -> str:
     return normalize(text).replace("İ", "i").replace("I", "ı").lower()
 
 
-_ASCII_FOLD = str.maketrans("çğıöşüâîû", "cgiosuaiu")
-_TURKISH_LETTERS = frozenset("çğıöşüâîûÇĞİÖŞÜÂÎÛ")  # what an English keyboard cannot type
+_TURKISH_LOWER = "çğıöşüâîû"
+_ASCII_FOLD = str.maketrans(_TURKISH_LOWER, "cgiosuaiu")
+_TURKISH_LETTERS = frozenset(_TURKISH_LOWER + "ÇĞİÖŞÜÂÎÛ")  # what an English keyboard cannot type
 
 
 def fold_ascii(text: str) -> str:

@@ -43,13 +43,11 @@ log = logging.getLogger(__name__)
 QUERY, PASSAGE = "q", "p"
 READ_BATCH = 1000  # keys per SELECT
 
-LOOKUP_SQL = """
-SELECT text_sha256, dim, vector FROM public.embedding_cache
+_CACHED_SQL = """
+SELECT {columns} FROM public.embedding_cache
 WHERE model = %(model)s AND kind = %(kind)s AND text_sha256 = ANY(%(keys)s::bytea[])"""
-
-CACHED_KEYS_SQL = """
-SELECT text_sha256 FROM public.embedding_cache
-WHERE model = %(model)s AND kind = %(kind)s AND text_sha256 = ANY(%(keys)s::bytea[])"""
+LOOKUP_SQL = _CACHED_SQL.format(columns="text_sha256, dim, vector")
+CACHED_KEYS_SQL = _CACHED_SQL.format(columns="text_sha256")  # keys only: no vector is read
 
 # Sorted keys: every writer takes the unique-index entries in the same order, so concurrent
 # inserts of overlapping batches wait for each other instead of deadlocking.
@@ -74,34 +72,28 @@ def _to_bytes(vector: np.ndarray) -> bytes:
     return np.ascontiguousarray(vector, dtype="<f4").tobytes()
 
 
-def lookup(db: Database, model: str, kind: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
-    """Cached vectors for the keys that have one (read in batches of READ_BATCH)."""
-    found: dict[bytes, np.ndarray] = {}
+def _cached_rows(db: Database, sql: str, model: str, kind: str, keys: Sequence[bytes]) -> list[tuple]:
+    """The rows `sql` (LOOKUP_SQL or CACHED_KEYS_SQL) finds for the distinct keys, read in batches of
+    READ_BATCH on one connection."""
     unique = list(dict.fromkeys(keys))
     try:
         with db.connection() as conn:
-            for start in range(0, len(unique), READ_BATCH):
-                params = {"model": model, "kind": kind, "keys": unique[start : start + READ_BATCH]}
-                for key, dim, blob in conn.execute(LOOKUP_SQL, params):
-                    found[bytes(key)] = _vector(model, dim, blob)
+            return [row for start in range(0, len(unique), READ_BATCH)
+                    for row in conn.execute(sql, {"model": model, "kind": kind, "keys": unique[start : start + READ_BATCH]})]
     except (psycopg.Error, DatabaseUnavailable) as exc:
         raise EmbeddingCacheError(f"Gömme önbelleği okunamadı (public.embedding_cache): {exc}") from exc
-    return found
+
+
+def lookup(db: Database, model: str, kind: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+    """Cached vectors for the keys that have one."""
+    return {bytes(key): _vector(model, dim, blob) for key, dim, blob in _cached_rows(db, LOOKUP_SQL, model, kind, keys)}
 
 
 def uncached_passages(db: Database, model: str, texts: Sequence[str]) -> list[str]:
     """The texts without a passage vector of `model` in the cache, each once (keys only: no vector
     is read, so a check over every stored sentence stays cheap)."""
     keys = {text_key(text): text for text in texts}
-    present: set[bytes] = set()
-    unique = list(keys)
-    try:
-        with db.connection() as conn:
-            for start in range(0, len(unique), READ_BATCH):
-                params = {"model": model, "kind": PASSAGE, "keys": unique[start : start + READ_BATCH]}
-                present.update(bytes(key) for (key,) in conn.execute(CACHED_KEYS_SQL, params))
-    except (psycopg.Error, DatabaseUnavailable) as exc:
-        raise EmbeddingCacheError(f"Gömme önbelleği okunamadı (public.embedding_cache): {exc}") from exc
+    present = {bytes(key) for (key,) in _cached_rows(db, CACHED_KEYS_SQL, model, PASSAGE, list(keys))}
     return [text for key, text in keys.items() if key not in present]
 
 
