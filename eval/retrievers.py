@@ -290,12 +290,12 @@ def app_queries(ws, index: BM25Index, questions) -> list[list[str]]:
     """The app's lexical query of each question (ragcore.retrieval.query.build_query: stop words
     dropped, ASCII-typed words respelled against this index's vocabulary as the app respells them
     against the role's lexicon, everyday words expanded by the database's table)."""
-    from ragcore.retrieval import build_query, fold_index, list_expansions, query_terms, respell
+    from ragcore.retrieval import build_query, fold_index, list_expansions, respell, respelling_candidates
 
     expansions = list_expansions(ws.cache_db) if ws.cache_db is not None else []
     df = {term: int(index.df[i]) for term, i in index.vocab.items()}
     known, by_fold = set(df), fold_index(df)
-    return [build_query(q.question, respell(query_terms(q.question), known, by_fold), expansions).terms
+    return [build_query(q.question, respell(respelling_candidates(q.question), known, by_fold), expansions).terms
             for q in questions]
 
 

@@ -53,6 +53,15 @@ def test_ascii_typed_question_is_respelled_to_the_lexicon_terms(corpus):
     assert set(query.evidence_terms) >= {"işçin", "sözle", "kıdem"}
 
 
+def test_a_word_typed_with_turkish_letters_is_not_respelled(corpus):
+    """Its writer had the letters: "işcinin" keeps its own token, as "vardiyasında" must not become
+    "vardı" (a prefix the lexicon lacks is a word the documents lack, not a typo)."""
+    db, _ = corpus
+    query = _query(db, "işcinin kidem tazminati", "ik")
+    assert query.respelled == {"kidem": "kıdem"}
+    assert query.terms[0] == "işcin"
+
+
 def test_correctly_spelled_question_is_unchanged(corpus):
     db, _ = corpus
     question = "İşçinin sözleşmesinin feshi halinde kıdem tazminatı"

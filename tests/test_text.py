@@ -1,6 +1,14 @@
 import pytest
 
-from ragcore.core import get_tokenizer, lexical_tokens, normalize, respell_word_prefixes, turkish_lower, words
+from ragcore.core import (
+    ascii_typed_words,
+    get_tokenizer,
+    lexical_tokens,
+    normalize,
+    respell_word_prefixes,
+    turkish_lower,
+    words,
+)
 
 
 def test_turkish_lowercasing_of_dotted_and_dotless_i():
@@ -46,3 +54,7 @@ def test_respelled_prefixes_keep_the_rest_of_each_word_and_every_other_character
     assert respell_word_prefixes("isten cikarildim", {}) == "isten cikarildim"
     assert respell_word_prefixes("istenen cikarma", {"isten": "işten"}) == "iştenen cikarma"  # by prefix, as the lexical tokens
     assert respell_word_prefixes("Gece vardiyasında çalışıyoruz", {"vardi": "vardı"}) == "Gece vardiyasında çalışıyoruz"
+
+
+def test_ascii_typed_words_are_those_without_any_turkish_letter():
+    assert ascii_typed_words("Gece vardiyasında ISTEN cikarildim, İşçi hakki") == ["gece", "ısten", "cikarildim", "hakki"]

@@ -56,6 +56,7 @@ from ragcore.core.text import (
     PREFIX_LENGTH,
     STOPWORDS,
     TOKENIZERS,
+    ascii_typed_words,
     fold_ascii,
     get_tokenizer,
     lexical_tokens,
@@ -65,6 +66,7 @@ from ragcore.core.text import (
     respell_word_prefixes,
     sanitize,
     turkish_lower,
+    typed_without_turkish_letters,
     words,
 )
 
@@ -98,6 +100,7 @@ __all__ = [
     "SettingsError",
     "Source",
     "TOKENIZERS",
+    "ascii_typed_words",
     "User",
     "cookie_key",
     "create_private",
@@ -116,6 +119,7 @@ __all__ = [
     "public_ids",
     "reflow",
     "respell_word_prefixes",
+    "typed_without_turkish_letters",
     "sanitize",
     "secure_data_dir",
     "sha256_bytes",

@@ -80,6 +80,17 @@ def words(text: str) -> list[str]:
     return _WORD_RE.findall(turkish_lower(text))
 
 
+def typed_without_turkish_letters(word: str) -> bool:
+    """Whether a word as typed has no Turkish letter: only such a word can be a keyboard's
+    misspelling; its writer had the letters otherwise, so "vardiyasında" is no typo of "vardı"."""
+    return not _TURKISH_LETTERS.intersection(word)
+
+
+def ascii_typed_words(text: str) -> list[str]:
+    """The Turkish-lowercased words of `text` that were typed without any Turkish letter."""
+    return [turkish_lower(w) for w in _WORD_RE.findall(normalize(text)) if typed_without_turkish_letters(w)]
+
+
 def respell_word_prefixes(text: str, prefixes: dict[str, str], length: int = PREFIX_LENGTH) -> str:
     """`text` with each word typed without Turkish letters whose Turkish-lowercased first `length`
     letters are a key of `prefixes` spelled with that key's value instead, the rest of the word as
@@ -90,7 +101,7 @@ def respell_word_prefixes(text: str, prefixes: dict[str, str], length: int = PRE
 
     def respell(match: re.Match[str]) -> str:
         word = turkish_lower(match.group(0))
-        head = None if _TURKISH_LETTERS.intersection(match.group(0)) else prefixes.get(word[:length])
+        head = prefixes.get(word[:length]) if typed_without_turkish_letters(match.group(0)) else None
         return match.group(0) if head is None else head + word[length:]
 
     return _WORD_RE.sub(respell, normalize(text))

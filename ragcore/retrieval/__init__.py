@@ -60,7 +60,15 @@ from ragcore.retrieval.measurements import (
     write_measured,
 )
 from ragcore.retrieval.modes import MODES
-from ragcore.retrieval.query import LexicalQuery, build_query, fold_index, lexical_query, query_terms, respell
+from ragcore.retrieval.query import (
+    LexicalQuery,
+    build_query,
+    fold_index,
+    lexical_query,
+    query_terms,
+    respell,
+    respelling_candidates,
+)
 
 __all__ = [
     "ANSWER",
@@ -81,6 +89,7 @@ __all__ = [
     "fold_index",
     "lexical_query",
     "respell",
+    "respelling_candidates",
     "list_expansions",
     "model_for",
     "quote_features",

@@ -4,9 +4,9 @@ Employees type as they speak: without Turkish letters ("isten cikarildim"), and 
 words the laws do not use ("maaş" for "ücret", "kovuldum" for "fesih"). Two repairs, both
 inside the retrieval's own snapshot and both role-independent in what they may add:
 
-- respelling: a token the role's lexicon does not hold is replaced by the lexicon term with
-  the same ASCII-folded spelling (`fold_ascii`, migration 010), the most frequent one when
-  several share it. The lexicon is the asking role's, so nothing outside its documents can
+- respelling: a token of a word typed without Turkish letters that the role's lexicon does not
+  hold is replaced by the lexicon term with the same ASCII-folded spelling (`fold_ascii`,
+  migration 010), the most frequent one when several share it. The lexicon is the asking role's, so nothing outside its documents can
   shape the query;
 - expansion: each row of `term_expansions` whose everyday words all occur in the question
   adds its legal words' tokens to the BM25 query (not to the evidence the refusal gate reads:
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from ragcore.core import PREFIX_LENGTH, STOPWORDS, fold_ascii, respell_word_prefixes, words
+from ragcore.core import PREFIX_LENGTH, STOPWORDS, ascii_typed_words, fold_ascii, respell_word_prefixes, words
 from ragcore.retrieval.expansions import Expansion, load_expansions
 
 # Turkish question words and particles: they say nothing about the topic, and their prefix-5
@@ -46,6 +46,12 @@ def query_terms(question: str) -> list[str]:
     stays even though the stop word "tarafından" has the same prefix.
     """
     return [word[:PREFIX_LENGTH] for word in words(question) if word not in STOPWORDS]
+
+
+def respelling_candidates(question: str) -> list[str]:
+    """The query tokens that may be respelled: those of words typed without any Turkish letter.
+    A writer who typed "vardiyasında" had the letters, so its prefix "vardi" is no typo of "vardı"."""
+    return [word[:PREFIX_LENGTH] for word in ascii_typed_words(question) if word not in STOPWORDS]
 
 
 def evidence_terms(question: str) -> list[str]:
@@ -131,4 +137,4 @@ def build_query(question: str, respelled: dict[str, str], expansions: list[Expan
 
 def lexical_query(conn: psycopg.Connection, question: str, role: str) -> LexicalQuery:
     """The question's lexical query for this role, inside the caller's retrieval snapshot."""
-    return build_query(question, respellings(conn, query_terms(question), role), load_expansions(conn))
+    return build_query(question, respellings(conn, respelling_candidates(question), role), load_expansions(conn))
