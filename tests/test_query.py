@@ -62,6 +62,14 @@ def test_a_word_typed_with_turkish_letters_is_not_respelled(corpus):
     assert query.terms[0] == "işcin"
 
 
+def test_stop_and_question_words_typed_without_turkish_letters_are_no_content():
+    """"icin", "kac", "nasil" are "için", "kaç", "nasıl": kept, they were respelled and counted as
+    evidence the question shares with the documents."""
+    assert query_terms("isten cikarildim icin cok uzgunum") == ["isten", "cikar", "uzgun"]
+    assert evidence_terms("yillik izin kac gun nasil hesaplanir") == ["yilli", "izin", "gun", "hesap"]
+    assert evidence_terms("su icmek yasak mi") == ["su", "icmek", "yasak"]  # "su" is water, not "şu"
+
+
 def test_correctly_spelled_question_is_unchanged(corpus):
     db, _ = corpus
     question = "İşçinin sözleşmesinin feshi halinde kıdem tazminatı"

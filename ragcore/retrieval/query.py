@@ -37,6 +37,13 @@ QUESTION_WORDS = frozenset(
 )
 
 
+# The same words typed on an English keyboard ("icin", "kac", "nasil") are no content either:
+# kept, they were respelled to "için" and "kaç" and counted as evidence the question shares with
+# the documents. "su" stays content: it is also the word for water.
+_FOLDED_STOPWORDS = frozenset(fold_ascii(w) for w in STOPWORDS) - {"su"}
+_FOLDED_QUESTION_WORDS = _FOLDED_STOPWORDS | frozenset(fold_ascii(w) for w in QUESTION_WORDS)
+
+
 def query_terms(question: str) -> list[str]:
     """The lexical query: prefix-5 tokens of the question's words, Turkish stop words removed.
 
@@ -45,18 +52,18 @@ def query_terms(question: str) -> list[str]:
     (measured on TQuAD in docs/retrieval.md). Removed by word, so "taraf" from "tarafların"
     stays even though the stop word "tarafından" has the same prefix.
     """
-    return [word[:PREFIX_LENGTH] for word in words(question) if word not in STOPWORDS]
+    return [word[:PREFIX_LENGTH] for word in words(question) if fold_ascii(word) not in _FOLDED_STOPWORDS]
 
 
 def respelling_candidates(question: str) -> list[str]:
     """The query tokens that may be respelled: those of words typed without any Turkish letter.
     A writer who typed "vardiyasında" had the letters, so its prefix "vardi" is no typo of "vardı"."""
-    return [word[:PREFIX_LENGTH] for word in ascii_typed_words(question) if word not in STOPWORDS]
+    return [word[:PREFIX_LENGTH] for word in ascii_typed_words(question) if fold_ascii(word) not in _FOLDED_STOPWORDS]
 
 
 def evidence_terms(question: str) -> list[str]:
     """Lexical tokens of the question's content words (question words and stop words removed)."""
-    return [word[:PREFIX_LENGTH] for word in words(question) if word not in QUESTION_WORDS and word not in STOPWORDS]
+    return [word[:PREFIX_LENGTH] for word in words(question) if fold_ascii(word) not in _FOLDED_QUESTION_WORDS]
 
 
 @dataclass(frozen=True)
