@@ -68,6 +68,7 @@ def test_stop_and_question_words_typed_without_turkish_letters_are_no_content():
     assert query_terms("isten cikarildim icin cok uzgunum") == ["isten", "cikar", "uzgun"]
     assert evidence_terms("yillik izin kac gun nasil hesaplanir") == ["yilli", "izin", "gun", "hesap"]
     assert evidence_terms("su icmek yasak mi") == ["su", "icmek", "yasak"]  # "su" is water, not "şu"
+    assert evidence_terms("YÖK üyeliği") == ["yök", "üyeli"]  # typed with its letters: no "yok"
 
 
 def test_correctly_spelled_question_is_unchanged(corpus):

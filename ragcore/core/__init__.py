@@ -67,6 +67,7 @@ from ragcore.core.text import (
     sanitize,
     turkish_lower,
     typed_without_turkish_letters,
+    typed_words,
     words,
 )
 
@@ -120,6 +121,7 @@ __all__ = [
     "reflow",
     "respell_word_prefixes",
     "typed_without_turkish_letters",
+    "typed_words",
     "sanitize",
     "secure_data_dir",
     "sha256_bytes",

@@ -86,9 +86,15 @@ def typed_without_turkish_letters(word: str) -> bool:
     return not _TURKISH_LETTERS.intersection(word)
 
 
+def typed_words(text: str) -> list[tuple[str, bool]]:
+    """Each word of `text`, Turkish-lowercased, with whether it was typed without any Turkish
+    letter (decided on the word as typed: "ISTEN" lowercases to "ısten" but was typed without)."""
+    return [(turkish_lower(w), typed_without_turkish_letters(w)) for w in _WORD_RE.findall(normalize(text))]
+
+
 def ascii_typed_words(text: str) -> list[str]:
     """The Turkish-lowercased words of `text` that were typed without any Turkish letter."""
-    return [turkish_lower(w) for w in _WORD_RE.findall(normalize(text)) if typed_without_turkish_letters(w)]
+    return [word for word, plain in typed_words(text) if plain]
 
 
 def respell_word_prefixes(text: str, prefixes: dict[str, str], length: int = PREFIX_LENGTH) -> str:

@@ -25,7 +25,15 @@ from dataclasses import dataclass
 
 import psycopg
 
-from ragcore.core import PREFIX_LENGTH, STOPWORDS, ascii_typed_words, fold_ascii, respell_word_prefixes, words
+from ragcore.core import (
+    PREFIX_LENGTH,
+    STOPWORDS,
+    ascii_typed_words,
+    fold_ascii,
+    respell_word_prefixes,
+    typed_words,
+    words,
+)
 from ragcore.retrieval.expansions import Expansion, load_expansions
 
 # Turkish question words and particles: they say nothing about the topic, and their prefix-5
@@ -39,9 +47,15 @@ QUESTION_WORDS = frozenset(
 
 # The same words typed on an English keyboard ("icin", "kac", "nasil") are no content either:
 # kept, they were respelled to "için" and "kaç" and counted as evidence the question shares with
-# the documents. "su" stays content: it is also the word for water.
+# the documents. Only a word typed without Turkish letters is read folded ("YÖK" is no "yok"), and
+# "su" stays content: it is also the word for water.
 _FOLDED_STOPWORDS = frozenset(fold_ascii(w) for w in STOPWORDS) - {"su"}
 _FOLDED_QUESTION_WORDS = _FOLDED_STOPWORDS | frozenset(fold_ascii(w) for w in QUESTION_WORDS)
+
+
+def _content_words(question: str, excluded: frozenset[str], folded: frozenset[str]) -> list[str]:
+    return [word for word, plain in typed_words(question)
+            if word not in excluded and not (plain and fold_ascii(word) in folded)]
 
 
 def query_terms(question: str) -> list[str]:
@@ -52,7 +66,7 @@ def query_terms(question: str) -> list[str]:
     (measured on TQuAD in docs/retrieval.md). Removed by word, so "taraf" from "tarafların"
     stays even though the stop word "tarafından" has the same prefix.
     """
-    return [word[:PREFIX_LENGTH] for word in words(question) if fold_ascii(word) not in _FOLDED_STOPWORDS]
+    return [word[:PREFIX_LENGTH] for word in _content_words(question, STOPWORDS, _FOLDED_STOPWORDS)]
 
 
 def respelling_candidates(question: str) -> list[str]:
@@ -63,7 +77,8 @@ def respelling_candidates(question: str) -> list[str]:
 
 def evidence_terms(question: str) -> list[str]:
     """Lexical tokens of the question's content words (question words and stop words removed)."""
-    return [word[:PREFIX_LENGTH] for word in words(question) if fold_ascii(word) not in _FOLDED_QUESTION_WORDS]
+    return [word[:PREFIX_LENGTH]
+            for word in _content_words(question, QUESTION_WORDS | STOPWORDS, _FOLDED_QUESTION_WORDS)]
 
 
 @dataclass(frozen=True)
