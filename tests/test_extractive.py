@@ -119,6 +119,13 @@ def test_candidates_keep_each_text_once_with_its_first_source() -> None:
         ("Kimya dersini seviyor mu?", {"person": False}),  # "kim" inside a word is not a question word
         ("Mimar Sinan nerede doğdu?", {"place": True}),
         ("Hangi şehirde yaşadı?", {"place": True, "which": "şehi"}),
+        # typed without Turkish letters, the question words and the unit are read as if typed with them
+        ("is kazasi kac gun icinde bildirilir", {"amount": True, "unit": "gün"}),
+        ("yillik izin kac haftadir", {"amount": True, "unit": "haf"}),
+        ("kac yilinda oldu", {"date": True, "amount": False}),
+        ("zam yuzde kac", {"amount": True}),
+        ("KIM imzalar", {"person": True}),
+        ("Hangi kitapta yazıyor?", {"place": False}),  # "kitap" is no "kıta" ("kita" folded)
     ],
 )
 def test_what_a_question_asks_for(question: str, expected: dict) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ragcore.core import turkish_lower, words
+from ragcore.core import fold_ascii, turkish_lower, typed_words
 
 _NUMBER_MORPHEMES = ("sıfır", "bir", "iki", "üç", "dört", "dörd", "beş", "altı", "yedi", "sekiz", "dokuz", "on", "yirmi",
                      "otuz", "kırk", "elli", "altmış", "yetmiş", "seksen", "doksan", "yüz", "bin", "milyon",
@@ -74,29 +74,59 @@ def _starts(token: str, stems: Sequence[str]) -> bool:
     return any(token.startswith(stem) for stem in stems)
 
 
+_UNITS_LONGEST_FIRST = sorted(_UNITS, key=len, reverse=True)
+
+
+@lru_cache(maxsize=16)
+def _folded(stems: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(fold_ascii(stem) for stem in stems)
+
+
+def _begins(word: str, plain: bool, stems: tuple[str, ...]) -> bool:
+    """`word` begins with one of `stems`; a word typed without Turkish letters ("kac", "yilinda")
+    is compared folded. A word typed with them is compared as typed: "kısım" is no "kişi"."""
+    return word.startswith(stems) or (plain and fold_ascii(word).startswith(_folded(stems)))
+
+
+def _unit_after(word: str, plain: bool) -> str:
+    """The first three letters of the word after "kaç"; typed without Turkish letters, spelled as
+    the unit it begins ("gun" is "gün", as the sentences' units are)."""
+    if plain:
+        for unit in _UNITS_LONGEST_FIRST:
+            if fold_ascii(word).startswith(fold_ascii(unit)):
+                return (unit + word[len(unit):])[:3]
+    return word[:3]
+
+
 @lru_cache(maxsize=4096)
 def asked(question: str) -> Asked:
-    """Question words → the kind of fact the answer must contain."""
-    tokens = words(question)
-    text = " ".join(tokens)
+    """Question words → the kind of fact the answer must contain.
+
+    Question words typed without Turkish letters are read folded, so that "kac gun" asks for a
+    number of days as "kaç gün" does; the noun after "hangi" is read as typed."""
+    typed = typed_words(question)
+    text = " ".join(word for word, _ in typed)
     amount = date = person = place = False
     unit = which = ""
-    for i, token in enumerate(tokens):
-        following = tokens[i + 1] if i + 1 < len(tokens) else ""
-        if token.startswith("kaç"):
-            if following.startswith(("yılında", "tarihinde", "senesinde")):
+    for i, (token, plain) in enumerate(typed):
+        following, following_plain = typed[i + 1] if i + 1 < len(typed) else ("", False)
+        if _begins(token, plain, ("kaç",)):
+            if _begins(following, following_plain, ("yılında", "tarihinde", "senesinde")):
                 date = True
             else:
                 amount = True
-                unit = following[:3] if following and not token.startswith("kaçıncı") else unit
-        elif token in ("yüzde",):
+                unit = _unit_after(following, following_plain) if following and not _begins(
+                    token, plain, ("kaçıncı",)) else unit
+        elif token == "yüzde" or (plain and token == "yuzde"):
             amount = True
-        elif re.fullmatch(r"kim(?:ler)?(?:dir|dır|in|e|i|den|le|lerdir|lerin|lere|leri)?", token):
+        elif re.fullmatch(r"kim(?:ler)?(?:dir|dır|in|e|i|den|le|lerdir|lerin|lere|leri)?",
+                          fold_ascii(token) if plain else token):
             person = True
         elif token.startswith("nere"):
             place = True
         elif token == "hangi" and following:
             which = following[:4]
+            # as typed: folded, "kitap" would begin with "kıta"
             date = date or _starts(following, _DATE_WHICH)
             place = place or _starts(following, _PLACE_WHICH)
             person = person or _starts(following, _PERSON_WHICH)
