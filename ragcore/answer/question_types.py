@@ -84,7 +84,7 @@ def _folded(stems: tuple[str, ...]) -> tuple[str, ...]:
 
 def _begins(word: str, plain: bool, stems: tuple[str, ...]) -> bool:
     """`word` begins with one of `stems`; a word typed without Turkish letters ("kac", "yilinda")
-    is compared folded. A word typed with them is compared as typed: "kısım" is no "kişi"."""
+    is compared folded, a word typed with them as typed."""
     return word.startswith(stems) or (plain and fold_ascii(word).startswith(_folded(stems)))
 
 

@@ -6,8 +6,8 @@ inside the retrieval's own snapshot and both role-independent in what they may a
 
 - respelling: a token of a word typed without Turkish letters that the role's lexicon does not
   hold is replaced by the lexicon term with the same ASCII-folded spelling (`fold_ascii`,
-  migration 010), the most frequent one when several share it. The lexicon is the asking role's, so nothing outside its documents can
-  shape the query;
+  migration 010), the most frequent one when several share it. The lexicon is the asking
+  role's, so nothing outside its documents can shape the query;
 - expansion: each row of `term_expansions` whose everyday words all occur in the question
   adds its legal words' tokens to the BM25 query (not to the evidence the refusal gate reads:
   a match there must come from the question's own words).
@@ -50,10 +50,12 @@ QUESTION_WORDS = frozenset(
 # the documents. Only a word typed without Turkish letters is read folded ("YÖK" is no "yok"), and
 # "su" stays content: it is also the word for water.
 _FOLDED_STOPWORDS = frozenset(fold_ascii(w) for w in STOPWORDS) - {"su"}
-_FOLDED_QUESTION_WORDS = _FOLDED_STOPWORDS | frozenset(fold_ascii(w) for w in QUESTION_WORDS)
+_NOT_EVIDENCE = QUESTION_WORDS | STOPWORDS
+_FOLDED_NOT_EVIDENCE = _FOLDED_STOPWORDS | frozenset(fold_ascii(w) for w in QUESTION_WORDS)
 
 
 def _content_words(question: str, excluded: frozenset[str], folded: frozenset[str]) -> list[str]:
+    """The question's words not in `excluded`, nor, typed without Turkish letters, in `folded`."""
     return [word for word, plain in typed_words(question)
             if word not in excluded and not (plain and fold_ascii(word) in folded)]
 
@@ -77,8 +79,7 @@ def respelling_candidates(question: str) -> list[str]:
 
 def evidence_terms(question: str) -> list[str]:
     """Lexical tokens of the question's content words (question words and stop words removed)."""
-    return [word[:PREFIX_LENGTH]
-            for word in _content_words(question, QUESTION_WORDS | STOPWORDS, _FOLDED_QUESTION_WORDS)]
+    return [word[:PREFIX_LENGTH] for word in _content_words(question, _NOT_EVIDENCE, _FOLDED_NOT_EVIDENCE)]
 
 
 @dataclass(frozen=True)
