@@ -39,6 +39,7 @@ from ragcore.retrieval.highlighting import (
 from ragcore.retrieval.hybrid import (
     DENSE_CTE,
     DENSE_WINDOWS_CTE,
+    MIN_CANDIDATES,
     RETRIEVAL_SQL,
     RETRIEVAL_WINDOWS_SQL,
     RRF_K,
@@ -99,6 +100,7 @@ __all__ = [
     "DENSE_CTE",
     "DENSE_WINDOWS_CTE",
     "Evidence",
+    "MIN_CANDIDATES",
     "MIN_TERM_CHARS",
     "MODES",
     "MeasuredDataError",
