@@ -39,13 +39,13 @@ import numpy as np
 from bench import RESULTS, percentile, publish
 from ragcore import store as dbmod
 from ragcore.core import ROLES, Settings
-from ragcore.retrieval import MIN_CANDIDATES, MODES, RETRIEVAL_SQL, read_snapshot, retrieve, statement_params
+from ragcore.retrieval import FUSION, MODES, RETRIEVAL_SQL, Fusion, read_snapshot, retrieve, statement_params
 
 DOC_CHUNKS = 50
 BATCH_DOCS = 40  # documents per load transaction
 ROLE_CHOICES = tuple(r for r in ROLES if r != "admin")
 STAT_TABLES = ("lexicon", "lex_df_histogram", "lex_stats")
-PREVIOUS_DEPTH = 50  # the per-leg candidates before the deeper pool (issue 20), timed in the same run
+PREVIOUS_FUSION = Fusion(depth=50, transitional_weight=1.0)  # before issue 20's deeper pool, timed in the same run
 
 
 # --------------------------------------------------------------------------- corpus
@@ -217,15 +217,14 @@ def latencies(db: dbmod.Database, embedder, questions: Sequence[str], roles: Seq
     return out
 
 
-def depth_comparison(db: dbmod.Database, embedder, questions: Sequence[str], roles: Sequence[str]) -> dict:
-    """Weighted retrieval with the previous per-leg candidates and with the current ones, the two
-    alternating question by question so that both meet the same load: the deeper pool's cost."""
-    depths = (PREVIOUS_DEPTH, MIN_CANDIDATES)
-    out: dict[int, list[float]] = {depth: [] for depth in depths}
+def fusion_comparison(db: dbmod.Database, embedder, questions: Sequence[str], roles: Sequence[str]) -> dict:
+    """Weighted retrieval with the previous fusion (50 candidates per leg) and with the app's, the
+    two alternating question by question so that both meet the same load: the deeper pool's cost."""
+    out: dict[str, list[float]] = {"previous": [], "current": []}
     for role in roles:
         for q in questions:
-            for depth in depths:
-                out[depth].append(retrieve(db, embedder, q, role, k=5, mode="weighted", depth=depth).ms)
+            for name, fusion in (("previous", PREVIOUS_FUSION), ("current", FUSION)):
+                out[name].append(retrieve(db, embedder, q, role, k=5, mode="weighted", fusion=fusion).ms)
     return out
 
 
@@ -350,12 +349,12 @@ def section(n_chunks: int, result: dict, n_questions: int, version: str) -> str:
         cpu = [x for cell in cells.values() for x in cell["cpu_ms"]]
         server = f"{percentile(cpu, 0.5):.1f} / {percentile(cpu, 0.95):.1f}" if cpu else "n/a"
         lines.append(f"| {label} | {percentile(ms, 0.5):.1f} | {percentile(ms, 0.95):.1f} | {server} |")
-    previous, current = (result["depth"][d] for d in (PREVIOUS_DEPTH, MIN_CANDIDATES))
-    lines += ["", f"Candidates per leg: weighted mode, every role's questions, {PREVIOUS_DEPTH} (before issue 20's "
-              f"deeper pool) against {MIN_CANDIDATES} (now), alternating question by question.", "",
+    previous, current = result["fusion"]["previous"], result["fusion"]["current"]
+    lines += ["", f"Candidates per leg: weighted mode, every role's questions, {PREVIOUS_FUSION.depth} (before issue "
+              f"20's deeper pool) against {FUSION.depth} (now), alternating question by question.", "",
               "| candidates per leg | p50 ms | p95 ms |", "|---|---:|---:|",
-              f"| {PREVIOUS_DEPTH} | {percentile(previous, 0.5):.1f} | {percentile(previous, 0.95):.1f} |",
-              f"| {MIN_CANDIDATES} | {percentile(current, 0.5):.1f} | {percentile(current, 0.95):.1f} |",
+              f"| {PREVIOUS_FUSION.depth} | {percentile(previous, 0.5):.1f} | {percentile(previous, 0.95):.1f} |",
+              f"| {FUSION.depth} | {percentile(current, 0.5):.1f} | {percentile(current, 0.95):.1f} |",
               f"| ratio | {percentile(current, 0.5) / percentile(previous, 0.5):.2f} | "
               f"{percentile(current, 0.95) / percentile(previous, 0.95):.2f} |"]
     lines += ["", "| on disk | size |", "|---|---:|"]
@@ -422,8 +421,8 @@ def run(n_chunks: int, base, law, settings: Settings, url: str, n_questions: int
         (mode, role), cell = max(cells.items(), key=lambda item: max(item[1]["ms"]))
         plan = explain(db, embedder, cell["slowest"], role, mode)
         lexical_global = lexical_on_global_postings(db, embedder, questions)
-        depth = depth_comparison(db, embedder, questions, ROLES)
-        return {"timings": timings, "cells": cells, "lexical_global": lexical_global, "depth": depth,
+        fusion = fusion_comparison(db, embedder, questions, ROLES)
+        return {"timings": timings, "cells": cells, "lexical_global": lexical_global, "fusion": fusion,
                 "sizes": sizes(db), "ingest": ingest_cost(db, settings, law),
                 "slowest": {"mode": mode, "role": role, "question": cell["slowest"], "ms": max(cell["ms"]),
                             "plan": plan},

@@ -32,6 +32,7 @@ from ragcore.retrieval import (
     DENSE_CTE,
     MIN_CANDIDATES,
     RETRIEVAL_SQL,
+    Fusion,
     bm25,
     lexical_leg,
     lexical_query,
@@ -174,7 +175,7 @@ def test_pruned_lexical_leg_is_exactly_the_exhaustive_one(scale, always_prune, m
     pruned = unread = later = 0
     with read_snapshot(database) as conn:
         for question in questions[:QUESTION_COUNT]:
-            base = _params(question, None, role, 5, "lexical", 0.0, depth)
+            base = _params(question, None, role, 5, "lexical", 0.0, Fusion(depth=depth))
             got, *_ = lexical_leg(conn, query_terms(question), base)
             want, *_ = lexical_leg(conn, query_terms(question), base, exhaustive=True)
             assert (got.ids, got.scores) == (want.ids, want.scores), question  # bit for bit

@@ -50,9 +50,31 @@ BM25_EPSILON = bm25.EPSILON
 # Per leg; fusion needs more than the k it returns. The weighted fusion min-max normalises each
 # leg over its own candidates and gives a chunk the other leg did not return 0 there, so a
 # deeper pool ranks the top better. Chosen on the everyday set's train half (e5, windows: the
-# depth with the highest Recall@5 + MRR@10 of 50 … 600; deepening one leg alone lost on dev) and
-# measured on its dev half, the paraphrase set and TQuAD (docs/retrieval.md, "Candidate depth").
+# depth with the highest Recall@5 + MRR@10 of 50 … 600, scripts/fusion_tuning.py) and measured
+# on its dev half, the paraphrase set and TQuAD (docs/retrieval.md, "Fusion").
 MIN_CANDIDATES = 160
+# A law's transitional articles ("Geçici Madde N": the passage from the old rules to the new, for
+# cut-off dates long past) repeat the words of the articles they amend, and a question asked
+# today rarely means them: "İşveren beni haber vermeden işten çıkarabilir mi?" ranked 4857's
+# Geçici Madde 10 first. The fused score of a chunk of one is multiplied by this weight; the
+# single-leg modes are left as they are. Chosen on the everyday set's train half at the depth
+# above (0.3 … 1, the highest Recall@5 + MRR@10, scripts/fusion_tuning.py); TQuAD's chunks have
+# no articles, so it changes only the law questions (docs/retrieval.md, "Fusion").
+TRANSITIONAL_PATTERN = "Geçici Madde%"
+TRANSITIONAL_WEIGHT = 0.5
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How the legs' candidates become one ranking: candidates per leg (at least 4k) and the weight
+    of a transitional article's fused score. The app uses FUSION; the lab and the benchmark pass
+    others to measure against it."""
+
+    depth: int = MIN_CANDIDATES
+    transitional_weight: float = TRANSITIONAL_WEIGHT
+
+
+FUSION = Fusion()
 # Windows read per dense candidate: a chunk has about three (at most eight), and its best one
 # is what counts, so twice the candidates reaches about as many chunks as the chunk vectors do.
 WINDOWS_PER_CANDIDATE = 2
@@ -295,10 +317,12 @@ WITH {dense_cte}, {LEXICAL_CTE}, {FUSION_CTE}, {EVIDENCE_CTE},
 ranked AS (
     SELECT f.id, f.dense_score, f.lexical_score,
            CASE %(mode)s WHEN 'dense' THEN f.dense_score WHEN 'lexical' THEN f.lexical_score
-                         ELSE f.score END AS score,
+                         ELSE f.score * CASE WHEN a.article LIKE %(transitional_pattern)s
+                                             THEN %(transitional_weight)s ELSE 1.0 END END AS score,
            CASE %(mode)s WHEN 'dense' THEN f.dense_rank WHEN 'lexical' THEN f.lexical_rank END AS leg_rank,
            f.dense_rank, f.lexical_rank
     FROM fused f
+    LEFT JOIN chunks a ON a.id = f.id AND {ROLE_PREDICATE}
     WHERE CASE %(mode)s WHEN 'dense' THEN f.dense_rank IS NOT NULL
                         WHEN 'lexical' THEN f.lexical_rank IS NOT NULL
                         ELSE true END
@@ -402,8 +426,8 @@ def check_role(role: str) -> str:
 
 
 def _params(question: str, qvec: np.ndarray | None, role: str, k: int, mode: str, weight: float,
-            depth: int | None = None) -> dict:
-    candidates = max(MIN_CANDIDATES if depth is None else depth, 4 * k)
+            fusion: Fusion = FUSION) -> dict:
+    candidates = max(fusion.depth, 4 * k)
     return {
         "qvec": qvec,
         "role": role,
@@ -414,6 +438,8 @@ def _params(question: str, qvec: np.ndarray | None, role: str, k: int, mode: str
         "mode": mode,
         "weight": weight,
         "rrf_k": RRF_K,
+        "transitional_pattern": TRANSITIONAL_PATTERN,
+        "transitional_weight": fusion.transitional_weight,
         "k1": BM25_K1,
         "b": BM25_B,
     }
@@ -503,13 +529,12 @@ def _lexical_params(conn: psycopg.Connection, question: str, base: dict, query: 
 
 def statement_params(
     conn: psycopg.Connection, question: str, qvec: np.ndarray, role: str, *, k: int, mode: str, weight: float,
-    query: LexicalQuery | None = None, depth: int | None = None,
+    query: LexicalQuery | None = None, fusion: Fusion = FUSION,
 ) -> dict:
     """Parameters of RETRIEVAL_SQL, planned inside the caller's `read_snapshot` transaction
     (also what tests and the benchmark use to EXPLAIN the statement); `query`: the question's
-    lexical query when the caller built it already (`retrieve`: before embedding the question);
-    `depth`: candidates per leg (None: MIN_CANDIDATES)."""
-    base = _params(question, qvec, role, k, mode, weight, depth)
+    lexical query when the caller built it already (`retrieve`: before embedding the question)."""
+    base = _params(question, qvec, role, k, mode, weight, fusion)
     return {**base, **_lexical_params(conn, question, base, query)}
 
 
@@ -559,7 +584,7 @@ def retrieve(
     mode: str,
     weight: float | None = None,
     windows: bool = False,
-    depth: int | None = None,
+    fusion: Fusion = FUSION,
 ) -> Retrieval:
     """Ranked permitted chunks plus refusal evidence: one statement in one read transaction (after
     a short one that reads the role's respellings of the question, which the dense leg embeds).
@@ -567,8 +592,7 @@ def retrieve(
     `weight` (weighted mode): None = the dense weight measured for the embedder. `windows`:
     the dense leg scores a chunk by the mean of its vector's cosine and its best sentence
     window's (the app passes `Settings.dense_windows`); an index without windows gives the same
-    result either way. `depth`: candidates per leg (None: MIN_CANDIDATES; the benchmark compares
-    the previous depth in the same run)."""
+    result either way. `fusion`: the app's FUSION unless the lab or the benchmark compares another."""
     check_role(role)
     if weight is None:
         weight = default_weight(embedder)
@@ -581,7 +605,7 @@ def retrieve(
     qvec = _embed_question(embedder, dense_question(question, query))
     with read_snapshot(db) as conn:
         params = statement_params(conn, question, qvec, role, k=k, mode=mode, weight=weight, query=query,
-                                  depth=depth)
+                                  fusion=fusion)
         rows = conn.execute(retrieval_sql(windows), params).fetchall()
     hits = [_row_to_hit(rank, row) for rank, row in enumerate((r for r in rows if r[0] is not None), start=1)]
     elapsed = (time.perf_counter() - started) * 1000
