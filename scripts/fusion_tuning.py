@@ -95,7 +95,8 @@ def sweep(index, embedder, sets: dict[str, list[GoldQuestion]], documents, fusio
         rows = metrics.compare(scores, label(PREVIOUS), metrics=REPORTED)
         results[name] = {"cases": len(scores[label(PREVIOUS)]["recall@5"]), "by_fusion": summary,
                          "against_previous": {row["system"]: row["metrics"] for row in rows}}
-    best = chosen(results[TRAIN]["by_fusion"], [label(f) for f in fusions])
+    order = [label(f) for f in fusions]
+    best = chosen({name: results[TRAIN]["by_fusion"][name] for name in order}, order)
     return {"chosen_on_train": best, "results": results}
 
 
