@@ -563,3 +563,27 @@ def test_closing_the_workers_loop_survives_a_task_that_swallows_its_cancellation
     closer.join(30)
     assert not closer.is_alive(), "_close_loop waited for ever on a task that ignored one cancellation"
     assert loop.is_closed() and task.cancelled()
+
+
+def test_stopping_a_worker_survives_a_lost_cancellation(settings) -> None:
+    """A fresh-clone test run saw the in-app worker's loop idle for good after one cancellation,
+    and every later test waited for its thread: a worker still running after its grace period is
+    cancelled again."""
+    import asyncio
+
+    from ragcore.jobs.worker import BackgroundWorker
+
+    class Stubborn(BackgroundWorker):
+        async def _run(self) -> None:
+            self._task = asyncio.current_task()
+            self._started.set()
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                pass  # lost: the worker goes on as if nothing had been asked
+            await asyncio.Event().wait()  # only a second cancellation ends this
+
+    stubborn = Stubborn(settings, label="stubborn", shutdown_grace=0.2).start()
+    assert stubborn.running
+    stubborn.stop(timeout=10)
+    assert not stubborn.running, "stop() gave up on a worker that lost its first cancellation"
