@@ -322,7 +322,8 @@ ranked AS (
            CASE %(mode)s WHEN 'dense' THEN f.dense_rank WHEN 'lexical' THEN f.lexical_rank END AS leg_rank,
            f.dense_rank, f.lexical_rank
     FROM fused f
-    LEFT JOIN chunks a ON a.id = f.id AND {ROLE_PREDICATE}
+    LEFT JOIN chunks a ON %(mode)s IN ('weighted', 'rrf') AND %(transitional_weight)s <> 1.0  -- else no probe
+                       AND a.id = f.id AND {ROLE_PREDICATE}
     WHERE CASE %(mode)s WHEN 'dense' THEN f.dense_rank IS NOT NULL
                         WHEN 'lexical' THEN f.lexical_rank IS NOT NULL
                         ELSE true END
