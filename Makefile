@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 PORT   ?= 8501
 
-.PHONY: run test lint bench doctor worker api download-data clean-venv mutation-check
+.PHONY: run test lint bench doctor worker api download-data clean-venv mutation-check train-deps
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ test: $(VENV)/.dev-installed
 # the two suites once per mutation; exits non-zero if a mutation survives).
 mutation-check: $(VENV)/.dev-installed
 	nice -n 10 $(PY) scripts/mutation_check.py
+
+# The reader's training and export dependencies (torch CPU, onnx): dev-only, never at run time.
+train-deps: $(VENV)/.dev-installed
+	$(PIP) install --quiet -r requirements-train.txt
 
 bench: $(VENV)/.dev-installed
 	$(PY) -m bench.run_all

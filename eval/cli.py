@@ -66,8 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_answers)
 
     from eval import gold_cli
+    from eval.reader import cli as reader_cli
 
     gold_cli.register(sub)
+    reader_cli.register(sub)
     return parser
 
 

