@@ -18,7 +18,8 @@ import psutil
 from bench import RESULTS
 from eval.report import write_card
 
-BENCHMARKS = ("embedders", "ingest", "ocr", "retrieval", "sweep", "load", "api_load", "question_timing", "quote_ranking")
+BENCHMARKS = ("embedders", "ingest", "ocr", "retrieval", "sweep", "load", "api_load", "question_timing", "quote_ranking",
+              "answer_latency")
 
 
 def machine_line() -> str:

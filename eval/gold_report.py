@@ -155,6 +155,21 @@ def _gate_cases(payloads: Sequence[dict]) -> tuple[list[GateCase], float, float,
     return out, answer_at, closest_at, payloads[0]["gate"].get("quote_at")
 
 
+def _first_read(payloads: Sequence[dict]) -> dict:
+    """Among answerable cases with key facts: the share whose first thing the user reads carries
+    every fact — the answer when answered, else the first marked sentence of the closest passages."""
+    hits = []
+    for p in payloads:
+        if not p["answerable"] or not p.get("key_facts") or p["answer"]["outcome"] == "unscored":
+            continue
+        answer = p["answer"]
+        if answer["status"] == "answered":
+            hits.append(answer["outcome"] == "correct")
+        else:
+            hits.append(bool(answer.get("first_nearest_found")))
+    return rate(hits) if hits else {}
+
+
 def configuration_summary(config, payloads: Sequence[dict], index: Mapping[str, Any] | None,
                           indices: np.ndarray | None) -> tuple[dict, dict[str, np.ndarray]]:
     """One configuration's block of summary.json, and its per-case metric arrays (answerable cases)."""
@@ -174,6 +189,13 @@ def configuration_summary(config, payloads: Sequence[dict], index: Mapping[str, 
         "key": config.key, "label": config.label, "embedder": config.embedder, "mode": config.mode,
         "chunk_size": config.chunk_size, "k": config.k,
         "retrieval": metrics.summarise(scores, indices) if answerable else {},
+        # Retrieval's own order before the answering policy re-orders it (the reader's candidates):
+        # what the reader adds to the ranking, in the same run.
+        "retrieval_alone": (metrics.summarise({m: np.array([p["retrieval_scores"][m] for p in answerable], dtype=float)
+                                               for m in metrics.METRICS}, indices)
+                            if answerable and all("retrieval_scores" in p for p in answerable) else {}),
+        "policy": payloads[0].get("policy", "rules") if payloads else None,
+        "first_read": _first_read(payloads),
         "recall_curve": metrics.recall_curve(ranks, metrics.DEPTH) if answerable else [],
         "answers": {"answerable": _group_rates(answerable, ("correct", "fallback", "wrong")),
                     "unanswerable": _group_rates([p for p in payloads if not p["answerable"]], ("fallback", "wrong")),

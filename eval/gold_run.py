@@ -46,7 +46,14 @@ from eval.lab_corpus import (
     sample_corpus,
 )
 from ragcore.answer import AnswerService, without_lead
-from ragcore.core import STATUS_ANSWERED, STATUS_FALLBACK, STATUS_NEEDS_REVIEW, Settings, Source
+from ragcore.core import (
+    ANSWER_POLICIES,
+    STATUS_ANSWERED,
+    STATUS_FALLBACK,
+    STATUS_NEEDS_REVIEW,
+    Settings,
+    Source,
+)
 from ragcore.retrieval import MODES, AbstentionModel, QuoteSignals, retrieve
 from ragcore.store import Database
 
@@ -107,6 +114,7 @@ class GoldRunSpec:
     corpus: str = "company"
     primary: str = "ndcg@10"
     limit: int | None = None  # only the first N questions (quick looks; not comparable)
+    policy: str = "reader"  # the answering policy asked with (Settings.answer_policy)
 
     def configurations(self) -> list[Configuration]:
         return [Configuration(e, m, s, k) for e, m, s, k in
@@ -130,6 +138,8 @@ class GoldRunSpec:
             problems.append("parça boyutları en az 100 karakter olmalı")
         if not self.ks or any(k < 1 or k > 50 for k in self.ks):
             problems.append("k 1 ile 50 arasında olmalı")
+        if self.policy not in ANSWER_POLICIES:
+            problems.append(f"cevaplama yolu şunlardan olmalı: {', '.join(ANSWER_POLICIES)}")
         if self.corpus not in ("company", "sample"):
             problems.append("derlem “company” ya da “sample” olmalı")
         if problems:
@@ -191,7 +201,8 @@ def create_gold_run(db: Database, settings: Settings, spec: GoldRunSpec, *, crea
     spec.check()
     version, _ = questions(db, spec.gold_set_id, spec.gold_version)
     label = (f"{version.name} s{version.version} · {len(spec.configurations())} yapılandırma · "
-             f"{'şirket dokümanları' if spec.corpus == 'company' else 'örnek kanunlar'}")
+             f"{'şirket dokümanları' if spec.corpus == 'company' else 'örnek kanunlar'} · "
+             f"{'okuyucu' if spec.policy == 'reader' else 'kurallar'}")
     return lab_runs.create_run(db, "gold", label=label, configuration=spec.as_dict(), folder=str(folder),
                                created_by=created_by, gold_set_id=spec.gold_set_id, gold_version=spec.gold_version)
 
@@ -290,10 +301,14 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
     retrieval = retrieve(ctx.index.db, ctx.embedder, question.question, role, k=config.depth, mode=config.mode,
                          windows=ctx.service.settings.dense_windows)
 
+    # The ranking measured is the answer path's own (the reader's order of its candidates under the
+    # reader policy); retrieval's order alone is kept beside it, so one run shows what the reader adds.
+    ranked = ctx.service.ranked_sources(role, question.question, config.depth)
+
     def is_readable(source: Source) -> bool:
         return ctx.by_id.get(source.document_id) in readable
 
-    sources = [_source_record(s, relevant, is_readable(s)) for s in retrieval.sources]
+    sources = [_source_record(s, relevant, is_readable(s)) for s in ranked]
     user = ctx.index.users[role]
     answer = ctx.service.ask(user, question.question)  # type: ignore[arg-type]
     answer_outcome, found = outcome(question, answer.text, answer.status)
@@ -309,20 +324,22 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
                    "total_ms": behind.total_ms, "quote_confidence": behind.extra.get("quote_confidence"),
                    "quote_probability": _quote_probability(model, answer.extra, behind.extra)}
     answer_sources = [_source_record(s, relevant, is_readable(s)) for s in answer.sources]
-    leaks = sum(not s["readable"] for s in sources) + sum(not s["readable"] for s in answer_sources)
+    leaks = (sum(not s["readable"] for s in sources) + sum(not s["readable"] for s in answer_sources)
+             + sum(not is_readable(s) for s in retrieval.sources))
     agreement = None
     if answer.status == STATUS_ANSWERED:
         # The same context (the answer lists it in order of first citation, `renumber`).
-        agreement = sorted(s.chunk_id for s in answer.sources) == sorted(s.chunk_id for s in retrieval.sources[:config.k])
+        agreement = sorted(s.chunk_id for s in answer.sources) == sorted(s.chunk_id for s in ranked[:config.k])
     payload: dict[str, Any] = {
         "qid": question.id, "role": role, "question": question.question, "answerable": question.answerable,
         "key_facts": list(question.key_facts), "relevant_total": len(relevant),
-        "ranking": [s.chunk_id for s in retrieval.sources], "sources": sources,
+        "ranking": [s.chunk_id for s in ranked], "sources": sources,
+        "retrieval_ranking": [s.chunk_id for s in retrieval.sources], "policy": ctx.service.settings.answer_policy,
         "retrieval_ms": retrieval.ms, "leaks": leaks,
         "gate": {"signal": threshold.signal, "value": threshold.value, "measured": threshold.measured,
                  "score": threshold.score(evidence) if evidence.permitted_hits else None,
                  "permitted_hits": evidence.permitted_hits, "evidence": evidence.as_dict(),
-                 "answer_at": ctx.service.answer_cut, "closest_at": model.closest_at if model else None,
+                 "answer_at": ctx.service.answer_cut, "closest_at": ctx.service.closest_cut,
                  "quote_at": model.quote_at if model else None},
         "answer": {"text": answer.text, "status": answer.status, "generator": answer.generator,
                    "llm_called": answer.llm_called, "cited": list(answer.cited), "sources": answer_sources,
@@ -330,11 +347,14 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
                    "gate_outcome": answer.outcome, "probability": answer.extra.get("probability"),
                    "quote_confidence": answer.extra.get("quote_confidence"),
                    "quote_probability": answer.extra.get("quote_probability"),
-                   "nearest": list(answer.nearest), "nearest_found": marked_facts(question, answer.nearest)},
+                   "nearest": list(answer.nearest), "nearest_found": marked_facts(question, answer.nearest),
+                   "first_nearest_found": marked_facts(question, answer.nearest[:1]),
+                   "reading": answer.extra.get("reading")},
         "ungated": ungated, "agreement": agreement,
     }
     if question.answerable:
         payload["scores"] = case_scores(payload["ranking"], relevant)
+        payload["retrieval_scores"] = case_scores(payload["retrieval_ranking"], relevant)
     return payload
 
 
@@ -427,7 +447,7 @@ def run_gold(db: Database, settings: Settings, run_id: int, progress: Progress |
         for c in configs:
             if c.key not in todo:
                 continue
-            ctx = _context(c, state.indexes[c.index_key], embedder(c.embedder), documents, make_generator)
+            ctx = _context(c, state.indexes[c.index_key], embedder(c.embedder), documents, make_generator, spec.policy)
             for q, role in cases:
                 key = case_key(q, role)
                 if (c.key, key) in done:
@@ -454,8 +474,8 @@ def run_gold(db: Database, settings: Settings, run_id: int, progress: Progress |
 
 
 def _context(c: Configuration, index: Index, embedder: object, documents: Sequence[CorpusDocument],
-             make_generator: GeneratorFactory) -> ConfigurationContext:
-    settings = index.settings.with_(top_k=c.k, retrieval_mode=c.mode)
+             make_generator: GeneratorFactory, policy: str = "reader") -> ConfigurationContext:
+    settings = index.settings.with_(top_k=c.k, retrieval_mode=c.mode, answer_policy=policy)
     generator = make_generator(settings, embedder)
     service = AnswerService(index.db, settings, embedder, generator)  # type: ignore[arg-type]
     open_gate = AnswerService(index.db, settings.with_(refusal_threshold=OPEN_GATE), embedder, generator)  # type: ignore[arg-type]

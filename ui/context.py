@@ -177,6 +177,7 @@ def get_services() -> Services:
     """
     from ragcore.answer import GeneratorError
     from ragcore.embed import EmbeddingError
+    from ragcore.reader import ReaderModelError
 
     ctx = _app_context()
     services = Services()
@@ -196,7 +197,7 @@ def get_services() -> Services:
 
         services.answers = AnswerService(ctx.db, ctx.settings, services.embedder, services.generator,
                                          read_db=ctx.read_db)
-    except (EmbeddingError, GeneratorError) as exc:  # their messages are Turkish and say what to do
+    except (EmbeddingError, GeneratorError, ReaderModelError) as exc:  # Turkish messages that say what to do
         log.warning("generator unavailable: %s", exc)
         services.errors["generator"] = str(exc)
     except Exception:

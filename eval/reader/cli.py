@@ -3,6 +3,7 @@
     reader data  [--out DIR]                       # write the pairs (train, holdout) and their hashes
     reader train --pairs DIR --out DIR [--steps N]  # fine-tune (needs requirements-train.txt)
     reader export --run DIR                         # int8 ONNX into ragcore/reader/model/
+    reader cuts --run GOLD_RUN --pairs DIR          # the answer/closest cuts, on held-back questions
 
 torch and onnx are imported only by `train` and `export`: the app and `make test` run without them.
 """
@@ -10,6 +11,7 @@ torch and onnx are imported only by `train` and `export`: the app and `make test
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -31,6 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=int, help="stop after N steps (a quick look; not shipped)")
     p.add_argument("--epochs", type=float, default=1.0)
     p.set_defaults(func=cmd_train)
+    p = r.add_parser("cuts", help="choose the answer/closest cuts on the held-back train questions")
+    p.add_argument("--run", type=Path, required=True, help="a gold run folder (train half, reader policy)")
+    p.add_argument("--pairs", type=Path, required=True, help="the `reader data` folder (its held-back ids)")
+    p.add_argument("--target", type=Path, default=None, help="default: ragcore/reader/model")
+    p.set_defaults(func=cmd_cuts)
     p = r.add_parser("export", help="export a training run to int8 ONNX beside the app")
     p.add_argument("--run", type=Path, required=True, help="a folder written by `reader train`")
     p.add_argument("--target", type=Path, default=None, help="default: ragcore/reader/model")
@@ -71,4 +78,17 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     card = json.loads((args.run / "train_card.json").read_text(encoding="utf-8"))
     config = export(args.run, args.target or MODEL_DIR, max_length=card["config"]["max_length"], card=card)
     print(json.dumps(config["reference"], indent=1, ensure_ascii=False))
+    return 0
+
+
+def cmd_cuts(args: argparse.Namespace, settings: Settings) -> int:
+    from eval.reader.cuts import calibration_cases, choose_cuts, write_cuts
+    from ragcore.reader.model import MODEL_DIR
+
+    held = set(json.loads((args.pairs / "calibration_ids.json").read_text(encoding="utf-8")))
+    summary = json.loads((args.run / "summary.json").read_text(encoding="utf-8"))
+    cuts = choose_cuts(calibration_cases(args.run / "cases.jsonl", held))
+    write_cuts(args.target or MODEL_DIR, cuts, {"gold_run": summary["run"]["label"], "code": summary["run"]["code"],
+                                                "gold_set_sha256": summary["run"]["data"]["gold_set"]["sha256"]})
+    print(json.dumps(dataclasses.asdict(cuts), indent=1))
     return 0

@@ -74,6 +74,9 @@ def export(run_folder: Path, target: Path, *, max_length: int, card: dict) -> di
                       "fp32_logits": [float(x) for x in torch_logits],
                       "max_int8_drift": float(np.max(np.abs(int8_logits - torch_logits)))},
         "training": card,
+        # Until `reader cuts` chooses them on held-back questions: the lab's calibration run reads every
+        # case's score and its quote behind the cut, so these only decide which outcome it logs.
+        "cuts": {"answer": 0.5, "closest": 0.1, "provisional": True},
     }
     (target / "reader.json").write_text(json.dumps(config, indent=1, ensure_ascii=False), encoding="utf-8")
     return config

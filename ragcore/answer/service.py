@@ -16,14 +16,21 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ragcore.access import users as usersmod
 from ragcore.answer.backends import Generator
-from ragcore.answer.extractive import ExtractiveGenerator, QuoteChoice, answer_passages, choose_quote, quote
+from ragcore.answer.extractive import (
+    ExtractiveGenerator,
+    Passage,
+    QuoteChoice,
+    answer_passages,
+    choose_quote,
+    quote,
+)
 from ragcore.answer.extractive_model import ExtractiveModelError
 from ragcore.answer.llm_clients import GeneratorError
 from ragcore.answer.postprocess import (
@@ -36,6 +43,10 @@ from ragcore.answer.postprocess import (
 )
 from ragcore.answer.prompt import build_messages
 from ragcore.answer.questions import insert_question, question_record
+from ragcore.answer.reading import ANSWER as READ_ANSWER
+from ragcore.answer.reading import CLOSEST as READ_CLOSEST
+from ragcore.answer.reading import ReaderCuts, Reading, read
+from ragcore.answer.sentences import clip
 from ragcore.answer.spool import QuestionSpool, spool_path
 from ragcore.core import (
     CLOSEST_LEAD,
@@ -54,6 +65,7 @@ from ragcore.core import (
     sanitize,
 )
 from ragcore.embed import EmbeddingError
+from ragcore.reader import Reader, shipped_reader
 from ragcore.retrieval import (
     CLOSEST,
     REFUSED,
@@ -109,6 +121,7 @@ class _AnswerInProgress:
     decision: Decision | None = None
     quote_signals: QuoteSignals | None = None  # the extractive quoter's ranking (None: a language model)
     quote_probability: float | None = None  # the gate's quote check on them (None: no check)
+    reading: Reading | None = None  # the reader's ordering and scores (the reader policy)
     first_token_ms: float | None = None
 
 
@@ -170,9 +183,20 @@ def closest_passages_text(sources: list[Source]) -> str:
     return "\n".join(lines)
 
 
+READER_QUOTE_CHARS = 600  # a quoted window longer than this is clipped around the question's words
+
+
+def reader_quote(reading: Reading, question: str, sources: Sequence[Source]) -> str:
+    """The extractive answer under the reader: its best window of the first source, verbatim, led by
+    where it comes from and cited [1]."""
+    return quote([Passage(1, clip(reading.windows[0], question, READER_QUOTE_CHARS), reading.top)], sources)
+
+
 class AnswerService:
     def __init__(self, db: Database, settings: Settings, embedder: object, generator: Generator, *,
-                 read_db: Database | None = None) -> None:
+                 read_db: Database | None = None, reader: Reader | None = None) -> None:
+        """`reader`: the reader model (default: the shipped one, loaded here so a missing or damaged
+        model file stops the start with its message, never an answer later)."""
         self.db = db
         self.read_db = read_db or db  # retrieval may run on a read replica (DATABASE_READ_URL)
         self.settings = settings
@@ -183,6 +207,13 @@ class AnswerService:
         # None: the single threshold decides — also when REFUSAL_THRESHOLD is set, since an operator
         # (or the lab looking behind the gate) who sets a cut means that cut, not the model's.
         self.abstention = None if settings.refusal_threshold is not None else model_for(getattr(embedder, "name", ""))
+        self.reader: Reader | None = None
+        self.cuts: ReaderCuts | None = None
+        if settings.answer_policy == "reader":
+            self.reader = reader or shipped_reader()
+            # REFUSAL_THRESHOLD, when set, is the reader's one cut (the lab's open gate sets it below every score).
+            self.cuts = (ReaderCuts(settings.refusal_threshold, settings.refusal_threshold)
+                         if settings.refusal_threshold is not None else ReaderCuts.of(self.reader))
         self.spool = QuestionSpool(spool_path(settings))
 
     # ------------------------------------------------------------------ public
@@ -216,8 +247,37 @@ class AnswerService:
 
     @property
     def answer_cut(self) -> float | None:
-        """The gate probability an answer needs with this generator (None: no three-outcome model)."""
+        """The score an answer needs with this generator (None: no three-outcome model): the reader's
+        top score under the reader policy, the gate's probability under the rules."""
+        if self.cuts is not None:
+            return self.cuts.closest if self._llm else self.cuts.answer
         return None if self.abstention is None else self.abstention.answer_cut(quoting=not self._llm)
+
+    @property
+    def closest_cut(self) -> float | None:
+        if self.cuts is not None:
+            return self.cuts.closest
+        return None if self.abstention is None else self.abstention.closest_at
+
+    def candidates(self, role: str, question: str) -> Retrieval:
+        """What retrieval hands the answer: the reader's candidates (or the top k under the rules)."""
+        depth = max(self.settings.reader_candidates, self.settings.top_k) if self.reader else self.settings.top_k
+        return retrieve(self.read_db, self.embedder, question, role, k=depth, mode=self.mode,
+                        windows=self.settings.dense_windows)
+
+    def ranked_sources(self, role: str, question: str, depth: int) -> list[Source]:
+        """The first `depth` passages in the order the answer path puts them (the lab's ranking):
+        the reader's order of its candidates, or retrieval's under the rules."""
+        if self.reader is None:
+            return retrieve(self.read_db, self.embedder, question, role, k=depth, mode=self.mode,
+                            windows=self.settings.dense_windows).sources
+        retrieval = retrieve(self.read_db, self.embedder, question, role,
+                             k=max(depth, self.settings.reader_candidates), mode=self.mode,
+                             windows=self.settings.dense_windows)
+        head = read(self.reader, question, retrieval.sources[:self.settings.reader_candidates])
+        tail = [replace(s, rank=len(head.sources) + i) for i, s in
+                enumerate(retrieval.sources[self.settings.reader_candidates:], start=1)]
+        return [*head.sources, *tail][:depth]
 
     def _current_user(self, user: User) -> User:
         """The role comes from the database at call time, never from a cached session."""
@@ -250,6 +310,9 @@ class AnswerService:
             log.warning("spooled questions not written yet: %s", exc)
 
     def _answer_pieces(self, stream: AnswerStream, answering: _AnswerInProgress) -> Iterator[str]:
+        if self.reader is not None:
+            yield from self._reader_pieces(stream, answering)
+            return
         try:
             answering.retrieval = retrieve(self.read_db, self.embedder, answering.question, answering.user.role,
                                      k=self.settings.top_k, mode=self.mode,
@@ -302,6 +365,68 @@ class AnswerService:
         stream.answer = self._finish(answering, result, sources, notice)
         stream.replaced = stream.answer.text != stream.streamed
 
+    def _reader_pieces(self, stream: AnswerStream, answering: _AnswerInProgress) -> Iterator[str]:
+        """The reader policy (ragcore.answer.reading): read the candidates, then one cut pair decides."""
+        assert self.reader is not None and self.cuts is not None
+        try:
+            answering.retrieval = self.candidates(answering.user.role, answering.question)
+        except DatabaseUnavailable as exc:
+            raise self._database_down(answering, exc) from exc
+        reading = read(self.reader, answering.question, answering.retrieval.sources)
+        answering.reading = reading
+        outcome = self.cuts.outcome(reading.top, llm=self._llm) if reading.sources else REFUSED
+        answering.decision = Decision(outcome, reading.top, {})
+        if outcome == REFUSED:
+            yield FALLBACK_ANSWER
+            stream.answer = self._refused(answering)
+            return
+        if outcome == READ_CLOSEST:
+            closest = list(reading.sources[:CLOSEST_PASSAGES])
+            text = closest_passages_text(closest)
+            yield text
+            stream.answer = self._closest(answering, closest, text, reading.windows[:CLOSEST_PASSAGES])
+            return
+        assert outcome == READ_ANSWER
+        sources = list(reading.sources[:self.settings.top_k])
+        if not self._llm:
+            text = reader_quote(reading, answering.question, sources)
+            yield text
+            stream.answer = self._finish(answering, finalize(text, sources), sources, None)
+            return
+        pieces: list[str] = []
+
+        def generated() -> Iterator[str]:
+            for piece in self.generator.stream(build_messages(answering.question, sources), sources,
+                                               answering.question, query_vector=answering.retrieval.query_vector):
+                if piece and answering.first_token_ms is None:
+                    answering.first_token_ms = _ms(answering.started)
+                pieces.append(piece)
+                yield piece
+
+        try:
+            yield from renumbered_pieces(generated(), len(sources))
+        except GeneratorError as exc:
+            log.warning("generator %s failed: %s", self.generator.label, exc)
+            yield f"\n\n⚠️ {exc}\n\n"
+            quoted = reader_quote(reading, answering.question, sources)
+            yield quoted
+            result = finalize(quoted, sources)
+            text, cited, numbered = renumber(result.text, result.cited, sources)
+            stream.answer = self._record(answering, f"⚠️ {exc}\n\n{text}", STATUS_ERROR, numbered, cited,
+                                         llm_called=True, generator=self.generator.label, notice=str(exc),
+                                         error=str(exc), outcome=None,
+                                         extra={**self._gate_extra(answering), "fallback_generator": "reader"})
+            stream.replaced = True
+            return
+        result = finalize("".join(pieces), sources)
+        notice = None
+        if result.kind not in (KIND_ANSWER, KIND_REFUSAL) or (result.kind == KIND_ANSWER and not result.cited):
+            # An echo of the instructions, or an answer with no valid [n]: never shown as grounded.
+            notice = UNRELIABLE_NOTICE if result.kind not in (KIND_ANSWER, KIND_REFUSAL) else UNCITED_NOTICE
+            result = finalize(reader_quote(reading, answering.question, sources), sources)
+        stream.answer = self._finish(answering, result, sources, notice)
+        stream.replaced = stream.answer.text != stream.streamed
+
     def _closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress,
                         choice: QuoteChoice | None = None) -> Iterator[str]:
         """`choice`: the quoter's ranking of this context when the quote check already made it."""
@@ -326,6 +451,10 @@ class AnswerService:
         return choice.nearest(len(closest))
 
     def _gate_extra(self, answering: _AnswerInProgress) -> dict:
+        if answering.reading is not None and self.cuts is not None:
+            return {"policy": "reader", "evidence": answering.retrieval.evidence.as_dict(),
+                    "probability": answering.reading.top, "reading": answering.reading.as_dict(),
+                    "cuts": {"answer": self.cuts.answer, "closest": self.cuts.closest}}
         decision = answering.decision
         return {"evidence": answering.retrieval.evidence.as_dict(), "threshold": self.threshold.value,
                 "probability": None if decision is None else decision.probability,

@@ -21,6 +21,7 @@ from typing import Any
 from ragcore.answer import AnswerService
 from ragcore.core import Settings
 from ragcore.documents import reindex_stale
+from ragcore.reader import ReaderModelError
 from ragcore.store import Database, DatabaseError, ensure_embedding_space, open_database, open_read_database
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ class ApiContext:
             if generator is None:
                 generator = make_generator(self.settings, embedder, status or ollama.probe(self.settings.ollama_base_url))
             answers = AnswerService(db, self.settings, embedder, generator, read_db=self.retrieval_database())
-        except GeneratorError as exc:
+        except (GeneratorError, ReaderModelError) as exc:
             log.error("API: generator unavailable: %s", exc)
             self.errors["generator"] = str(exc)
             return None

@@ -52,7 +52,15 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
-    """What `make run` does before the app starts, so the first admin password is printed at once."""
+    """What `make run` does before the app starts, so the first admin password is printed at once, and
+    a missing or damaged reader model stops the start with its message instead of failing each question."""
+    if settings.answer_policy == "reader":
+        from ragcore.reader import ReaderModelError, shipped_reader
+
+        try:
+            shipped_reader()
+        except ReaderModelError as exc:
+            raise CommandError(str(exc)) from exc
     with open_db(settings) as db:
         password = first_admin.ensure_initial_admin(db, settings)
     if password:
@@ -69,7 +77,7 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
         return 0 if status.ok else 1
     report = run_checks(settings)
     emit(report.as_dict(), args.json, report.as_text)
-    return 0 if report.database_ok else 1
+    return 0 if report.database_ok and not report.reader_error else 1
 
 
 def _read_password(from_stdin: bool) -> str:

@@ -7,6 +7,7 @@ import argparse
 from ragcore import store as dbmod
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.core import ROLES, Settings, Source
+from ragcore.reader import ReaderModelError
 from ragcore.retrieval import MODES, RetrievalError, resolve_mode, retrieve
 
 
@@ -103,7 +104,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
         try:
             service = AnswerService(db, settings, embedder, make_generator(settings, embedder), read_db=read_db)
             answer = service.ask(user, args.question)
-        except (QuestionError, GeneratorError, RetrievalError) as exc:
+        except (QuestionError, GeneratorError, RetrievalError, ReaderModelError) as exc:
             raise CommandError(str(exc)) from exc
     finally:
         db.close()

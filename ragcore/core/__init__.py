@@ -4,6 +4,7 @@ text handling, formatting, private files, secrets, public ids and the Ollama pro
 
 from ragcore.core import files, formatting, ollama, public_ids
 from ragcore.core.config import (
+    ANSWER_POLICIES,
     ROLE_LABELS,
     ROLES,
     SETTINGS_DOC,
@@ -72,6 +73,7 @@ from ragcore.core.text import (
 )
 
 __all__ = [
+    "ANSWER_POLICIES",
     "CLOSEST_LEAD",
     "OUTCOMES",
     "OUTCOME_ANSWER",

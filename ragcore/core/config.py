@@ -26,6 +26,10 @@ ROLE_LABELS: dict[str, str] = {
 EMBED_BACKENDS = ("auto", "e5", "ollama", "use")
 LLM_BACKENDS = ("auto", "ollama", "openai", "extractive")
 RETRIEVAL_MODES = ("auto", "rrf", "weighted", "dense", "lexical")
+# How an answer is chosen: the reader (ragcore.reader) reads the candidates, or the earlier rules
+# (the gate and the sentence quoter), kept while the lab compares them.
+ANSWER_POLICIES = ("reader", "rules")
+MAX_READER_CANDIDATES = 50
 
 
 class SettingsError(ValueError):
@@ -192,6 +196,8 @@ class Settings:
     retrieval_mode: str = "auto"
     dense_windows: bool = True
     refusal_threshold: float | None = None
+    answer_policy: str = "reader"
+    reader_candidates: int = 12  # chunks the reader reads per question (retrieval's best first)
     max_upload_mb: int = 50
     max_question_chars: int = 1000
     cookie_key: str | None = field(default=None, repr=False)
@@ -220,6 +226,9 @@ class Settings:
         chunk_overlap = _int(merged, "CHUNK_OVERLAP", 150)
         if chunk_overlap >= chunk_size:
             raise SettingsError(f"CHUNK_OVERLAP ({chunk_overlap}) must be smaller than CHUNK_SIZE ({chunk_size})")
+        reader_candidates = _int(merged, "READER_CANDIDATES", 12, minimum=1)
+        if reader_candidates > MAX_READER_CANDIDATES:  # each costs the reader a few model rows per question
+            raise SettingsError(f"READER_CANDIDATES must be at most {MAX_READER_CANDIDATES}, got {reader_candidates}")
         return cls(
             database_url=_opt(merged, "DATABASE_URL"),
             database_read_url=_opt(merged, "DATABASE_READ_URL"),
@@ -239,6 +248,8 @@ class Settings:
             retrieval_mode=_choice(merged, "RETRIEVAL_MODE", RETRIEVAL_MODES, "auto"),
             dense_windows=_bool(merged, "DENSE_WINDOWS", True),
             refusal_threshold=_float_or_none(merged, "REFUSAL_THRESHOLD"),
+            answer_policy=_choice(merged, "ANSWER_POLICY", ANSWER_POLICIES, "reader"),
+            reader_candidates=reader_candidates,
             max_upload_mb=_int(merged, "MAX_UPLOAD_MB", 50, minimum=1),
             max_question_chars=_int(merged, "MAX_QUESTION_CHARS", 1000, minimum=10),
             cookie_key=_opt(merged, "COOKIE_KEY"),

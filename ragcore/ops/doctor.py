@@ -56,6 +56,10 @@ class HealthReport:
     ocr_available: bool = False
     ocr_version: str | None = None
     ocr_problem: str | None = None
+    # The reader (ragcore.reader) under ANSWER_POLICY=reader: what is loaded, or why it cannot be.
+    answer_policy: str = ""
+    reader: str | None = None
+    reader_error: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -90,6 +94,9 @@ class HealthReport:
             + (f", models: {', '.join(self.ollama_models)}" if self.ollama_models else ""),
             f"ocr:         tesseract {self.ocr_version} with Turkish (scanned pages are read)" if self.ocr_available
             else f"ocr:         NOT AVAILABLE: {self.ocr_problem}; scanned PDFs are refused",
+            f"answers:     {self.answer_policy} policy"
+            + (f"; reader {self.reader}" if self.reader else "")
+            + (f"; reader FAILED: {self.reader_error}" if self.reader_error else ""),
         ]
         return "\n".join(lines)
 
@@ -174,6 +181,7 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
     report.embedding_causes = list(embed.causes)
     report.embedding_name = index_name(embed, settings)
     _measured_defaults(report, settings)
+    _reader_check(report, settings)
     gen = choose_generator_backend(settings, status)
     report.generator_backend, report.generator_model, report.generator_reason = gen.kind, gen.model, gen.reason
     report.generator_causes = list(gen.causes)
@@ -204,6 +212,25 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
         if owned:
             db.close()
     return report
+
+
+def _reader_check(report: HealthReport, settings: Settings) -> None:
+    """Load the shipped reader as the answer service will, and say what it is."""
+    from ragcore.reader import ReaderModelError, shipped_reader
+
+    report.answer_policy = settings.answer_policy
+    if settings.answer_policy != "reader":
+        return
+    try:
+        reader = shipped_reader()
+    except ReaderModelError as exc:
+        report.reader_error = str(exc)
+        return
+    training = reader.config.get("training", {})
+    cuts = reader.config.get("cuts", {})
+    report.reader = (f"int8 ONNX, length {reader.max_length}, trained at {str(training.get('code', {}).get('commit', '?'))[:7]}"
+                     f"; cuts answer {cuts.get('answer', '?')}, closest {cuts.get('closest', '?')}; "
+                     f"reads {settings.reader_candidates} candidates")
 
 
 def _index_line(space: dbmod.EmbeddingSpace, dense_windows: bool) -> str:

