@@ -297,24 +297,29 @@ def _threshold(service, config: AnswerConfig) -> dict | None:
     return {"value": t.value, "signal": t.signal, "measured": t.measured, "mode": service.mode}
 
 
+RANKING_DEPTH = 10  # the ranking kept per question: Recall@1/5 and MRR@10 of the answer path
 KINDS = {STATUS_NEEDS_REVIEW: "gate", STATUS_FALLBACK: "refusal", STATUS_ANSWERED: "answer", STATUS_ERROR: "error"}
 
 
 def ask(service, user, db, question: str, index: dict[int, int]) -> dict:
-    """One question through `AnswerService.ask`, with the ranking and evidence of the same
-    `retrieve` call the service makes (chunk indices into the run's ChunkSet)."""
+    """One question through `AnswerService.ask`, with the evidence of the service's retrieval and
+    the answer path's own ranking (`AnswerService.ranked_sources`: the reader's order of its
+    candidates), first ten, as chunk indices into the run's ChunkSet."""
     from ragcore.retrieval import retrieve
 
     retrieval = retrieve(service.read_db, service.embedder, question, user.role, k=service.settings.top_k,
                          mode=service.mode, windows=service.settings.dense_windows)
+    ranked = service.ranked_sources(user.role, question, RANKING_DEPTH)
     answer = service.ask(user, question)
     # The service numbers citations by first use over its reordered sources; "cited" here stays
-    # positions in "ranking" (the retrieval order), as the rows below read it.
-    position = {s.chunk_id: n for n, s in enumerate(retrieval.sources, start=1)}
+    # positions in "ranking" (the answer path's order), as the rows below read it.
+    position = {s.chunk_id: n for n, s in enumerate(ranked, start=1)}
     cited = [position[answer.sources[n - 1].chunk_id] for n in answer.cited if answer.sources[n - 1].chunk_id in position]
     return {"answer": answer.text, "kind": KINDS[answer.status], "outcome": answer.outcome,
             "probability": answer.extra.get("probability"), "cited": cited,
-            "ranking": [index[s.chunk_id] for s in retrieval.sources],
+            "ranking": [index[s.chunk_id] for s in ranked[:service.settings.top_k]],
+            "ranking10": [index[s.chunk_id] for s in ranked],
+            "retrieval_ranking": [index[s.chunk_id] for s in retrieval.sources],
             "seconds": round((answer.total_ms or 0.0) / 1000, 3), "evidence": retrieval.evidence.as_dict(),
             "nearest": list(answer.nearest)}
 
@@ -335,6 +340,7 @@ def _row(ws, config, group: str, q: Question, cached: dict, relevant: set[int]) 
         "closest_marked": group == "answerable" and marks_answer(q.answer, cached),
         "answer_chars": len(strip_markers(without_lead(cached["answer"])).strip()),
         "top5": " ".join(chunks.chunks[i].chunk_id for i in ranking[:5]), "seconds": cached["seconds"],
+        "first_relevant": next((n for n, i in enumerate(cached.get("ranking10", ranking), start=1) if i in relevant), 0),
     }
 
 
@@ -379,6 +385,11 @@ def summarise_groups(rows: list[dict]) -> dict:
         results["fact_met"] = rate([r["result"] == "correct" or _truthy(r.get("closest_marked")) for r in sub], idx)
         answered = [r for r in sub if not _truthy(r["refused"])]
         quotes = [int(r["quoted_sentences"]) for r in answered]
+        if group == "answerable":
+            firsts = [int(r.get("first_relevant") or 0) for r in sub]
+            results["recall@1"] = rate([0 < f <= 1 for f in firsts], idx)
+            results["recall@5"] = rate([0 < f <= 5 for f in firsts], idx)
+            results["mrr@10"] = {"mean": float(np.mean([1.0 / f if 0 < f <= 10 else 0.0 for f in firsts]))}
         out[group] = {"n": len(sub), "rates": rates, "results": results,
                       "mean_seconds": float(np.mean([r["seconds"] for r in sub])),
                       "answered": {"n": len(answered),

@@ -3,7 +3,7 @@ document the asking role may not read — across random role sets, every role an
 
 Every sentence of a document ends with its marker (`BLG07X`), so whatever quotes or echoes a
 chunk (the extractive answerer quotes sentences, the recording generator echoes its whole
-context) carries the marker; the suite checks that readable markers do show up, so the
+context, the reader reads its windows) carries the marker; the suite checks that readable markers do show up, so the
 checks for forbidden ones can fail."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ROLES, Settings
+from ragcore.reader import shipped_reader
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
 
@@ -117,13 +118,28 @@ class RecordingGenerator:
         yield " [1]"
 
 
+class RecordingReader:
+    """The shipped reader model, recording every (question, passage) pair it is asked to score."""
+
+    def __init__(self) -> None:
+        self.inner = shipped_reader()
+        self.config = self.inner.config
+        self.fusion_weight = self.inner.fusion_weight
+        self.passages: list[str] = []
+
+    def predict(self, pairs):
+        self.passages += [passage for _, passage in pairs]
+        return self.inner.predict(pairs)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_answers_prompts_and_log_carry_only_permitted_chunks(world, embedder, mode: str, pg_url, tmp_path) -> None:
     database, readable, chunk_doc, people, markers = world
     settings = Settings(database_url=pg_url, data_dir=tmp_path, retrieval_mode=mode, refusal_threshold=0.0)
     generator = RecordingGenerator()
-    service = AnswerService(database, settings, embedder, generator)
-    extractive = AnswerService(database, settings, embedder, ExtractiveGenerator(embedder))
+    reader = RecordingReader()
+    service = AnswerService(database, settings, embedder, generator, reader=reader)  # type: ignore[arg-type]
+    extractive = AnswerService(database, settings, embedder, ExtractiveGenerator(embedder), reader=reader)  # type: ignore[arg-type]
     forbidden_text = {role: {m for doc, m in markers.items() if not _may_read(role, doc, readable)} for role in ROLES}
     allowed_text = {role: {m for doc, m in markers.items() if _may_read(role, doc, readable)} for role in ROLES}
     shown_allowed = {"recording": 0, "extractive": 0}
@@ -131,9 +147,13 @@ def test_answers_prompts_and_log_carry_only_permitted_chunks(world, embedder, mo
     for index in range(12):
         role = rng.choice(ROLES)
         question = rng.choice(QUESTIONS)
-        before = len(generator.contexts)
+        before, read_before = len(generator.contexts), len(reader.passages)
         kind = "recording" if index % 2 else "extractive"
         answer = (service if kind == "recording" else extractive).ask(people[role], question)
+        read = reader.passages[read_before:]
+        assert read, (role, question)  # the reader read this question's candidates ...
+        for passage in read:  # ... and only passages of documents the role may read
+            assert not any(marker in passage for marker in forbidden_text[role]), (role, question, passage)
         shown_allowed[kind] += any(m in answer.text for m in allowed_text[role])
         for source in answer.sources:
             assert _may_read(role, source.document_id, readable)

@@ -82,13 +82,15 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_cuts(args: argparse.Namespace, settings: Settings) -> int:
-    from eval.reader.cuts import calibration_cases, choose_cuts, write_cuts
+    from eval.reader.cuts import calibration_cases, choose_cuts, choose_fusion, ranked_cases, write_cuts
     from ragcore.reader.model import MODEL_DIR
 
     held = set(json.loads((args.pairs / "calibration_ids.json").read_text(encoding="utf-8")))
     summary = json.loads((args.run / "summary.json").read_text(encoding="utf-8"))
     cuts = choose_cuts(calibration_cases(args.run / "cases.jsonl", held))
+    weight, table = choose_fusion(ranked_cases(args.run / "cases.jsonl", held))
     write_cuts(args.target or MODEL_DIR, cuts, {"gold_run": summary["run"]["label"], "code": summary["run"]["code"],
-                                                "gold_set_sha256": summary["run"]["data"]["gold_set"]["sha256"]})
-    print(json.dumps(dataclasses.asdict(cuts), indent=1))
+                                                "gold_set_sha256": summary["run"]["data"]["gold_set"]["sha256"]},
+               fusion={"weight": weight, "chosen_from": table})
+    print(json.dumps({"cuts": dataclasses.asdict(cuts), "fusion_weight": weight, "fusion": table}, indent=1))
     return 0

@@ -2,7 +2,9 @@
 
 The reader (`ragcore.reader`) scores every window of the role's best retrieved candidates
 together with the question. From those scores, and nothing else:
-* the candidates are re-ordered, each by its best window (retrieval only chose which to read);
+* the candidates are re-ordered, each by its best window's score plus the model config's
+  `fusion.weight` divided by its retrieval rank (0: the reader's order alone; the weight is
+  chosen on held-back questions with the cuts);
 * the extractive answer quotes the best window of the first candidate, verbatim, with its
   citation; the closest-passages outcome marks each passage's best window, so the first thing
   a user reads is the reader's most likely answer;
@@ -65,7 +67,8 @@ class Reading:
 
 
 def read(reader: Reader, question: str, candidates: Sequence[Source]) -> Reading:
-    """Score every window of every candidate and order the candidates by their best window."""
+    """Score every window of every candidate (given in retrieval's order) and order the candidates
+    by their best window, fused with retrieval's rank by the model's weight."""
     started = time.perf_counter()
     windows: list[ReadWindow] = []
     for index, source in enumerate(candidates):
@@ -75,7 +78,8 @@ def read(reader: Reader, question: str, candidates: Sequence[Source]) -> Reading
     for window, score in zip(windows, scores, strict=True):
         if window.chunk not in best or score > best[window.chunk][0]:
             best[window.chunk] = (float(score), window.text.strip())
-    order = sorted(range(len(candidates)), key=lambda i: (-best.get(i, (0.0, ""))[0], i))
+    weight = reader.fusion_weight
+    order = sorted(range(len(candidates)), key=lambda i: (-(best.get(i, (0.0, ""))[0] + weight / (i + 1)), i))
     return Reading(tuple(replace(candidates[i], rank=rank) for rank, i in enumerate(order, start=1)),
                    tuple(best.get(i, (0.0, ""))[0] for i in order), tuple(best.get(i, (0.0, ""))[1] for i in order),
                    (time.perf_counter() - started) * 1000)

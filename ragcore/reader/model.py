@@ -66,6 +66,11 @@ class Reader:
             raise ReaderModelError(f"Okuyucu modeli yüklenemedi ({model_path}): {exc}") from exc
         self._lock = threading.Lock()  # one session serves every thread; runs are serialised
 
+    @property
+    def fusion_weight(self) -> float:
+        """How much retrieval's rank counts beside the reader's score (`ragcore.answer.reading.read`)."""
+        return float(self.config.get("fusion", {}).get("weight", 0.0))
+
     def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         out = np.zeros(len(pairs), dtype=np.float32)
