@@ -389,7 +389,9 @@ def summarise_groups(rows: list[dict]) -> dict:
             firsts = [int(r.get("first_relevant") or 0) for r in sub]
             results["recall@1"] = rate([0 < f <= 1 for f in firsts], idx)
             results["recall@5"] = rate([0 < f <= 5 for f in firsts], idx)
-            results["mrr@10"] = {"mean": float(np.mean([1.0 / f if 0 < f <= 10 else 0.0 for f in firsts]))}
+            reciprocal = np.array([1.0 / f if 0 < f <= 10 else 0.0 for f in firsts])
+            low, high = metrics.bootstrap_ci(reciprocal, idx)
+            results["mrr@10"] = {"mean": float(reciprocal.mean()), "ci": [low, high], "n": len(firsts)}
         out[group] = {"n": len(sub), "rates": rates, "results": results,
                       "mean_seconds": float(np.mean([r["seconds"] for r in sub])),
                       "answered": {"n": len(answered),

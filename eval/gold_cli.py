@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="company: the app's documents; sample: the three laws in DOCUMENTS_DIR")
     p.add_argument("--primary", default="ndcg@10", choices=("ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10"))
     p.add_argument("--limit", type=int, help="only the first N questions (quick looks; not comparable)")
-    p.add_argument("--policy", choices=ANSWER_POLICIES, default="reader",
+    p.add_argument("--policy", choices=ANSWER_POLICIES, default="rules",
                    help="answering policy: the reader, or the earlier rules (gate and sentence quoter)")
     p.add_argument("--out", type=Path, help="run folder (default DATA_DIR/eval_runs/<time>-gold-<id>)")
     p.add_argument("--background", action="store_true", help="queue it as a job for a worker and return")

@@ -114,7 +114,7 @@ class GoldRunSpec:
     corpus: str = "company"
     primary: str = "ndcg@10"
     limit: int | None = None  # only the first N questions (quick looks; not comparable)
-    policy: str = "reader"  # the answering policy asked with (Settings.answer_policy)
+    policy: str = "rules"  # the answering policy asked with (Settings.answer_policy)
 
     def configurations(self) -> list[Configuration]:
         return [Configuration(e, m, s, k) for e, m, s, k in
@@ -474,7 +474,7 @@ def run_gold(db: Database, settings: Settings, run_id: int, progress: Progress |
 
 
 def _context(c: Configuration, index: Index, embedder: object, documents: Sequence[CorpusDocument],
-             make_generator: GeneratorFactory, policy: str = "reader") -> ConfigurationContext:
+             make_generator: GeneratorFactory, policy: str = "rules") -> ConfigurationContext:
     settings = index.settings.with_(top_k=c.k, retrieval_mode=c.mode, answer_policy=policy)
     generator = make_generator(settings, embedder)
     service = AnswerService(index.db, settings, embedder, generator)  # type: ignore[arg-type]

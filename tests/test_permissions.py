@@ -15,7 +15,7 @@ import pytest
 
 from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator
-from ragcore.core import ROLES, Settings
+from ragcore.core import ANSWER_POLICIES, ROLES, Settings
 from ragcore.reader import shipped_reader
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
@@ -132,10 +132,13 @@ class RecordingReader:
         return self.inner.predict(pairs)
 
 
+@pytest.mark.parametrize("policy", ANSWER_POLICIES)
 @pytest.mark.parametrize("mode", MODES)
-def test_answers_prompts_and_log_carry_only_permitted_chunks(world, embedder, mode: str, pg_url, tmp_path) -> None:
+def test_answers_prompts_and_log_carry_only_permitted_chunks(world, embedder, mode: str, policy: str, pg_url,
+                                                             tmp_path) -> None:
     database, readable, chunk_doc, people, markers = world
-    settings = Settings(database_url=pg_url, data_dir=tmp_path, retrieval_mode=mode, refusal_threshold=0.0)
+    settings = Settings(database_url=pg_url, data_dir=tmp_path, retrieval_mode=mode, refusal_threshold=0.0,
+                        answer_policy=policy)
     generator = RecordingGenerator()
     reader = RecordingReader()
     service = AnswerService(database, settings, embedder, generator, reader=reader)  # type: ignore[arg-type]
@@ -151,7 +154,7 @@ def test_answers_prompts_and_log_carry_only_permitted_chunks(world, embedder, mo
         kind = "recording" if index % 2 else "extractive"
         answer = (service if kind == "recording" else extractive).ask(people[role], question)
         read = reader.passages[read_before:]
-        assert read, (role, question)  # the reader read this question's candidates ...
+        assert bool(read) == (policy == "reader"), (role, question)  # the reader read this question's candidates ...
         for passage in read:  # ... and only passages of documents the role may read
             assert not any(marker in passage for marker in forbidden_text[role]), (role, question, passage)
         shown_allowed[kind] += any(m in answer.text for m in allowed_text[role])

@@ -73,7 +73,7 @@ def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     from eval.reader.export import export
-    from ragcore.reader.model import MODEL_DIR
+    from ragcore.reader import MODEL_DIR
 
     card = json.loads((args.run / "train_card.json").read_text(encoding="utf-8"))
     config = export(args.run, args.target or MODEL_DIR, max_length=card["config"]["max_length"], card=card)
@@ -83,7 +83,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_cuts(args: argparse.Namespace, settings: Settings) -> int:
     from eval.reader.cuts import calibration_cases, choose_cuts, choose_fusion, ranked_cases, write_cuts
-    from ragcore.reader.model import MODEL_DIR
+    from ragcore.reader import MODEL_DIR
 
     held = set(json.loads((args.pairs / "calibration_ids.json").read_text(encoding="utf-8")))
     summary = json.loads((args.run / "summary.json").read_text(encoding="utf-8"))

@@ -37,8 +37,7 @@ from eval.gold_split import TRAIN, everyday_split, kind_of
 from eval.goldset import GoldQuestion, parse_jsonl
 from eval.tquad import load_corpus
 from ragcore.core import Chunk, get_tokenizer
-from ragcore.documents import chunk_pages, chunk_text, extract_pages
-from ragcore.documents.titles import default_title
+from ragcore.documents import chunk_pages, chunk_text, default_title, extract_pages
 from ragcore.reader import ReadWindow, chunk_passages
 
 EXTRA_FILE = Path(__file__).resolve().parent.parent / "gold" / "everyday_train_extra.jsonl"
