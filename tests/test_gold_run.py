@@ -141,7 +141,8 @@ def test_the_html_report_is_self_contained(db, settings, company, tmp_path) -> N
 
 @pytest.mark.parametrize("mode", ["lexical", "weighted"])
 def test_lab_answers_equal_the_app_asked_directly(db, settings, company, tmp_path, mode) -> None:
-    """Exact: the app's own upload path and answer service, asked by hand, give the lab's results."""
+    """Exact: the app's own upload path and answer service, asked by hand, give the lab's results
+    (its ranking is the answer path's own, `AnswerService.ranked_sources`)."""
     _run(db, settings, _spec(company, modes=(mode,)), tmp_path / "run")
     lab = {(c["qid"], c["role"]): c for c in gold_report.load_cases(tmp_path / "run")}
     assert len(lab) == CASES
@@ -162,10 +163,11 @@ def test_lab_answers_equal_the_app_asked_directly(db, settings, company, tmp_pat
             assert answer.status == case["answer"]["status"] and list(answer.cited) == case["answer"]["cited"]
             assert [(s.filename, s.page_label, s.text[:600]) for s in answer.sources] == [
                 (s["filename"], s["pages"], s["text"]) for s in case["answer"]["sources"]]
+            ranked = service.ranked_sources(role, case["question"], 10)
+            assert [(s.filename, s.page_label, s.score) for s in ranked] == [
+                (s["filename"], s["pages"], s["score"]) for s in case["sources"]]
             found = retrieval.retrieve(app_db, embedder, case["question"], role, k=10, mode=mode,
                                        windows=app_settings.dense_windows)
-            assert [(s.filename, s.page_label, s.score) for s in found.sources] == [
-                (s["filename"], s["pages"], s["score"]) for s in case["sources"]]
             assert found.evidence.as_dict() == case["gate"]["evidence"]
     finally:
         app_db.close()
@@ -183,7 +185,12 @@ def test_a_leaking_retrieval_is_caught_and_counted(db, settings, company, tmp_pa
     cases = gold_report.load_cases(tmp_path / "run")
     for config in summary["configurations"]:
         mine = [c for c in cases if c["configuration"] == config["key"]]
+        # Retrieval's own ranking is checked too; the index (7 chunks) is smaller than the depth, so
+        # every chunk it ranks is among the case's recorded sources.
+        readable = [{s["chunk_id"]: s["readable"] for s in c["sources"]} for c in mine]
         counted = sum(not s["readable"] for c in mine for s in c["sources"] + c["answer"]["sources"])
+        counted += sum(not known[chunk] for c, known in zip(mine, readable, strict=True)
+                       for chunk in c["retrieval_ranking"])
         assert config["leaks"]["count"] == counted > 0
         # ik cannot read the isg document: its questions now find it
         leakers = {(e["qid"], e["role"]) for e in config["leaks"]["examples"]}
