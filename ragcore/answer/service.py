@@ -259,21 +259,16 @@ class AnswerService:
             return self.cuts.closest
         return None if self.abstention is None else self.abstention.closest_at
 
-    def candidates(self, role: str, question: str) -> Retrieval:
-        """What retrieval hands the answer: the reader's candidates (or the top k under the rules)."""
-        depth = max(self.settings.reader_candidates, self.settings.top_k) if self.reader else self.settings.top_k
-        return retrieve(self.read_db, self.embedder, question, role, k=depth, mode=self.mode,
+    def _retrieve(self, role: str, question: str, k: int) -> Retrieval:
+        return retrieve(self.read_db, self.embedder, question, role, k=k, mode=self.mode,
                         windows=self.settings.dense_windows)
 
     def ranked_sources(self, role: str, question: str, depth: int) -> list[Source]:
         """The first `depth` passages in the order the answer path puts them (the lab's ranking):
         the reader's order of its candidates, or retrieval's under the rules."""
         if self.reader is None:
-            return retrieve(self.read_db, self.embedder, question, role, k=depth, mode=self.mode,
-                            windows=self.settings.dense_windows).sources
-        retrieval = retrieve(self.read_db, self.embedder, question, role,
-                             k=max(depth, self.settings.reader_candidates), mode=self.mode,
-                             windows=self.settings.dense_windows)
+            return self._retrieve(role, question, depth).sources
+        retrieval = self._retrieve(role, question, max(depth, self.settings.reader_candidates))
         head = read(self.reader, question, retrieval.sources[:self.settings.reader_candidates])
         tail = [replace(s, rank=len(head.sources) + i) for i, s in
                 enumerate(retrieval.sources[self.settings.reader_candidates:], start=1)]
@@ -314,9 +309,7 @@ class AnswerService:
             yield from self._reader_pieces(stream, answering)
             return
         try:
-            answering.retrieval = retrieve(self.read_db, self.embedder, answering.question, answering.user.role,
-                                     k=self.settings.top_k, mode=self.mode,
-                                           windows=self.settings.dense_windows)
+            answering.retrieval = self._retrieve(answering.user.role, answering.question, self.settings.top_k)
         except DatabaseUnavailable as exc:
             raise self._database_down(answering, exc) from exc
         decision = decide(answering.retrieval, self.abstention, self.threshold, quoting=not self._llm)
@@ -369,7 +362,8 @@ class AnswerService:
         """The reader policy (ragcore.answer.reading): read the candidates, then one cut pair decides."""
         assert self.reader is not None and self.cuts is not None
         try:
-            answering.retrieval = self.candidates(answering.user.role, answering.question)
+            answering.retrieval = self._retrieve(answering.user.role, answering.question,
+                                                 max(self.settings.reader_candidates, self.settings.top_k))
         except DatabaseUnavailable as exc:
             raise self._database_down(answering, exc) from exc
         reading = read(self.reader, answering.question, answering.retrieval.sources)
