@@ -33,7 +33,8 @@ doctor: $(VENV)/.runtime-installed
 worker: $(VENV)/.runtime-installed
 	$(PY) -m ragcore worker
 
-# The REST API on API_HOST:API_PORT (127.0.0.1:8502); see the README's REST API section.
+# The REST API on API_HOST:API_PORT (127.0.0.1:8502); see the README's REST API section. Like the app,
+# it runs a job worker inside it unless WORKER_IN_APP=false (ragcore.jobs.runs_jobs_here decides).
 api: $(VENV)/.runtime-installed
 	$(PY) -m ragcore api
 

@@ -34,6 +34,15 @@ TRUE_WORDS = {"evet", "e", "true", "1", "doğru", "yes"}
 FALSE_WORDS = {"hayır", "hayir", "h", "false", "0", "yanlış", "no"}
 MAX_QUESTION_CHARS = 1000  # the app's default MAX_QUESTION_CHARS: a longer question is refused by the app
 MAX_QUESTIONS = 5000
+# What one gold question may carry beside its text: an analyst's notes and facts are sentences,
+# an article a heading, a document a file name. Caps keep a pasted page (or a hostile file) out
+# of every lab run's tables and reports; the gold sets in eval/gold stay far below them.
+MAX_NOTES_CHARS = 2000
+MAX_FACT_CHARS = 300
+MAX_FACTS = 20
+MAX_EXPECTED = 20
+MAX_ARTICLE_CHARS = 100
+MAX_DOCUMENT_CHARS = 255
 MAX_ERRORS_SHOWN = 20
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -153,6 +162,11 @@ def _facts(row: _Row, value: object) -> tuple[str, ...]:
     facts = tuple(sanitize(v).strip() for v in value)
     if any(not f for f in facts):
         row.bad("key_facts", "boş bir anahtar bilgi var")
+    if len(facts) > MAX_FACTS:
+        row.bad("key_facts", f"en fazla {MAX_FACTS} anahtar bilgi olabilir (şu an {len(facts)})")
+    if any(len(f) > MAX_FACT_CHARS for f in facts):
+        row.bad("key_facts", f"bir anahtar bilgi en fazla {MAX_FACT_CHARS} karakter olabilir "
+                             f"(en uzunu {max(len(f) for f in facts)})")
     return tuple(f for f in facts if f)
 
 
@@ -174,6 +188,9 @@ def _expected(row: _Row, value: object) -> tuple[Expected, ...]:
     if not isinstance(value, list):
         row.bad("expected", "bir liste olmalı: [{\"document\": …, \"article\": …, \"pages\": […]}]")
         return ()
+    if len(value) > MAX_EXPECTED:
+        row.bad("expected", f"en fazla {MAX_EXPECTED} beklenen belge olabilir (şu an {len(value)})")
+        return ()
     out = []
     for n, item in enumerate(value, start=1):
         where = f"expected[{n}]"
@@ -183,11 +200,12 @@ def _expected(row: _Row, value: object) -> tuple[Expected, ...]:
         unknown = sorted(set(item) - set(EXPECTED_FIELDS))
         if unknown:
             row.bad(where, f"bilinmeyen alan(lar): {', '.join(unknown)}; geçerli olanlar: {', '.join(EXPECTED_FIELDS)}")
-        document = _text(row, f"{where}.document", item.get("document"), required=True)
+        document = _text(row, f"{where}.document", item.get("document"), required=True, limit=MAX_DOCUMENT_CHARS)
         if "/" in document or "\\" in document:
             row.bad(f"{where}.document", "yalnızca dosya adı olmalı (klasör yolu olmadan)")
         article = item.get("article")
-        article_text = _text(row, f"{where}.article", article, required=False) if article is not None else None
+        article_text = (_text(row, f"{where}.article", article, required=False, limit=MAX_ARTICLE_CHARS)
+                        if article is not None else None)
         sha = item.get("sha256")
         if sha is not None and (not isinstance(sha, str) or not _SHA256.match(sha.strip().lower())):
             row.bad(f"{where}.sha256", "64 onaltılık karakterlik bir sha256 olmalı")
@@ -227,7 +245,7 @@ def question_from_object(obj: object, line: int) -> tuple[GoldQuestion | None, l
     expected = _expected(row, obj.get("expected"))
     roles = _roles(row, obj.get("roles")) if "roles" in obj else ()
     facts = _facts(row, obj.get("key_facts"))
-    notes = _text(row, "notes", obj.get("notes"), required=False)
+    notes = _text(row, "notes", obj.get("notes"), required=False, limit=MAX_NOTES_CHARS)
     _consistency(row, answerable, expected, facts)
     if row.problems:
         return None, row.problems

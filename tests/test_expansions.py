@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 
 from ragcore.core import words
@@ -50,6 +51,8 @@ def test_add_edit_delete(db):
     ("maaş", ["maaş"], "aynı"),
     ("x" * 81, ["ücret"], "80 karakter"),
     ("maaş", [f"t{i}" for i in range(13)], "en fazla 12"),
+    ("maaş", ["ücret", "hukuk " * 11], "en fazla 60 karakter"),  # one term of 66 characters
+    ("maaş", ["ücret " * 400_000], "en fazla 60 karakter"),  # the probe's 2.5 MB "term"
 ])
 def test_bad_rows_are_refused_with_a_turkish_message(db, everyday, legal, message):
     before = list_expansions(db)
@@ -64,3 +67,12 @@ def test_a_duplicate_everyday_word_is_refused(db):
     save_expansion(db, "mesai", ["fazla", "çalışma"], updated_by="admin")
     with pytest.raises(ExpansionError, match="zaten bir eşleştirme var"):
         save_expansion(db, "Mesai", ["çalışma"], updated_by="admin")
+
+
+def test_the_table_itself_refuses_a_paragraph_for_a_legal_term(db):
+    """Migration 019: the same cap holds for a write that bypasses save_expansion."""
+    with pytest.raises(psycopg.errors.CheckViolation), db.connection() as conn:
+        conn.execute("INSERT INTO public.term_expansions (everyday, legal) VALUES ('uzun', ARRAY['ücret', %s])",
+                     ("kanun " * 500,))
+    with db.connection() as conn:  # 60 characters is still a term
+        conn.execute("INSERT INTO public.term_expansions (everyday, legal) VALUES ('uzun', ARRAY[%s])", ("ü" * 60,))

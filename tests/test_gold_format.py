@@ -63,6 +63,17 @@ BAD_JSONL = {
     "key facts not strings": (_line(key_facts=[3]), "satır 2, alan “key_facts”: metinlerden oluşan bir liste"),
     "empty key fact": (_line(key_facts=["  "]), "satır 2, alan “key_facts”: boş bir anahtar bilgi"),
     "notes not text": (_line(notes=5), "satır 2, alan “notes”: metin olmalı"),
+    # Caps: a pasted page (or a hostile file) never reaches the lab's tables.
+    "notes too long": (_line(notes="n" * 2001), "satır 2, alan “notes”: en fazla 2000 karakter"),
+    "key fact too long": (_line(key_facts=["k" * 301]), "satır 2, alan “key_facts”: bir anahtar bilgi en fazla 300"),
+    "too many key facts": (_line(key_facts=[f"bilgi {i}" for i in range(21)]),
+                           "satır 2, alan “key_facts”: en fazla 20 anahtar bilgi"),
+    "article too long": (_line(expected=[{"document": "ik.pdf", "article": "Madde " + "9" * 100}]),
+                         "satır 2, alan “expected[1].article”: en fazla 100 karakter"),
+    "document name too long": (_line(expected=[{"document": "d" * 252 + ".pdf"}]),
+                               "satır 2, alan “expected[1].document”: en fazla 255 karakter"),
+    "too many expected documents": (_line(expected=[{"document": f"d{i}.pdf"} for i in range(21)]),
+                                    "satır 2, alan “expected”: en fazla 20 beklenen belge"),
     "duplicate id": (_line(id="a0"), "satır 2, alan “id”: “a0” satır 1 ile aynı"),
 }
 

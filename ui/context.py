@@ -106,10 +106,10 @@ def _stop_worker(worker: Any) -> None:
 @st.cache_resource(show_spinner=False, on_release=_stop_worker)
 def _job_worker() -> Any:
     """The in-process job worker, or None when WORKER_IN_APP=false."""
-    from ragcore.jobs import BackgroundWorker
+    from ragcore.jobs import BackgroundWorker, runs_jobs_here
 
     settings = _app_context().settings
-    if not settings.worker_in_app:
+    if not runs_jobs_here(settings, "app"):
         return None
     # The app's own embedder (one per process): the worker thread reads it from this cache, which
     # Streamlit allows outside a script run (it may log a "missing ScriptRunContext" warning).

@@ -2,7 +2,8 @@
 
 `python -m ragcore api` opens the database first (a clear error if it cannot), then serves
 `ragcore.api.create_app` with uvicorn on API_HOST:API_PORT (127.0.0.1:8502 by default) and,
-when WORKER_IN_APP is true, runs a background job worker in the same process. uvicorn's own
+runs a background job worker in the same process when `ragcore.jobs.runs_jobs_here` says so
+(WORKER_IN_APP, --no-worker). uvicorn's own
 X-Forwarded-For handling is off: the app believes that header only from TRUSTED_PROXIES
 (ragcore.access.addresses; uvicorn's FORWARDED_ALLOW_IPS plays no part here).
 
@@ -74,7 +75,9 @@ def cmd_api(args: argparse.Namespace, settings: Settings) -> int:
     db = open_db(settings)
     # h11 named, not "auto": HEADER_READ_LIMIT is h11's setting, and what a tested server does
     # must not change when httptools happens to be installed.
-    app = create_app(settings, db=db, own_db=True, worker=settings.worker_in_app and not args.no_worker)
+    from ragcore.jobs import runs_jobs_here
+
+    app = create_app(settings, db=db, own_db=True, worker=runs_jobs_here(settings, "api", opted_out=args.no_worker))
     uvicorn.run(app, host=host, port=port, proxy_headers=False, log_level=settings.log_level.lower(),
                 server_header=False, http="h11", h11_max_incomplete_event_size=HEADER_READ_LIMIT)
     return 0

@@ -67,7 +67,7 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "DOCUMENTS_DIR": ("../shared/data/documents", "sample law PDFs"),
     "LOGIN_SLEEP_TIME": ("0.7", "seconds the login form waits on each signed-out run (slows guessing)"),
     "LOG_LEVEL": ("INFO", "Python log level"),
-    "WORKER_IN_APP": ("true", "run a background job worker inside the app process (false when separate workers run)"),
+    "WORKER_IN_APP": ("true", "the app (`make run`) and the REST API (`make api`) each run a job worker inside them; false: only separate `python -m ragcore worker` processes run jobs"),
     "JOB_MODULES": ("eval.jobs", "comma-separated modules that register extra job kinds (the lab's); loaded by workers"),
     "JOB_HEARTBEAT_SECONDS": ("10", "worker heartbeat; a worker silent for 3× this long is taken for dead, its job failed"),
     "API_HOST": ("127.0.0.1", "address `python -m ragcore api` binds to (REST API)"),

@@ -2,7 +2,7 @@
 
 The public face: submit (`submit`, `submit_ingest`, `submit_reembed`), read (`list_jobs`,
 `get_job`, `find_job` by public id, `live_workers`), control (`cancel`, `retry`), run (`run_worker`,
-`BackgroundWorker`), fill the quoter's sentence vectors after a store (`warm_quotes`) and of documents stored without them (`queue_unwarmed_quotes`, at a worker's start), extend (`register_kind`, `JobKind`, `Stage`, `JobRun`, `JobFailed`).
+`BackgroundWorker`; which server process runs one: `runs_jobs_here`), fill the quoter's sentence vectors after a store (`warm_quotes`) and of documents stored without them (`queue_unwarmed_quotes`, at a worker's start), extend (`register_kind`, `JobKind`, `Stage`, `JobRun`, `JobFailed`).
 The queue is procrastinate (ragcore/jobs/queue.py says why); our `jobs` table (migration
 005, ragcore/jobs/store.py) is what the app shows and survives restarts of everything.
 """
@@ -34,12 +34,12 @@ from ragcore.jobs.tasks import (
     submit_reembed,
     warm_quotes,
 )
-from ragcore.jobs.worker import STALLED_REASON, BackgroundWorker, run_worker
+from ragcore.jobs.worker import STALLED_REASON, BackgroundWorker, run_worker, runs_jobs_here
 
 __all__ = [
     "ACTIVE", "CANCELLED", "FAILED", "INGEST", "KINDS", "QUEUED", "QUOTES", "REEMBED", "RUNNING", "STALLED_REASON",
     "STATUS_LABELS", "SUCCEEDED", "BackgroundWorker", "Job", "JobCancelled", "JobError", "JobFailed", "JobKind",
     "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "format_duration", "get_job", "get_kind", "list_jobs",
-    "live_workers", "load_job_modules", "queue_unwarmed_quotes", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "staged_path", "submit", "submit_ingest",
+    "live_workers", "load_job_modules", "queue_unwarmed_quotes", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "runs_jobs_here", "staged_path", "submit", "submit_ingest",
     "submit_reembed", "warm_quotes",
 ]

@@ -49,7 +49,7 @@ from ragcore.documents import (
     reembed_all,
     validate_roles,
 )
-from ragcore.jobs import service
+from ragcore.jobs import claims, service
 from ragcore.jobs.kinds import JobCancelled, JobError, JobFailed, JobKind, JobRun, Stage, register_kind
 from ragcore.jobs.store import Job
 from ragcore.store import Database, DatabaseUnavailable
@@ -216,17 +216,28 @@ def warm_quotes(db: Database, embedder: Any, document_ids: list[int] | None, pro
     Runs after the document's transaction committed, so nothing here may undo or fail it: a cancel
     (the user's, or a worker shutting down) stops the filling and the job still succeeds; an
     embedder or database error is logged. Either way the quoter embeds what it does not find.
+    A document whose sentences another job is filling right now is left to that job (`claims`).
     None when it did not finish."""
     from ragcore.answer import warm_quote_sentences
     from ragcore.embed import EmbeddingError
 
     try:
-        return warm_quote_sentences(db, embedder, document_ids, progress)
+        with claims.claim(db, claims.QUOTE_SENTENCES, _documents(db, document_ids)) as mine:
+            return warm_quote_sentences(db, embedder, mine, progress) if mine else 0
     except JobCancelled:
         log.info("quote sentences of documents %s left to the answers: cancelled after the commit", document_ids)
     except (EmbeddingError, DatabaseUnavailable) as exc:
         log.warning("quote sentences of documents %s not embedded: %s", document_ids, exc)
     return None
+
+
+def _documents(db: Database, document_ids: list[int] | None) -> list[int]:
+    """The given documents, or (None) every stored one: claims need their ids."""
+    if document_ids is not None:
+        return document_ids
+    from ragcore.documents import list_documents
+
+    return sorted(d.id for d in list_documents(db, "admin"))
 
 
 def _repeats_on_same_bytes(exc: IngestError) -> bool:
@@ -312,7 +323,9 @@ def queue_unwarmed_quotes(db: Database) -> Job | None:
     cost every answer over them its sentences' embedding until the next re-embed."""
     from ragcore.answer import unwarmed_documents
 
-    document_ids = unwarmed_documents(db)
+    unwarmed = unwarmed_documents(db)
+    busy = claims.held(db, claims.QUOTE_SENTENCES, unwarmed)  # an upload's own stage is filling them now
+    document_ids = [d for d in unwarmed if d not in busy]
     if not document_ids:
         return None
     try:
@@ -328,10 +341,23 @@ def _run_quotes(run: JobRun) -> dict[str, Any]:
 
     document_ids = [int(i) for i in run.job.arguments["document_ids"]]
     try:
-        count = warm_quote_sentences(run.db, run.embedder(), document_ids, run.progress)
+        with claims.claim(run.db, claims.QUOTE_SENTENCES, document_ids) as mine:
+            count = warm_quote_sentences(run.db, run.embedder(), mine, run.progress) if mine else 0
     except EmbeddingError as exc:
         raise JobFailed(str(exc)) from exc
-    return {"documents": len(document_ids), "quote_sentences": count}
+    result = {"documents": len(mine), "quote_sentences": count}
+    if len(mine) < len(document_ids):
+        log.info("quote sentences of documents %s left to the jobs filling them now",
+                 sorted(set(document_ids) - set(mine)))
+        result["left_to_other_jobs"] = len(document_ids) - len(mine)
+    return result
+
+
+def _quotes_summary(result: dict[str, Any]) -> str:
+    text = (f"{formatting.integer(result.get('documents'))} dokümanın "
+            f"{formatting.integer(result.get('quote_sentences'))} cümlesi alıntıya hazırlandı")
+    others = result.get("left_to_other_jobs")
+    return text + (f"; {formatting.integer(others)} dokümanınkini o sırada başka bir iş hazırlıyordu" if others else "")
 
 
 QUOTES_KIND = register_kind(JobKind(
@@ -339,8 +365,7 @@ QUOTES_KIND = register_kind(JobKind(
     label="Alıntı cümleleri",
     run=_run_quotes,
     stages=QUOTES_STAGES,
-    summary=lambda result: (f"{formatting.integer(result.get('documents'))} dokümanın "
-                            f"{formatting.integer(result.get('quote_sentences'))} cümlesi alıntıya hazırlandı"),
+    summary=_quotes_summary,
     queueing_lock=QUOTES,
     already_queued="Sırada bekleyen bir alıntı cümleleri işi zaten var.",
 ))

@@ -38,7 +38,7 @@ from procrastinate.job_context import AbortReason
 from procrastinate.jobs import Status
 
 from ragcore.core import Settings
-from ragcore.jobs import queue, service, store
+from ragcore.jobs import claims, queue, service, store
 from ragcore.jobs.kinds import JobCancelled, JobFailed, JobRun, get_kind, load_job_modules
 from ragcore.jobs.store import CANCELLED, FAILED, SUCCEEDED, Job
 from ragcore.store import Database, database_url, open_database
@@ -46,8 +46,27 @@ from ragcore.store import Database, database_url, open_database
 log = logging.getLogger(__name__)
 
 STALLED_REASON = "İşçi süreci durdu; iş yarıda kaldı ve hiçbir şey kaydedilmedi. Yeniden deneyebilirsiniz."
+EARLIER_ATTEMPT_RUNNING = ("Bu işin önceki denemesi başka bir işçide hâlâ çalışıyor; aynı iş iki yerde birden "
+                           "yürütülmez. O deneme bitince gerekirse yeniden deneyin.")
 PROGRESS_INTERVAL_S = 0.5  # at most two progress writes per second per job (plus stage changes)
 SHUTDOWN_GRACE_S = 5.0  # a stopping worker lets a job finish this long before interrupting it
+
+
+SERVER_PROCESSES = ("app", "api")  # the server processes that may run a job worker of their own
+
+
+def runs_jobs_here(settings: Settings, process: str, *, opted_out: bool = False) -> bool:
+    """Whether the server process `process` (the Streamlit "app" or the REST "api") runs a job
+    worker inside it: the one place that decides, from WORKER_IN_APP (and the API's --no-worker).
+
+    True by default for both, so `make run` alone and `make api` alone each get their uploads
+    done. Both at once means two workers, which is safe: the queue hands each job to one worker
+    and `claims` keep a job's attempt and a document's quote sentences in one place at a time.
+    WORKER_IN_APP=false leaves every job to separate `python -m ragcore worker` processes.
+    """
+    if process not in SERVER_PROCESSES:
+        raise ValueError(f"unknown server process {process!r}; one of {SERVER_PROCESSES}")
+    return settings.worker_in_app and not opted_out
 
 
 def worker_name(label: str | None = None) -> str:
@@ -147,7 +166,7 @@ def _run_job(ctx: WorkerContext, context: procrastinate.JobContext, job_id: int,
     run = JobRun(job=job, settings=ctx.settings, db=ctx.db, embedder=ctx.embedder, progress=progress)
     log.info("job %d (%s) started on %s", job.id, kind.name, ctx.name)
     try:
-        result = kind.run(run)
+        result = _run_claimed(ctx, run)
     except JobCancelled:
         _stopped(ctx, job, progress, context.abort_reason())
         raise queue_errors.JobAborted(f"job {job.id} stopped") from None
@@ -169,6 +188,16 @@ def _run_job(ctx: WorkerContext, context: procrastinate.JobContext, job_id: int,
     kind.on_success(ctx.db, finished, result)
     log.info("job %d succeeded (%d progress writes)", job.id, progress.writes)
     return result
+
+
+def _run_claimed(ctx: WorkerContext, run: JobRun) -> dict[str, Any]:
+    """The kind's work under a claim on the job (`claims.JOB_ATTEMPT`): an earlier attempt still
+    alive somewhere (a worker the sweep took for dead, then the job retried) keeps it, and this
+    attempt fails without touching its inputs."""
+    with claims.claim(ctx.db, claims.JOB_ATTEMPT, [run.job.id]) as won:
+        if not won:
+            raise JobFailed(EARLIER_ATTEMPT_RUNNING)
+        return get_kind(run.job.kind).run(run)
 
 
 def _discard_if_final(ctx: WorkerContext, failed: Job | None, *, retryable: bool) -> None:

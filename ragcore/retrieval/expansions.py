@@ -16,6 +16,12 @@ from ragcore.core import PREFIX_LENGTH, fold_ascii, turkish_lower, words
 from ragcore.store import Database
 
 MAX_LEGAL_WORDS = 12
+# An everyday phrase and each legal term are words or short phrases, never paragraphs: every term
+# is added to the lexical query of every matching question (and shown on the admin's page), so
+# a row stays small by construction (at most 80 + 12 × 60 characters). The table's CHECKs
+# (migrations 010 and 019) hold the same bounds for anything that bypasses this module.
+MAX_EVERYDAY_CHARS = 80
+MAX_LEGAL_TERM_CHARS = 60
 # How an everyday word matches a question word: by their first PREFIX_LENGTH letters, as the
 # lexical index matches ("kovulmak" ~ "kovuldum"); a shorter everyday word of at least
 # MIN_STEM_CHARS letters by being the start of the question word ("maaş" in "maaşımı"); a
@@ -79,12 +85,17 @@ def _clean(everyday: str, legal: list[str] | tuple[str, ...] | str) -> tuple[str
     legal_words = list(dict.fromkeys(" ".join(turkish_lower(x).split()) for x in items if x.strip()))
     if len(everyday) < 2 or not words(everyday):
         raise ExpansionError("Günlük ifade en az iki harf olmalı (ör. “maaş”).")
-    if len(everyday) > 80:
-        raise ExpansionError("Günlük ifade en fazla 80 karakter olabilir.")
+    if len(everyday) > MAX_EVERYDAY_CHARS:
+        raise ExpansionError(f"Günlük ifade en fazla {MAX_EVERYDAY_CHARS} karakter olabilir.")
     if not legal_words:
         raise ExpansionError("En az bir kanun terimi yazın (ör. “ücret”). Birden çok terimi virgülle ayırın.")
     if len(legal_words) > MAX_LEGAL_WORDS:
         raise ExpansionError(f"Bir satırda en fazla {MAX_LEGAL_WORDS} kanun terimi olabilir.")
+    too_long = next((w for w in legal_words if len(w) > MAX_LEGAL_TERM_CHARS), None)
+    if too_long is not None:
+        raise ExpansionError(f"Bir kanun terimi en fazla {MAX_LEGAL_TERM_CHARS} karakter olabilir "
+                             f"(“{too_long[:30]}…” {len(too_long)} karakter). Terimleri virgülle ayırın; "
+                             "uzun bir metin yerine kanundaki kelimeyi ya da kısa ifadeyi yazın.")
     if _tokens(everyday) >= {t for w in legal_words for t in _tokens(w)}:
         raise ExpansionError("Kanun terimleri günlük ifadeyle aynı; eşleştirme bir şey eklemez.")
     return everyday, legal_words

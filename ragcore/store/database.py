@@ -180,13 +180,12 @@ class Database:
                              name=f"close-{failed.name}").start()
 
     @contextmanager
-    def advisory_lock(self, name: str, *, wait: bool = True) -> Iterator[psycopg.Connection | None]:
-        """Hold the session-level advisory lock `name` while the block runs, on a connection of its own.
+    def own_connection(self) -> Iterator[psycopg.Connection]:
+        """A connection outside the pool, in autocommit mode, closed when the block ends.
 
-        The lock ends with that connection, so nothing (an exception, Ctrl-C, a killed process)
-        can leave it behind in the pool. The connection is in autocommit mode: queries on it see
-        what others have committed. With `wait=False` the block gets None when someone else holds
-        the lock.
+        For session-level advisory locks (here and `ragcore.jobs.claims`): a lock ends with its
+        connection, so nothing (an exception, Ctrl-C, a killed process) can leave one behind in
+        the pool, and no transaction stays open while the locked work runs.
         """
         try:
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10, options=self._options)
@@ -194,6 +193,15 @@ class Database:
             raise DatabaseUnavailable(
                 f"Database unreachable ({redact_dsn(self.url)}): {redact_message(str(exc), self.url)}") from None
         with conn:
+            yield conn
+
+    @contextmanager
+    def advisory_lock(self, name: str, *, wait: bool = True) -> Iterator[psycopg.Connection | None]:
+        """Hold the session-level advisory lock `name` while the block runs, on a connection of its
+        own (`own_connection`): queries on it see what others have committed. With `wait=False`
+        the block gets None when someone else holds the lock.
+        """
+        with self.own_connection() as conn:
             if wait:
                 conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (name,))
             elif not conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (name,)).fetchone()[0]:
