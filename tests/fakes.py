@@ -2,16 +2,22 @@
 
 These machines cannot download model weights, so the HTTP clients are tested against this
 server: real sockets, real streaming, real timeouts. Behaviour is set per test through
-attributes (reply text, delays, failures) and every request body is recorded.
+attributes (reply text, delays, failures) and every request body is recorded. Like a real
+server it honours a request's token limit (Ollama's `options.num_predict`, OpenAI's
+`max_tokens`; one streamed piece counts as one token) and says when the limit cut the reply
+(`done_reason` / `finish_reason` "length"); with `forever` it never ends on its own, like a
+model that does not stop.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import socket
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -53,6 +59,8 @@ class FakeBehaviour:
     fail_after_chunks: int | None = None  # drop the connection after this many pieces
     fail_first_n: int = 0  # the first n model calls answer 503, then normal (retry tests)
     malformed_after_chunks: int | None = None  # after this many pieces, one frame that is not JSON
+    forever: bool = False  # after the reply, new words (" ve sürdü 1", …) until the token limit or the client leaves
+    echo: str | None = None  # "system" or "user": the reply is that message of the request (a model echoing its prompt)
 
 
 class FakeLLMServer:
@@ -90,10 +98,53 @@ class FakeLLMServer:
         self._calls += 1
         return self._calls <= self.behaviour.fail_first_n
 
-    def pieces(self) -> list[str]:
-        text, n = self.behaviour.reply, max(1, self.behaviour.reply_chunks)
+    def pieces(self, text: str | None = None) -> list[str]:
+        """The reply (or `text`) cut into `reply_chunks` pieces."""
+        text, n = self.behaviour.reply if text is None else text, max(1, self.behaviour.reply_chunks)
         size = max(1, -(-len(text) // n))
         return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+    def reply_to(self, body: dict) -> str:
+        """The reply text for a chat request: the behaviour's reply, or the echoed message."""
+        if self.behaviour.echo is None:
+            return self.behaviour.reply
+        return next(m["content"] for m in body.get("messages", []) if m.get("role") == self.behaviour.echo)
+
+    def generated(self, body: dict, limit: object) -> Iterator[tuple[str, str | None]]:
+        """(piece, None) for each piece this request gets, then ("", why it ended): "length" when
+        the request's token limit cut the reply, else "stop"."""
+        pieces: Iterable[str] = self.pieces(self.reply_to(body))
+        if self.behaviour.forever:
+            pieces = itertools.chain(pieces, (f" ve sürdü {i}" for i in itertools.count(1)))
+        for index, piece in enumerate(pieces):
+            if isinstance(limit, int) and index >= limit:
+                yield "", "length"
+                return
+            yield piece, None
+        yield "", "stop"
+
+
+def _with_malformed(frames: Iterable[bytes], at: int | None, bad: bytes) -> Iterator[bytes]:
+    """The frames, with `bad` sent before frame `at` (if set)."""
+    for index, frame in enumerate(frames):
+        if index == at:
+            yield bad
+        yield frame
+
+
+def _openai_frames(model: str, generated: Iterable[tuple[str, str | None]]) -> Iterator[bytes]:
+    """Server-sent chunks; the end of a reply the token limit cut is a chunk with finish_reason
+    "length" (a reply that ended by itself goes straight to [DONE], as before that was modelled)."""
+    for piece, finish in generated:
+        if finish is None:
+            choice = {"index": 0, "delta": {"content": piece}, "finish_reason": None}
+        elif finish == "length":
+            choice = {"index": 0, "delta": {}, "finish_reason": "length"}
+        else:
+            break
+        yield b"data: " + json.dumps({"object": "chat.completion.chunk", "model": model,
+                                      "choices": [choice]}).encode() + b"\n\n"
+    yield b"data: [DONE]\n\n"
 
 
 def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
@@ -137,12 +188,19 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 return True
             return False
 
-        def _stream(self, frames: list[bytes], content_type: str) -> None:
-            b = server.behaviour
+        def _stream(self, frames: Iterable[bytes], content_type: str) -> None:
             self.send_response(200)
             self.send_header("Content-Type", content_type)
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
+            try:
+                self._send_frames(frames)
+            except (BrokenPipeError, ConnectionResetError):  # the client stopped reading (a cut answer)
+                server.events.append("client gone")
+                self.close_connection = True
+
+        def _send_frames(self, frames: Iterable[bytes]) -> None:
+            b = server.behaviour
             time.sleep(b.delay_before_first)
             for index, frame in enumerate(frames):
                 if b.fail_after_chunks is not None and index >= b.fail_after_chunks:
@@ -183,16 +241,14 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             elif self.path == "/api/chat":
                 if self._refuse(model, openai=False):
                     return
-                pieces = server.pieces()
-                frames = [
-                    json.dumps({"model": model, "message": {"role": "assistant", "content": p}, "done": False}).encode()
-                    + b"\n"
-                    for p in pieces
-                ]
-                frames.append(json.dumps({"model": model, "message": {"role": "assistant", "content": ""},
-                                          "done": True}).encode() + b"\n")
-                if server.behaviour.malformed_after_chunks is not None:  # a line cut off mid-object
-                    frames.insert(server.behaviour.malformed_after_chunks, b'{"model": "x", "message": {"cont\n')
+                limit = (body.get("options") or {}).get("num_predict")
+                frames = (
+                    json.dumps({"model": model, "message": {"role": "assistant", "content": p}, "done": finish is not None}
+                               | ({"done_reason": finish} if finish else {})).encode() + b"\n"
+                    for p, finish in server.generated(body, limit)
+                )
+                # a line cut off mid-object
+                frames = _with_malformed(frames, server.behaviour.malformed_after_chunks, b'{"model": "x", "message": {"cont\n')
                 if body.get("stream", True):
                     self._stream(frames, "application/x-ndjson")
                 else:
@@ -201,14 +257,8 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             elif self.path == "/v1/chat/completions":
                 if self._refuse(model, openai=True):
                     return
-                frames = []
-                for p in server.pieces():
-                    chunk = {"object": "chat.completion.chunk", "model": model,
-                             "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
-                    frames.append(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-                frames.append(b"data: [DONE]\n\n")
-                if server.behaviour.malformed_after_chunks is not None:
-                    frames.insert(server.behaviour.malformed_after_chunks, b'data: {"choices": [{"delta": \n\n')
+                frames = _with_malformed(_openai_frames(model, server.generated(body, body.get("max_tokens"))),
+                                         server.behaviour.malformed_after_chunks, b'data: {"choices": [{"delta": \n\n')
                 self._stream(frames, "text/event-stream")
             else:
                 self._json(404, {"error": "not found"})

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,17 +28,18 @@ from ragcore.answer import (
     SYSTEM_PROMPT,
     TEMPERATURE,
     UNCITED_NOTICE,
-    UNRELIABLE_NOTICE,
     AnswerService,
     ExtractiveGenerator,
     OllamaGenerator,
     QuestionError,
+    bounds,
 )
 from ragcore.cli import main as cli_main
 from ragcore.core import (
     FALLBACK_ANSWER,
     ROLES,
     STATUS_ANSWERED,
+    STATUS_ERROR,
     STATUS_FALLBACK,
     STATUS_NEEDS_REVIEW,
     User,
@@ -326,12 +328,13 @@ def test_prompt_keeps_rules_in_system_and_document_text_in_numbered_blocks(injec
     assert answer.status == STATUS_ANSWERED and answer.cited == (1,) and answer.notice is None
 
 
-OBEYING_REPLIES = {
-    # the model echoes its instructions, as the document asked
-    "system prompt echo": (SYSTEM_PROMPT, UNRELIABLE_NOTICE),
+# The model echoes its instructions, as the document asked: cut while it streams (ragcore.answer.bounds).
+ECHOING_REPLIES = {
+    "system prompt echo": SYSTEM_PROMPT,
     "rules echo with a citation": ("Kurallar: 1. Yalnızca aşağıda numaralandırılmış bağlam bölümlerindeki bilgilerle "
-                                   "cevap ver; kendi bilgini, tahminini veya genel kültürünü kullanma [1].",
-                                   UNRELIABLE_NOTICE),
+                                   "cevap ver; kendi bilgini, tahminini veya genel kültürünü kullanma [1]."),
+}
+OBEYING_REPLIES = {
     # the model stops citing, as the document asked
     "uncited answer": ("Tamam, kaynak göstermiyorum. Yangın tatbikatı her ay yapılır ve gizli ücret tablosu "
                        "genel müdür için dokuz milyondur.", UNCITED_NOTICE),
@@ -355,6 +358,21 @@ def test_model_obeying_the_injection_is_not_shown_as_grounded(injected, db, sett
     assert "dokuz milyon" not in answer.text and "her ay" not in answer.text
     logged = logged_questions(db, "mehmet")[0]
     assert logged.status == STATUS_ANSWERED and logged.answer == answer.text and logged.llm_called
+
+
+@pytest.mark.parametrize("case", ECHOING_REPLIES)
+def test_model_echoing_its_instructions_is_cut_and_quoted(injected, db, settings, embedder, fake_llm, case) -> None:
+    fake_llm.behaviour.reply = ECHOING_REPLIES[case]
+    stream = _ollama_service(db, settings, embedder, fake_llm).stream(injected["isg"], QUESTION_INJECTION)
+    "".join(stream)
+    answer = stream.answer
+    assert stream.replaced  # the page shows the final text, not what streamed before the echo showed
+    assert (answer.status, answer.notice, answer.extra["cut"]) == (STATUS_ERROR, bounds.ECHO_NOTE, bounds.CUT_ECHO)
+    note, quoted = answer.text.split("\n\n", 1)  # the note, then the best permitted passage, quoted
+    assert note == f"⚠️ {bounds.ECHO_NOTE}"
+    _assert_quoted_and_grounded(replace(answer, text=quoted, status=STATUS_ANSWERED), llm=True)
+    logged = logged_questions(db, "mehmet")[0]
+    assert (logged.status, logged.error, logged.answer) == (STATUS_ERROR, bounds.ECHO_NOTE, answer.text)
 
 
 def test_model_refusal_and_a_grounded_reply_are_kept(injected, db, settings, embedder, fake_llm) -> None:

@@ -17,6 +17,14 @@ def test_defaults_without_environment(tmp_path):
     assert s.cookie_key is None and s.admin_password is None
 
 
+def test_a_language_model_answer_is_bounded_by_default_and_by_setting():
+    """Without these bounds an answer lasts as long as the model server lets it (issue 36)."""
+    s = Settings.from_env({}, dotenv=None)
+    assert (s.llm_max_tokens, s.llm_answer_seconds) == (512, 60.0)
+    s = Settings.from_env({"LLM_MAX_TOKENS": "256", "LLM_ANSWER_SECONDS": "2.5"}, dotenv=None)
+    assert (s.llm_max_tokens, s.llm_answer_seconds) == (256, 2.5)
+
+
 def test_trusted_proxies_default_to_none_and_are_normalised_networks():
     assert Settings.from_env({}, dotenv=None).trusted_proxies == ()  # not even 127.0.0.1
     s = Settings.from_env({"TRUSTED_PROXIES": " 10.0.0.5, 10.1.0.0/16 ,::1,10.0.0.5/32"}, dotenv=None)
@@ -55,6 +63,12 @@ def test_e5_is_a_backend():
         ({"REFUSAL_THRESHOLD": "high"}, "REFUSAL_THRESHOLD must be a number"),
         ({"TRUSTED_PROXIES": "10.0.0.5, proxy.local"}, "TRUSTED_PROXIES must list IP addresses or networks"),
         ({"TRUSTED_PROXIES": "*"}, "TRUSTED_PROXIES must list IP addresses or networks"),
+        ({"LLM_MAX_TOKENS": "0"}, "LLM_MAX_TOKENS must be at least 16"),
+        ({"LLM_MAX_TOKENS": "100000"}, "LLM_MAX_TOKENS must be at most 8192"),
+        ({"LLM_MAX_TOKENS": "çok"}, "LLM_MAX_TOKENS must be an integer"),
+        ({"LLM_ANSWER_SECONDS": "0"}, "LLM_ANSWER_SECONDS must be between 1 and 3600"),
+        ({"LLM_ANSWER_SECONDS": "nan"}, "LLM_ANSWER_SECONDS must be between 1 and 3600"),
+        ({"LLM_ANSWER_SECONDS": "inf"}, "LLM_ANSWER_SECONDS must be between 1 and 3600"),
     ],
 )
 def test_bad_values_name_the_variable(env, message):

@@ -70,6 +70,7 @@ class Turn:
     terms: frozenset[str] = frozenset()  # the question's words bolded in the sources
     outcome: str | None = OUTCOME_ANSWER  # answer | closest | refused (ragcore.retrieval.abstention)
     nearest: tuple[str, ...] = ()  # closest outcome: each source's sentence nearest the question, marked
+    cut: bool = False  # the model's answer was cut (time, length, loop, echo): `notice` says why
 
     @property
     def is_fallback(self) -> bool:
@@ -98,6 +99,7 @@ def turn_from_answer(answer: Answer, terms: frozenset[str] = frozenset()) -> Tur
                  "total_ms": answer.total_ms},
         terms=terms,
         nearest=tuple(answer.nearest),
+        cut=bool(answer.extra.get("cut")),
     )
 
 
@@ -192,7 +194,9 @@ def render_footer(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
                    else "Dil modeli, kaynaklarda bu sorunun cevabını bulamadı.", icon=":material/help:")
     if turn.notice and turn.status != STATUS_ERROR:
         st.info(escape_markdown(turn.notice), icon=":material/info:")
-    if turn.status == STATUS_ERROR and turn.notice:
+    if turn.status == STATUS_ERROR and turn.notice and turn.cut:  # the server answered, but not usably
+        st.warning(escape_markdown(turn.notice), icon=":material/content_cut:")
+    elif turn.status == STATUS_ERROR and turn.notice:
         st.error(escape_markdown(f"Model sunucusu cevap veremedi: {turn.notice} En ilgili parçalar alıntılandı."),
                  icon=":material/cloud_off:")
     render_badge(turn)

@@ -1,14 +1,23 @@
 """From retrieved passages to a cited answer: the answer service, the prompt, the generators
 (HTTP clients for Ollama and OpenAI-compatible servers, the extractive quoter with its sentence
 units, question types and measured sentence model, the lead line naming a quote's source), the
-choice among them, the post-processing of generated text (citations numbered by first use), the questions log, the spool used while the database is down, and the quotable sentences' vectors embedded when a document is stored.
+choice among them, the bounds on a model's answer (time, length, loops, echoes of the prompt), the post-processing of generated text (citations numbered by first use), the questions log, the spool used while the database is down, and the quotable sentences' vectors embedded when a document is stored.
 """
 
-from ragcore.answer import extractive, extractive_model, lead, questions, sentences
+from ragcore.answer import bounds, extractive, extractive_model, lead, questions, sentences
 from ragcore.answer.backends import (
     Generator,
     choose_generator_backend,
     make_generator,
+)
+from ragcore.answer.bounds import (
+    CUT_ECHO,
+    CUT_LENGTH,
+    CUT_LOOP,
+    CUT_TIME,
+    CUTS,
+    AnswerWatch,
+    cut_note,
 )
 from ragcore.answer.extractive import (
     EXTRACTIVE_NOTICE,
@@ -27,6 +36,7 @@ from ragcore.answer.lead import (
     without_lead,
 )
 from ragcore.answer.llm_clients import (
+    AnswerCut,
     GeneratorError,
     OllamaGenerator,
     OpenAIGenerator,
@@ -80,8 +90,15 @@ from ragcore.answer.spool import (
 )
 
 __all__ = [
+    "AnswerCut",
     "AnswerService",
     "AnswerStream",
+    "AnswerWatch",
+    "CUTS",
+    "CUT_ECHO",
+    "CUT_LENGTH",
+    "CUT_LOOP",
+    "CUT_TIME",
     "DATABASE_DOWN",
     "ELLIPSIS",
     "EXTRACTIVE_NOTICE",
@@ -105,11 +122,13 @@ __all__ = [
     "UNCITED_NOTICE",
     "UNRELIABLE_NOTICE",
     "asked",
+    "bounds",
     "build_messages",
     "candidates",
     "choose_generator_backend",
     "clip",
     "context_header",
+    "cut_note",
     "extractive",
     "extractive_model",
     "facts",

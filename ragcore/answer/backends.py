@@ -3,7 +3,9 @@
 Three backends behind one streaming interface (`Generator`): Ollama and an OpenAI-compatible
 server (`ragcore.answer.llm_clients`) and the extractive quoter of `ragcore.answer.extractive`,
 which needs no model at all — the embedded default, so Dayanak answers with citations on a
-machine with no LLM. `LLM_BACKEND` names one; `auto` probes for a model server.
+machine with no LLM. `LLM_BACKEND` names one; `auto` probes for a model server. Every
+language-model answer of the product (chat, API, CLI, the lab) comes from a generator made here,
+so each carries the bounds of LLM_MAX_TOKENS and LLM_ANSWER_SECONDS.
 """
 
 from __future__ import annotations
@@ -90,11 +92,15 @@ def make_generator(
     """The generator the settings (and, for auto, the probe) call for."""
     choice = choose_generator_backend(settings, status, transport=transport)
     log.info("generator: %s / %s (%s)", choice.kind, choice.model, choice.reason)
+    # Every language-model answer of the product (chat, API, CLI, the lab) is made here: bounded here.
     if choice.kind == "ollama":
-        return OllamaGenerator(settings.ollama_base_url, choice.model, read_timeout=read_timeout, transport=transport)
+        return OllamaGenerator(settings.ollama_base_url, choice.model, read_timeout=read_timeout,
+                               max_tokens=settings.llm_max_tokens, answer_seconds=settings.llm_answer_seconds,
+                               transport=transport)
     if choice.kind == "openai":
         if not settings.openai_base_url:
             raise GeneratorError("LLM_BACKEND=openai seçili ama OPENAI_BASE_URL tanımlı değil.")
         return OpenAIGenerator(settings.openai_base_url, choice.model, api_key=settings.openai_api_key,
-                               read_timeout=read_timeout, transport=transport)
+                               read_timeout=read_timeout, max_tokens=settings.llm_max_tokens,
+                               answer_seconds=settings.llm_answer_seconds, transport=transport)
     return ExtractiveGenerator(embedder)

@@ -7,6 +7,10 @@ answer, the closest passages (cited, no quote, to review) or the fixed refusal; 
 last two calls the generator. Without a language model an answer is a quote, shown only when
 the gate's quote check finds the quote likely to carry the asked fact; otherwise the closest passages.
 
+A language model's answer cut by one of its bounds (`ragcore.answer.bounds`: time, length, a
+loop, an echo of the prompt) is handled like a failed one: the Turkish note, then the extractive
+answer, logged as an error with the note (and the reason in `Answer.extra["cut"]`).
+
 When the database does not answer (`DatabaseUnavailable`, within a few seconds), the question
 fails with a Turkish message and is kept in the local spool (`ragcore.answer.spool`); the next question
 that reaches the database writes the spooled ones into the log.
@@ -32,7 +36,7 @@ from ragcore.answer.extractive import (
     quote,
 )
 from ragcore.answer.extractive_model import ExtractiveModelError
-from ragcore.answer.llm_clients import GeneratorError
+from ragcore.answer.llm_clients import AnswerCut, GeneratorError
 from ragcore.answer.postprocess import (
     KIND_ANSWER,
     KIND_REFUSAL,
@@ -166,6 +170,11 @@ def finalize_answer(raw: str, sources: list[Source], question: str, embedder: ob
         # "do not cite" instruction, or answering from memory) — never shown as grounded.
         return quoted_answer(question, sources, embedder, query_vector), UNCITED_NOTICE
     return result, None
+
+
+def _failure_extra(exc: GeneratorError, fallback: str) -> dict:
+    """What the answer's `extra` says of a failed model answer: what replaced it, and why it was cut."""
+    return {"fallback_generator": fallback, **({"cut": exc.reason} if isinstance(exc, AnswerCut) else {})}
 
 
 CLOSEST_PASSAGES = 3  # passages the closest outcome shows
@@ -351,7 +360,7 @@ class AnswerService:
         try:
             yield from renumbered_pieces(generated(), len(sources))  # shown as [1] first while it streams
         except GeneratorError as exc:
-            yield from self._generator_failed(stream, answering, sources, str(exc))
+            yield from self._generator_failed(stream, answering, sources, exc)
             return
         result, notice = finalize_answer("".join(pieces), sources, answering.question, self.embedder, llm=self._llm,
                                          query_vector=query_vector)
@@ -400,7 +409,7 @@ class AnswerService:
         try:
             yield from renumbered_pieces(generated(), len(sources))
         except GeneratorError as exc:
-            log.warning("generator %s failed: %s", self.generator.label, exc)
+            self._log_failure(exc)
             yield f"\n\n⚠️ {exc}\n\n"
             quoted = reader_quote(reading, answering.question, sources)
             yield quoted
@@ -409,7 +418,7 @@ class AnswerService:
             stream.answer = self._record(answering, f"⚠️ {exc}\n\n{text}", STATUS_ERROR, numbered, cited,
                                          llm_called=True, generator=self.generator.label, notice=str(exc),
                                          error=str(exc), outcome=None,
-                                         extra={**self._gate_extra(answering), "fallback_generator": "reader"})
+                                         extra={**self._gate_extra(answering), **_failure_extra(exc, "reader")})
             stream.replaced = True
             return
         result = finalize("".join(pieces), sources)
@@ -481,10 +490,18 @@ class AnswerService:
         return self._record(answering, text, STATUS_ANSWERED, numbered, cited, llm_called=self._llm,
                             generator=self.generator.label, notice=notice, extra=self._gate_extra(answering))
 
+    def _log_failure(self, exc: GeneratorError) -> None:
+        if isinstance(exc, AnswerCut):
+            log.warning("answer of generator %s cut (%s): %s", self.generator.label, exc.reason, exc)
+        else:
+            log.warning("generator %s failed: %s", self.generator.label, exc)
+
     def _generator_failed(self, stream: AnswerStream, answering: _AnswerInProgress, sources: list[Source],
-                          message: str) -> Iterator[str]:
-        """Say what failed, then quote the best passages instead; logged as an error."""
-        log.warning("generator %s failed: %s", self.generator.label, message)
+                          exc: GeneratorError) -> Iterator[str]:
+        """Say what failed (or why the answer was cut), then quote the best passages instead; logged
+        as an error with that message, so the admin sees it in the questions log."""
+        self._log_failure(exc)
+        message = str(exc)
         yield f"\n\n⚠️ {message}\n\n"
         fallback = ExtractiveGenerator(self.embedder)
         quoted = "".join(fallback.stream([], sources, answering.question,
@@ -495,7 +512,7 @@ class AnswerService:
         stream.answer = self._record(answering, f"⚠️ {message}\n\n{text}", STATUS_ERROR, numbered,
                                      cited, llm_called=self._llm, generator=self.generator.label,
                                      notice=message, error=message, outcome=None,
-                                     extra={**self._gate_extra(answering), "fallback_generator": "extractive"})
+                                     extra={**self._gate_extra(answering), **_failure_extra(exc, "extractive")})
         stream.replaced = True
 
     def _record(self, answering: _AnswerInProgress, text: str, status: str, sources: tuple[Source, ...],

@@ -86,7 +86,10 @@ class ChatAnswer(BaseModel):
         description='outcome "closest": per source, in order, its sentence nearest the question, verbatim from its '
                     '`text` ("" when it has none) — a mark for the reader, not an answer; empty otherwise')
     question_id: UUID | None = Field(description="for POST /v1/questions/{id}/feedback (a random UUID)")
-    notice: str | None
+    notice: str | None = Field(
+        description="Turkish note on why `text` is not the model's own answer, when it is not: the model failed, or "
+                    "its answer was cut (time limit, length limit, repeating itself, echoing its instructions or the "
+                    "documents; status error) or found unreliable; `text` then quotes the documents")
     timings: Timings
 
     @classmethod

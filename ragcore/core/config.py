@@ -31,6 +31,9 @@ RETRIEVAL_MODES = ("auto", "rrf", "weighted", "dense", "lexical")
 # while the reader loses to them on the everyday questions (docs/reader.md, "Measured").
 ANSWER_POLICIES = ("rules", "reader")
 MAX_READER_CANDIDATES = 50
+# A language model's answer: bounds an operator may choose between (LLM_MAX_TOKENS, LLM_ANSWER_SECONDS).
+MAX_TOKENS_RANGE = (16, 8192)
+ANSWER_SECONDS_RANGE = (1.0, 3600.0)
 
 
 class SettingsError(ValueError):
@@ -51,6 +54,8 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "LLM_MODEL": ("qwen2.5:7b-instruct", "chat model for Ollama or the OpenAI-compatible server"),
     "OPENAI_BASE_URL": ("(unset)", "OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1"),
     "OPENAI_API_KEY": ("(unset)", "API key for the OpenAI-compatible server, if it needs one"),
+    "LLM_MAX_TOKENS": ("512", "most tokens a language model may generate per answer (Ollama num_predict, OpenAI max_tokens; 16-8192); an answer that reaches it is replaced by quotes"),
+    "LLM_ANSWER_SECONDS": ("60", "wall-clock limit of one language-model answer, first token included (1-3600 s); an answer cut there is replaced by quotes"),
     "CHUNK_SIZE": ("1000", "target chunk size in characters"),
     "CHUNK_OVERLAP": ("150", "overlap between prose chunks in characters"),
     "TOP_K": ("5", "sources passed to the answer"),
@@ -135,6 +140,22 @@ def _positive_float(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+def _bounded_int(env: Mapping[str, str], name: str, default: int, bounds: tuple[int, int]) -> int:
+    value = _int(env, name, default, minimum=bounds[0])
+    if value > bounds[1]:
+        raise SettingsError(f"{name} must be at most {bounds[1]}, got {value}")
+    return value
+
+
+def _bounded_float(env: Mapping[str, str], name: str, default: float, bounds: tuple[float, float]) -> float:
+    value = _float_or_none(env, name)
+    if value is None:
+        return default
+    if not bounds[0] <= value <= bounds[1]:  # NaN fails this too
+        raise SettingsError(f"{name} must be between {bounds[0]:g} and {bounds[1]:g}, got {value}")
+    return value
+
+
 def _port(env: Mapping[str, str], name: str, default: int) -> int:
     value = _int(env, name, default, minimum=1)
     if value > 65535:
@@ -193,6 +214,8 @@ class Settings:
     llm_model: str = "qwen2.5:7b-instruct"
     openai_base_url: str | None = None
     openai_api_key: str | None = field(default=None, repr=False)
+    llm_max_tokens: int = 512  # a short cited Turkish answer is 50-200 tokens; the rest is a model that will not stop
+    llm_answer_seconds: float = 60.0  # the whole answer, streamed or not (ragcore.answer.llm_clients)
     chunk_size: int = 1000
     chunk_overlap: int = 150
     top_k: int = 5
@@ -245,6 +268,8 @@ class Settings:
             llm_model=_opt(merged, "LLM_MODEL") or "qwen2.5:7b-instruct",
             openai_base_url=(_opt(merged, "OPENAI_BASE_URL") or "").rstrip("/") or None,
             openai_api_key=_opt(merged, "OPENAI_API_KEY"),
+            llm_max_tokens=_bounded_int(merged, "LLM_MAX_TOKENS", 512, MAX_TOKENS_RANGE),
+            llm_answer_seconds=_bounded_float(merged, "LLM_ANSWER_SECONDS", 60.0, ANSWER_SECONDS_RANGE),
             chunk_size=chunk_size,
             chunk_overlap=chunk_overlap,
             top_k=_int(merged, "TOP_K", 5, minimum=1),
