@@ -110,12 +110,14 @@ def recall_at_5(db, embedder, questions: Sequence[tuple[str, str]], role: str) -
 def time_pages(scan: bytes, numbers: Sequence[int], dpi: int) -> tuple[list[float], list]:
     """Wall seconds of `read_pages` for each page alone, and the readings; the CPU of Tesseract
     is in RUSAGE_CHILDREN."""
-    from ragcore.documents.ocr import read_pages
+    from ragcore.core import Settings
+    from ragcore.documents.ocr import OcrLimits, read_pages
 
+    limits = OcrLimits.of(Settings.from_env())
     seconds, readings = [], []
     for number in numbers:
         started = time.perf_counter()
-        readings.append(read_pages(scan, [number], dpi=dpi)[number])
+        readings.append(read_pages(scan, [number], limits, dpi=dpi)[number])
         seconds.append(time.perf_counter() - started)
     return seconds, readings
 

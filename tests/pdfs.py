@@ -6,6 +6,7 @@ Turkish-specific normalisation is tested on strings directly.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 
 from fpdf import FPDF
@@ -78,3 +79,20 @@ LAW_PAGES = [
 def law_pdf() -> bytes:
     """A two-page document with article headings, one article per heading."""
     return text_pdf(LAW_PAGES)
+
+
+
+def sized_pdf(sizes: list[tuple[float, float]], *, blank: Collection[int] = ()) -> bytes:
+    """One page per (width, height) in points, each with a line of text (a text layer) except
+    the page numbers in `blank` (nothing on them, like an empty scan, so ingest reads them by
+    OCR). A page box of 14400 pt is 5 metres: the issue 36 probe's page images and OCR drawings."""
+    pdf = FPDF(unit="pt")
+    pdf.set_creation_date(_FIXED_DATE)
+    pdf.set_font("Helvetica", size=12)
+    pdf.set_auto_page_break(False)
+    for number, (width, height) in enumerate(sizes, start=1):
+        pdf.add_page(format=(width, height))
+        if number not in blank:
+            pdf.text(36, 48, f"MADDE {number} - (1) Bu sayfa {width:.0f} x {height:.0f} punto; isveren "
+                             "calisanlari bilgilendirir.")
+    return bytes(pdf.output())

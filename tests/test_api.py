@@ -444,6 +444,27 @@ def test_document_detail_chunks_and_download(api, law) -> None:
     assert 'filename="yonetmelik.pdf"' in download.headers["content-disposition"]
 
 
+def test_page_image_of_a_page_too_large_to_draw_is_a_422_at_once(api) -> None:
+    """The probe of issue 36: a text PDF whose third page is 14400 × 14400 pt (5 m). The document
+    says which pages' images are drawn smaller or not at all; the 5 m page's image is a 422
+    `page_too_large` told from the page's box (no drawing, so a retry costs nothing either), and
+    the 4000 pt page comes drawn within the 20-megapixel budget."""
+    doc = ingest_pdf(api.db, api.settings, api.embedder,
+                     pdfs.sized_pdf([(595, 842), (4000, 4000), (14400, 14400)]), filename="pafta.pdf",
+                     roles=["isg"]).public_id
+    secret = person(api.db, "mehmet", "isg")
+    detail = api.client.get(f"/v1/documents/{doc}", headers=bearer(secret)).json()
+    assert (detail["oversized_pages"], detail["undrawable_pages"]) == ([2], [3])
+    for _ in range(2):
+        refused = api.client.get(f"/v1/documents/{doc}/pages/3/image", headers=bearer(secret))
+        assert refused.status_code == 422 and error_code(refused) == "page_too_large"
+        assert refused.json()["error"]["message_tr"].startswith("Sayfa 3 çok büyük (508 × 508 cm)")
+        assert "tek sayfalık PDF" in refused.json()["error"]["message_tr"]
+    smaller = api.client.get(f"/v1/documents/{doc}/pages/2/image", headers=bearer(secret))
+    assert smaller.status_code == 200 and smaller.headers["content-type"] == "image/png"
+    assert smaller.content[16:24] == (4445).to_bytes(4, "big") * 2  # the PNG's width and height: 80 dpi, not 120
+
+
 def test_a_hostile_file_name_cannot_inject_response_headers(api) -> None:
     doc = ingest_pdf(api.db, api.settings, api.embedder, pdfs.text_pdf(["Makine bakimi yapilir."]),
                      filename='a"b\r\nX-Kotu: 1;.pdf', roles=["isg"]).public_id

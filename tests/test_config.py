@@ -25,6 +25,17 @@ def test_a_language_model_answer_is_bounded_by_default_and_by_setting():
     assert (s.llm_max_tokens, s.llm_answer_seconds) == (256, 2.5)
 
 
+def test_page_drawing_bounds_default_and_parse():
+    """The pixel budget and OCR caps of issue 36: an A4 page at 300 dpi (8.7 megapixels) fits the default."""
+    s = Settings.from_env({}, dotenv=None)
+    assert (s.render_max_megapixels, s.page_image_min_dpi, s.ocr_min_dpi) == (20, 50, 150)
+    assert (s.ocr_max_pages, s.ocr_page_seconds) == (500, 60.0)
+    s = Settings.from_env({"RENDER_MAX_MEGAPIXELS": "8", "PAGE_IMAGE_MIN_DPI": "72", "OCR_MIN_DPI": "200",
+                           "OCR_MAX_PAGES": "20", "OCR_PAGE_SECONDS": "2.5"}, dotenv=None)
+    assert (s.render_max_megapixels, s.page_image_min_dpi, s.ocr_min_dpi, s.ocr_max_pages, s.ocr_page_seconds) == (
+        8, 72, 200, 20, 2.5)
+
+
 def test_trusted_proxies_default_to_none_and_are_normalised_networks():
     assert Settings.from_env({}, dotenv=None).trusted_proxies == ()  # not even 127.0.0.1
     s = Settings.from_env({"TRUSTED_PROXIES": " 10.0.0.5, 10.1.0.0/16 ,::1,10.0.0.5/32"}, dotenv=None)
@@ -69,6 +80,11 @@ def test_e5_is_a_backend():
         ({"LLM_ANSWER_SECONDS": "0"}, "LLM_ANSWER_SECONDS must be between 1 and 3600"),
         ({"LLM_ANSWER_SECONDS": "nan"}, "LLM_ANSWER_SECONDS must be between 1 and 3600"),
         ({"LLM_ANSWER_SECONDS": "inf"}, "LLM_ANSWER_SECONDS must be between 1 and 3600"),
+        ({"RENDER_MAX_MEGAPIXELS": "0"}, "RENDER_MAX_MEGAPIXELS must be at least 1"),
+        ({"PAGE_IMAGE_MIN_DPI": "5"}, "PAGE_IMAGE_MIN_DPI must be at least 10"),
+        ({"OCR_MIN_DPI": "many"}, "OCR_MIN_DPI must be an integer"),
+        ({"OCR_MAX_PAGES": "0"}, "OCR_MAX_PAGES must be at least 1"),
+        ({"OCR_PAGE_SECONDS": "0"}, "OCR_PAGE_SECONDS must be positive"),
     ],
 )
 def test_bad_values_name_the_variable(env, message):

@@ -80,3 +80,25 @@ def test_rendering_the_documents_page_reads_no_pdf(app_env, db, settings, embedd
     for name, data in stored.items():
         assert deferred[name]() == data
     assert sorted(reads) == sorted(stored_path(settings, hashlib.sha256(d).hexdigest()) for d in stored.values())
+
+
+def test_the_card_says_which_pages_are_too_large_to_draw(app_env, db, settings, embedder) -> None:
+    """Issue 36: an upload records the pages whose image is drawn smaller (4000 pt) or not at all
+    (14400 pt, 5 m); the document's card says so in Turkish before anybody opens a page."""
+    ingest_pdf(db, settings, embedder, pdfs.sized_pdf([(595, 842), (4000, 4000), (14400, 14400), (4000, 4000)]),
+               filename="pafta.pdf", roles=["personel"])
+    ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["personel"])
+    users.create_user(db, "ayse", "personel", "ayse-parola-1")
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.text_input(key="login_username").input("ayse")
+    at.text_input(key="login_password").input("ayse-parola-1")
+    next(b for b in at.button if b.label == "Giriş yap").click()
+    at.run()
+    at.switch_page("pages/documents.py").run()
+    assert not at.exception, at.exception
+    captions = [c.value.replace("\\", "") for c in at.caption]  # the card escapes Markdown
+    assert "2 sayfa çok büyük (s. 2, 4): sayfa görüntüsü küçültülerek gösterilir." in captions, captions
+    assert ("1 sayfa görüntü olarak gösterilemeyecek kadar büyük (s. 3): o sayfanın metnini ya da tek sayfalık "
+            "PDF'ini açın.") in captions, captions
+    assert sum("büyük" in c for c in captions) == 2  # the regulation's card says nothing of the kind

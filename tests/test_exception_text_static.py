@@ -23,7 +23,7 @@ SOURCES = [REPO / "app.py", *sorted((REPO / "ui").glob("*.py")), *sorted((REPO /
 # Exception types whose str() is a deliberate Turkish message for the user (checked where raised).
 TURKISH_MESSAGES = {
     "QuestionError", "QuestionLogError", "ExpansionError", "GeneratorError", "EmbeddingError", "JobError", "JobNotFound",
-    "IngestError", "DuplicateDocument", "PdfError", "TitleError", "DocumentNotFound", "PageNotFound",
+    "IngestError", "DuplicateDocument", "PdfError", "TitleError", "DocumentNotFound", "PageNotFound", "PageTooLarge",
     "RetrievalError", "UserError", "TokenError", "GoldRunError", "GoldFormatError", "GoldSetError",
     "ReaderModelError",
 }

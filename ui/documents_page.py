@@ -16,7 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from ragcore.core import Document, User, formatting
-from ragcore.documents import UPLOAD_EXTENSIONS, count_unit
+from ragcore.documents import UPLOAD_EXTENSIONS, count_unit, page_size_notes
 from ui.context import AppContext
 from ui.jobs import render_jobs
 from ui.markdown import alert, escape_markdown
@@ -171,6 +171,8 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
             st.caption(escape_markdown(f"OCR ile okunan sayfalar: {', '.join(map(str, doc.ocr_pages))}"))
         if doc.skipped_pages:
             st.caption(escape_markdown(f"Metni okunamayan sayfalar: {', '.join(map(str, doc.skipped_pages))}"))
+        for note in page_size_notes(doc.oversized_pages, doc.undrawable_pages):
+            st.caption(escape_markdown(note))
         with st.container(horizontal=True, gap="small", vertical_alignment="center"):  # the card's actions, one row
             _download(ctx, user, doc)
             if user.role == "admin":

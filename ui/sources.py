@@ -84,7 +84,14 @@ def _page_text(_settings: object, _doc: object, _role: str, sha256: str, number:
 
 
 def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str) -> None:
-    from ragcore.documents import PageNotFound, get_document, page_filename, page_image, page_pdf
+    from ragcore.documents import (
+        PageNotFound,
+        PageTooLarge,
+        get_document,
+        page_filename,
+        page_image,
+        page_pdf,
+    )
 
     doc = get_document(ctx.db, source.document_id, user.role)
     if doc is None:  # deleted, or no longer readable by this role
@@ -98,18 +105,22 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
     if len(pages) > 1:
         number = st.segmented_control("Sayfa", pages, default=pages[0], format_func=lambda n: f"s. {n}",
                                       key=f"{key}_page_choice") or pages[0]
+    image = None
     try:
         count, text, _ = _page_text(ctx.settings, doc, user.role, doc.sha256, number)
         with st.spinner("Sayfa çiziliyor…"):
             image = page_image(ctx.settings, doc, number, user.role, source.text)  # role checked on every call
+    except PageTooLarge as exc:  # no image, but the page's text and its one-page PDF below
+        st.warning(escape_markdown(str(exc)), icon=":material/aspect_ratio:")
     except PageNotFound as exc:
         st.error(escape_markdown(str(exc)))
         return
-    scanned = " · OCR ile okundu" if image.ocr else ""
+    scanned = " · OCR ile okundu" if number in doc.ocr_pages else ""
     st.caption(escape_markdown(f"Sayfa {number} / {count} · {doc.filename}{scanned}"))
-    st.image(image.png, width="stretch", alt=escape_markdown(f"Sayfa {number}, alıntı işaretli"))
-    if not image.marked:
-        st.caption("Alıntı bu sayfanın görüntüsünde işaretlenemedi; sayfanın metni aşağıda.")
+    if image is not None:
+        st.image(image.png, width="stretch", alt=escape_markdown(f"Sayfa {number}, alıntı işaretli"))
+        if not image.marked:
+            st.caption("Alıntı bu sayfanın görüntüsünde işaretlenemedi; sayfanın metni aşağıda.")
     st.caption("Sayfanın metni (ekran okuyucular ve kopyalamak için):")
     with st.container(height=260, border=True):
         st.markdown(highlight(reflow(text), terms) if text else "*Bu sayfada metin yok.*")

@@ -91,6 +91,16 @@ def page_not_found(message_tr: str) -> ApiError:
                     "The document has no such page image (no such page, or a Word file: it has sections, not pages).")
 
 
+def page_too_large(message_tr: str) -> ApiError:
+    """A page that exists but is too large to draw even at the lowest resolution allowed: refused
+    by arithmetic on its box, so asking again costs nothing; the Turkish text says how large the
+    page is, the limits, and what to open instead."""
+    return ApiError(422, "page_too_large", message_tr,
+                    "The page is too large to draw as an image within the server's pixel budget "
+                    "(RENDER_MAX_MEGAPIXELS at PAGE_IMAGE_MIN_DPI); read the page's text or download the document's file "
+                    "instead.")
+
+
 def job_not_found() -> ApiError:
     return ApiError(404, "job_not_found", "İş bulunamadı.", "Job not found.")
 

@@ -162,13 +162,18 @@ class DocumentOut(BaseModel):
     file_format: Literal["pdf", "docx"] = Field(description="told by the file's content; a docx's `pages` counts "
                                                             "its sections (it has no pages)")
     ocr_pages: list[int] = Field(description="pages whose text was read by OCR (scanned, no text layer)")
+    oversized_pages: list[int] = Field(default_factory=list, description="pages too large for the pixel budget "
+                                       "(RENDER_MAX_MEGAPIXELS) at the page image's resolution: drawn smaller")
+    undrawable_pages: list[int] = Field(default_factory=list, description="pages too large to draw as an image "
+                                        "even at PAGE_IMAGE_MIN_DPI: their page image answers 422 page_too_large")
 
     @classmethod
     def of(cls, doc: Document) -> DocumentOut:
         return cls(id=doc.public_id, title=doc.title, filename=doc.filename, pages=doc.page_count, chunks=doc.chunk_count,
                    size_bytes=doc.size_bytes, allowed_roles=list(doc.allowed_roles), uploaded_by=doc.uploaded_by,
                    created_at=doc.created_at, skipped_pages=list(doc.skipped_pages), file_format=doc.file_format,
-                   ocr_pages=list(doc.ocr_pages))
+                   ocr_pages=list(doc.ocr_pages), oversized_pages=list(doc.oversized_pages),
+                   undrawable_pages=list(doc.undrawable_pages))
 
 
 class ChunkOut(BaseModel):

@@ -16,7 +16,14 @@ from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.cli.progress import StageBars
 from ragcore.core import ROLES, Document, Settings
-from ragcore.documents import IndexModelMismatch, IngestError, count_unit, ingest_file, reembed_all
+from ragcore.documents import (
+    IndexModelMismatch,
+    IngestError,
+    count_unit,
+    ingest_file,
+    page_size_notes,
+    reembed_all,
+)
 from ragcore.documents import catalog as docs
 from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
@@ -75,8 +82,10 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     def human() -> str:
         skipped = f"; metinsiz sayfalar atlandı: {result.skipped_pages}" if result.skipped_pages else ""
         scanned = f"; OCR ile okunan sayfalar: {result.ocr_pages}" if result.ocr_pages else ""
-        return (f"belge {result.public_id} “{result.title}”: {result.pages} {count_unit(result.file_format)}, "
-                f"{result.chunks} parça, {result.seconds:.1f} sn{scanned}{skipped}")
+        notes = page_size_notes(result.oversized_pages, result.undrawable_pages, result.too_large_for_ocr)
+        return " ".join([f"belge {result.public_id} “{result.title}”: {result.pages} {count_unit(result.file_format)}, "
+                         f"{result.chunks} parça, {result.seconds:.1f} sn{scanned}{skipped}" + ("." if notes else ""),
+                         *notes])
 
     emit(payload, args.json, human)
     return 0

@@ -58,6 +58,11 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "LLM_ANSWER_SECONDS": ("60", "wall-clock limit of one language-model answer, first token included (1-3600 s); an answer cut there is replaced by quotes"),
     "CHUNK_SIZE": ("1000", "target chunk size in characters"),
     "CHUNK_OVERLAP": ("150", "overlap between prose chunks in characters"),
+    "RENDER_MAX_MEGAPIXELS": ("20", "largest drawing of a PDF page (page image, OCR), width × height at the chosen dpi in millions of pixels; a larger page is drawn at a lower dpi (an A3 page at 300 dpi is 17.4)"),
+    "PAGE_IMAGE_MIN_DPI": ("50", "lowest dpi a page image (the cited-page dialog, the API's page image) is lowered to; a page too large for RENDER_MAX_MEGAPIXELS even there is refused with a message"),
+    "OCR_MIN_DPI": ("150", "lowest dpi a scanned page is drawn at for OCR; a page too large for RENDER_MAX_MEGAPIXELS even there is not read (listed among the pages without text)"),
+    "OCR_MAX_PAGES": ("500", "most pages without a text layer one PDF may have read by OCR; more refuse the upload before any is read"),
+    "OCR_PAGE_SECONDS": ("60", "seconds Tesseract may take on one page; a page that takes longer fails the upload, naming the page"),
     "TOP_K": ("5", "sources passed to the answer"),
     "RETRIEVAL_MODE": ("auto", "auto | rrf | weighted | dense | lexical"),
     "DENSE_WINDOWS": ("true", "dense leg scores a chunk by the mean of its vector's cosine and its best sentence window's; a new index (first start, reembed) is built with windows when on, and uploads follow the index"),
@@ -218,6 +223,13 @@ class Settings:
     llm_answer_seconds: float = 60.0  # the whole answer, streamed or not (ragcore.answer.llm_clients)
     chunk_size: int = 1000
     chunk_overlap: int = 150
+    # Bounds of every page drawing (ragcore.documents.rendering): pixels per drawing, the lowest
+    # dpi a page image or an OCR drawing is lowered to, and OCR's pages per document and seconds per page.
+    render_max_megapixels: int = 20
+    page_image_min_dpi: int = 50
+    ocr_min_dpi: int = 150
+    ocr_max_pages: int = 500
+    ocr_page_seconds: float = 60.0
     top_k: int = 5
     retrieval_mode: str = "auto"
     dense_windows: bool = True
@@ -272,6 +284,11 @@ class Settings:
             llm_answer_seconds=_bounded_float(merged, "LLM_ANSWER_SECONDS", 60.0, ANSWER_SECONDS_RANGE),
             chunk_size=chunk_size,
             chunk_overlap=chunk_overlap,
+            render_max_megapixels=_int(merged, "RENDER_MAX_MEGAPIXELS", 20, minimum=1),
+            page_image_min_dpi=_int(merged, "PAGE_IMAGE_MIN_DPI", 50, minimum=10),
+            ocr_min_dpi=_int(merged, "OCR_MIN_DPI", 150, minimum=10),
+            ocr_max_pages=_int(merged, "OCR_MAX_PAGES", 500, minimum=1),
+            ocr_page_seconds=_positive_float(merged, "OCR_PAGE_SECONDS", 60.0),
             top_k=_int(merged, "TOP_K", 5, minimum=1),
             retrieval_mode=_choice(merged, "RETRIEVAL_MODE", RETRIEVAL_MODES, "auto"),
             dense_windows=_bool(merged, "DENSE_WINDOWS", True),

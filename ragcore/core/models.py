@@ -75,6 +75,8 @@ class Document:
     public_id: str = ""
     file_format: str = "pdf"  # "pdf" | "docx" (ragcore.documents.formats): told by the bytes at upload
     ocr_pages: tuple[int, ...] = ()  # pages whose text was read by OCR
+    oversized_pages: tuple[int, ...] = ()  # pages whose image is drawn smaller (too large for the pixel budget)
+    undrawable_pages: tuple[int, ...] = ()  # pages too large to draw as an image at all
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ OCR of scanned pages, article-aware chunking, titles, the upload pipeline, re-em
 sentence windows the dense leg scores besides each chunk, the clean-up of orphaned uploads, the
 role-scoped catalog, the re-index of postings built from an older lexical text (`lexical_index`)
 and the cited source pages (text, PDF and the page drawn as an image with the passage marked).
+Every drawing of a page stays within a pixel budget (`rendering.PixelBudget`; `PageTooLarge`).
 """
 
 from ragcore.documents import catalog, formats, ingest, ocr, pdf, windows, word
@@ -58,6 +59,7 @@ from ragcore.documents.ingest import (
 from ragcore.documents.lexical_index import reindex_stale
 from ragcore.documents.ocr import OcrStatus, ocr_status
 from ragcore.documents.orphans import remove_orphan_files
+from ragcore.documents.page_images import size_notes as page_size_notes
 from ragcore.documents.pdf import (
     CorruptPdf,
     EmptyFile,
@@ -68,6 +70,7 @@ from ragcore.documents.pdf import (
     extract_pages,
 )
 from ragcore.documents.reembed import reembed_all
+from ragcore.documents.rendering import PageTooLarge, PixelBudget, RenderError
 from ragcore.documents.source_pages import (
     WORD_HAS_NO_PAGES,
     PageImage,
@@ -126,7 +129,10 @@ __all__ = [
     "OcrStatus",
     "PageImage",
     "PageNotFound",
+    "PageTooLarge",
     "PdfError",
+    "PixelBudget",
+    "RenderError",
     "TitleError",
     "Window",
     "article_headings",
@@ -164,6 +170,7 @@ __all__ = [
     "page_filename",
     "page_image",
     "page_pdf",
+    "page_size_notes",
     "pdf",
     "read_page",
     "readable_chunks",

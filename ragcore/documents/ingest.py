@@ -46,10 +46,11 @@ from ragcore.core import (
     sanitize,
     sha256_bytes,
 )
-from ragcore.documents import page_images
+from ragcore.documents import ocr, page_images
 from ragcore.documents.chunking import chunk_pages, lexical_texts
 from ragcore.documents.formats import DOCX, PDF, UnusableFile, check_name, detect_format, extension
 from ragcore.documents.pdf import PdfError, check_header, extract_pages
+from ragcore.documents.rendering import RenderError
 from ragcore.documents.titles import MAX_TITLE_CHARS, default_title
 from ragcore.documents.windows import Window, document_windows
 from ragcore.documents.word import WordText, check_package, extract_sections, locate
@@ -90,6 +91,9 @@ class IngestResult:
     windows: int = 0  # sentence windows stored besides the chunks (their vectors are part of the embed stage)
     file_format: str = PDF  # for a .docx, `pages` counts its sections
     ocr_pages: list[int] = field(default_factory=list)  # pages whose text was read by OCR
+    oversized_pages: list[int] = field(default_factory=list)  # page images drawn below DISPLAY_DPI
+    undrawable_pages: list[int] = field(default_factory=list)  # page images refused: too large to draw
+    too_large_for_ocr: list[int] = field(default_factory=list)  # pages without text not read: too large
 
     def as_dict(self) -> dict:
         return {
@@ -102,6 +106,9 @@ class IngestResult:
             "seconds": round(self.seconds, 3),
             "skipped_pages": self.skipped_pages,
             "ocr_pages": self.ocr_pages,
+            "oversized_pages": self.oversized_pages,
+            "undrawable_pages": self.undrawable_pages,
+            "too_large_for_ocr": self.too_large_for_ocr,
         }
 
 
@@ -205,11 +212,13 @@ class UploadText:
     word: WordText | None = None
     ocr_pages: list[int] = field(default_factory=list)  # a PDF's pages read by OCR
     ocr_results: dict = field(default_factory=dict, compare=False, repr=False)  # their readings (word boxes)
+    too_large_for_ocr: list[int] = field(default_factory=list)  # a PDF's pages without text too large to read
 
 
-def read_upload(data: bytes, filename: str, report: Progress) -> UploadText:
+def read_upload(data: bytes, filename: str, report: Progress, settings: Settings | None = None) -> UploadText:
     """Tell the format by the bytes (and refuse a name claiming the other one), then read the
-    text; an unusable file is an `IngestError` (its cause the reader's `PdfError` or `UnusableFile`)."""
+    text; an unusable file is an `IngestError` (its cause the reader's `PdfError` or `UnusableFile`).
+    OCR runs within the `settings`' limits (the default settings' when None)."""
     try:
         file_format = detect_format(data)
         check_name(filename, file_format)
@@ -217,11 +226,26 @@ def read_upload(data: bytes, filename: str, report: Progress) -> UploadText:
             word = extract_sections(data, progress=lambda done, total: report("read_word", done, total))
             return UploadText(DOCX, word.pages, word.section_count, [], word.title, word)
         extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total),
-                                  ocr_progress=lambda done, total: report("ocr", done, total))
+                                  ocr_progress=lambda done, total: report("ocr", done, total),
+                                  ocr_limits=ocr.OcrLimits.of(settings or Settings()))
     except (PdfError, UnusableFile) as exc:
         raise IngestError(str(exc)) from exc
     return UploadText(PDF, extracted.pages, extracted.page_count, extracted.skipped_pages, extracted.title,
-                      ocr_pages=extracted.ocr_pages, ocr_results=extracted.ocr_results)
+                      ocr_pages=extracted.ocr_pages, ocr_results=extracted.ocr_results,
+                      too_large_for_ocr=extracted.too_large_for_ocr)
+
+
+def _page_sizes(settings: Settings, extracted: UploadText, data: bytes) -> page_images.PageSizes:
+    """A PDF's pages whose image will be drawn smaller or not at all (none for a .docx, which has
+    no pages). A PDF that pypdf read but PDFium cannot open keeps its upload: its pages are
+    not drawn either way, and the page dialog says so when asked."""
+    if extracted.file_format != PDF:
+        return page_images.PageSizes([], [])
+    try:
+        return page_images.page_sizes(settings, data)
+    except RenderError as exc:
+        log.warning("page sizes not recorded: PDFium cannot read the upload (%s)", exc)
+        return page_images.PageSizes([], [])
 
 
 def embed_passages(embedder: Embedder, texts: Sequence[str], report: Progress) -> np.ndarray:
@@ -259,10 +283,11 @@ LEXICAL_VERSION = 2
 def _insert_document(conn: psycopg.Connection, meta: dict) -> int:
     return conn.execute(
         """INSERT INTO documents (title, filename, sha256, size_bytes, page_count, skipped_pages,
-                                  ocr_pages, allowed_roles, uploaded_by, file_format, lexical_version)
+                                  ocr_pages, allowed_roles, uploaded_by, file_format, lexical_version,
+                                  oversized_pages, undrawable_pages)
            VALUES (%(title)s, %(filename)s, %(sha256)s, %(size_bytes)s, %(page_count)s,
                    %(skipped_pages)s, %(ocr_pages)s, %(allowed_roles)s, %(uploaded_by)s, %(file_format)s,
-                   %(lexical_version)s)
+                   %(lexical_version)s, %(oversized_pages)s, %(undrawable_pages)s)
            RETURNING id""",
         {**meta, "lexical_version": LEXICAL_VERSION},
     ).fetchone()[0]
@@ -332,11 +357,13 @@ def store_document(
 
     The one write path for document content: uploads use it, and so does the evaluation lab
     for its pre-chunked corpus. `meta` has the documents columns (title, filename, sha256,
-    size_bytes, page_count, skipped_pages, ocr_pages, allowed_roles, uploaded_by, file_format).
+    size_bytes, page_count, skipped_pages, ocr_pages, allowed_roles, uploaded_by, file_format,
+    oversized_pages, undrawable_pages).
     """
     tick: Progress = report or (lambda stage, done, total: None)
     document_id = _insert_document(conn, {"skipped_pages": [], "ocr_pages": [], "uploaded_by": None,
-                                          "file_format": PDF, **meta})
+                                          "file_format": PDF, "oversized_pages": [], "undrawable_pages": [],
+                                          **meta})
     tick("store", 1, 3)
     lexical = lexical_texts([chunk.text for chunk in chunks], [chunk.article for chunk in chunks])
     chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"], lexical)
@@ -414,7 +441,8 @@ def ingest_file(
     if existing:
         raise DuplicateDocument(*existing)
 
-    extracted = read_upload(data, filename, report)
+    extracted = read_upload(data, filename, report, settings)
+    sizes = _page_sizes(settings, extracted, data)
     chunks = mark_ocr(chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap), extracted.ocr_pages)
     if extracted.word is not None:
         chunks = locate(chunks, extracted.word)
@@ -438,6 +466,8 @@ def ingest_file(
         "page_count": extracted.page_count,
         "skipped_pages": extracted.skipped_pages,
         "ocr_pages": extracted.ocr_pages,
+        "oversized_pages": sizes.reduced,
+        "undrawable_pages": sizes.refused,
         "allowed_roles": allowed,
         "uploaded_by": uploaded_by,
         "file_format": extracted.file_format,
@@ -449,7 +479,9 @@ def ingest_file(
              extracted.page_count, len(extracted.ocr_pages), len(chunks), seconds)
     return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages,
                         public_id=_public_id(db, document_id), windows=len(embedded.windows),
-                        file_format=extracted.file_format, ocr_pages=extracted.ocr_pages)
+                        file_format=extracted.file_format, ocr_pages=extracted.ocr_pages,
+                        oversized_pages=sizes.reduced, undrawable_pages=sizes.refused,
+                        too_large_for_ocr=extracted.too_large_for_ocr)
 
 
 # The entry point's first name, from when only PDFs were read: the lab, the benchmarks and the

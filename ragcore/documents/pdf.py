@@ -12,13 +12,13 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PdfStreamError
 
-from ragcore.core import Page, normalize, sanitize
+from ragcore.core import Page, Settings, normalize, sanitize
 from ragcore.documents import ocr
 
 log = logging.getLogger(__name__)
@@ -55,15 +55,28 @@ class CorruptPdf(PdfError):
 
 class NoTextLayer(PdfError):
     """No page has text: without OCR here the message names the packages to install; with OCR,
-    Tesseract found no text either (a blank or unreadable scan)."""
+    Tesseract found no text either (a blank or unreadable scan), or the pages were too large to
+    draw for it (`too_large`, named with the limits)."""
 
-    def __init__(self, pages: int, *, ocr_tried: bool) -> None:
+    def __init__(self, pages: int, *, ocr_tried: bool, too_large: Sequence[int] = ()) -> None:
         lead = f"PDF'in {pages} sayfasının hiçbirinde metin katmanı yok (taranmış belge olabilir)"
-        if ocr_tried:
+        large = (f"{_pages(too_large)} OCR ile okunamayacak kadar büyük (sınırlar: RENDER_MAX_MEGAPIXELS ve "
+                 "OCR_MIN_DPI)")
+        if too_large and len(too_large) == pages:
+            super().__init__(f"{lead} ve {large}. Lütfen metin içeren ya da olağan sayfa boyutunda taranmış bir "
+                             "PDF yükleyin.")
+        elif ocr_tried:
+            note = f"; {large}" if too_large else ""
             super().__init__(f"{lead} ve OCR ile de okunabilir metin bulunamadı (boş sayfalar ya da okunamayan "
-                             "bir tarama olabilir). Lütfen daha net bir tarama ya da metin içeren bir PDF yükleyin.")
+                             f"bir tarama olabilir{note}). Lütfen daha net bir tarama ya da metin içeren bir PDF "
+                             "yükleyin.")
         else:
             super().__init__(f"{lead}. {ocr.MISSING_MESSAGE} O zamana kadar lütfen metin içeren bir PDF yükleyin.")
+
+
+def _pages(numbers: Sequence[int]) -> str:
+    """[3] → "sayfa 3"; [2, 5] → "sayfa 2, 5"."""
+    return "sayfa " + ", ".join(map(str, numbers))
 
 
 class OcrFailed(PdfError):
@@ -83,6 +96,7 @@ class PdfText:
     title: str | None = None
     ocr_pages: list[int] = field(default_factory=list)
     ocr_results: dict[int, ocr.OcrPage] = field(default_factory=dict, compare=False, repr=False)
+    too_large_for_ocr: list[int] = field(default_factory=list)  # skipped: too large to draw even at OCR_MIN_DPI
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -196,14 +210,15 @@ def metadata_title(reader: PdfReader) -> str | None:
 
 
 def extract_pages(data: bytes, *, progress: PageProgress | None = None, ocr_progress: PageProgress | None = None,
-                  use_ocr: bool = True) -> PdfText:
+                  use_ocr: bool = True, ocr_limits: ocr.OcrLimits | None = None) -> PdfText:
     """Text of every page: the text layer's, or OCR's where a page has none; pages still empty
     are skipped and listed, a PDF without any text refused.
 
     `progress(done, total)` is called after each page of the text layer (Law 5510 takes
     seconds to read), `ocr_progress(done, total)` after each page read by OCR. Without
     Tesseract (`ocr.ocr_status()`) or with `use_ocr=False`, pages without a text layer are
-    skipped as before.
+    skipped as before. `ocr_limits` bound the OCR (an upload passes the settings'; the
+    default settings' otherwise).
     """
     _check_header(data)
     reader = _open(data)
@@ -226,29 +241,34 @@ def extract_pages(data: bytes, *, progress: PageProgress | None = None, ocr_prog
             blank.append(index + 1)
         if progress is not None:
             progress(index + 1, count)
-    results = _read_scanned(data, blank, ocr_progress) if blank and use_ocr else None
+    limits = ocr_limits or ocr.OcrLimits.of(Settings())
+    scan = _read_scanned(data, blank, ocr_progress, limits) if blank and use_ocr else None
+    results = scan.pages if scan else None
+    too_large = scan.too_large if scan else []
     recognised = {number: normalize_page_text(page.text) for number, page in (results or {}).items()}
     ocr_pages = [number for number in blank if recognised.get(number)]
     pages = sorted(pages + [Page(number, recognised[number], ocr=True) for number in ocr_pages],
                    key=lambda page: page.number)
     skipped = [number for number in blank if number not in ocr_pages]
     if not pages:
-        raise NoTextLayer(count, ocr_tried=results is not None)
+        raise NoTextLayer(count, ocr_tried=scan is not None, too_large=too_large)
     if ocr_pages:
         log.info("read %d page(s) by OCR: %s", len(ocr_pages), ocr_pages)
     if skipped:
         log.info("skipped %d page(s) without text: %s", len(skipped), skipped)
     return PdfText(pages=pages, skipped_pages=skipped, page_count=count, title=metadata_title(reader),
-                   ocr_pages=ocr_pages, ocr_results={n: results[n] for n in ocr_pages} if results else {})
+                   ocr_pages=ocr_pages, ocr_results={n: results[n] for n in ocr_pages} if results else {},
+                   too_large_for_ocr=too_large)
 
 
-def _read_scanned(data: bytes, numbers: list[int], progress: PageProgress | None) -> dict[int, ocr.OcrPage] | None:
+def _read_scanned(data: bytes, numbers: list[int], progress: PageProgress | None,
+                  limits: ocr.OcrLimits) -> ocr.ScanReading | None:
     """OCR of the pages without a text layer, or None when Tesseract is not installed here."""
     status = ocr.ocr_status()
     if not status.available:
         log.warning("%d page(s) without a text layer not read: %s", len(numbers), status.problem)
         return None
     try:
-        return ocr.read_pages(data, numbers, progress=progress)
+        return ocr.read_scanned(data, numbers, limits, progress=progress)
     except ocr.OcrError as exc:
         raise OcrFailed(str(exc)) from exc

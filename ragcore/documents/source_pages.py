@@ -29,7 +29,7 @@ from ragcore.documents.catalog import DocumentNotFound, can_read, document_file
 from ragcore.documents.formats import DOCX, UnusableFile
 from ragcore.documents.ocr import OcrError
 from ragcore.documents.pdf import normalize_page_text
-from ragcore.documents.rendering import RenderError
+from ragcore.documents.rendering import PageTooLarge, RenderError
 from ragcore.documents.word import BEFORE_FIRST_HEADING, extract_sections
 
 
@@ -110,7 +110,9 @@ def _read_section(doc: Document, path: Path, number: int) -> SourcePage:
 
 
 def page_image(settings: Settings, doc: Document, number: int, role: str, passage: str = "") -> PageImage:
-    """Page `number` drawn as PNG with `passage` (the cited chunk's text) marked on it."""
+    """Page `number` drawn as PNG with `passage` (the cited chunk's text) marked on it; `PageTooLarge`
+    (a Turkish message saying to open the page's text or its one-page PDF) when the page is too
+    large to draw even at PAGE_IMAGE_MIN_DPI."""
     path = _readable_path(settings, doc, role)
     if doc.file_format == DOCX:
         raise PageNotFound(WORD_HAS_NO_PAGES)
@@ -118,6 +120,8 @@ def page_image(settings: Settings, doc: Document, number: int, role: str, passag
     ocr_page = number in doc.ocr_pages
     try:
         png, marked = page_images.marked_png(settings, path, doc.sha256, number, passage, ocr_page=ocr_page)
+    except PageTooLarge:  # the page exists; its image is what cannot be made (the API answers 422)
+        raise
     except (RenderError, OcrError) as exc:
         raise PageNotFound(str(exc)) from exc
     return PageImage(document_id=doc.id, number=number, png=png, marked=marked, ocr=ocr_page)

@@ -46,6 +46,7 @@ from ragcore.documents import (
     check_size,
     detect_format,
     ingest_file,
+    page_size_notes,
     reembed_all,
     validate_roles,
 )
@@ -265,7 +266,10 @@ def _ingest_summary(result: dict[str, Any]) -> str:
             f"{pages}, {formatting.integer(result.get('chunks'))} parça, {formatting.seconds(result.get('seconds', 0))}")
     scanned = result.get("ocr_pages") or []
     text += f"; OCR ile okunan sayfalar: {', '.join(map(str, scanned))}" if scanned else ""
-    return text + (f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else "")
+    text += f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else ""
+    notes = page_size_notes(result.get("oversized_pages") or [], result.get("undrawable_pages") or [],
+                            result.get("too_large_for_ocr") or [])
+    return " ".join([text + ("." if notes else ""), *notes])
 
 
 INGEST_KIND = register_kind(JobKind(

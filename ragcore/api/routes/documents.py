@@ -47,6 +47,7 @@ from ragcore.documents import (
     NotAWordDocument,
     OldWordFormat,
     PageNotFound,
+    PageTooLarge,
     PdfError,
     UnsupportedFile,
     UnusableFile,
@@ -123,20 +124,24 @@ def download(document_id: Id, user: CurrentUser, context: Context) -> FileRespon
 
 
 @router.get("/v1/documents/{document_id}/pages/{number}/image", response_class=Response, responses={
-    **NOT_FOUND, 200: {"content": {"image/png": {}}, "description": "the page as PNG"}},
-    summary="A PDF page drawn as PNG, `passage` marked on it (404 when missing or not readable)")
+    **NOT_FOUND, 422: {"model": ErrorResponse, "description": "`page_too_large`: the page is too large to draw"},
+    200: {"content": {"image/png": {}}, "description": "the page as PNG"}},
+    summary="A PDF page drawn as PNG, `passage` marked on it (404 when missing or not readable, 422 when too large)")
 def page_image(document_id: Id, number: Annotated[int, PathParam(ge=1, description="1-based page, as cited")],
                user: CurrentUser, context: Context,
                passage: Annotated[str, Query(max_length=MAX_PASSAGE_CHARS,
                                              description="text to mark (a source's text)")] = "") -> Response:
     """The app's "Sayfayı aç" image over the same service function and role check
     (`ragcore.documents.page_image`); a Word file has none (404 `page_not_found`, saying what to
-    read instead)."""
+    read instead), and a page too large to draw even at PAGE_IMAGE_MIN_DPI neither (422
+    `page_too_large`, told from the page's box before anything is drawn)."""
     doc = _readable(context, document_id, user.role)
     try:
         image = page_image_of(context.settings, doc, number, user.role, sanitize(passage))
     except docs.DocumentNotFound:  # revoked in between: still "not found", never a word about the page
         raise errors.document_not_found() from None
+    except PageTooLarge as exc:
+        raise errors.page_too_large(str(exc)) from None
     except PageNotFound as exc:
         raise errors.page_not_found(str(exc)) from None
     return Response(image.png, media_type="image/png", headers={"X-Marked-Words": str(image.marked)})
