@@ -20,7 +20,7 @@ from ragcore import jobs
 from ragcore.access import sessions, tokens, users
 from ragcore.answer import make_generator
 from ragcore.api import MAX_HEADER_BYTES
-from ragcore.core import FALLBACK_ANSWER
+from ragcore.core import FALLBACK_ANSWER, disk_space, formatting
 from ragcore.documents import find_document, ingest_pdf
 from tests import docxs, pdfs
 from tests.api_support import api_app, bearer, error_code, person, sse_events
@@ -622,6 +622,21 @@ def test_refused_uploads_write_nothing(api, name, data, form, status, code) -> N
                                data=form)
     assert response.status_code == status and error_code(response) == code, response.text
     assert count(api.db, "jobs") == 0 and count(api.db, "documents") == 0 and incoming(api.settings) == []
+
+
+def test_an_upload_below_the_free_disk_floor_is_a_507_before_the_body_is_read(db, settings, model) -> None:
+    """Refused while too little room is left (MIN_FREE_DISK_MB) with the Turkish sentence that says how
+    much is free and what to do; the multipart body is never parsed, so nothing is spooled or staged."""
+    floor = disk_space("data", settings.data_dir).free_mb + 1024 * 1024  # a terabyte above what is free
+    with api_app(db, settings.with_(min_free_disk_mb=floor), model) as full:
+        admin = person(full.db, "yonetici", "admin")
+        response = full.client.post("/v1/documents", headers=bearer(admin), data={"roles": "isg"},
+                                    files={"file": ("yonetmelik.pdf", pdfs.law_pdf(), "application/pdf")})
+        assert response.status_code == 507 and error_code(response) == "insufficient_storage", response.text
+        body = response.json()["error"]
+        assert body["message_tr"].startswith("Diskte yer az: veri klasöründe ") and "MIN_FREE_DISK_MB" in body["message_tr"]
+        assert f"en az {formatting.integer(floor)} MB gerekir" in body["message_tr"]
+        assert count(full.db, "jobs") == 0 and count(full.db, "documents") == 0 and incoming(full.settings) == []
 
 
 def test_upload_without_roles_says_roles_are_required_and_stores_nothing(api) -> None:

@@ -124,3 +124,19 @@ def test_an_upload_into_another_models_index_names_the_command_in_the_cli(cli, d
                 conn.execute("DELETE FROM embedding_index")
             else:
                 dbmod.replace_embedding_space(conn, previous.model, previous.dim)
+
+
+def test_ingest_is_refused_below_the_free_disk_floor_and_stores_nothing(cli, tmp_path, monkeypatch, settings):
+    from ragcore.core import disk_space
+
+    path = tmp_path / "yonetmelik.pdf"
+    path.write_bytes(pdfs.law_pdf())
+    floor = disk_space("data", settings.data_dir).free_mb + 1024 * 1024  # a terabyte above what is free
+    monkeypatch.setenv("MIN_FREE_DISK_MB", str(floor))
+    for background in ([], ["--background"]):
+        code, _, err = cli("ingest", str(path), "--roles", "isg", *background)
+        assert code == 1 and err.startswith("error: Diskte yer az: veri klasöründe "), err
+        assert "Yer açın ya da MIN_FREE_DISK_MB ayarını düşürün." in err and "Traceback" not in err
+    monkeypatch.setenv("MIN_FREE_DISK_MB", "0")
+    assert cli("documents", "--json")[1] == [] and cli("jobs", "--json")[1] == []
+    assert not settings.uploads_dir.exists()

@@ -15,6 +15,7 @@ def test_defaults_without_environment(tmp_path):
     assert (s.chunk_size, s.chunk_overlap, s.top_k) == (1000, 150, 5)
     assert s.embed_backend == "auto" and s.llm_backend == "auto"
     assert s.cookie_key is None and s.admin_password is None
+    assert s.min_free_disk_mb == 1024 and s.min_free_disk_bytes == 1024 ** 3  # uploads need 1 GB free
 
 
 def test_a_language_model_answer_is_bounded_by_default_and_by_setting():
@@ -71,6 +72,8 @@ def test_e5_is_a_backend():
         ({"EMBED_BACKEND": "openai"}, "EMBED_BACKEND must be one of"),
         ({"LLM_BACKEND": "gpt"}, "LLM_BACKEND must be one of"),
         ({"TOP_K": "0"}, "TOP_K must be at least 1"),
+        ({"MIN_FREE_DISK_MB": "-1"}, "MIN_FREE_DISK_MB must be at least 0"),
+        ({"MIN_FREE_DISK_MB": "1GB"}, "MIN_FREE_DISK_MB must be an integer"),
         ({"REFUSAL_THRESHOLD": "high"}, "REFUSAL_THRESHOLD must be a number"),
         ({"TRUSTED_PROXIES": "10.0.0.5, proxy.local"}, "TRUSTED_PROXIES must list IP addresses or networks"),
         ({"TRUSTED_PROXIES": "*"}, "TRUSTED_PROXIES must list IP addresses or networks"),

@@ -2,6 +2,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from ragcore.ops import run_checks
@@ -100,12 +101,13 @@ def test_make_run_flow_on_a_fresh_embedded_data_dir(server_root):
 
     after = json.loads(_cli(["doctor", "--json"], **env).stdout)
     assert after["migrations_pending"] == [] and after["documents"] == 0
+    # the embedded server's folder is measured besides DATA_DIR
+    assert [(d["place"], d["path"]) for d in after["disk"]] == [
+        ("data", str(server_root / "data")), ("database", str((server_root / "data" / "pg" / "data").resolve()))]
     assert tuple(int(x) for x in after["pgvector_version"].split(".")[:2]) >= (0, 8)
 
 
 def test_doctor_says_whether_the_index_has_sentence_windows_and_what_uploads_follow(db, settings):
-    from dataclasses import replace
-
     from ragcore import store as dbmod
     from tests.retrieval_support import make_test_embedder
 
@@ -115,3 +117,45 @@ def test_doctor_says_whether_the_index_has_sentence_windows_and_what_uploads_fol
     line = run_checks(replace(settings, dense_windows=False), db).embedding_index
     assert line.startswith(f"{embedder.name} ({embedder.dim}-d, with sentence windows); DENSE_WINDOWS is off")
     assert "uploads follow the index until `python -m ragcore reembed`" in line
+
+
+def test_doctor_reports_free_disk_space_and_warns_below_the_floor(db, settings):
+    """DATA_DIR's free space is measured (the fixture's database is external: its disk cannot be,
+    its size is said instead); below MIN_FREE_DISK_MB a warning says uploads are refused."""
+    from ragcore.core import disk_space
+
+    roomy = run_checks(settings.with_(min_free_disk_mb=0), db)
+    assert [space.place for space in roomy.disk] == ["data"] and roomy.disk_low == []
+    assert 0 < roomy.disk[0].free_bytes <= roomy.disk[0].total_bytes
+    assert roomy.database_size_bytes > 0
+    text = roomy.as_text()
+    assert f"disk:        DATA_DIR {settings.data_dir}: " in text and "MB free of" in text
+    assert "database: external server, its disk cannot be measured from here; the database holds" in text
+    assert "WARNING" not in text
+
+    floor = disk_space("data", settings.data_dir).free_mb + 1024 * 1024  # a terabyte above what is free
+    full = run_checks(settings.with_(min_free_disk_mb=floor), db)
+    assert full.disk_low == ["data"] and full.database_ok  # a warning, not a failure
+    assert f"WARNING:   less than MIN_FREE_DISK_MB={floor} MB free in DATA_DIR: uploads are refused" in full.as_text()
+
+
+def test_the_status_panel_says_the_free_space_and_the_warning_in_turkish(db, settings):
+    from ragcore.core import disk_space
+    from ui import health
+
+    roomy = run_checks(settings.with_(min_free_disk_mb=0), db)
+    disk = dict(health.panel_lines(roomy))["Disk"]
+    assert disk.startswith("veri klasöründe ") and disk.endswith(" boş; veritabanı ayrı sunucuda, onun diski buradan "
+                                                                 "ölçülemez"), disk
+    assert health.disk_warning(roomy) is None
+    floor = disk_space("data", settings.data_dir).free_mb + 1024 * 1024
+    warning = health.disk_warning(run_checks(settings.with_(min_free_disk_mb=floor), db))
+    assert warning.startswith("Diskte yer az: veri klasöründe ")
+    assert f"en az {health.formatting.integer(floor)} MB gerekir, yüklemeler geri çevriliyor" in warning
+    assert "MIN_FREE_DISK_MB" not in warning  # the setting's name sits under "Teknik ayrıntılar"
+    technical = dict(health.technical_lines(roomy, settings))
+    assert technical["Yükleme için en az boş yer"] == "MIN_FREE_DISK_MB=0"
+    assert str(settings.data_dir) in technical["Disk"]
+    failed = replace(roomy, database_ok=False, database_problem="disk_full", database_error="Could not start …")
+    assert health.START_PROBLEMS["disk_full"].startswith("Veritabanı başlatılamadı: disk dolu.")
+    assert dict(health.technical_lines(failed, settings))["Veritabanı hatası"] == "Could not start …"

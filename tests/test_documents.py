@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from ragcore.core import Settings, disk_space, formatting
 from ragcore.documents import IngestError, ingest_pdf, reembed_all, stored_path
 from ragcore.documents import catalog as docs
 from ragcore.embed import USEEmbedder
@@ -97,3 +100,48 @@ def test_reembed_replaces_every_vector_in_one_go(db, embedder, two_docs):
         missing = conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NULL").fetchone()[0]
         model = conn.execute("SELECT model, dim FROM embedding_index").fetchone()
     assert missing == 0 and model == ("use-multilingual-v3", 512)
+
+
+# ----------------------------------------------------------------------------- free disk space (MIN_FREE_DISK_MB)
+
+LOW_DISK = re.compile(r"^Diskte yer az: veri klasöründe [\d.]+ MB boş, yükleme için en az [\d.]+ MB gerekir\. "
+                      r"Yer açın ya da MIN_FREE_DISK_MB ayarını düşürün\.$")
+
+
+def above_free_space(settings) -> Settings:
+    """The settings with a floor a terabyte above what DATA_DIR's disk has free: every upload is refused."""
+    return settings.with_(min_free_disk_mb=disk_space("data", settings.data_dir).free_mb + 1024 * 1024)
+
+
+def test_below_the_free_disk_floor_an_upload_is_refused_before_anything_is_written(db, settings, embedder):
+    """The library's entry point (the CLI and every job end there) and the queue's (the app, the API,
+    `ingest --background`) refuse alike; no row, no stored or staged file."""
+    from ragcore import jobs
+    from ragcore.documents import DiskSpaceLow
+
+    full = above_free_space(settings)
+    with pytest.raises(DiskSpaceLow) as refused:
+        ingest_pdf(db, full, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
+    assert LOW_DISK.match(str(refused.value)), str(refused.value)
+    assert f"en az {formatting.integer(full.min_free_disk_mb)} MB gerekir" in str(refused.value)
+    with pytest.raises(jobs.JobError) as queued:
+        jobs.submit_ingest(db, full, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
+    assert LOW_DISK.match(str(queued.value))
+    after = state(db, settings)
+    assert after["counts"]["documents"] == 0 and after["files"] == []
+    assert jobs.list_jobs(db) == [] and not settings.incoming_dir.exists()
+
+    assert ingest_pdf(db, settings.with_(min_free_disk_mb=0), embedder, pdfs.law_pdf(), filename="yonetmelik.pdf",
+                      roles=["isg"]).chunks > 0  # 0 turns the check off
+
+
+def test_the_apps_upload_handler_says_the_disk_is_low_in_turkish(db, settings):
+    from ragcore.access import users
+    from ui import upload
+    from ui.context import AppContext
+
+    admin = users.create_user(db, "yonetici", "admin", "yonetici-parola")
+    outcome = upload.upload_document(AppContext(settings=above_free_space(settings), db=db), admin, "yonetmelik.pdf",
+                                     pdfs.law_pdf(), ["isg"])
+    assert not outcome.ok and LOW_DISK.match(outcome.message), outcome.message
+    assert state(db, settings)["counts"]["documents"] == 0 and not settings.incoming_dir.exists()

@@ -84,6 +84,50 @@ def threshold_reason(report: HealthReport) -> str | None:
     return labels.threshold_text(report.threshold_signal, report.threshold_value, origin)
 
 
+DISK_PLACES = {"data": "veri klasöründe", "database": "veritabanı klasöründe"}
+# Why the embedded database would not start (EmbeddedStartError.kind), for the admin in plain Turkish;
+# the server's own sentence and the commands sit under "Teknik ayrıntılar".
+START_PROBLEMS = {
+    "disk_full": "Veritabanı başlatılamadı: disk dolu. Sunucuda yer açın; veritabanı bir sonraki başlatmada "
+                 "kendini toparlar.",
+    "shared_memory": "Veritabanı başlatılamadı: sunucunun paylaşılan belleği yetmiyor (disk değil, bellek). "
+                     "Sunucunun belleği artırılmalı ya da başka programlar kapatılmalı.",
+    "lock_file": "Veritabanı başlatılamadı: başka bir veritabanı sunucusu aynı klasörü kullanıyor görünüyor. O "
+                 "sunucu durdurulmalı; çalışmıyorsa kalan kilit dosyası silinmeli.",
+    "port_in_use": "Veritabanı başlatılamadı: dinleyeceği adresi başka bir program kullanıyor. O program "
+                   "durdurulmalı ya da veritabanına başka bir adres verilmeli.",
+    "permissions": "Veritabanı başlatılamadı: kendi dosyalarını okuma ya da yazma izni yok. Veri klasörünün "
+                   "sahibi ve izinleri düzeltilmeli.",
+}
+
+
+def gigabytes(size_bytes: int) -> str:
+    """Free space the way the panel says it: "74,1 GB", or "812 MB" below a gigabyte."""
+    if size_bytes < 1024 ** 3:
+        return f"{formatting.integer(size_bytes // 1024 ** 2)} MB"
+    return f"{formatting.number(size_bytes / 1024 ** 3, 1)} GB"
+
+
+def disk_line(report: HealthReport) -> str:
+    """"veri klasöründe 74,1 GB, veritabanı klasöründe 74,1 GB boş" (an external database's disk is not measured)."""
+    if not report.disk:
+        return "ölçülemedi (Teknik ayrıntılar)"
+    line = ", ".join(f"{DISK_PLACES.get(d.place, d.place)} {gigabytes(d.free_bytes)}" for d in report.disk) + " boş"
+    if report.database.startswith("external"):
+        line += "; veritabanı ayrı sunucuda, onun diski buradan ölçülemez"
+    return line
+
+
+def disk_warning(report: HealthReport) -> str | None:
+    """The first place below the floor, in plain Turkish: uploads wait, and why it matters."""
+    low = [d for d in report.disk if d.place in report.disk_low]
+    if not low:
+        return None
+    return (f"Diskte yer az: {DISK_PLACES.get(low[0].place, low[0].place)} {gigabytes(low[0].free_bytes)} boş; yeni "
+            f"belge yüklemek için en az {formatting.integer(report.min_free_disk_mb)} MB gerekir, yüklemeler geri "
+            "çevriliyor. Sunucuda yer açın: disk dolarsa veritabanı durur.")
+
+
 def panel_lines(report: HealthReport) -> list[tuple[str, str]]:
     """The panel's plain lines: (Turkish name, value), with no model id, version or setting name
     (those are `technical_lines`)."""
@@ -101,6 +145,7 @@ def panel_lines(report: HealthReport) -> list[tuple[str, str]]:
         ("Ollama", "erişilebilir" if report.ollama_reachable else "erişilemiyor"),
         ("Taranmış sayfalar", "okunur (OCR)" if report.ocr_available
          else "okunamaz: sunucuya OCR programı kurulmalı (Teknik ayrıntılar)"),
+        ("Disk", disk_line(report)),
     ]
 
 
@@ -108,7 +153,8 @@ def technical_lines(report: HealthReport, settings: Settings) -> list[tuple[str,
     """What a technician needs behind the plain lines: versions, model ids, addresses, and the
     settings and measurement files that made each choice (shown only under "Teknik ayrıntılar")."""
     index = f"{report.index_model} ({report.index_dim} boyutlu vektör)" if report.index_model else "—"
-    lines = [
+    lines = [("Veritabanı hatası", report.database_error)] if report.database_problem else []
+    lines += [
         ("PostgreSQL", report.postgres_version or "—"),
         ("pgvector", report.pgvector_version or "—"),
         ("Migrasyonlar", ", ".join(f"{v:03d}" for v in report.migrations_applied) or "—"),
@@ -123,6 +169,9 @@ def technical_lines(report: HealthReport, settings: Settings) -> list[tuple[str,
         ("Cevap üretici", f"{report.generator_backend or '—'} · {report.generator_model or '—'} "
                           f"(LLM_BACKEND={settings.llm_backend})"),
         ("Ollama adresi", report.ollama_url or "—"),
+        ("Disk", "; ".join(f"{d.path}: {gigabytes(d.free_bytes)} boş / {gigabytes(d.total_bytes)}" for d in report.disk)
+         or (report.disk_error or "—")),
+        ("Yükleme için en az boş yer", f"MIN_FREE_DISK_MB={report.min_free_disk_mb}"),
         ("OCR", f"Tesseract {report.ocr_version}, Türkçe modeli" if report.ocr_available
          else f"kurulu değil (paketler: {', '.join(ocr.PACKAGES)})"),
     ]
@@ -135,13 +184,18 @@ def technical_lines(report: HealthReport, settings: Settings) -> list[tuple[str,
 
 def render_health_panel(ctx: AppContext) -> None:
     report = _report(ctx, str(ctx.settings.data_dir))
-    healthy = report.database_ok and not report.migrations_pending
+    healthy = report.database_ok and not report.migrations_pending and not report.disk_low
     with st.expander("Sistem durumu", icon=":material/check_circle:" if healthy else ":material/error:"):
         if report.database_ok:
             where = "ayrı bir sunucuda" if ctx.settings.database_url else "uygulamanın içinde"
             st.markdown(f"Veritabanı: **çalışıyor** ({escape_markdown(where)})")
+        elif report.database_problem in START_PROBLEMS:
+            st.error(escape_markdown(START_PROBLEMS[report.database_problem]))
         else:
             st.error(escape_markdown(f"Veritabanı sorunu: {report.database_error}"))
+        warning = disk_warning(report)
+        if warning:
+            st.warning(escape_markdown(warning), icon=":material/warning:")
         for name, value in panel_lines(report):
             st.markdown(f"**{escape_markdown(name)}:** {escape_markdown(value)}")
         for title, reason in (("Arama modeli seçimi", embedding_reason(report, ctx.settings)),

@@ -119,6 +119,14 @@ def models_unavailable() -> ApiError:
                     {"Retry-After": "30"})
 
 
+def insufficient_storage(message_tr: str) -> ApiError:
+    """Too little free disk for an upload (MIN_FREE_DISK_MB): the documents package's Turkish
+    sentence, which names the free space and the floor."""
+    return ApiError(507, "insufficient_storage", message_tr,
+                    "The server's disk has too little free space for an upload (MIN_FREE_DISK_MB); nothing was "
+                    "written. Try again once space is freed.")
+
+
 def request_too_large(limit: int) -> ApiError:
     return ApiError(413, "request_too_large", f"İstek çok büyük: en fazla {_size(limit)} gönderilebilir.",
                     f"The request body is too large: at most {_size(limit)} may be sent.")

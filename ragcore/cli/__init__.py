@@ -70,10 +70,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    import psycopg
+
+    from ragcore.store import DatabaseError, redact_message
+
     try:
         return args.func(args, settings)
     except CommandError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except DatabaseError as exc:  # the database went away mid-command, or would not start again: its reason
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except psycopg.OperationalError as exc:  # the server refused mid-command (its disk is full, it shuts down)
+        print(f"error: the database failed: {redact_message(str(exc), settings.database_url or '')}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -1,5 +1,5 @@
 """Foundations every other part stands on: settings, the records that cross modules, Turkish
-text handling, formatting, private files, secrets, public ids and the Ollama probe. Imports nothing of ragcore.
+text handling, formatting, private files, free disk space, secrets, public ids and the Ollama probe. Imports nothing of ragcore.
 """
 
 from ragcore.core import files, formatting, ollama, public_ids
@@ -11,6 +11,7 @@ from ragcore.core.config import (
     Settings,
     SettingsError,
 )
+from ragcore.core.disk import DiskSpace, disk_space
 from ragcore.core.files import (
     create_private,
     private_dir,
@@ -83,6 +84,7 @@ __all__ = [
     "Answer",
     "BackendChoice",
     "Chunk",
+    "DiskSpace",
     "Document",
     "FALLBACK_ANSWER",
     "LOCATOR_PAGE",
@@ -107,6 +109,7 @@ __all__ = [
     "User",
     "cookie_key",
     "create_private",
+    "disk_space",
     "files",
     "formatting",
     "get_tokenizer",

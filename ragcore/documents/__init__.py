@@ -45,13 +45,17 @@ from ragcore.documents.formats import (
     detect_format,
 )
 from ragcore.documents.ingest import (
+    DISK_FULL,
+    DiskSpaceLow,
     DuplicateDocument,
     IndexModelMismatch,
     IngestError,
+    check_free_space,
     check_size,
     check_upload,
     ingest_file,
     ingest_pdf,
+    low_disk_message,
     store_document,
     stored_path,
     validate_roles,
@@ -100,6 +104,7 @@ from ragcore.documents.word import (
 )
 
 __all__ = [
+    "DISK_FULL",
     "ARTICLE_RE",
     "DOCX",
     "EXTENSIONS",
@@ -123,6 +128,7 @@ __all__ = [
     "DuplicateDocument",
     "EmptyFile",
     "IndexModelMismatch",
+    "DiskSpaceLow",
     "IngestError",
     "NoTextLayer",
     "NotAPdf",
@@ -139,6 +145,7 @@ __all__ = [
     "catalog",
     "check_header",
     "check_name",
+    "check_free_space",
     "check_size",
     "check_upload",
     "chunk_pages",
@@ -161,6 +168,7 @@ __all__ = [
     "ingest",
     "ingest_file",
     "ingest_pdf",
+    "low_disk_message",
     "joined_text",
     "lexical_texts",
     "list_documents",

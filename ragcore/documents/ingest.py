@@ -22,6 +22,7 @@ vectors of the old model.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import time
@@ -37,6 +38,7 @@ from ragcore import store as dbmod
 from ragcore.core import (
     ROLES,
     Chunk,
+    DiskSpace,
     Page,
     Settings,
     create_private,
@@ -132,6 +134,54 @@ def check_size(data: bytes, settings: Settings) -> None:
             f"Dosya çok büyük: {formatting.megabytes(len(data))}; en fazla {settings.max_upload_mb} MB "
             "yüklenebilir (MAX_UPLOAD_MB)."
         )
+
+
+DISK_PLACES = {"data": "veri klasöründe", "database": "veritabanı klasöründe"}
+DISK_FULL = "Diskte yer kalmadı: belge kaydedilemedi. Sunucuda yer açın ve belgeyi yeniden yükleyin."
+
+
+class DiskSpaceLow(IngestError):
+    """Less free space than MIN_FREE_DISK_MB where the upload would be written: nothing was written."""
+
+    def __init__(self, space: DiskSpace, floor_mb: int) -> None:
+        super().__init__(low_disk_message(space, floor_mb))
+        self.space = space
+        self.floor_mb = floor_mb
+
+
+def low_disk_message(space: DiskSpace, floor_mb: int) -> str:
+    """"Diskte yer az: veri klasöründe 812 MB boş, yükleme için en az 1.024 MB gerekir. …": how much is
+    free, the floor, and what to do (the admin sees it in the app, the API's message_tr, the CLI)."""
+    return (f"Diskte yer az: {DISK_PLACES.get(space.place, space.place)} {formatting.integer(space.free_mb)} MB boş, "
+            f"yükleme için en az {formatting.integer(floor_mb)} MB gerekir. Yer açın ya da MIN_FREE_DISK_MB "
+            "ayarını düşürün.")
+
+
+def check_free_space(settings: Settings) -> None:
+    """Refuse an upload while DATA_DIR (or the embedded database's folder) has less free space than
+    MIN_FREE_DISK_MB: a full disk makes PostgreSQL panic and then refuse to start, so every entry
+    point (the app, the API, the CLI, the worker) checks here before it writes anything."""
+    if settings.min_free_disk_mb <= 0:
+        return
+    try:
+        places = dbmod.storage_space(settings)
+    except OSError as exc:
+        log.error("cannot measure the free space of %s: %s", settings.data_dir, exc)
+        raise IngestError("Veri klasörünün diskindeki boş yer ölçülemedi; belge eklenmedi. Sunucunun yöneticisi "
+                          "veri klasörünün (DATA_DIR) erişilebilir olduğunu denetlemeli.") from exc
+    for space in places:
+        if space.below(settings.min_free_disk_bytes):
+            log.warning("upload refused: %s MB free in %s, MIN_FREE_DISK_MB=%d", space.free_mb, space.path,
+                        settings.min_free_disk_mb)
+            raise DiskSpaceLow(space, settings.min_free_disk_mb)
+
+
+def _unwritten(exc: OSError, action: str) -> IngestError:
+    """A write that failed: a full disk says so in Turkish; anything else keeps the system's reason."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        log.error("upload not stored, the disk is full: %s", exc)
+        return IngestError(DISK_FULL)
+    return IngestError(f"{action}: {exc}")
 
 
 class EmbeddingModelChanged(IngestError):
@@ -264,10 +314,14 @@ def _write_temp(settings: Settings, digest: str, data: bytes) -> Path:
     """The upload's bytes in a temporary file, private (0600, in a 0700 folder) from creation."""
     private_dir(settings.uploads_dir)
     tmp = settings.uploads_dir / f".{digest}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    with create_private(tmp) as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with create_private(tmp) as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:  # a full disk leaves no half-written file behind
+        tmp.unlink(missing_ok=True)
+        raise
     return tmp
 
 
@@ -411,6 +465,9 @@ def _store(db: dbmod.Database, meta: dict, embedded: EmbeddedDocument, report: P
     except psycopg.errors.UniqueViolation as exc:  # a writer that does not take the upload lock won
         existing = _existing(db, meta["sha256"])
         raise DuplicateDocument(*existing) if existing else IngestError(str(exc)) from exc
+    except psycopg.errors.DiskFull as exc:  # the server could not extend a file: the transaction rolled back
+        log.error("upload %s not stored, the database's disk is full: %s", meta["filename"], exc)
+        raise IngestError(DISK_FULL) from exc
     except psycopg.Error as exc:
         raise IngestError(f"Belge veritabanına yazılamadı: {exc}") from exc
 
@@ -435,6 +492,7 @@ def ingest_file(
     report: Progress = progress or (lambda stage, done, total: None)
     allowed = validate_roles(roles)
     check_size(data, settings)
+    check_free_space(settings)
     digest = sha256_bytes(data)
     with db.connection() as conn:
         existing = find_by_sha256(conn, digest)
@@ -523,12 +581,15 @@ def _store_with_file(
         if existing:
             raise DuplicateDocument(*existing)
         final = stored_path(settings, digest, meta["file_format"])
-        tmp = _write_temp(settings, digest, data)
+        try:
+            tmp = _write_temp(settings, digest, data)
+        except OSError as exc:
+            raise _unwritten(exc, "Dosya kaydedilemedi") from exc
         try:
             os.replace(tmp, final)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            raise IngestError(f"Dosya kaydedilemedi: {exc}") from exc
+            raise _unwritten(exc, "Dosya kaydedilemedi") from exc
         try:
             return _store(db, meta, embedded, report)
         except BaseException:

@@ -26,6 +26,7 @@ died) it is kept, so that a retry reads the same bytes.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import time
@@ -35,6 +36,7 @@ from typing import Any
 
 from ragcore.core import Settings, formatting, short_id
 from ragcore.documents import (
+    DISK_FULL,
     DOCX,
     EXTENSIONS,
     PDF,
@@ -42,6 +44,7 @@ from ragcore.documents import (
     IngestError,
     PdfError,
     UnusableFile,
+    check_free_space,
     check_name,
     check_size,
     detect_format,
@@ -110,8 +113,11 @@ def _stage(settings: Settings, job: Job, data: bytes) -> list[Path]:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, final)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            log.error("upload not staged, the disk is full: %s", exc)
+            raise JobError(DISK_FULL) from exc
         raise
     return [final]
 
@@ -165,7 +171,8 @@ def submit_ingest(
     """Stage the bytes and queue their ingestion; returns at once with the queued job.
 
     The cheap checks (empty, too big, roles, the format told by the first bytes and a name that
-    claims the other one) refuse here with the documents package's Turkish message; everything
+    claims the other one, too little free disk: MIN_FREE_DISK_MB) refuse here with the documents
+    package's Turkish message; everything
     that needs the file parsed (encrypted, corrupt, no text, duplicate) fails the job with that
     message instead.
     """
@@ -176,6 +183,7 @@ def submit_ingest(
         check_size(data, settings)
         file_format = detect_format(data)
         check_name(filename, file_format)
+        check_free_space(settings)  # before the bytes are staged
     except (IngestError, PdfError, UnusableFile) as exc:
         raise JobError(str(exc)) from exc
     name = Path(filename).name or f"belge{EXTENSIONS[file_format]}"

@@ -1,5 +1,10 @@
 """Health checks shared by `python -m ragcore doctor` and the app's health panel.
 
+The free disk space of DATA_DIR and of the embedded server's folder is measured first, before the
+database is opened: a full disk is a common reason the database does not start, and the report
+should show it then too (an external server's disk cannot be measured from here; its database's
+size is shown instead). Below MIN_FREE_DISK_MB the report warns: uploads are refused.
+
 `quick_check` is the container health check (`doctor --quick`): does the database answer?
 Fast, no model probe, and it never starts the embedded server (a health check that revived the
 database would hide the outage it should report; the app itself restarts a dead server).
@@ -13,7 +18,9 @@ from types import SimpleNamespace
 import psycopg
 
 from ragcore import store as dbmod
-from ragcore.core import Settings, ollama
+from ragcore.core import DiskSpace, Settings, ollama
+
+MB = 1024 * 1024
 
 
 @dataclass
@@ -21,6 +28,15 @@ class HealthReport:
     database_ok: bool = False
     database: str = ""
     database_error: str | None = None
+    database_problem: str | None = None  # why the embedded server would not start (EmbeddedStartError.kind)
+    # Free disk space where Dayanak writes (ragcore.store.storage_space): DATA_DIR and the embedded
+    # server's folder; below MIN_FREE_DISK_MB uploads are refused. An external server's disk cannot
+    # be measured from here: its database's size is reported instead.
+    disk: list[DiskSpace] = field(default_factory=list)
+    disk_low: list[str] = field(default_factory=list)  # the places (DiskSpace.place) below the floor
+    disk_error: str | None = None
+    min_free_disk_mb: int = 0
+    database_size_bytes: int | None = None
     postgres_version: str | None = None
     pgvector_version: str | None = None
     migrations_applied: list[int] = field(default_factory=list)
@@ -84,6 +100,7 @@ class HealthReport:
                 f"index:       {self.embedding_index or 'not created yet (first ingest creates it)'}",
                 f"content:     {self.documents} documents, {self.chunks} chunks",
             ]
+        lines += self._disk_lines()
         lines += [
             f"embeddings:  {self.embedding_backend} / {self.embedding_model} ({self.embedding_reason})",
             f"  index as:  {self.embedding_name}",
@@ -99,6 +116,21 @@ class HealthReport:
             + (f"; reader FAILED: {self.reader_error}" if self.reader_error else ""),
         ]
         return "\n".join(lines)
+
+    def _disk_lines(self) -> list[str]:
+        names = {"data": "DATA_DIR", "database": "database folder"}
+        lines = [f"{'disk:' if n == 0 else '':13}{names.get(space.place, space.place)} {space.path}: "
+                 f"{space.free_mb:,} MB free of {space.total_bytes // MB:,} MB" for n, space in enumerate(self.disk)]
+        if self.disk_error:
+            lines.append(f"disk:        NOT MEASURED: {self.disk_error}")
+        if self.database.startswith("external"):
+            size = f"; the database holds {self.database_size_bytes // MB:,} MB" if self.database_size_bytes else ""
+            lines.append(f"{'':13}database: external server, its disk cannot be measured from here{size}")
+        if self.disk_low:
+            where = " and the ".join(names.get(place, place) for place in self.disk_low)
+            lines.append(f"  WARNING:   less than MIN_FREE_DISK_MB={self.min_free_disk_mb} MB free in {where}: uploads "
+                         "are refused; free space before the disk fills (a full disk stops PostgreSQL)")
+        return lines
 
 
 def _measured_defaults(report: HealthReport, settings: Settings) -> None:
@@ -169,6 +201,7 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
     from ragcore.embed import choose_embedding_backend, index_name
 
     report = HealthReport(database="external (DATABASE_URL)" if settings.database_url else "embedded")
+    _disk_check(report, settings)  # first: a full disk is often why the database does not start
     ocr = ocr_status()
     report.ocr_available, report.ocr_version, report.ocr_problem = ocr.available, ocr.version, ocr.problem
     report.ollama_url = settings.ollama_base_url
@@ -191,6 +224,7 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
         db = database or dbmod.Database(dbmod.database_url(settings), max_size=1)
     except dbmod.DatabaseError as exc:
         report.database_error = str(exc)
+        report.database_problem = getattr(exc, "kind", None)  # an EmbeddedStartError's cause
         return report
     try:
         report.postgres_version = db.info.postgres_version
@@ -204,14 +238,28 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
             with db.connection() as conn:
                 report.documents = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
                 report.chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        with db.connection() as conn:
+            report.database_size_bytes = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
         report.database_ok = True  # reachable with pgvector; pending migrations apply at start
     except Exception as exc:  # a health check reports, it does not crash
         report.database_error = f"{type(exc).__name__}: {exc}"
+        report.database_problem = getattr(exc, "kind", None)  # the server died and would not start again
         report.database_ok = False
     finally:
         if owned:
             db.close()
     return report
+
+
+def _disk_check(report: HealthReport, settings: Settings) -> None:
+    """Free space of DATA_DIR and the embedded server's folder, and which are below MIN_FREE_DISK_MB."""
+    report.min_free_disk_mb = settings.min_free_disk_mb
+    try:
+        report.disk = dbmod.storage_space(settings)
+    except OSError as exc:
+        report.disk_error = str(exc)
+        return
+    report.disk_low = [space.place for space in report.disk if space.below(settings.min_free_disk_bytes)]
 
 
 def _reader_check(report: HealthReport, settings: Settings) -> None:

@@ -2,10 +2,19 @@
 (`database`), numbered migrations (`migrations`, SQL in sql/), connection-string redaction
 (`redaction`), the embedding space (`embedding_space`), and the per-role partial indexes (HNSW
 graphs on chunks, posting lists) with the role predicate they share with retrieval
-(`role_indexes`).
+(`role_indexes`), where it writes and how much room is left (`storage_space`), and why the embedded
+server would not start (`start_failure`: `EmbeddedStartError.kind`).
 """
 
-from ragcore.store import database, embedding_space, migrations, redaction, role_indexes, server
+from ragcore.store import (
+    database,
+    embedding_space,
+    migrations,
+    redaction,
+    role_indexes,
+    server,
+    start_failure,
+)
 from ragcore.store.database import (
     Database,
     ServerInfo,
@@ -23,7 +32,7 @@ from ragcore.store.embedding_space import (
     lock_embedding_space,
     replace_embedding_space,
 )
-from ragcore.store.errors import DatabaseError, DatabaseUnavailable
+from ragcore.store.errors import DatabaseError, DatabaseUnavailable, EmbeddedStartError
 from ragcore.store.migrations import apply_migrations, migrate, migration_files, migration_status
 from ragcore.store.redaction import redact_dsn, redact_message
 from ragcore.store.role_indexes import (
@@ -36,16 +45,19 @@ from ragcore.store.role_indexes import (
 )
 from ragcore.store.server import (
     PG_VERSION,
+    embedded_data_dir,
     embedded_running_url,
     embedded_url,
     restart_embedded,
     stop_embedded,
+    storage_space,
 )
 
 __all__ = [
     "Database",
     "DatabaseError",
     "DatabaseUnavailable",
+    "EmbeddedStartError",
     "EmbeddingModelMismatch",
     "EmbeddingSpace",
     "PG_VERSION",
@@ -57,6 +69,7 @@ __all__ = [
     "database",
     "database_url",
     "drop_namespace",
+    "embedded_data_dir",
     "embedded_running_url",
     "embedded_url",
     "embedding_indexes",
@@ -79,6 +92,8 @@ __all__ = [
     "role_indexes",
     "role_predicate",
     "server",
+    "start_failure",
     "stop_embedded",
+    "storage_space",
     "window_embedding_indexes",
 ]

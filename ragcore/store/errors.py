@@ -9,3 +9,15 @@ class DatabaseError(RuntimeError):
 
 class DatabaseUnavailable(DatabaseError):
     """The server does not answer right now (stopped, restarting, unreachable); try again later."""
+
+
+class EmbeddedStartError(DatabaseUnavailable):
+    """The embedded server would not start (or runs and never becomes ready). `kind` names the
+    cause its log gave, for renderings in other languages (the app's Turkish panel): "disk_full",
+    "shared_memory", "lock_file", "port_in_use", "permissions" or "unknown"; the message says it
+    in English with what to do. Unavailable rather than broken: once the cause is fixed the next
+    request starts it again."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind

