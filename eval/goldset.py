@@ -51,12 +51,13 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 class GoldFormatError(ValueError):
     """A gold file with problems; `problems` lists each as "satır N, alan X: …" (Turkish)."""
 
+    HEADER = "Doğrulama seti dosyası içe aktarılmadı; hiçbir soru eklenmedi. Sorunlar:"
+
     def __init__(self, problems: Sequence[str]) -> None:
         self.problems = list(problems)
         shown = self.problems[:MAX_ERRORS_SHOWN]
         more = len(self.problems) - len(shown)
-        text = "Doğrulama seti dosyası içe aktarılmadı; hiçbir soru eklenmedi. Sorunlar:\n" + "\n".join(
-            f"- {p}" for p in shown)
+        text = self.HEADER + "\n" + "\n".join(f"- {p}" for p in shown)
         if more > 0:
             text += f"\n- … ve {more} sorun daha"
         super().__init__(text)
@@ -101,13 +102,18 @@ class GoldQuestion:
 
 @dataclass
 class _Row:
-    """Collects the problems of one line while its fields are converted."""
+    """Collects the problems of one line while its fields are converted.
+
+    `prefix` names where the fields sit when the object is nested in a larger line (a
+    conversation's turn: "turns[2].").
+    """
 
     line: int
     problems: list[str] = field(default_factory=list)
+    prefix: str = ""
 
     def bad(self, name: str, message: str) -> None:
-        self.problems.append(f"satır {self.line}, alan “{name}”: {message}")
+        self.problems.append(f"satır {self.line}, alan “{self.prefix}{name}”: {message}")
 
 
 # --------------------------------------------------------------------------- field checks
@@ -224,9 +230,9 @@ def _consistency(row: _Row, answerable: bool, expected: tuple[Expected, ...], fa
         row.bad("key_facts", "cevaplanamaz bir sorunun anahtar bilgisi olamaz; boş bırakın")
 
 
-def question_from_object(obj: object, line: int) -> tuple[GoldQuestion | None, list[str]]:
-    """One JSONL object → (question or None, its problems)."""
-    row = _Row(line)
+def question_from_object(obj: object, line: int, prefix: str = "") -> tuple[GoldQuestion | None, list[str]]:
+    """One JSONL object → (question or None, its problems); `prefix` as in `_Row`."""
+    row = _Row(line, prefix=prefix)
     if not isinstance(obj, dict):
         row.problems.append(f"satır {line}: bir JSON nesnesi olmalı ({{\"id\": …, \"question\": …}}), "
                             f"{_kind(obj)} verilmiş")
