@@ -383,7 +383,9 @@ def test_a_running_worker_enforces_the_retention_again_and_again(db, service, se
         _wait_for("a later round's deletion", lambda: _count(db) == 0)
     finally:
         running.stop()
-    assert [j.status for j in jobs.list_jobs(db, kind=jobs.RETENTION)] == ["succeeded", "succeeded"]
+    done = jobs.list_jobs(db, kind=jobs.RETENTION)
+    # A round may queue one more while the last one runs (the queue's lock holds only while one waits).
+    assert {j.status for j in done} == {"succeeded"} and sum(j.result["deleted"] for j in done) == 2
 
 
 # ----------------------------------------------------------------------------- export of a stored conversation
