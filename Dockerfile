@@ -6,8 +6,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 WORKDIR /app
 
 RUN useradd --create-home --uid 10001 dayanak
-# Tesseract with its Turkish model: OCR of scanned pages (ragcore/documents/ocr.py).
-RUN apt-get update && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-tur \
+# Tesseract with its Turkish model: OCR of scanned pages (ragcore/documents/ocr.py). DejaVu Sans: the
+# PDF export of conversations writes Turkish letters with it (ragcore/conversations/export.py).
+RUN apt-get update && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-tur fonts-dejavu-core \
     && rm -rf /var/lib/apt/lists/*
 COPY requirements.txt .
 RUN pip install -r requirements.txt

@@ -56,6 +56,7 @@ EXPECTED_PATHS = {
     "api.search",
     "api.search.role", "api.chat", "api.chat.sse", "api.feedback", "api.jobs", "api.upload", "api.delete",
     "api.role-change", "api.deactivation", "api.revocation", "api.markers.visible", "api.ids",
+    "api.conversations", "api.conversations.chat", "api.conversations.others", "api.conversations.history",
 }
 
 
@@ -281,6 +282,124 @@ def test_feedback_only_on_ones_own_questions(world: ApiWorld) -> None:
     world.assert_no_new_leaks(before)
 
 
+# ----------------------------------------------------------------------------- conversations
+
+
+MAX_LIST = 200  # ragcore.conversations.MAX_LIST_LIMIT: every conversation of a role in this module
+CONVERSATION_CALLS = [("GET", "/v1/conversations/{}", None), ("GET", "/v1/conversations/{}/export?format=md", None),
+                      ("PATCH", "/v1/conversations/{}", {"title": "Başkasının"}), ("DELETE", "/v1/conversations/{}", None)]
+
+
+def _without(text: str, typed: list[str]) -> str:
+    """`text` without what the user typed (their questions, the title made of the first): echoing
+    what a user typed reveals nothing."""
+    for question in sorted(typed, key=len, reverse=True):
+        text = text.replace(question, "")
+    return text
+
+
+def _converse(world: ApiWorld, role: str, rng: random.Random) -> tuple[str, list[str]]:
+    """A conversation of three turns (a question, a follow-up, a question naming forbidden
+    documents), each answer scanned; (its id, the questions typed)."""
+    plain, targeted = questions_for(world, role, rng, n_plain=1, n_targeted=1)
+    typed, conversation = [], None
+    for question in (plain, "Peki bunu kim yapar?", targeted):
+        body = {"question": question} | ({"conversation_id": conversation} if conversation else {})
+        response = world.post(role, "/v1/chat", json=body)
+        answer = response.json()
+        typed.append(question)
+        world.ledger.ok("api.conversations.chat", response.status_code == 200 and answer["turn"] == len(typed)
+                        and (conversation is None or answer["conversation_id"] == conversation), (role, answer.get("turn")))
+        conversation = answer["conversation_id"]
+        world.scan("api.conversations.chat", role, _without(response.text, typed), question)
+        world.ids("api.ids", role, answer, "api.conversations.chat")
+        _sources(world, "api.conversations.chat", role, answer["sources"], question)
+    return conversation, typed
+
+
+def test_conversations_are_their_owners_alone(world: ApiWorld) -> None:
+    """Every role's conversation — listed, opened, exported — shows nothing the role may not read
+    (what the user typed aside); every other caller, an admin included, gets for it the same 404
+    bytes as for an id nobody has, on every endpoint and on /v1/chat, and changes nothing."""
+    before = len(world.ledger.leaks)
+    rng = random.Random(f"{SEED}-conversations")
+    owned = {role: _converse(world, role, rng) for role in ROLES}
+    missing = nobodys()
+    others = {role: {c for r, (c, _) in owned.items() if r != role} for role in ROLES}
+    for role in ROLES:
+        conversation, typed = owned[role]
+        listed = world.get(role, f"/v1/conversations?limit={MAX_LIST}").json()["conversations"]
+        ids = [c["id"] for c in listed]
+        world.ledger.ok("api.conversations", conversation in ids and not others[role] & set(ids), (role, ids))
+        # Every conversation the role has (the earlier chat tests made some too), opened and exported.
+        for listed_one in listed:
+            opened = world.get(role, f"/v1/conversations/{listed_one['id']}")
+            turns = opened.json()["turns"]
+            asked = [t["question"] for t in turns]
+            world.ledger.ok("api.conversations", listed_one["title"] == asked[0][:120] and opened.status_code == 200,
+                            (role, listed_one["title"]))
+            exported = world.get(role, f"/v1/conversations/{listed_one['id']}/export?format=md")
+            for path, response in (("get", opened), ("export", exported)):
+                world.scan("api.conversations", role, _without(response.text, asked), (path, listed_one["id"]))
+            world.ids("api.ids", role, opened.json(), "api.conversations")
+            for turn in turns:
+                for citation in turn["citations"]:
+                    world.ledger.ok("api.conversations", world.may_read(role, world.key(citation["document_id"])),
+                                    (role, citation))
+        mine = world.get(role, f"/v1/conversations/{conversation}").json()
+        world.ledger.ok("api.conversations", [t["question"] for t in mine["turns"]] == typed, role)
+        for method, url, body in CONVERSATION_CALLS:
+            nobody = world.client.request(method, url.format(missing), json=body, headers=bearer(world.secrets[role]))
+            for other, (theirs, _) in owned.items():
+                if other == role:
+                    continue
+                response = world.client.request(method, url.format(theirs), json=body,
+                                                headers=bearer(world.secrets[role]))
+                world.ledger.ok("api.conversations.others",
+                                response.status_code == 404 and response.content == nobody.content,
+                                (role, other, method, url, response.status_code))
+        nobody = world.post(role, "/v1/chat", json={"question": "Peki bunu kim yapar?", "conversation_id": missing})
+        for other, (theirs, _) in owned.items():
+            if other != role:
+                response = world.post(role, "/v1/chat", json={"question": "Peki bunu kim yapar?",
+                                                             "conversation_id": theirs})
+                world.ledger.ok("api.conversations.others", response.content == nobody.content
+                                and response.status_code == 404, (role, other, "chat", response.status_code))
+    for role, (conversation, typed) in owned.items():  # nobody else changed or deleted anything
+        opened = world.get(role, f"/v1/conversations/{conversation}").json()
+        world.ledger.ok("api.conversations.others", opened["turn_count"] == len(typed) and opened["title"] == typed[0],
+                        (role, opened.get("turn_count"), opened.get("title")))
+    world.assert_no_new_leaks(before)
+
+
+def test_a_role_change_hides_the_history_the_new_role_cannot_read(world: ApiWorld) -> None:
+    """A conversation reopened, exported or continued after its owner's role changed shows nothing
+    of the documents the new role may not read (the user's own words aside)."""
+    before = len(world.ledger.leaks)
+    username = "api-uretim"
+    conversation, typed = _converse(world, "uretim", random.Random(f"{SEED}-history"))
+    hidden = 0
+    try:
+        for new_role in ("ik", "isg", "personel"):
+            users.set_role(world.db, username, new_role)
+            opened = world.get("uretim", f"/v1/conversations/{conversation}")
+            exported = world.get("uretim", f"/v1/conversations/{conversation}/export?format=md")
+            follow = world.post("uretim", "/v1/chat", json={"question": "Peki bunu kim yapar?",
+                                                            "conversation_id": conversation})
+            typed.append("Peki bunu kim yapar?")
+            for response in (opened, exported, follow):
+                world.scan("api.conversations.history", new_role, _without(response.text, typed), new_role)
+            for turn in opened.json()["turns"]:
+                hidden += turn["hidden"]
+                for citation in turn["citations"]:
+                    world.ledger.ok("api.conversations.history",
+                                    world.may_read(new_role, world.key(citation["document_id"])), (new_role, citation))
+    finally:
+        users.set_role(world.db, username, "uretim")
+    world.ledger.ok("api.conversations.history", hidden > 0, "no role change hid anything: the check saw nothing")
+    world.assert_no_new_leaks(before)
+
+
 # ----------------------------------------------------------------------------- admin endpoints
 
 
@@ -360,7 +479,7 @@ def test_role_change_deactivation_and_revocation_apply_to_the_next_request(world
 
 def _comparable(body: dict) -> dict:
     """A response without what differs between two identical requests (timings, the log id)."""
-    return {k: v for k, v in body.items() if k not in ("timings", "retrieval_ms", "question_id")}
+    return {k: v for k, v in body.items() if k not in ("timings", "retrieval_ms", "question_id", "conversation_id")}
 
 
 def test_a_document_a_role_cannot_read_changes_nothing_it_gets(world: ApiWorld) -> None:

@@ -25,7 +25,8 @@ TURKISH_MESSAGES = {
     "QuestionError", "QuestionLogError", "ExpansionError", "GeneratorError", "EmbeddingError", "JobError", "JobNotFound",
     "IngestError", "DuplicateDocument", "PdfError", "TitleError", "DocumentNotFound", "PageNotFound", "PageTooLarge",
     "RetrievalError", "UserError", "TokenError", "GoldRunError", "GoldFormatError", "GoldSetError",
-    "ReaderModelError",
+    "ReaderModelError", "ConversationError", "ConversationNotFound", "ConversationFull", "AccountInactive",
+    "InvalidTitle", "ExportError",
 }
 LOGGERS = {"log", "logger", "logging"}
 # Calls that write the exception into a record for the log, never onto the page.

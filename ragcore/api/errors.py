@@ -112,6 +112,12 @@ def question_not_found() -> ApiError:
                     "Question not found or not yours; you can rate only your own questions.")
 
 
+def conversation_not_found() -> ApiError:
+    """The same answer for a missing conversation, somebody else's, an expired one and text that is no id."""
+    return ApiError(404, "conversation_not_found", "Sohbet bulunamadı ya da size ait değil.",
+                    "Conversation not found or not yours.")
+
+
 def models_unavailable() -> ApiError:
     return ApiError(503, "models_unavailable",
                     "Arama ya da cevap modeli şu anda kullanılamıyor; lütfen biraz sonra yeniden deneyin.",

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 
 from ragcore.answer import MAX_COMMENT_CHARS
+from ragcore.conversations import Citation, Conversation, PreparedTurn, Turn
 from ragcore.core import Answer, Document, Source
 
 PublicId = Annotated[UUID, Field(description="opaque id (a random UUID); the same in every path and body")]
@@ -41,6 +42,29 @@ class ErrorResponse(BaseModel):
 class ChatRequest(_Request):
     question: str = Field(description="Türkçe soru / the question (1 … MAX_QUESTION_CHARS characters)",
                           examples=["İşveren risk değerlendirmesi yapmakla yükümlü müdür?"])
+    conversation_id: str | None = Field(
+        default=None, max_length=64,
+        description="the conversation to ask in (`conversation_id` of an earlier answer): a follow-up is understood "
+                    "from its earlier questions; absent or null: a new conversation is created")
+
+
+class Understood(BaseModel):
+    """How the question was understood: a follow-up is rewritten into a standalone question."""
+
+    asked: str = Field(description="the question as typed")
+    question: str = Field(description="what was searched and answered")
+    rewritten: bool
+    method: Literal["none", "rules", "llm"] = Field(
+        description='"none": taken as typed; "rules": the follow-up rules; "llm": the language model')
+    shown: str | None = Field(description='the line to show above the answer ("Şöyle anladım: …"), null when '
+                                          'not rewritten')
+    notice: str | None = Field(default=None, description="set when the language model could not rewrite it")
+
+    @classmethod
+    def of(cls, prepared: PreparedTurn) -> Understood:
+        r = prepared.resolution
+        return cls(asked=prepared.question, question=r.question, rewritten=r.rewritten, method=r.method,
+                   shown=r.shown, notice=r.notice)
 
 
 class SourceOut(BaseModel):
@@ -91,9 +115,14 @@ class ChatAnswer(BaseModel):
                     "its answer was cut (time limit, length limit, repeating itself, echoing its instructions or the "
                     "documents; status error) or found unreliable; `text` then quotes the documents")
     timings: Timings
+    conversation_id: UUID | None = Field(default=None, description="the conversation the question was saved in; "
+                                                                   "send it with the next question")
+    turn: int | None = Field(default=None, description="the question's number in its conversation (from 1)")
+    understood: Understood | None = Field(default=None, description="how the question was understood")
 
     @classmethod
-    def of(cls, answer: Answer) -> ChatAnswer:
+    def of(cls, answer: Answer, *, conversation_id: str | None = None, turn: int | None = None,
+           understood: Understood | None = None) -> ChatAnswer:
         return cls(
             question=answer.question, text=answer.text, status=answer.status, outcome=answer.outcome,
             generator=answer.generator,
@@ -101,6 +130,7 @@ class ChatAnswer(BaseModel):
             nearest_sentences=list(answer.nearest), question_id=answer.question_id, notice=answer.notice,
             timings=Timings(retrieval_ms=answer.retrieval_ms, first_token_ms=answer.first_token_ms,
                             total_ms=answer.total_ms),
+            conversation_id=conversation_id, turn=turn, understood=understood,
         )
 
 
@@ -216,6 +246,92 @@ class JobOut(BaseModel):
     result: dict[str, Any] | None
     error: str | None = Field(description="Turkish reason when it failed")
     live_workers: int | None = Field(default=None, description="workers seen recently (0: the job waits)")
+
+
+# ----------------------------------------------------------------------------- conversations
+
+
+class ConversationOut(BaseModel):
+    id: PublicId
+    title: str = Field(description="the first question (cut to 120 characters) or the name its owner gave it")
+    created_at: datetime
+    updated_at: datetime = Field(description="the last question; retention counts from here")
+    turn_count: int = Field(description="questions asked in it")
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> ConversationOut:
+        return cls(id=conversation.id, title=conversation.title, created_at=conversation.created_at,
+                   updated_at=conversation.updated_at, turn_count=conversation.turn_count)
+
+
+class ConversationList(BaseModel):
+    conversations: list[ConversationOut] = Field(description="the caller's own, most recently used first")
+
+
+class VersionOut(BaseModel):
+    sha256: str = Field(description="the cited file's sha256 at the time of the answer (documents have no "
+                                    "versions yet: this and the upload date stand in for one)")
+    uploaded_at: datetime | None
+
+
+class CitationOut(BaseModel):
+    number: int = Field(description="the [n] of the answer")
+    document_id: PublicId
+    title: str
+    article: str | None
+    heading: str = Field(description="the article's title, \"\" when unknown")
+    locator: str = Field(description='"s. 7" or a Word file\'s "§ BİRİNCİ BÖLÜM · paragraf 2"')
+    locator_kind: Literal["page", "section"]
+    page_start: int
+    page_end: int
+    version: VersionOut | None
+
+    @classmethod
+    def of(cls, citation: Citation) -> CitationOut:
+        version = citation.version
+        return cls(number=citation.number, document_id=citation.document_id, title=citation.title,
+                   article=citation.article, heading=citation.heading, locator=citation.locator,
+                   locator_kind=citation.locator_kind, page_start=citation.page_start, page_end=citation.page_end,
+                   version=VersionOut(sha256=version.sha256, uploaded_at=version.uploaded_at) if version else None)
+
+
+class TurnOut(BaseModel):
+    turn: int = Field(description="its number in the conversation (from 1)")
+    question: str = Field(description="as typed")
+    resolved_question: str = Field(description="what was searched and answered")
+    method: Literal["none", "rules", "llm"]
+    shown: str | None = Field(description='"Şöyle anladım: …" when the question was rewritten')
+    answer: str
+    status: str
+    outcome: Literal["answer", "closest", "refused"] | None
+    hidden: bool = Field(description="the answer is hidden: it cites a document the caller may no longer read")
+    citations: list[CitationOut]
+    question_id: UUID | None = Field(description="the logged question (for feedback)")
+    created_at: datetime | None
+
+    @classmethod
+    def of(cls, turn: Turn) -> TurnOut:
+        return cls(turn=turn.position, question=turn.question, resolved_question=turn.resolved_question,
+                   method=turn.method, shown=turn.shown, answer=turn.answer_text, status=turn.status,
+                   outcome=turn.outcome, hidden=turn.hidden, citations=[CitationOut.of(c) for c in turn.citations],
+                   question_id=turn.question_id, created_at=turn.created_at)
+
+
+class ConversationDetail(ConversationOut):
+    turns: list[TurnOut] = Field(description="every question, oldest first, as the caller may read it now")
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> ConversationDetail:
+        return cls(**ConversationOut.of(conversation).model_dump(),
+                   turns=[TurnOut.of(t) for t in conversation.turns])
+
+
+class RenameRequest(_Request):
+    title: str = Field(max_length=1000, description="the new name (at most 120 characters)")
+
+
+class ConversationDeleted(BaseModel):
+    deleted: PublicId
 
 
 # ----------------------------------------------------------------------------- feedback and health

@@ -72,6 +72,8 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "READER_CANDIDATES": ("12", "ANSWER_POLICY=reader: retrieved chunks the reader reads per question (1-50)"),
     "MAX_UPLOAD_MB": ("50", "largest PDF accepted for upload"),
     "MAX_QUESTION_CHARS": ("1000", "longest question accepted"),
+    "CONVERSATION_RETENTION_DAYS": ("180", "saved conversations untouched this many days are deleted (the expire_conversations job)"),
+    "CONVERSATION_MAX_TURNS": ("200", "questions one saved conversation holds; then the user starts a new one"),
     "COOKIE_KEY": ("(generated)", "login cookie signing key; generated into DATA_DIR if unset"),
     "ADMIN_PASSWORD": ("(generated)", "first admin password; generated and printed once if unset"),
     "TQUAD_DIR": ("../shared/data/tquad", "TQuAD v0.1 train/dev JSON files"),
@@ -240,6 +242,8 @@ class Settings:
     reader_candidates: int = 12  # chunks the reader reads per question (retrieval's best first)
     max_upload_mb: int = 50
     max_question_chars: int = 1000
+    conversation_retention_days: int = 180  # a saved conversation untouched this long is deleted
+    conversation_max_turns: int = 200  # questions per saved conversation
     cookie_key: str | None = field(default=None, repr=False)
     admin_password: str | None = field(default=None, repr=False)
     tquad_dir: Path = Path("../shared/data/tquad")
@@ -300,6 +304,8 @@ class Settings:
             reader_candidates=reader_candidates,
             max_upload_mb=_int(merged, "MAX_UPLOAD_MB", 50, minimum=1),
             max_question_chars=_int(merged, "MAX_QUESTION_CHARS", 1000, minimum=10),
+            conversation_retention_days=_int(merged, "CONVERSATION_RETENTION_DAYS", 180, minimum=1),
+            conversation_max_turns=_int(merged, "CONVERSATION_MAX_TURNS", 200, minimum=1),
             cookie_key=_opt(merged, "COOKIE_KEY"),
             admin_password=_opt(merged, "ADMIN_PASSWORD"),
             tquad_dir=Path(merged.get("TQUAD_DIR", "").strip() or "../shared/data/tquad").expanduser(),

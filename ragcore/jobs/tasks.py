@@ -1,6 +1,7 @@
 """The document jobs: `ingest_document` (one uploaded PDF or Word file), `reembed` (every chunk)
 and `warm_quotes` (the quoter's sentences of documents stored without them, queued by a starting
-worker: `queue_unwarmed_quotes`).
+worker: `queue_unwarmed_quotes`); and `expire_conversations`, the saved conversations' retention
+(queued by every worker at its start and once a day: `queue_conversation_retention`).
 
 An upload's stages: extract (the text layer) → ocr (pages without one, when there are any) →
 chunk → embed → store; cancelling takes effect at the next page or batch of any of them. Then,
@@ -63,6 +64,7 @@ log = logging.getLogger(__name__)
 INGEST = "ingest_document"
 REEMBED = "reembed"
 QUOTES = "warm_quotes"
+RETENTION = "expire_conversations"
 
 # An upload is tried at most this often (first run and retries): a retryable failure keeps the
 # staged file until then, never for good.
@@ -380,4 +382,38 @@ QUOTES_KIND = register_kind(JobKind(
     summary=_quotes_summary,
     queueing_lock=QUOTES,
     already_queued="Sırada bekleyen bir alıntı cümleleri işi zaten var.",
+))
+
+
+# --------------------------------------------------------------------------- conversation retention
+
+
+def queue_conversation_retention(db: Database, settings: Settings) -> Job | None:
+    """Queue the deletion of conversations untouched for CONVERSATION_RETENTION_DAYS (a worker
+    does at its start and once a day); None when none is that old, or one job is queued already.
+    Until it runs, the conversations' own reads no longer show them."""
+    from ragcore.conversations import expired_conversations
+
+    if not expired_conversations(db, settings):
+        return None
+    try:
+        return service.submit(db, RETENTION, {}, label="Eski sohbetler")
+    except JobError:  # another worker queued it a moment ago
+        return None
+
+
+def _run_retention(run: JobRun) -> dict[str, Any]:
+    from ragcore.conversations import expire_conversations
+
+    return {"deleted": expire_conversations(run.db, run.settings), "days": run.settings.conversation_retention_days}
+
+
+RETENTION_KIND = register_kind(JobKind(
+    name=RETENTION,
+    label="Eski sohbetlerin silinmesi",
+    run=_run_retention,
+    summary=lambda result: (f"{formatting.integer(result.get('deleted'))} sohbet silindi "
+                            f"({formatting.integer(result.get('days'))} günden uzun süredir kullanılmayanlar)"),
+    queueing_lock=RETENTION,
+    already_queued="Sırada bekleyen bir eski sohbet silme işi zaten var.",
 ))

@@ -50,6 +50,7 @@ EARLIER_ATTEMPT_RUNNING = ("Bu işin önceki denemesi başka bir işçide hâlâ
                            "yürütülmez. O deneme bitince gerekirse yeniden deneyin.")
 PROGRESS_INTERVAL_S = 0.5  # at most two progress writes per second per job (plus stage changes)
 SHUTDOWN_GRACE_S = 5.0  # a stopping worker lets a job finish this long before interrupting it
+RETENTION_EVERY_S = 24 * 3600.0  # a running worker queues the conversations' retention this often
 
 
 SERVER_PROCESSES = ("app", "api")  # the server processes that may run a job worker of their own
@@ -253,11 +254,17 @@ async def sweep(app: procrastinate.App, ctx: WorkerContext) -> list[Job]:
 
 
 async def _sweep_forever(app: procrastinate.App, ctx: WorkerContext) -> None:
+    """Sweep every heartbeat interval; and queue the conversations' retention once a day (the
+    worker's start queued one), so a worker that runs for months still enforces it."""
+    retention_due = time.monotonic() + RETENTION_EVERY_S
     while True:
         try:
             await sweep(app, ctx)
         except Exception:  # the next round tries again; the worker itself keeps running
             log.exception("sweeping stalled jobs failed")
+        if time.monotonic() >= retention_due:
+            retention_due = time.monotonic() + RETENTION_EVERY_S
+            await asyncio.to_thread(_queue_retention, ctx.db, ctx.settings)
         await asyncio.sleep(ctx.settings.job_heartbeat_seconds)
 
 
@@ -271,7 +278,7 @@ async def serve(ctx: WorkerContext, *, concurrency: int = 1, wait: bool = True,
         if not wait:
             await sweep(app, ctx)  # a worker that drains the queue and stops sweeps once, first
         else:
-            await asyncio.to_thread(_queue_start_up_work, ctx.db)
+            await asyncio.to_thread(_queue_start_up_work, ctx.db, ctx.settings)
         sweeper = asyncio.create_task(_sweep_forever(app, ctx), name="dayanak-job-sweep")
         try:
             await app.run_worker_async(
@@ -286,11 +293,14 @@ async def serve(ctx: WorkerContext, *, concurrency: int = 1, wait: bool = True,
                 await sweeper
 
 
-def _queue_start_up_work(db: Database) -> None:
+def _queue_start_up_work(db: Database, settings: Settings) -> None:
     """Work a serving worker queues when it starts: the quoter's sentences of documents stored
-    without them (`tasks.queue_unwarmed_quotes`). Never stops the worker: it is a cache fill."""
+    without them (`tasks.queue_unwarmed_quotes`) and the conversations' retention
+    (`tasks.queue_conversation_retention`, when a conversation is past it). Never stops the
+    worker: a cache fill and a deletion the next start or day queues again."""
     from ragcore.jobs import tasks
 
+    _queue_retention(db, settings)
     try:
         job = tasks.queue_unwarmed_quotes(db)
     except Exception:  # any failure here only leaves the fill to the next start
@@ -299,6 +309,18 @@ def _queue_start_up_work(db: Database) -> None:
     if job is not None:
         log.info("job %d queued: quote sentences of %d documents stored without them",
                  job.id, len(job.arguments["document_ids"]))
+
+
+def _queue_retention(db: Database, settings: Settings) -> None:
+    from ragcore.jobs import tasks
+
+    try:
+        job = tasks.queue_conversation_retention(db, settings)
+    except Exception:  # the next start or day queues it again
+        log.warning("could not queue the conversations' retention", exc_info=True)
+        return
+    if job is not None:
+        log.info("job %d queued: conversations past their retention", job.id)
 
 
 def run_worker(settings: Settings, *, concurrency: int = 1, name: str | None = None, wait: bool = True,

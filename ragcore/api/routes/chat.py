@@ -1,4 +1,4 @@
-"""POST /v1/chat: the app's answer service, as JSON or as server-sent events.
+"""POST /v1/chat: the app's answer service, as JSON or as server-sent events, in a saved conversation.
 
 The same `AnswerService.stream` the Sohbet page iterates: retrieval with the role predicate
 inside SQL, the refusal check, the prompt, the generator, the citation policy and the log.
@@ -6,21 +6,31 @@ With `Accept: text/event-stream` every text piece is an `event: delta`, and the 
 (`event: done`) carries the final answer, its sources and the question id — and
 `replaced: true` when the final text is not the concatenated pieces (a refusal or an
 unreliable model answer was replaced, exactly when the page swaps its streamed text).
+
+Every question is asked in a conversation (`ragcore.conversations`): the one `conversation_id`
+names — somebody else's or a missing one is the same 404, before anything is answered — or a new
+one. A follow-up is first resolved into a standalone question from the conversation's earlier
+turns (by the language model when the answers come from one, else by the rules); that question
+is what is answered and logged, `understood` says how it was read, and the turn is saved once the
+answer is complete (`conversation_id` and `turn` in the answer and in the `done` event).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from fastapi import APIRouter, Request
 from fastapi.sse import EventSourceResponse, format_sse_event
 
+from ragcore import conversations as convs
 from ragcore.answer import AnswerService, AnswerStream, QuestionError, validate_question
 from ragcore.api import errors
 from ragcore.api.deps import Context, CurrentUser, ModelServices
-from ragcore.api.schemas import ChatAnswer, ChatDone, ChatRequest, ErrorResponse
+from ragcore.api.routes.conversations import conversation_error
+from ragcore.api.schemas import ChatAnswer, ChatDone, ChatRequest, ErrorResponse, Understood
+from ragcore.core import Answer, User
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["chat"])
@@ -49,19 +59,23 @@ def _event(name: str, payload: dict) -> bytes:
     return format_sse_event(event=name, data_str=json.dumps(payload, ensure_ascii=False, default=str))
 
 
-def _events(stream: AnswerStream) -> Iterator[bytes]:
+def _events(stream: AnswerStream, save: Callable[[Answer], ChatAnswer]) -> Iterator[bytes]:
     try:
         for piece in stream:
             if piece:
                 yield _event("delta", {"text": piece})
+        assert stream.answer is not None
+        answer = save(stream.answer)
+    except errors.ApiError as exc:  # the turn could not be saved (the conversation went meanwhile)
+        yield _event("error", exc.body())
+        return
     except Exception:  # the response has started: the error must travel as an event
         log.exception("chat stream failed")
         yield _event("error", errors.error_body(
             "stream_failed", "Cevap üretilirken bir hata oluştu; lütfen yeniden deneyin.",
             "Answering failed midway; please try again."))
         return
-    assert stream.answer is not None
-    done = ChatDone(**ChatAnswer.of(stream.answer).model_dump(), replaced=stream.replaced)
+    done = ChatDone(**answer.model_dump(), replaced=stream.replaced)
     yield _event("done", done.model_dump(mode="json"))
 
 
@@ -73,19 +87,45 @@ def _start(answers: AnswerService, user, question: str) -> AnswerStream:
             from None
 
 
+def _prepare(answers: AnswerService, user: User, conversation_id: str | None, question: str) -> convs.PreparedTurn:
+    """The conversation checked (404 for a missing one and somebody else's alike) and the follow-up resolved."""
+    try:
+        return convs.prepare_turn(answers, user, conversation_id, question, generator=convs.condenser(answers))
+    except convs.ConversationError as exc:
+        raise conversation_error(exc) from None
+    except QuestionError as exc:
+        raise errors.ApiError(422, "question_invalid", str(exc), "The question cannot be asked as given.") from None
+
+
+def _saver(answers: AnswerService, user: User, prepared: convs.PreparedTurn) -> Callable[[Answer], ChatAnswer]:
+    """Store the finished answer's turn; the answer as the API returns it, with its conversation."""
+    def save(answer: Answer) -> ChatAnswer:
+        try:
+            conversation, turn = convs.record_turn(answers, user, prepared, answer)
+        except convs.ConversationError as exc:
+            raise conversation_error(exc) from None
+        return ChatAnswer.of(answer, conversation_id=conversation.id, turn=turn.position,
+                             understood=Understood.of(prepared))
+
+    return save
+
+
 @router.post(
     "/v1/chat", response_model=ChatAnswer,
-    summary="Ask a question (JSON, or server-sent events with Accept: text/event-stream)",
+    summary="Ask a question in a conversation (JSON, or server-sent events with Accept: text/event-stream)",
     responses={200: {"content": {"text/event-stream": {"example": SSE_EXAMPLE}}},
-               401: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 429: {"model": ErrorResponse},
-               503: {"model": ErrorResponse}},
+               401: {"model": ErrorResponse}, 404: {"model": ErrorResponse}, 409: {"model": ErrorResponse},
+               422: {"model": ErrorResponse}, 429: {"model": ErrorResponse}, 503: {"model": ErrorResponse}},
 )
 def chat(body: ChatRequest, request: Request, user: CurrentUser, context: Context, models: ModelServices):
     question = checked_question(body.question, context.settings.max_question_chars)
-    stream = _start(models.answers, user, question)
+    prepared = _prepare(models.answers, user, body.conversation_id, question)
+    stream = _start(models.answers, user, prepared.resolution.question)
+    save = _saver(models.answers, user, prepared)
     if wants_events(request):
-        return EventSourceResponse(_events(stream), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return EventSourceResponse(_events(stream, save),
+                                   headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     for _ in stream:
         pass
     assert stream.answer is not None
-    return ChatAnswer.of(stream.answer)
+    return save(stream.answer)

@@ -1,0 +1,134 @@
+"""The deterministic follow-up rewrite: no language model, the embedded default.
+
+After "Hamileyim, doğum izni kaç hafta?" people ask "Peki doğumdan sonra?", "ikiz olursa?",
+"bunu kime bildirmem lazım?": questions without a subject of their own. Such a follow-up gets the
+previous turn's subject appended in brackets — the content words of the questions it continues
+and the article the last answer cited — so that retrieval, the gate and the permissions see a
+standalone question ("Doğumdan sonra? (hamileyim doğum izni hafta; Madde 74 – Analık halinde
+çalışma ve süt izni)"), and the user sees exactly what was searched.
+
+A question is a follow-up when it opens like one ("peki", "o zaman", "ya …"), points back
+("bu", "bunu", "o", "aynı"), has fewer than MIN_OWN_WORDS content words, or is a bare condition
+without a question word ("ikiz olursa?"). Anything else has its own subject and stays as typed.
+
+Hand rules, kept small on purpose (STYLE.md prefers a model): they are the baseline the lab
+measures on its conversation gold set; the language model's condensation (`condense`) replaces
+them wherever one runs. The carried subject comes from the user's own questions and the cited
+article's heading only — never from answer text — and the caller passes only turns whose
+citations the user may still read (`ragcore.conversations.history.readable_history`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragcore.conversations.models import Turn
+from ragcore.core import STOPWORDS, normalize, words
+
+MIN_OWN_WORDS = 2  # a question with fewer content words of its own is elliptic
+MAX_CARRIED_WORDS = 12  # content words carried from earlier questions (the most recent kept)
+MAX_ARTICLE_CHARS = 100  # the cited article's label and heading, as carried
+
+# Openings that continue the conversation; the longest match is taken off the question's front.
+OPENERS = (("peki", "ya"), ("e", "peki"), ("o", "zaman"), ("o", "halde"), ("bu", "durumda"), ("bir", "de"),
+           ("peki",), ("ya",), ("ayrıca",), ("hani",), ("ee",))
+# Words that point back at something said before.
+ANAPHORA = frozenset("""bu bunu buna bunun bunda bundan bunlar bunları bunlara bunların bunlarda bundan
+    şu şunu şuna şunun şunda şundan o onu ona onun onda ondan onlar onları onlara onların
+    aynı aynısı öyle böyle oraya orada oradan buraya burada buradan""".split())
+QUESTION_WORDS = frozenset("""kaç kaçtır kaçta ne neler nelerdir nedir neyi neye neden niye niçin nasıl
+    nasıldır nerede nereye nereden neresi hangi hangisi hangileri kim kime kimi kimin kimden kimler""".split())
+# Not a subject: function words, the question and follow-up words, and what Turkish puts around them.
+FUNCTION_WORDS = STOPWORDS | QUESTION_WORDS | ANAPHORA | frozenset("""peki hani ayrıca yani ee acaba zaman
+    sonra önce halde durumda durumunda konuda konusunda lazım gerek gerekir gerekiyor gerekli var yok
+    olur olabilir olursa mümkün""".split())
+_PARTICLE = re.compile(r"m[ıiuü](?:y[ıiuü]m|s[ıiuü]n|y[ıiuü]z|s[ıiuü]n[ıiuü]z|d[ıiuü]r|l[ae]r|yd[ıiuü])?")
+_CONDITIONAL = re.compile(r"\w*(?:s[ae]|s[ae]m|s[ae]n|s[ae]k)$")  # olursa, vermezse, kalırsam
+_LEADING_SPACE = re.compile(r"^[\s,.;:!?…-]+")
+
+
+def content_words(text: str) -> list[str]:
+    """The words of `text` that name a subject (Turkish-lowercased, in order, without repeats)."""
+    kept = [w for w in words(text) if w not in FUNCTION_WORDS and not _PARTICLE.fullmatch(w) and len(w) > 1]
+    return list(dict.fromkeys(kept))
+
+
+def _interrogative(tokens: Sequence[str]) -> bool:
+    return any(t in QUESTION_WORDS or _PARTICLE.fullmatch(t) for t in tokens)
+
+
+def _opener(tokens: Sequence[str]) -> int:
+    """How many of the first tokens are an opening ("peki ya" → 2), 0 for none."""
+    for opener in OPENERS:
+        if tuple(tokens[:len(opener)]) == opener and len(tokens) > len(opener):
+            return len(opener)
+    return 0
+
+
+def is_follow_up(question: str) -> bool:
+    """Whether `question` leans on what came before (module docstring)."""
+    tokens = words(question)
+    if not tokens:
+        return False
+    if _opener(tokens) or ANAPHORA.intersection(tokens):
+        return True
+    if len(content_words(question)) < MIN_OWN_WORDS:
+        return True
+    return not _interrogative(tokens) and bool(_CONDITIONAL.fullmatch(tokens[-1]))
+
+
+def carried_subject(previous: Sequence[Turn]) -> list[str]:
+    """The content words of the questions the next one continues: the last turn's, and further
+    back while each was itself a follow-up (the first turn always has a subject of its own)."""
+    carried: list[str] = []
+    for index in range(len(previous) - 1, -1, -1):
+        carried = content_words(previous[index].question) + carried
+        if index == 0 or not is_follow_up(previous[index].question):
+            break
+    return list(dict.fromkeys(reversed(carried)))[:MAX_CARRIED_WORDS][::-1]
+
+
+def cited_article(turn: Turn) -> str:
+    """The article the turn was answered from: its first citation naming one ("" when none)."""
+    for citation in turn.citations:
+        label = citation.article_label
+        if label:
+            return label[:MAX_ARTICLE_CHARS].strip()
+    return ""
+
+
+def _core(question: str) -> str:
+    """The question without its opening ("Peki doğumdan sonra?" → "Doğumdan sonra?")."""
+    text = normalize(question).strip()
+    skip = _opener(words(text))
+    if skip:
+        matches = list(re.finditer(r"[^\W_]+", text))
+        text = _LEADING_SPACE.sub("", text[matches[skip - 1].end():])
+    return _capitalized(text) if text else question.strip()
+
+
+def _capitalized(text: str) -> str:
+    """The first letter in upper case, the Turkish way (i → İ, ı → I)."""
+    first = {"i": "İ", "ı": "I"}.get(text[0], text[0].upper())
+    return first + text[1:]
+
+
+def rewrite(previous: Sequence[Turn], question: str, max_chars: int) -> str | None:
+    """The standalone form of a follow-up, or None when `question` has its own subject or nothing
+    came before to carry. Never longer than `max_chars`: the oldest carried words go first."""
+    if not previous or not is_follow_up(question):
+        return None
+    subject = [w for w in carried_subject(previous) if w not in content_words(question)]
+    article = cited_article(previous[-1])
+    core = _core(question)
+    while subject or article:
+        inside = "; ".join(part for part in (" ".join(subject), article) if part)
+        text = f"{core} ({inside})"
+        if len(text) <= max_chars:
+            return text
+        if subject:
+            subject = subject[1:]
+        else:
+            article = ""
+    return None

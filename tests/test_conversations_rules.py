@@ -1,0 +1,225 @@
+"""Resolving a follow-up: the deterministic rewrite on fixed cases, and the language model's
+condensation call against the local fake Ollama/OpenAI server (tests/fakes.py) — its prompt
+contract, its bounded output and what happens when the model fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragcore.answer import ExtractiveGenerator, OllamaGenerator, OpenAIGenerator
+from ragcore.conversations import (
+    CONDENSE_FAILED,
+    METHOD_LLM,
+    METHOD_NONE,
+    METHOD_RULES,
+    UNDERSTOOD,
+    Citation,
+    Turn,
+    is_follow_up,
+    resolve_follow_up,
+)
+from ragcore.conversations.condense import ANSWER_CHARS, CONDENSE_TURNS, MAX_CONDENSED_CHARS
+from ragcore.core import Settings
+
+LEAVE = Citation(1, "3f2a9c1e-0000-4000-8000-000000000001", "İş Kanunu", "Madde 74",
+                 "Analık halinde çalışma ve süt izni", 31, 31, "s. 31")
+FIRST = Turn("Hamileyim, doğum izni kaç hafta?", "Hamileyim, doğum izni kaç hafta?",
+             "İş Kanunu (4857), Madde 74'e göre:\n\n> “Kadın işçilerin doğumdan önce sekiz ve doğumdan sonra "
+             "sekiz hafta olmak üzere toplam on altı haftalık süre için çalıştırılmamaları esastır.” [1]",
+             "answer", (LEAVE,))
+
+
+def _understood(previous, question, **kwargs) -> str | None:
+    resolution = resolve_follow_up(previous, question, **kwargs)
+    return resolution.question if resolution.rewritten else None
+
+
+# ----------------------------------------------------------------------------- the rules
+
+
+@pytest.mark.parametrize("question", [
+    "Peki doğumdan sonra?",  # an opening
+    "ikiz olursa?",  # a bare condition
+    "bunu kime bildirmem lazım?",  # pointing back
+    "O zaman ne yapmalıyım?",
+    "Ya işveren izin vermezse?",
+    "Süresi ne kadar?",  # no subject of its own
+    "Kaç gün?",
+    "Ücretli mi?",
+])
+def test_a_follow_up_carries_the_previous_subject_and_article(question) -> None:
+    resolution = resolve_follow_up([FIRST], question)
+    assert resolution.rewritten and resolution.method == METHOD_RULES
+    text = resolution.question
+    assert "doğum izni" in text and "hamileyim" in text  # the previous question's content words
+    assert "Madde 74 – Analık halinde çalışma ve süt izni" in text  # the article it was answered from
+    assert "kaç" not in text.split("(")[1]  # question words are not a subject
+    assert resolution.shown == UNDERSTOOD + text and resolution.shown.startswith("Şöyle anladım: ")
+
+
+def test_the_fixed_rewrites_read_as_written() -> None:
+    assert _understood([FIRST], "Peki doğumdan sonra?") == (
+        "Doğumdan sonra? (hamileyim doğum izni hafta; Madde 74 – Analık halinde çalışma ve süt izni)")
+    assert _understood([FIRST], "ya işveren izin vermezse?") == (  # the opening goes, the Turkish capital İ comes
+        "İşveren izin vermezse? (hamileyim doğum izni hafta; Madde 74 – Analık halinde çalışma ve süt izni)")
+    assert _understood([FIRST], "bunu kime bildirmem lazım?") == (
+        "Bunu kime bildirmem lazım? (hamileyim doğum izni hafta; Madde 74 – Analık halinde çalışma ve süt izni)")
+
+
+@pytest.mark.parametrize("question", [
+    "Yıllık izin kaç gündür?",
+    "Kıdem tazminatı nasıl hesaplanır?",
+    "İşveren risk değerlendirmesi yapmakla yükümlü müdür?",
+    "Fazla mesai ücreti ne kadar ödenir?",
+    "İşten çıkarılırsam ne olur?",
+])
+def test_a_standalone_question_stays_as_typed(question) -> None:
+    resolution = resolve_follow_up([FIRST], question)
+    assert not is_follow_up(question)
+    assert resolution.question == question and not resolution.rewritten
+    assert resolution.method == METHOD_NONE and resolution.shown is None
+
+
+def test_nothing_before_nothing_to_carry() -> None:
+    assert resolve_follow_up([], "Peki doğumdan sonra?").question == "Peki doğumdan sonra?"
+    assert not resolve_follow_up([], "ikiz olursa?").rewritten
+    bare = Turn("Peki?", "Peki?")  # a previous turn without content words or a citation
+    assert not resolve_follow_up([bare], "ikiz olursa?").rewritten
+
+
+def test_a_chain_of_follow_ups_keeps_the_first_subject_and_the_last_article() -> None:
+    nursing = Citation(1, "3f2a9c1e-0000-4000-8000-000000000002", "İş Kanunu", "Madde 74", "Süt izni", 32, 32, "s. 32")
+    second = Turn("Peki doğumdan sonra?", "…", "…", "answer", (nursing,))
+    text = _understood([FIRST, second], "ikiz olursa?")
+    assert text == "İkiz olursa? (hamileyim doğum izni hafta doğumdan; Madde 74 – Süt izni)"
+    # A standalone turn in between starts a new subject: the first one is not carried past it.
+    other = Turn("Yıllık ücretli izin kaç gündür?", "…", "…", "answer", ())
+    assert _understood([FIRST, other], "Peki bölünebilir mi?") == "Bölünebilir mi? (yıllık ücretli izin gündür)"
+
+
+def test_the_rewrite_fits_the_question_limit() -> None:
+    long_question = "Hamileyim " + " ".join(f"konu{i}" for i in range(40)) + " doğum izni kaç hafta?"
+    first = Turn(long_question, long_question, "", "answer", (LEAVE,))
+    text = _understood([first], "ikiz olursa?", settings=Settings(max_question_chars=80))
+    assert text is not None and len(text) <= 80 and text.startswith("İkiz olursa? (")
+    assert "hafta" in text  # the most recent words are kept, the oldest go first
+    assert _understood([first], "ikiz olursa?", settings=Settings(max_question_chars=14)) is None
+
+
+def test_the_extractive_quoter_is_no_language_model() -> None:
+    """Given the app's embedded generator, the rules rewrite: nothing is called."""
+    quoter = ExtractiveGenerator(embedder=None)
+    assert resolve_follow_up([FIRST], "ikiz olursa?", generator=quoter) == resolve_follow_up([FIRST], "ikiz olursa?")
+
+
+# ----------------------------------------------------------------------------- the language model's condensation
+
+
+@pytest.fixture(params=["ollama", "openai"])
+def model(request, fake_llm):
+    if request.param == "ollama":
+        return OllamaGenerator(fake_llm.url, "qwen2.5:7b-instruct"), "/api/chat"
+    return OpenAIGenerator(f"{fake_llm.url}/v1", "qwen2.5:7b-instruct"), "/v1/chat/completions"
+
+
+def test_the_condensation_prompt_contract(fake_llm, model) -> None:
+    generator, path = model
+    fake_llm.behaviour.reply = "Doğumdan sonraki doğum izni kaç haftadır?"
+    earlier = [Turn(f"Eski soru {i}: yıllık izin kaç gün?", "…", f"Eski cevap {i} [1].", "answer") for i in range(4)]
+    resolution = resolve_follow_up([*earlier, FIRST], "Peki doğumdan sonra?", generator=generator)
+    assert resolution == resolution.rewritten_by(METHOD_LLM, "Doğumdan sonraki doğum izni kaç haftadır?")
+    assert resolution.shown == "Şöyle anladım: Doğumdan sonraki doğum izni kaç haftadır?"
+    bodies = fake_llm.bodies(path)
+    assert len(bodies) == 1  # one call
+    system, user = bodies[0]["messages"]
+    assert system["role"] == "system" and user["role"] == "user"
+    assert "tek bir soruya dönüştürüyorsun" in system["content"] and "aynen yaz" in system["content"]
+    assert f"en fazla {MAX_CONDENSED_CHARS} karakter" in system["content"]
+    prompt = user["content"]
+    assert prompt.startswith("Önceki konuşma:\n") and prompt.endswith(
+        "Son soru: Peki doğumdan sonra?\n\nTek başına anlaşılır soru:")
+    # The last CONDENSE_TURNS turns only, each question as typed and its answer's start, no [n] marks.
+    assert prompt.count("Kullanıcı: ") == CONDENSE_TURNS and "Eski soru 1" not in prompt and "Eski soru 2" in prompt
+    assert "Kullanıcı: Hamileyim, doğum izni kaç hafta?\nDayanak: İş Kanunu (4857), Madde 74'e göre:" in prompt
+    assert "[1]" not in prompt
+
+
+def test_each_earlier_answer_is_clipped_and_a_hidden_one_left_out(fake_llm, model) -> None:
+    generator, path = model
+    long_answer = Turn("Fazla mesai ücreti nasıl hesaplanır?", "…", "Uzun cevap " + "x" * 2000, "answer")
+    hidden = Turn("Gizli belge ne diyor?", "…", "GIZLI-METIN", "answer", hidden=True)
+    resolve_follow_up([long_answer, hidden], "Peki bunu kim öder?", generator=generator)
+    prompt = fake_llm.bodies(path)[-1]["messages"][1]["content"]
+    answer_line = next(line for line in prompt.splitlines() if line.startswith("Dayanak: Uzun cevap"))
+    assert len(answer_line) <= len("Dayanak: ") + ANSWER_CHARS + 1 and answer_line.endswith("…")
+    assert "Kullanıcı: Gizli belge ne diyor?" in prompt and "GIZLI-METIN" not in prompt
+
+
+def test_only_a_follow_up_costs_a_model_call(fake_llm, model) -> None:
+    generator, path = model
+    resolution = resolve_follow_up([FIRST], "Kıdem tazminatı nasıl hesaplanır?", generator=generator)
+    assert not resolution.rewritten and fake_llm.bodies(path) == []
+    resolve_follow_up([], "ikiz olursa?", generator=generator)
+    assert fake_llm.bodies(path) == []
+
+
+def test_the_output_is_read_to_its_first_line_and_cleaned(fake_llm, model) -> None:
+    generator, _ = model
+    fake_llm.behaviour.reply = "Soru: “İkiz doğumda doğum izni kaç hafta uzar?” [1]\nAçıklama: model konuşmaya devam etti."
+    fake_llm.behaviour.reply_chunks = 12
+    resolution = resolve_follow_up([FIRST], "ikiz olursa?", generator=generator)
+    assert resolution.question == "İkiz doğumda doğum izni kaç hafta uzar?" and resolution.method == METHOD_LLM
+
+
+def test_a_runaway_output_is_cut(fake_llm, model) -> None:
+    generator, _ = model
+    fake_llm.behaviour.reply = "doğum izni " * 400  # 4,400 characters on one line
+    fake_llm.behaviour.reply_chunks = 100
+    resolution = resolve_follow_up([FIRST], "ikiz olursa?", generator=generator, settings=Settings(max_question_chars=300))
+    assert resolution.method == METHOD_LLM and len(resolution.question) <= 300
+
+
+def test_the_same_question_back_is_no_rewrite(fake_llm, model) -> None:
+    generator, _ = model
+    fake_llm.behaviour.reply = "Peki, doğumdan sonra?"
+    resolution = resolve_follow_up([FIRST], "Peki doğumdan sonra?", generator=generator)
+    assert resolution == resolution.as_typed("Peki doğumdan sonra?")
+
+
+@pytest.mark.parametrize("failure", ["status", "empty"])
+def test_a_failed_condensation_falls_back_to_the_rules_and_says_so(fake_llm, model, failure) -> None:
+    generator, _ = model
+    if failure == "status":
+        fake_llm.behaviour.fail_status = 500
+    else:
+        fake_llm.behaviour.reply = "  \n \n"
+    resolution = resolve_follow_up([FIRST], "Peki doğumdan sonra?", generator=generator)
+    assert resolution.method == METHOD_RULES and resolution.notice == CONDENSE_FAILED
+    assert resolution.question == _understood([FIRST], "Peki doğumdan sonra?")
+
+
+class EndlessModel:
+    """A language model that would write for ever: records how much was read and whether the
+    stream was closed."""
+
+    kind = "endless"
+    label = "endless"
+
+    def __init__(self) -> None:
+        self.pulled = 0
+        self.closed = False
+
+    def stream(self, messages, sources, question, **_):
+        try:
+            while True:
+                self.pulled += 1
+                yield "doğum izni "
+        finally:
+            self.closed = True
+
+
+def test_the_call_stops_reading_at_its_bound_and_closes_the_stream() -> None:
+    endless = EndlessModel()
+    resolution = resolve_follow_up([FIRST], "ikiz olursa?", generator=endless)
+    assert endless.closed and endless.pulled == -(-MAX_CONDENSED_CHARS // len("doğum izni "))
+    assert resolution.method == METHOD_LLM and len(resolution.question) <= MAX_CONDENSED_CHARS
