@@ -172,11 +172,16 @@ def test_the_output_is_read_to_its_first_line_and_cleaned(fake_llm, model) -> No
 
 
 def test_a_runaway_output_is_cut(fake_llm, model) -> None:
+    """A long line of its own words is read to the question's length; a looping one is cut by the
+    generator's bounds (ragcore.answer.bounds) and the rules rewrite the follow-up instead."""
     generator, _ = model
-    fake_llm.behaviour.reply = "doğum izni " * 400  # 4,400 characters on one line
+    fake_llm.behaviour.reply = " ".join(f"kelime{n}" for n in range(600))  # 5,000 characters on one line
     fake_llm.behaviour.reply_chunks = 100
     resolution = resolve_follow_up([FIRST], "ikiz olursa?", generator=generator, settings=Settings(max_question_chars=300))
     assert resolution.method == METHOD_LLM and len(resolution.question) <= 300
+    fake_llm.behaviour.reply = "doğum izni " * 400  # the same two words over and over
+    resolution = resolve_follow_up([FIRST], "ikiz olursa?", generator=generator, settings=Settings(max_question_chars=300))
+    assert resolution.method == METHOD_RULES and resolution.notice == CONDENSE_FAILED
 
 
 def test_the_same_question_back_is_no_rewrite(fake_llm, model) -> None:
