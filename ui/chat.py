@@ -268,7 +268,7 @@ def render_understood(ctx: AppContext, turn: Turn, key: str) -> None:
     """"Şöyle anladım: …" above the answer to a rewritten follow-up, with its "Düzelt" control."""
     if turn.resolved is None:
         return
-    cols = st.columns([5, 1], vertical_alignment="center")
+    cols = st.columns([3, 1], vertical_alignment="center")
     cols[0].caption(escape_markdown(UNDERSTOOD + turn.resolved))
     with cols[1]:
         render_fix(ctx, turn, key)
@@ -348,7 +348,7 @@ def _answer(ctx: AppContext, services: Services, user: User, prompt: str, as_typ
     resolution = prepared.resolution
     fix = st.empty()
     if resolution.shown:
-        cols = st.columns([5, 1], vertical_alignment="center")
+        cols = st.columns([3, 1], vertical_alignment="center")
         cols[0].caption(escape_markdown(resolution.shown))
         fix = cols[1].empty()
     if resolution.notice:

@@ -153,6 +153,7 @@ def render_conversations(ctx: AppContext, user: User) -> None:
 def render_actions(ctx: AppContext, user: User, conversation: Conversation) -> None:
     """Rename, export (Markdown, PDF) and delete the open conversation."""
     cid = conversation.id
+    st.caption("Açık sohbet")
     with st.popover("Yeniden adlandır", icon=":material/edit:", width="stretch"), \
             st.form(f"conv_rename_{cid}", border=False):
         st.text_input("Sohbetin yeni adı", value=conversation.title, max_chars=MAX_TITLE_CHARS,
