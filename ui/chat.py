@@ -278,11 +278,10 @@ def render_turn(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
     with st.chat_message("user"):
         st.markdown(escape_markdown(turn.question))
     with st.chat_message("assistant"):
-        if not turn.revoked:
-            render_understood(ctx, turn, key)
         if turn.revoked:
             st.warning(REVOKED_NOTICE, icon=":material/lock:")
             return
+        render_understood(ctx, turn, key)
         if turn.error:
             st.error(escape_markdown(turn.error))
             return
