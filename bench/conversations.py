@@ -6,8 +6,11 @@ by isg, one user asks 50 questions in one conversation through `ask_in_conversat
 own path: follow-ups resolved by the rules, answered by the extractive quoter, stored). Then it
 times, over --repeat runs each, what reopening and exporting that conversation costs:
 `get_conversation` (the turns read back and re-checked against what the user may read now), the
-Markdown export and the PDF export. Prints a markdown section and writes
-bench/results/conversations.md with its run card.
+Markdown export and the PDF export — and what the chat page costs to reopen it: the app run in
+Streamlit's AppTest (in-process, no browser), signed in as that user, timed per run once with the
+conversation reopened from the address (`?sohbet=…`: read back, passages looked up, 50 turns
+drawn by the chat's own functions) and once as a plain rerun of the open conversation. Prints a
+markdown section and writes bench/results/conversations.md with its run card.
 
     python -m bench.conversations [--turns 50] [--repeat 20] [--backend use]
 """
@@ -15,6 +18,7 @@ bench/results/conversations.md with its run card.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import sys
@@ -51,6 +55,37 @@ def timed(action: Callable[[], object], repeat: int) -> list[float]:
         action()
         runs.append((time.perf_counter() - started) * 1000)
     return runs
+
+
+def page_runs(settings: Settings, username: str, password: str, conversation_id: str,
+              repeat: int) -> dict[str, list[float]]:
+    """Milliseconds of the chat page's runs in AppTest: reopening the conversation, rerunning it."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui.chat import CONVERSATION, HISTORY
+    from ui.conversations import QUERY_KEY
+
+    os.environ.update({"DATABASE_URL": settings.database_url or "", "DATA_DIR": str(settings.data_dir),
+                       "EMBED_BACKEND": settings.embed_backend, "LLM_BACKEND": "extractive",
+                       "OLLAMA_BASE_URL": "http://127.0.0.1:9", "LOGIN_SLEEP_TIME": "0",
+                       "COOKIE_KEY": "bench-cookie-key-not-secret-0123456789abcdef",
+                       "ADMIN_PASSWORD": "bench-yonetici-parola"})
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=300)
+    at.query_params[QUERY_KEY] = conversation_id
+    at.run()
+    at.text_input(key="login_username").input(username)
+    at.text_input(key="login_password").input(password)
+    next(b for b in at.button if b.label == "Giriş yap").click()
+    at.run()
+    if at.exception or len(at.session_state[HISTORY]) == 0:
+        raise RuntimeError(f"the chat page did not reopen the conversation: {at.exception}")
+
+    def reopen() -> None:
+        at.session_state[CONVERSATION] = None  # the address names it: this run reads it back
+        at.run()
+
+    return {"page: reopen from the address (AppTest run)": timed(reopen, repeat),
+            "page: rerun of the open conversation (AppTest run)": timed(at.run, repeat)}
 
 
 def section(turns: int, rewritten: int, results: dict[str, list[float]]) -> str:
@@ -95,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      args.repeat),
             "export PDF": timed(lambda: export_conversation(db, settings, user, conversation_id, "pdf"), args.repeat),
         }
+        results.update(page_runs(settings, user.username, "uzun-sohbet-parola", conversation_id,
+                                 max(3, args.repeat // 4)))
         db.close()
         publish("conversations", section(args.turns, rewritten, results),
                 numbers={"turns": args.turns, "rewritten": rewritten, "repeat": args.repeat,

@@ -643,3 +643,44 @@ def test_upload_progress_bar_moves_with_numbers(app_url: str, browser_page: obje
     assert any(re.search(r"\d+/\d+ (sayfa|parça)", text) for text in labels), labels  # with numbers
     assert not any("Başlıyor" in text for text in labels)  # no empty bar without a stage
     _logout(page)
+
+
+def test_a_follow_up_is_understood_and_the_conversation_survives_a_reload(
+        app_url: str, browser_page: object, db: Database, settings: Settings) -> None:
+    """Issue 37: a question and a follow-up in one conversation, "Şöyle anladım" above the second
+    answer; after a reload the address (?sohbet=…) reopens the conversation with both turns, and
+    it is in the sidebar's list. A two-page PDF keeps this test short."""
+    from playwright.sync_api import expect
+
+    from ragcore.documents import ingest_pdf
+    from ragcore.embed import make_embedder
+    from tests.pdfs import text_pdf
+
+    first, follow_up = "Isveren is kazasini hangi kuruma bildirir?", "Peki kac gun icinde?"
+    ingest_pdf(db, settings, make_embedder(settings), text_pdf(
+        ["Madde 14 - Isveren is kazasini uc is gunu icinde Sosyal Guvenlik Kurumuna bildirir.",
+         "Madde 15 - Calisanlarin saglik gozetimi isveren tarafindan yaptirilir."]),
+        filename="is-kazasi.pdf", roles=["isg"], title="Is Kazasi Talimati", uploaded_by="admin")
+    _ensure_user(db, "zeynep", "isg", "zeynep-parola-1")
+    page = browser_page
+    started = time.perf_counter()
+    _login(page, app_url, "zeynep", "zeynep-parola-1")
+    _ask(page, first)
+    expect(page.get_by_text("Sosyal Guvenlik Kurumuna", exact=False).first).to_be_visible()
+    _ask(page, follow_up)
+    understood = page.get_by_text("Şöyle anladım:", exact=False)  # type: ignore[attr-defined]
+    expect(understood.first).to_be_visible()
+    _idle(page)
+    assert "sohbet=" in page.url, page.url  # type: ignore[attr-defined]
+    _shot(page, "conversation")
+
+    page.reload()  # type: ignore[attr-defined]  # a new session, signed in again by the cookie
+    expect(page.get_by_role("button", name="Çıkış yap")).to_be_visible()  # type: ignore[attr-defined]
+    messages = page.get_by_test_id("stChatMessage")  # type: ignore[attr-defined]
+    expect(messages.filter(has_text=first).first).to_be_visible()
+    expect(messages.filter(has_text=follow_up).first).to_be_visible()
+    expect(understood.first).to_be_visible()
+    sidebar = page.get_by_test_id("stSidebar")  # type: ignore[attr-defined]
+    expect(sidebar.get_by_role("button", name=first)).to_be_visible()
+    TIMINGS["conversation_reload_s"] = round(time.perf_counter() - started, 2)
+    _logout(page)

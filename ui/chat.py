@@ -11,17 +11,25 @@ against the user's current role (`ragcore.documents.catalog.readable_chunks`). A
 that was deleted or is no longer readable loses its answer and all its sources — from the
 session state too, not just from the page — because the answer was written from all of
 them and may repeat any; a Turkish notice says why.
+
+Every question is asked in a saved conversation (`ragcore.conversations`): the first one makes
+it, its id is kept in the session (`CONVERSATION`) and in the address (`?sohbet=…`, kept by
+`ui.conversations`), and a follow-up is resolved into a standalone question before it is
+answered. The question searched is shown above the answer ("Şöyle anladım: …") with a "Düzelt"
+control that asks the corrected question exactly as written (no second rewrite: the user has
+said what they meant).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import streamlit as st
 
 from ragcore.answer import EXTRACTIVE_NOTICE
+from ragcore.conversations import UNDERSTOOD
 from ragcore.core import (
     OUTCOME_ANSWER,
     OUTCOME_CLOSEST,
@@ -39,6 +47,14 @@ log = logging.getLogger("dayanak.app")
 
 HISTORY = "chat_history"
 PENDING = "chat_pending"
+PENDING_AS_TYPED = "chat_pending_as_typed"  # the pending question is a correction: ask it as written
+CONVERSATION = "chat_conversation"  # the open conversation's public id; None: the next question starts one
+FIX_BUTTON = "Düzelt"
+FIX_LABEL = "Soruyu tam hâliyle yazın"
+FIX_SUBMIT = "Bu soruyu sor"
+FIX_HELP = "Soru yanlış anlaşıldıysa düzeltin: yazdığınız soru, yeniden yorumlanmadan olduğu gibi sorulur."
+ASK_AGAIN = "Sorunuzu yeniden gönderin; yeni bir sohbette cevaplanır."
+NOT_SAVED = "Bu cevap sohbete kaydedilemedi; sonraki sorunuz yeni bir sohbet başlatır."
 NO_MODEL_BADGE = "Model çağrılmadı: kaynaklarda yeterli dayanak bulunamadı"
 NO_MODEL_HELP = ("Arama, erişebildiğiniz dokümanlarda bu soruya yetecek kadar ilgili bir parça bulamadı; bu yüzden "
                  "ne bir dil modeli ne de alıntı modu çalıştırıldı.")
@@ -48,6 +64,7 @@ REVOKED_NOTICE = ("Bu cevabın dayandığı kaynaklardan en az birine artık eri
                   "erişim rolleri değişti); cevap ve kaynakları gizlendi.")
 
 
+NOT_FOUND = "Kaynaklarda bu sorunun cevabı bulunamadı."
 CLOSEST_NOTE = ("Bu bir cevap değil: yukarıdakiler konuya en yakın parçalardır; lütfen aşağıdaki kaynaklardan "
                 "kendiniz okuyun. Soru, yöneticinin inceleme kuyruğuna eklendi.")
 UNUSED_SOURCES = "Cevapta kullanılmayan diğer kaynaklar"
@@ -71,6 +88,8 @@ class Turn:
     outcome: str | None = OUTCOME_ANSWER  # answer | closest | refused (ragcore.retrieval.abstention)
     nearest: tuple[str, ...] = ()  # closest outcome: each source's sentence nearest the question, marked
     cut: bool = False  # the model's answer was cut (time, length, loop, echo): `notice` says why
+    resolved: str | None = None  # a follow-up rewritten: the question searched ("Şöyle anladım: …")
+    reopened: bool = False  # read back from a saved conversation: its cited sources only, no scores
 
     @property
     def is_fallback(self) -> bool:
@@ -127,7 +146,8 @@ def render_sources(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
     if used:
         st.caption(NEAREST_CAPTION if marks else "Kaynaklar")
     for source in used:
-        render_source(ctx, user, source, turn.terms, f"{key}_src{source.rank}", marked=marks.get(source.rank, ""))
+        render_source(ctx, user, source, turn.terms, f"{key}_src{source.rank}", marked=marks.get(source.rank, ""),
+                      score_name=None if turn.reopened else "benzerlik skoru")
     if unused:
         st.caption(UNUSED_SOURCES)
     for source in unused:
@@ -174,7 +194,7 @@ def render_feedback(ctx: AppContext, user: User, turn: Turn) -> None:
 def render_badge(turn: Turn) -> None:
     """Who wrote the answer; when nobody did (the refusal gate), that no model was called."""
     if not turn.badge:
-        if turn.is_fallback:
+        if turn.is_fallback and not turn.reopened:  # a saved turn does not keep who wrote it
             st.badge(NO_MODEL_BADGE, icon=":material/block:", color="gray", help=NO_MODEL_HELP)
         return
     suffix = " · dil modeli kullanılmadı" if turn.quoted else ""  # no language model: say so, explain on hover
@@ -189,6 +209,8 @@ def render_footer(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
     elif turn.status == STATUS_NEEDS_REVIEW:
         st.warning("Erişebildiğiniz dokümanlarda bu sorunun cevabı bulunamadı. Soru, yöneticinin "
                    "inceleme kuyruğuna eklendi.", icon=":material/help:")
+    elif turn.is_fallback and turn.reopened:
+        st.warning(NOT_FOUND, icon=":material/help:")
     elif turn.is_fallback:
         st.warning("Alıntı modu, kaynaklarda bu soruyu cevaplayan bir cümle bulamadı." if turn.quoted
                    else "Dil modeli, kaynaklarda bu sorunun cevabını bulamadı.", icon=":material/help:")
@@ -216,11 +238,40 @@ def apply_permissions(ctx: AppContext, user: User, turns: list[Turn]) -> None:
         if any(source.chunk_id not in permitted for source in turn.sources):
             turns[index] = Turn(question=turn.question, status=turn.status, question_id=turn.question_id,
                                 revoked=True)
+        elif turn.resolved is not None and any(t.revoked for t in turns[:index]):
+            # The rewrite may carry words of an answer now hidden (the rules: its article; a model:
+            # its text), so it is shown as typed, as a reopened conversation shows it.
+            turns[index] = replace(turn, resolved=None)
 
 
 def turn_key(turn: Turn, index: int) -> str:
     """Widget keys of a turn: its question's id once logged, else its place in the history."""
     return f"chat_q{turn.question_id}" if turn.question_id is not None else f"chat_t{index}"
+
+
+def _ask_corrected(key: str) -> None:
+    text = (st.session_state.get(key) or "").strip()
+    if text:
+        st.session_state[PENDING] = text
+        st.session_state[PENDING_AS_TYPED] = True
+
+
+def render_fix(ctx: AppContext, turn: Turn, key: str) -> None:
+    """The "Düzelt" control: the question searched, editable, asked as written when sent."""
+    with st.popover(FIX_BUTTON, icon=":material/edit:", help=FIX_HELP), st.form(f"{key}_fix", border=False):
+        st.text_area(FIX_LABEL, value=turn.resolved or turn.question, key=f"{key}_fix_text",
+                     max_chars=ctx.settings.max_question_chars, height=80)
+        st.form_submit_button(FIX_SUBMIT, on_click=_ask_corrected, args=(f"{key}_fix_text",), type="primary")
+
+
+def render_understood(ctx: AppContext, turn: Turn, key: str) -> None:
+    """"Şöyle anladım: …" above the answer to a rewritten follow-up, with its "Düzelt" control."""
+    if turn.resolved is None:
+        return
+    cols = st.columns([3, 1], vertical_alignment="center")
+    cols[0].caption(escape_markdown(UNDERSTOOD + turn.resolved))
+    with cols[1]:
+        render_fix(ctx, turn, key)
 
 
 def render_turn(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
@@ -230,6 +281,7 @@ def render_turn(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
         if turn.revoked:
             st.warning(REVOKED_NOTICE, icon=":material/lock:")
             return
+        render_understood(ctx, turn, key)
         if turn.error:
             st.error(escape_markdown(turn.error))
             return
@@ -246,13 +298,16 @@ def _escaped(pieces: Iterable[str]) -> Iterator[str]:
 
 
 def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
-    """Answer the pending prompt (streaming), append it to the history, then clear the slot."""
+    """Answer the pending prompt in the open conversation (streaming), store the turn, append it
+    to the history, then clear the slot."""
     prompt = st.session_state.get(PENDING)
     if prompt is None:
         return
     from ragcore.answer import GeneratorError, QuestionError
+    from ragcore.conversations import ConversationError, ConversationNotFound
     from ragcore.embed import EmbeddingError
 
+    as_typed = bool(st.session_state.pop(PENDING_AS_TYPED, False))
     with st.chat_message("user"):
         st.markdown(escape_markdown(prompt.strip() or " "))
     with st.chat_message("assistant"):
@@ -261,19 +316,11 @@ def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
             turn.error = unavailable_message(services)
         else:
             try:
-                stream = services.answers.stream(user, prompt)
-                placeholder = st.empty()
-                with placeholder.container():
-                    st.write_stream(_escaped(stream))
-                answer = stream.answer
-                if answer is None:
-                    raise RuntimeError("cevap tamamlanamadı")
-                turn = turn_from_answer(answer, _terms(ctx, user, answer))
-                if stream.replaced or turn.outcome == OUTCOME_CLOSEST:
-                    with placeholder.container():
-                        render_answer_text(turn)
-                render_footer(ctx, user, turn, turn_key(turn, len(history())))
-            except QuestionError as exc:
+                turn = _answer(ctx, services, user, prompt, as_typed)
+            except ConversationNotFound as exc:  # deleted in another tab, or expired: start afresh
+                st.session_state[CONVERSATION] = None
+                turn.error = f"{exc} {ASK_AGAIN}"
+            except (QuestionError, ConversationError) as exc:  # Turkish, and say what to do
                 turn.error = str(exc)
             except (EmbeddingError, GeneratorError) as exc:  # their messages are Turkish and say what to do
                 log.warning("answering a question of %s failed: %s", user.username, exc)
@@ -285,6 +332,52 @@ def answer_pending(ctx: AppContext, services: Services, user: User) -> None:
             st.error(escape_markdown(turn.error))
     history().append(turn)
     st.session_state.pop(PENDING, None)
+
+
+def _answer(ctx: AppContext, services: Services, user: User, prompt: str, as_typed: bool) -> Turn:
+    """Resolve the question in the open conversation, stream its answer, store the turn.
+
+    A correction ("Düzelt", `as_typed`) is checked like any question but searched as written."""
+    from ragcore.conversations import ConversationError, Resolution, condenser, prepare_turn, record_turn
+
+    service = services.answers
+    prepared = prepare_turn(service, user, st.session_state.get(CONVERSATION), prompt, generator=condenser(service))
+    if as_typed:
+        prepared = replace(prepared, resolution=Resolution.as_typed(prepared.question))
+    resolution = prepared.resolution
+    fix = st.empty()
+    if resolution.shown:
+        cols = st.columns([3, 1], vertical_alignment="center")
+        cols[0].caption(escape_markdown(resolution.shown))
+        fix = cols[1].empty()
+    if resolution.notice:
+        st.caption(escape_markdown(resolution.notice))
+    stream = service.stream(user, resolution.question)
+    placeholder = st.empty()
+    with placeholder.container():
+        st.write_stream(_escaped(stream))
+    answer = stream.answer
+    if answer is None:
+        raise RuntimeError("cevap tamamlanamadı")
+    turn = replace(turn_from_answer(answer, _terms(ctx, user, answer)), question=prepared.question,
+                   resolved=resolution.question if resolution.rewritten else None)
+    key = turn_key(turn, len(history()))
+    if turn.resolved is not None:
+        with fix.container():
+            render_fix(ctx, turn, key)
+    if stream.replaced or turn.outcome == OUTCOME_CLOSEST:
+        with placeholder.container():
+            render_answer_text(turn)
+    render_footer(ctx, user, turn, key)
+    try:
+        conversation, _ = record_turn(service, user, prepared, answer)
+    except ConversationError as exc:  # deleted in another tab meanwhile, or full: the answer stays on screen
+        log.warning("a turn of %s was not stored: %s", user.username, exc)
+        st.warning(escape_markdown(f"{exc} {NOT_SAVED}"), icon=":material/warning:")
+        st.session_state[CONVERSATION] = None
+        return turn
+    st.session_state[CONVERSATION] = conversation.id
+    return turn
 
 
 def _terms(ctx: AppContext, user: User, answer: Answer) -> frozenset[str]:
@@ -320,7 +413,7 @@ def unavailable_message(services: Services) -> str:
 
 
 def render_chat(ctx: AppContext, user: User) -> None:
-    take_prompt(ctx.settings.max_question_chars)
+    """The history and the pending question's answer (`take_prompt` has run first: ui.conversations)."""
     turns = history()
     apply_permissions(ctx, user, turns)
     if not turns and st.session_state.get(PENDING) is None:
@@ -338,5 +431,8 @@ def get_services_safely() -> Services:
 
 
 def clear_history() -> None:
+    """"Yeni sohbet": an empty chat; the next question starts a new conversation."""
     st.session_state[HISTORY] = []
     st.session_state.pop(PENDING, None)
+    st.session_state.pop(PENDING_AS_TYPED, None)
+    st.session_state[CONVERSATION] = None

@@ -49,10 +49,11 @@ OCR_HINT = ("Bu bölüm taranmış bir sayfadan OCR ile okundu; okuma hataları 
 
 
 def render_source(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str, *,
-                  score_name: str = "benzerlik skoru", marked: str = "") -> None:
+                  score_name: str | None = "benzerlik skoru", marked: str = "") -> None:
     """One source as an expander: label, passage, score, and the button that opens its page.
     `marked`: a sentence of the passage to mark (the closest outcome's nearest sentence); such a
-    passage is shown open, since it is what that outcome has to show."""
+    passage is shown open, since it is what that outcome has to show. `score_name` None: no
+    score (a reopened conversation keeps where its sources were, not how they scored)."""
     label = f"[{source.rank}] {source_label(source)}" + (" · OCR" if source.ocr else "")
     with st.expander(escape_markdown(label), expanded=bool(marked)):
         if source.ocr:
@@ -60,7 +61,8 @@ def render_source(ctx: AppContext, user: User, source: Source, terms: Collection
             st.caption(OCR_HINT)
         st.markdown(highlight(passage_text(source), terms, marked))
         cols = st.columns([3, 2], vertical_alignment="center")
-        cols[0].caption(escape_markdown(f"{source.filename} · {score_name} {formatting.number(source.score)}"))
+        score = f" · {score_name} {formatting.number(source.score)}" if score_name else ""
+        cols[0].caption(escape_markdown(f"{source.filename}{score}"))
         if cols[1].button(escape_markdown(page_button_label(source)), key=f"{key}_page", icon=":material/menu_book:",
                           width="stretch"):
             open_page_dialog(ctx, user, source, terms, key)

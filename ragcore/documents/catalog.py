@@ -104,6 +104,24 @@ def readable_chunks(db: dbmod.Database, chunk_ids: Iterable[int], role: str) -> 
     return {row[0] for row in rows}
 
 
+def readable_passages(db: dbmod.Database, chunk_ids: Iterable[int], role: str) -> dict[int, Chunk]:
+    """Those of `chunk_ids` that still exist and that `role` may read now, with their text (one
+    query): a reopened conversation stores only where its answers' sources were, and shows
+    their passages as the chat did."""
+    ids = sorted(set(chunk_ids))
+    if not ids:
+        return {}
+    with db.connection() as conn:
+        rows = conn.execute(
+            f"""SELECT c.id, c.ordinal, c.text, c.page_start, c.page_end, c.article, c.char_start, c.char_end,
+                       c.locator, c.ocr
+                FROM chunks c JOIN documents d ON d.id = c.document_id
+                WHERE c.id = ANY(%(ids)s) AND {_VISIBLE}""",
+            {"ids": ids, "role": role},
+        ).fetchall()
+    return {row[0]: Chunk(*row[1:]) for row in rows}
+
+
 def term_document_frequencies(db: dbmod.Database, terms: Iterable[str], role: str) -> tuple[int, dict[str, int]]:
     """How many chunks the role may read, and in how many of them each lexical term occurs.
 
