@@ -27,6 +27,7 @@ from ragcore.jobs.tasks import (
     INGEST,
     QUOTES,
     REEMBED,
+    in_parts,
     queue_unwarmed_quotes,
     remove_orphan_staged_files,
     staged_path,
@@ -39,7 +40,7 @@ from ragcore.jobs.worker import STALLED_REASON, BackgroundWorker, run_worker
 __all__ = [
     "ACTIVE", "CANCELLED", "FAILED", "INGEST", "KINDS", "QUEUED", "QUOTES", "REEMBED", "RUNNING", "STALLED_REASON",
     "STATUS_LABELS", "SUCCEEDED", "BackgroundWorker", "Job", "JobCancelled", "JobError", "JobFailed", "JobKind",
-    "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "format_duration", "get_job", "get_kind", "list_jobs",
+    "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "format_duration", "get_job", "get_kind", "in_parts", "list_jobs",
     "live_workers", "load_job_modules", "queue_unwarmed_quotes", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "staged_path", "submit", "submit_ingest",
     "submit_reembed", "warm_quotes",
 ]
