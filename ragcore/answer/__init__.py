@@ -72,6 +72,7 @@ from ragcore.answer.sentences import (
     split_sentences,
 )
 from ragcore.answer.service import (
+    CLOSEST_PASSAGES,
     DATABASE_DOWN,
     UNCITED_NOTICE,
     UNRELIABLE_NOTICE,
@@ -88,6 +89,7 @@ from ragcore.answer.spool import (
 __all__ = [
     "AnswerService",
     "AnswerStream",
+    "CLOSEST_PASSAGES",
     "DATABASE_DOWN",
     "ELLIPSIS",
     "EXTRACTIVE_NOTICE",
