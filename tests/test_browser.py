@@ -704,3 +704,44 @@ def test_upload_progress_bar_moves_with_numbers(app_url: str, browser_page: obje
     assert any(re.search(r"\d+/\d+ (sayfa|parça)", text) for text in labels), labels  # with numbers
     assert not any("Başlıyor" in text for text in labels)  # no empty bar without a stage
     _logout(page)
+
+
+# ----------------------------------------------------------------------------- issue 41: the review queue in groups
+
+
+def test_review_queue_groups_a_question_asked_three_times_and_keeps_off_topic_ones_apart(
+        app_url: str, browser_page: object, db: Database) -> None:
+    """Three askings of one question (case, Turkish letters and punctuation apart) are one group
+    that says so, at the top; the gate's refusals of questions about nothing in the documents sit
+    in their own folded list."""
+    from playwright.sync_api import expect
+
+    from ragcore.answer.questions import insert_question, question_record
+
+    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    _ensure_user(db, "mehmet", "isg", "mehmet-parola-1")
+    _ensure_user(db, "ayse", "ik", "ayse-parola-1")
+    asked = [("mehmet", "Kreş yardımı var mı?", "closest"), ("ayse", "kres yardimi var mi", "closest"),
+             ("mehmet", "KREŞ YARDIMI VAR MI?", "closest"), ("ayse", "Servis kaçta kalkıyor?", "closest"),
+             ("mehmet", "Yarın İstanbul'da hava nasıl olacak?", "refused"),
+             ("ayse", "Bu hafta yemekhanede ne var?", "refused")]
+    for username, question, outcome in asked:
+        asker = users.get_user(db, username)
+        insert_question(db, question_record(asker, question, answer=None, status="needs_review", generator=None,
+                                            llm_called=False, outcome=outcome))
+    page = browser_page
+    _login(page, app_url, "admin", ADMIN_PASSWORD)
+    _open_page(page, "İnceleme kuyruğu", "İnceleme kuyruğu")
+    main = page.get_by_test_id("stMain")
+    expect(main.locator("strong").first).to_have_text("KREŞ YARDIMI VAR MI?")  # the most asked first, newest wording
+    expect(main.get_by_text("kez soruldu", exact=False).first).to_contain_text("3 kez soruldu")
+    expect(main.get_by_text("kres yardimi var mi", exact=True)).to_have_count(0)  # not a card of its own
+    weather = main.get_by_text("Yarın İstanbul'da hava nasıl olacak?", exact=True)
+    expect(weather).to_be_hidden()  # folded away with the other off-topic question
+    off_topic = main.locator("[data-testid='stExpander'] summary").filter(has_text="Konu dışı sorular: 2 soru")
+    expect(off_topic).to_be_visible()
+    assert not (foreign := _foreign_words(page)), foreign
+    _shot(page, "review", publish=True)
+    off_topic.click()
+    expect(weather).to_be_visible()
+    _logout(page)

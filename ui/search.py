@@ -38,7 +38,7 @@ COLUMNS = {
                                           alignment="right"),
     "Sözcük": st.column_config.TextColumn("Sözcük", help="Sözcük eşleşmesi skoru, BM25 (— : sözcük aramasında çıkmadı)",
                                           alignment="right"),
-    "Doküman": st.column_config.TextColumn("Doküman", width="large"),
+    "Doküman": st.column_config.TextColumn("Doküman", width="medium"),  # inside "Teknik ayrıntılar": a narrower column
     "Madde": st.column_config.TextColumn("Madde"),
     "Sayfa": st.column_config.TextColumn("Sayfa", width="small", help="Word belgelerinde başlık ve paragraf"),
 }
