@@ -144,7 +144,22 @@ def _clean(everyday: str, legal: list[str] | tuple[str, ...] | str) -> tuple[str
         raise ExpansionError(f"Bir satırda en fazla {MAX_LEGAL_WORDS} kanun terimi olabilir.")
     if _tokens(everyday) >= {t for w in legal_words for t in _tokens(w)}:
         raise ExpansionError("Kanun terimleri günlük ifadeyle aynı; eşleştirme bir şey eklemez.")
+    forms = inflected_pair(legal_words)
+    if forms:
+        raise ExpansionError(f"“{forms[0]}” ile “{forms[1]}” aynı kelimenin hâlleri: kelimeyi yalın hâliyle bir kez "
+                             "yazın (ör. “ücret”, “izin”); çekimli hâlleri kendiliğinden aranır.")
     return everyday, legal_words
+
+
+def inflected_pair(terms: list[str] | tuple[str, ...]) -> tuple[str, str] | None:
+    """Two one-word terms that are forms of one word ("ücret" and "ücreti", "fesih" and "feshi"):
+    they share a token (`term_tokens`) or one starts with the other. None when there are none."""
+    bare = [term for term in terms if len(words(term)) == 1]
+    for i, first in enumerate(bare):
+        for second in bare[i + 1:]:
+            if set(term_tokens(first)) & set(term_tokens(second)) or first.startswith(second) or second.startswith(first):
+                return first, second
+    return None
 
 
 def save_expansion(db: Database, everyday: str, legal: list[str] | tuple[str, ...] | str, *,
