@@ -152,8 +152,11 @@ UPLOAD_BUTTON_TEXT = "Dosya seç"
 DROP_TEXT = "Dosyayı buraya bırakın"
 
 
-def uploader_limits_text(max_mb: int) -> str:
-    return f"PDF ya da Word (.docx) · en fazla {max_mb} MB"
+DOCUMENT_KINDS = "PDF ya da Word (.docx)"
+
+
+def uploader_limits_text(max_mb: int, kinds: str = DOCUMENT_KINDS) -> str:
+    return f"{kinds} · en fazla {max_mb} MB"
 
 
 _UPLOADER_CSS = """
@@ -170,10 +173,12 @@ _UPLOADER_CSS = """
 """
 
 
-def uploader_in_turkish(max_mb: int) -> None:
-    """Draw the file uploaders of this page in Turkish, with full file names (see above).
-    Style only: nothing of it takes a place on the page."""
-    css = _UPLOADER_CSS % {"button": UPLOAD_BUTTON_TEXT, "limits": uploader_limits_text(int(max_mb)), "drop": DROP_TEXT}
+def uploader_in_turkish(max_mb: int, kinds: str = DOCUMENT_KINDS) -> None:
+    """Draw the file uploaders of this page in Turkish, with full file names (see above): every
+    uploader of a page takes the same files (`kinds`, at most `max_mb`). Style only: nothing of
+    it takes a place on the page."""
+    limits = uploader_limits_text(int(max_mb), kinds)
+    css = _UPLOADER_CSS % {"button": UPLOAD_BUTTON_TEXT, "limits": limits, "drop": DROP_TEXT}
     st.html(f"<style>{css}</style>")
 
 
