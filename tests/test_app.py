@@ -285,14 +285,17 @@ def test_upload_through_file_uploader_then_chat_cites_page_7(app_env: Path, db: 
     _upload_law(admin, ["isg", "personel"])
     queued = texts(admin)
     (waiting,) = jobs.list_jobs(db)
-    label = short_id(waiting.public_id)  # the public id's first characters, never the row's key
-    assert f"sıraya alındı (iş {label})" in queued, queued  # the page returned at once with a job
-    assert f"İş {label} · Doküman yükleme · {LAW_6331.name}" in queued  # and the jobs section shows it
+    assert f"“{LAW_6331.name}” sıraya alındı" in queued, queued  # the page returned at once with a job
+    assert f"**“{LAW_6331.name}”**" in queued  # its card names the file (no title typed), never an id
+    assert re.search(r"Doküman yükleme · (Sırada|Çalışıyor|Tamamlandı) · admin", queued), queued  # the worker may be quick
+    assert short_id(waiting.public_id) not in queued
     job = _finished_job(db)  # done by the worker inside the app process
     assert job.status == "succeeded", job.error
     admin.run()
     shown = texts(admin)
-    assert "Tamamlandı" in shown and f"belge {short_id(job.result['document_id'])}" in shown
+    title = job.result["title"]  # the stored title replaces the file name on the card
+    assert f"**“{title}”**" in shown and f"Doküman yükleme · {LAW_6331.name} · Tamamlandı" in shown, shown
+    assert f"“{title}” aranabilir: 24 sayfa" in shown and short_id(job.result["document_id"]) not in shown
     assert "Tüm dokümanlar (1)" in [h.value for h in admin.subheader]
     with db.connection() as conn:
         row = conn.execute("SELECT title, allowed_roles, uploaded_by FROM documents").fetchone()
@@ -434,11 +437,11 @@ def test_queued_upload_without_a_worker_can_be_cancelled_and_survives_restart(
     context.reset(keep_models=True)  # an app restart: the page reads the table again
     admin = login(new_app(), "admin", ADMIN_PASSWORD)
     admin.switch_page("pages/documents.py").run()
-    assert f"İş {short_id(job.public_id)} · Doküman yükleme · yonetmelik.pdf" in texts(admin)
+    assert "**“yonetmelik.pdf”**" in texts(admin) and "Doküman yükleme · Sırada" in texts(admin)
     admin.button(key=f"job_cancel_{job.public_id}").click()
     admin.run()
     assert not admin.exception
-    assert f"İş {short_id(job.public_id)} iptal edildi." in texts(admin)
+    assert "“yonetmelik.pdf” işi iptal edildi." in texts(admin)
     assert jobs.get_job(db, job.id).status == "cancelled"
     assert not jobs.staged_path(context._app_context().settings, job.id).exists()
 
@@ -458,7 +461,7 @@ def test_review_queue_upload_resolves_the_item_through_a_job(app_env: Path, db: 
     button(admin, "Yükle ve çöz").click()
     admin.run()
     assert not admin.exception
-    assert "Doküman eklenince kayıt çözülecek." in texts(admin)
+    assert "Doküman eklenince bu sorunun bütün soruluşları çözülecek." in texts(admin)
     job = _finished_job(db)
     with db.connection() as conn:
         key = conn.execute("SELECT id FROM questions WHERE public_id = %s", (qid,)).fetchone()[0]

@@ -91,6 +91,12 @@ def test_search_results_are_turkish(db: Database, settings, embedder) -> None:
     assert {"Vektör", "Sözcük"} <= set(frame.columns) and not {"BM25", "Kosinüs"} & set(frame.columns)  # the legs' plain names
     shown = texts(admin)
     assert "weighted" not in shown and "[1] is kazasi · Madde 14 · s. 1" in shown, shown
+    # What the chat would do leads (issue 41); the numbers are one click away.
+    decision = [re.sub(r"\\(.)", r"\1", a.value) for a in (*admin.success, *admin.info, *admin.warning)]
+    assert any("Sohbet bu soru" in d and "(İş sağlığı ve güvenliği rolünün gözüyle)" in d for d in decision), decision
+    (technical,) = [e for e in admin.main.expander if e.label == "Teknik ayrıntılar"]
+    assert [m.label for m in technical.metric] == ["Mod", "Kanıt skoru", "Eşik", "Süre"]
+    assert len(technical.dataframe) == 1 and "Kanıt skoru" not in shown
 
 
 def test_refused_question_says_no_model_was_called() -> None:

@@ -423,14 +423,40 @@ def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: 
 @pytest.mark.needs_data("laws")
 def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database) -> None:
     """The upload widget for real: file chooser, allowed-roles multiselect, a queued job, its
-    progress bar (refreshed by the fragment), the stored document."""
+    progress bar (refreshed by the fragment), the stored document. And the form in Turkish
+    (issue 41): no English of the uploader or the picker on screen, the uploader's Turkish drawn,
+    the full file name, a sentence on who reads under the picker; the job's card on screen at once,
+    naming the document, never an id."""
+    import re
+
     from playwright.sync_api import expect
 
+    from ui.upload import DROP_TEXT, UPLOAD_BUTTON_TEXT, uploader_limits_text
+
     page = browser_page
+    title = "6331 sayılı İş Sağlığı ve Güvenliği Kanunu"
     _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
     _login(page, app_url, "admin", ADMIN_PASSWORD)
     _open_page(page, "Dokümanlar", "Doküman yükle")
+    assert not (foreign := _foreign_words(page)), foreign
+    dropzone = page.get_by_test_id("stFileUploaderDropzone")
+    assert _drawn(dropzone.locator("button")) == UPLOAD_BUTTON_TEXT
+    assert _drawn(page.get_by_test_id("stFileUploaderDropzoneInstructions").locator("div").first) == \
+        uploader_limits_text(50)
+    _drag_over(page)  # Streamlit's "Drag and drop a file here" while a file is dragged over
+    overlay = dropzone.locator(":scope > div:not([data-testid])").filter(has=page.locator(":scope > span"))
+    expect(overlay).to_have_count(1)
+    assert _drawn(overlay) == DROP_TEXT and not _foreign_words(page)
+    dropzone.dispatch_event("dragleave")
+    expect(page.get_by_text("Herkes:", exact=False).first).to_be_visible()  # who reads, under the picker
+    expect(page.get_by_text("Tüm personel:", exact=False).first).to_be_visible()
     expect(_chosen(page, "Kimler okuyabilir?", "Tüm personel")).to_have_count(0)  # no role preselected
+    _multiselect(page, "Kimler okuyabilir?").get_by_role("combobox").click()
+    options = page.get_by_role("option")
+    expect(options.first).to_be_visible()
+    assert options.all_inner_texts() == ["Herkes", "Yönetici", "İş sağlığı ve güvenliği", "İnsan kaynakları",
+                                         "Üretim", "Tüm personel"]  # no "Select all"
+    page.keyboard.press("Escape")
     _pick_option(page, "Kimler okuyabilir?", "İş sağlığı ve güvenliği")
     _pick_option(page, "Kimler okuyabilir?", "Tüm personel")
     expect(page.get_by_text("Bu doküman tüm çalışanlara açılacak", exact=False).first).to_be_visible()
@@ -438,29 +464,51 @@ def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database
     expect(page.get_by_role("checkbox", name=WIDE_CONFIRM_LABEL)).to_be_checked()
     page.locator("input[type='file']").set_input_files(str(LAW_6331))
     expect(page.get_by_role("button", name=f"Remove {LAW_6331.name}")).to_be_visible()
-    title = page.get_by_label("Başlık (isteğe bağlı)")
-    title.fill("6331 sayılı İş Sağlığı ve Güvenliği Kanunu")
-    expect(title).to_have_value("6331 sayılı İş Sağlığı ve Güvenliği Kanunu")
-    _shot(page, "upload_form")
+    name = page.get_by_test_id("stFileChipName")
+    assert _drawn(name, "::before") == LAW_6331.name  # the whole name, not "6331-is...kanunu.pdf"
+    box = page.get_by_label("Başlık (isteğe bağlı)")
+    box.fill(title)
+    expect(box).to_have_value(title)
+    assert not (foreign := _foreign_words(page)), foreign  # "Press Enter to submit form" neither
+    _shot(page, "upload_form", publish=True)
     started = time.perf_counter()
     page.get_by_role("button", name="Yükle", exact=True).click()
     expect(page.get_by_text("sıraya alındı").first).to_be_visible()  # the page returns at once with a job
     TIMINGS["browser_upload_queued_s"] = round(time.perf_counter() - started, 2)
-    # The jobs section shows it with a progress bar while it runs (a fast machine may finish first).
+    card = page.get_by_text(f"“{title}”", exact=True).first
+    expect(card).to_be_in_viewport()  # the job's card is on screen without scrolling
+    jobs_text = page.get_by_test_id("stMain").inner_text()
+    assert not re.search(r"\b(İş|belge) [0-9a-f]{8}\b", jobs_text), jobs_text  # no ids
+    # The card shows it with a progress bar while it runs (a fast machine may finish first).
     running = page.get_by_role("progressbar").or_(page.get_by_text("Tamamlandı")).first
     expect(running).to_be_visible(timeout=3 * WAIT_MS)
-    running.scroll_into_view_if_needed()
     _shot(page, "upload_progress")
-    # When the in-app worker finishes, the fragment redraws the page with the new document.
+    # When the in-app worker has stored it, the fragment redraws the page with the new document.
     expect(page.get_by_text("Okuyabilen roller: İş sağlığı ve güvenliği, Tüm personel").first).to_be_visible(
         timeout=6 * WAIT_MS)  # 24 pages embedded on a CPU
     TIMINGS["browser_upload_s"] = round(time.perf_counter() - started, 2)
     expect(page.get_by_text("Tamamlandı").first).to_be_visible()
+    summary = page.get_by_text(f"“{title}” aranabilir: 24 sayfa", exact=False).first
+    expect(summary).to_be_visible()
+    assert "sürdü" in summary.inner_text() and "vektör" not in page.get_by_test_id("stMain").inner_text()
     _shot(page, "upload", publish=True)
     with db.connection() as conn:
         row = conn.execute("SELECT allowed_roles, uploaded_by FROM documents").fetchone()
     assert sorted(row[0]) == ["isg", "personel"] and row[1] == "admin"
     _logout(page)
+
+
+def _drawn(element: object, where: str = "::after") -> str:
+    """The text CSS draws in `element`'s pseudo-element (ui/upload.py's Turkish for the uploader)."""
+    content = element.evaluate(f"el => getComputedStyle(el, '{where}').content")  # type: ignore[attr-defined]
+    return content[1:-1] if content.startswith('"') else ""
+
+
+def _drag_over(page: object) -> None:
+    """A file dragged over the uploader's drop zone, as the browser reports it."""
+    data = page.evaluate_handle("""() => { const data = new DataTransfer();
+        data.items.add(new File(["%PDF-1.4"], "kanun.pdf", {type: "application/pdf"})); return data; }""")  # type: ignore[attr-defined]
+    page.get_by_test_id("stFileUploaderDropzone").dispatch_event("dragenter", {"dataTransfer": data})  # type: ignore[attr-defined]
 
 
 # ----------------------------------------------------------------------------- issue 15: the product in Turkish
@@ -475,7 +523,10 @@ ENGLISH = {"the", "and", "of", "to", "not", "none", "null", "nan", "true", "fals
            "loading", "results", "score", "cosine", "default", "calibrated", "setting", "running", "queued",
            "succeeded", "failed", "cancelled", "upload", "document", "documents", "search", "user", "users",
            "use", "production", "bootstrap", "paraphrase", "train", "dev", "universal", "sentence", "encoder",
-           "multilingual", "small", "hybrid", "worker", "python", "summary", "cases", "gold"}
+           "multilingual", "small", "hybrid", "worker", "python", "summary", "cases", "gold",
+           # Streamlit's own words in the file uploader and the multiselect (issue 41)
+           "drag", "drop", "file", "files", "here", "per", "browse", "select", "all", "matches", "choose",
+           "options", "clear", "remove", "press", "enter", "submit", "form", "apply", "add", "icon", "directories"}
 # Our own codes — metric, method and data-set names, ids, files — which belong in "Teknik ayrıntılar"
 # only. Any word with "_" or "@" (a setting such as DOCUMENTS_DIR, a metric such as recall@5) is one too.
 INTERNAL = {"recall", "mrr", "ndcg", "rrf", "hnsw", "tquad", "bm25", "prefix5", "snowball", "p50", "p95",
@@ -489,19 +540,29 @@ def _visible_words(page: object) -> set[str]:
     import re
 
     # Material icons are ligatures ("search", "upload"): their text is not a word anyone reads.
-    # The file uploader's drop zone ("Drag and drop file here", "Upload") is Streamlit's own
-    # text, which Streamlit does not translate: not ours, left out. The "Teknik ayrıntılar"
-    # expanders are where identifiers are meant to be: left out too.
+    # Text only a screen reader gets (Streamlit's 1 px "visually hidden" spans) is not on screen.
+    # What CSS draws (::before/::after: the file uploader's Turkish, ui/upload.py) is read too,
+    # and the text it hides (display: none) is not. The "Teknik ayrıntılar" expanders are where
+    # identifiers are meant to be: left out.
     text = page.evaluate("""(technical) => [...document.querySelectorAll("[data-testid='stMain'], [data-testid='stSidebar']")]
-        .map(root => { const copy = root.cloneNode(true);
+        .map(root => { const drawn = [...root.querySelectorAll("*")].filter(el => el.checkVisibility())
+                           .filter(el => !(el.closest("[data-testid='stExpander']")?.querySelector("summary")
+                                          ?.textContent || "").includes(technical))
+                           .flatMap(el => ["::before", "::after"].map(at => getComputedStyle(el, at).content))
+                           .filter(content => content && content.startsWith('"')).join(" ");
+                       const hidden = [...root.querySelectorAll("*")].map(el => {
+                           const box = el.getBoundingClientRect();
+                           return getComputedStyle(el).position === "absolute" && box.width <= 1 && box.height <= 1; });
+                       const copy = root.cloneNode(true);
+                       [...copy.querySelectorAll("*")].forEach((el, i) => { if (hidden[i]) el.dataset.srOnly = "1"; });
                        document.body.appendChild(copy);
-                       copy.querySelectorAll("[data-testid='stFileUploaderDropzone']").forEach(zone => zone.remove());
+                       copy.querySelectorAll("[data-sr-only]").forEach(el => el.remove());
                        [...copy.querySelectorAll("[data-testid='stExpander']")]
                            .filter(box => (box.querySelector("summary")?.textContent || "").includes(technical))
                            .forEach(box => box.remove());
                        [...copy.querySelectorAll("*")].filter(el => el.matches("[data-testid='stIconMaterial']")
                            || getComputedStyle(el).fontFamily.includes("Material")).forEach(icon => icon.remove());
-                       const seen = copy.innerText; copy.remove(); return seen; })
+                       const seen = copy.innerText; copy.remove(); return seen + " " + drawn; })
         .join(" ")""", TECHNICAL)  # type: ignore[attr-defined]
     return {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_@]*", text)}
 
@@ -586,7 +647,9 @@ def test_every_page_is_turkish_reload_keeps_it_and_a_citation_opens_its_page(
         _idle(page)
         expect(page.get_by_role("heading", name="Dokümanlar", exact=True)).to_be_visible()  # type: ignore[attr-defined]
         assert page.url.rstrip("/").endswith("/dokumanlar"), page.url  # type: ignore[attr-defined]
-        if username == "admin":
+        if username == "admin":  # the cards, below the jobs and the upload form
+            page.get_by_role("heading", name="Tüm dokümanlar (1)").evaluate(  # type: ignore[attr-defined]
+                "heading => heading.scrollIntoView({block: 'start'})")
             _shot(page, "documents", publish=True)
         _logout(page)
 
@@ -683,4 +746,45 @@ def test_a_follow_up_is_understood_and_the_conversation_survives_a_reload(
     sidebar = page.get_by_test_id("stSidebar")  # type: ignore[attr-defined]
     expect(sidebar.get_by_role("button", name=first)).to_be_visible()
     TIMINGS["conversation_reload_s"] = round(time.perf_counter() - started, 2)
+    _logout(page)
+
+
+# ----------------------------------------------------------------------------- issue 41: the review queue in groups
+
+
+def test_review_queue_groups_a_question_asked_three_times_and_keeps_off_topic_ones_apart(
+        app_url: str, browser_page: object, db: Database) -> None:
+    """Three askings of one question (case, Turkish letters and punctuation apart) are one group
+    that says so, at the top; the gate's refusals of questions about nothing in the documents sit
+    in their own folded list."""
+    from playwright.sync_api import expect
+
+    from ragcore.answer.questions import insert_question, question_record
+
+    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    _ensure_user(db, "mehmet", "isg", "mehmet-parola-1")
+    _ensure_user(db, "ayse", "ik", "ayse-parola-1")
+    asked = [("mehmet", "Kreş yardımı var mı?", "closest"), ("ayse", "kres yardimi var mi", "closest"),
+             ("mehmet", "KREŞ YARDIMI VAR MI?", "closest"), ("ayse", "Servis kaçta kalkıyor?", "closest"),
+             ("mehmet", "Yarın İstanbul'da hava nasıl olacak?", "refused"),
+             ("ayse", "Bu hafta yemekhanede ne var?", "refused")]
+    for username, question, outcome in asked:
+        asker = users.get_user(db, username)
+        insert_question(db, question_record(asker, question, answer=None, status="needs_review", generator=None,
+                                            llm_called=False, outcome=outcome))
+    page = browser_page
+    _login(page, app_url, "admin", ADMIN_PASSWORD)
+    _open_page(page, "İnceleme kuyruğu", "İnceleme kuyruğu")
+    main = page.get_by_test_id("stMain")
+    expect(main.locator("strong").first).to_have_text("KREŞ YARDIMI VAR MI?")  # the most asked first, newest wording
+    expect(main.get_by_text("kez soruldu", exact=False).first).to_contain_text("3 kez soruldu")
+    expect(main.get_by_text("kres yardimi var mi", exact=True)).to_have_count(0)  # not a card of its own
+    weather = main.get_by_text("Yarın İstanbul'da hava nasıl olacak?", exact=True)
+    expect(weather).to_be_hidden()  # folded away with the other off-topic question
+    off_topic = main.locator("[data-testid='stExpander'] summary").filter(has_text="Konu dışı sorular: 2 soru")
+    expect(off_topic).to_be_visible()
+    assert not (foreign := _foreign_words(page)), foreign
+    _shot(page, "review", publish=True)
+    off_topic.click()
+    expect(weather).to_be_visible()
     _logout(page)

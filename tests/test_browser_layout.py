@@ -166,23 +166,31 @@ def test_lab_results_fit_the_page(app_url: str, browser_page: object, db: Databa
 
 
 def _search(page: object, query: str) -> None:
-    """Submit the search form until its results table shows: a submit that lands while a rerun
-    redraws the page is dropped by Streamlit (a fresh-clone CI run saw the table never come)."""
+    """Submit the search form until its results show, then open the scores under "Teknik
+    ayrıntılar" until the table shows: a submit that lands while a rerun redraws the page is
+    dropped by Streamlit (a fresh-clone CI run saw the table never come)."""
     from playwright.sync_api import expect
 
     table = page.locator("[data-testid='stMain'] [data-testid='stDataFrame']")  # type: ignore[attr-defined]
     for _ in range(test_browser.ATTEMPTS):
         _idle(page)
-        if table.count():
+        if _technical(page).count():
             break
         form = page.get_by_test_id("stForm")  # type: ignore[attr-defined]
         form.locator("input[type='text']").first.fill(query)
         form.get_by_role("button").last.click()
         try:
-            expect(table.first).to_be_visible(timeout=test_browser.WAIT_MS // 6)
+            expect(_technical(page)).to_be_visible(timeout=test_browser.WAIT_MS // 6)
         except AssertionError:
             continue
+    if not table.first.is_visible():  # the scores sit under "Teknik ayrıntılar" (issue 41): the browser opens it
+        _technical(page).click()
     expect(table.first).to_be_visible()
+
+
+def _technical(page: object) -> object:
+    return page.locator("[data-testid='stMain'] [data-testid='stExpander'] summary").filter(  # type: ignore[attr-defined]
+        has_text=test_browser.TECHNICAL).last
 
 
 def test_search_table_fits_the_page(app_url: str, browser_page: object, db: Database, settings: Settings) -> None:
@@ -197,6 +205,8 @@ def test_search_table_fits_the_page(app_url: str, browser_page: object, db: Data
     _login(page, app_url, "admin", ADMIN_PASSWORD)
     _open(page, app_url, "kaynak-arama")
     _search(page, SEARCH_QUERY)
+    page.get_by_role("heading", name="Kaynak arama").scroll_into_view_if_needed()  # type: ignore[attr-defined]
+    _shot(page, "search", publish=True)  # what the admin meets first: the decision and its source
     problems = []
     for width, height in VIEWPORTS:
         page.set_viewport_size({"width": width, "height": height})  # type: ignore[attr-defined]

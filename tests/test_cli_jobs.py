@@ -94,7 +94,7 @@ def test_foreground_progress_bars_go_to_stderr(capsys) -> None:
         bars("embed", 64, 64)
     out, err = capsys.readouterr()
     assert out == ""
-    assert "PDF metni çıkarılıyor" in err and "3/3" in err and "Vektörler hesaplanıyor" in err and "64/64" in err
+    assert "PDF metni çıkarılıyor" in err and "3/3" in err and "Parçalar aramaya hazırlanıyor" in err and "64/64" in err
     quiet = StageBars(jobs.get_kind(jobs.INGEST), enabled=False)
     quiet("extract", 1, 3)
     assert capsys.readouterr() == ("", "")

@@ -1,8 +1,8 @@
 """Dokümanlar: the documents the role may read; for the admin also upload, jobs, roles and delete.
 
 Each card's actions sit in one row (download; for the admin: title, roles, delete); deleting
-asks in a dialog (`st.dialog`). An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py)
-follows it; the page itself never waits for a PDF to be parsed or embedded.
+asks in a dialog (`st.dialog`). An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py),
+at the top of the page, follows it; the page itself never waits for a PDF to be parsed or embedded.
 
 The list comes from `ragcore.documents.catalog.list_documents(db, role)`, which applies the same role
 predicate as retrieval, so this page never shows a title the chat could not cite.
@@ -18,9 +18,9 @@ import streamlit as st
 from ragcore.core import Document, User, formatting
 from ragcore.documents import UPLOAD_EXTENSIONS, count_unit, page_size_notes
 from ui.context import AppContext
-from ui.jobs import render_jobs
+from ui.jobs import remember_job, render_jobs
 from ui.markdown import alert, escape_markdown
-from ui.upload import confirm_wide_access, role_picker, roles_text, upload_document
+from ui.upload import confirm_wide_access, role_picker, roles_text, upload_document, uploader_in_turkish
 
 # "Parça" is our one word for a chunk ("bölüm" is a law's chapter); the cards count them, so it is explained here.
 CHUNK_EXPLAINED = ("Parça: bir belgenin arama için bölündüğü, birkaç paragraflık metin. Sohbet ve arama, cevabı bu "
@@ -33,7 +33,10 @@ def _flash(message: str, kind: str = "success") -> None:
 
 UPLOAD_ROUND = "doc_upload_round"  # bumped after each queued upload: a new, empty file picker
 UPLOAD_RESET = "doc_upload_reset"  # set by a queued upload: empty the other fields on the next run
-UPLOAD_FIELDS = ("doc_upload_title", "doc_upload_roles", "doc_upload_wide_herkes", "doc_upload_wide_personel")
+# Emptied by assigning their empty value, not by removing the key: a removed key leaves the
+# browser showing the old choice (it keeps a widget's value unless the server sends one).
+UPLOAD_FIELDS = {"doc_upload_title": "", "doc_upload_roles": [], "doc_upload_wide_herkes": False,
+                 "doc_upload_wide_personel": False}
 
 
 def render_upload(ctx: AppContext, admin: User) -> None:
@@ -43,14 +46,16 @@ def render_upload(ctx: AppContext, admin: User) -> None:
     keeps the chosen file and title (the form is not cleared on submit); a queued one empties
     every field, roles and confirmation included, so the next upload starts from no role again."""
     if st.session_state.pop(UPLOAD_RESET, False):
-        for name in UPLOAD_FIELDS:
-            st.session_state.pop(name, None)
+        for name, empty in UPLOAD_FIELDS.items():
+            st.session_state[name] = empty
     picker_round = st.session_state.get(UPLOAD_ROUND, 0)
+    uploader_in_turkish(ctx.settings.max_upload_mb)
     with st.container(border=True):
         st.subheader("Doküman yükle")
         roles = role_picker("doc_upload_roles")
         confirmed = confirm_wide_access("doc_upload_wide", roles)
-        with st.form("doc_upload", border=False):
+        # Enter in the title does not upload (and Streamlit's English "Press Enter to submit form" is not shown).
+        with st.form("doc_upload", border=False, enter_to_submit=False):
             file = st.file_uploader("PDF ya da Word (.docx) dosyası", type=list(UPLOAD_EXTENSIONS),
                                     key=f"doc_upload_file_{picker_round}", max_upload_size=ctx.settings.max_upload_mb,
                                     help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar OCR ile "
@@ -67,6 +72,7 @@ def render_upload(ctx: AppContext, admin: User) -> None:
                                   wide_access_confirmed=confirmed)
         if outcome.ok:
             _flash(outcome.message)
+            remember_job(outcome.job_id)  # its card heads the page until the session ends
             st.session_state[UPLOAD_ROUND] = picker_round + 1
             st.session_state[UPLOAD_RESET] = True
             st.rerun()
@@ -191,9 +197,9 @@ def render_documents_page(ctx: AppContext, user: User) -> None:
     flash = st.session_state.pop("doc_flash", None)
     if flash:
         alert(*flash)
-    if user.role == "admin":
-        render_upload(ctx, user)
+    if user.role == "admin":  # the jobs first: a job queued by "Yükle" is on screen without scrolling
         render_jobs(ctx, user)
+        render_upload(ctx, user)
     documents = list_documents(ctx.db, user.role)
     if not documents:
         st.info("Erişebildiğiniz doküman yok." if user.role != "admin" else "Henüz doküman yüklenmedi.")

@@ -21,7 +21,9 @@ ORIGIN_LABELS = {"default": "hazır liste", "admin": "yönetici"}
 
 def render_expansions_page(ctx: AppContext, me: User) -> None:
     st.caption("Çalışanların günlük kelimeleri ile kanunlardaki karşılıkları. Bir soru soldaki ifadeyi "
-               "içerdiğinde arama sağdaki kanun terimlerini de arar (ör. “maaş” → “ücret”). "
+               "içerdiğinde arama sağdaki kanun terimlerini de arar (ör. “maaş” → “ücret”). Kanun terimini "
+               "sözlükteki yalın hâliyle (“izin”, “fesih”) ya da kanundaki gibi bir ifade olarak (“yıllık ücretli "
+               "izin”) yazın; çekimli hâllerini (“izni”, “iznini”) ayrıca yazmanız gerekmez. "
                "Değişiklik bir sonraki soruda geçerli olur ve bütün roller için aynıdır.")
     rows = list_expansions(ctx.db)
     frame = pd.DataFrame([{"Günlük ifade": r.everyday, "Kanun terimleri": ", ".join(r.legal),
@@ -40,7 +42,7 @@ def _render_add(ctx: AppContext, me: User) -> None:
     with st.form("expansions_add", clear_on_submit=True):
         st.markdown("**Yeni eşleştirme**")
         everyday = st.text_input("Günlük ifade", placeholder="ör. kovulmak", key="expansions_add_everyday")
-        legal = st.text_input("Kanun terimleri (virgülle ayırın)", placeholder="ör. fesih, feshi",
+        legal = st.text_input("Kanun terimleri (virgülle ayırın)", placeholder="ör. fesih, işten çıkarma",
                               key="expansions_add_legal")
         if st.form_submit_button("Ekle", type="primary"):
             try:

@@ -16,6 +16,7 @@ from ui.context import AppContext
 from ui.lab_common import table
 from ui.markdown import escape_markdown
 from ui.technical import technical_details
+from ui.upload import uploader_in_turkish
 
 FORMAT_HELP = ("JSONL: satır başına bir soru, {\"id\", \"question\", \"answerable\", \"expected\": [{\"document\", "
                "\"article\", \"pages\"}], \"roles\", \"key_facts\", \"notes\"}. CSV: id, question, answerable, documents, "
@@ -74,7 +75,8 @@ def _import_form(ctx: AppContext, admin: User) -> None:
     from eval import goldstore
 
     st.markdown("**Dosyadan içe aktar**")
-    with st.form("lab_gold_import", clear_on_submit=False):
+    uploader_in_turkish(st.get_option("server.maxUploadSize"), "JSONL ya da CSV")
+    with st.form("lab_gold_import", clear_on_submit=False, enter_to_submit=False):
         upload = st.file_uploader("Doğrulama seti dosyası (JSONL ya da CSV)", type=["jsonl", "json", "csv"],
                                   key="lab_gold_file", help=FORMAT_HELP)
         name = st.text_input("Set adı", key="lab_gold_name",

@@ -1,4 +1,4 @@
-"""A review-queue item into a gold set: the admin names the right document and pages (or says the
+"""A review-queue question into a gold set: the admin names the right document and pages (or says the
 answer is not in our documents) and picks a set; the question joins it as a new version, so the
 next gold run measures it. One popover per item, beside the queue's own controls.
 """
@@ -16,8 +16,9 @@ NOT_OURS = "Bizim dokümanlarımızda yok"
 IN_DOCUMENT = "Cevap şu belgede"
 
 
-def render_gold_control(ctx: AppContext, admin: User, item, flash) -> None:
-    """The "Doğrulama setine ekle" popover of one review item; `flash(message)` reports the outcome."""
+def render_gold_control(ctx: AppContext, admin: User, item, flash, resolve) -> None:
+    """The "Doğrulama setine ekle" popover of one review item (a group's newest asking);
+    `resolve()` resolves what it stands for and says so, `flash(message)` reports the outcome."""
     from eval import goldstore
     from eval.goldset import GoldFormatError, parse_pages
     from ragcore.documents import list_documents
@@ -37,7 +38,8 @@ def render_gold_control(ctx: AppContext, admin: User, item, flash) -> None:
             article = st.text_input("Madde (isteğe bağlı)", key=f"review_gold_article_{item.public_id}",
                                     placeholder="ör. Madde 14")
             facts = st.text_input("Anahtar bilgiler (isteğe bağlı, “;” ile ayırın)", key=f"review_gold_facts_{item.public_id}")
-            resolve = st.checkbox("Kaydı çözüldü olarak işaretle", value=True, key=f"review_gold_resolve_{item.public_id}")
+            resolving = st.checkbox("Soruyu çözüldü olarak işaretle", value=True,
+                                    key=f"review_gold_resolve_{item.public_id}")
             submitted = st.form_submit_button("Doğrulama setine ekle", type="primary")
         if not submitted:
             return
@@ -59,13 +61,7 @@ def render_gold_control(ctx: AppContext, admin: User, item, flash) -> None:
             st.error(escape_markdown(str(exc)))
             return
         message = f"Soru “{version.name}” setine eklendi (sürüm {version.version})."
-        if resolve:
-            from ragcore.answer import QuestionLogError, mark_resolved
-
-            try:
-                mark_resolved(ctx.db, item.id, admin.username)
-                message += " Kayıt çözüldü."
-            except QuestionLogError as exc:
-                message += f" {exc}"
+        if resolving:
+            message += " " + resolve()
         flash(message)
         st.rerun()

@@ -1,8 +1,10 @@
-"""Kaynak arama: retrieval only, with every score, for checking sources and the refusal threshold.
+"""Kaynak arama: retrieval only, for checking what the chat would do with a question.
 
 It runs exactly the retrieval the chat runs (same role predicate, same mode unless another
 is picked here) but never calls a generator and logs nothing, so it is cheap to try many
-phrasings while calibrating REFUSAL_THRESHOLD.
+phrasings. The page leads with what an admin decides on — would the chat answer, from which
+source, with what passage — and keeps every score (for calibrating REFUSAL_THRESHOLD) one
+click away under "Teknik ayrıntılar".
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from ragcore.retrieval import Retrieval, Threshold
 from ui import labels
 from ui.context import AppContext, get_embedder
 from ui.markdown import escape_markdown
-from ui.sources import render_source
+from ui.sources import passage_text, render_source, source_label
+from ui.technical import technical_expander
 
 log = logging.getLogger("dayanak.app")
 
@@ -35,7 +38,7 @@ COLUMNS = {
                                           alignment="right"),
     "Sözcük": st.column_config.TextColumn("Sözcük", help="Sözcük eşleşmesi skoru, BM25 (— : sözcük aramasında çıkmadı)",
                                           alignment="right"),
-    "Doküman": st.column_config.TextColumn("Doküman", width="large"),
+    "Doküman": st.column_config.TextColumn("Doküman", width="medium"),  # inside "Teknik ayrıntılar": a narrower column
     "Madde": st.column_config.TextColumn("Madde"),
     "Sayfa": st.column_config.TextColumn("Sayfa", width="small", help="Word belgelerinde başlık ve paragraf"),
 }
@@ -58,7 +61,8 @@ class SearchView:
 
 def render_search_page(ctx: AppContext, user: User) -> None:
     st.title("Kaynak arama")
-    st.caption("Yalnızca arama: model çağrılmaz, soru kaydedilmez. Skorlar eşik ayarı içindir.")
+    st.caption("Yalnızca arama: model çağrılmaz, soru kaydedilmez. Sohbetin bu soruya ne yapacağını ve hangi "
+               "kaynağa dayanacağını gösterir; skorlar “Teknik ayrıntılar” altındadır.")
     with st.form("search_form"):
         question = st.text_input("Arama metni", key="search_question", max_chars=ctx.settings.max_question_chars,
                                  placeholder="ör. risk değerlendirmesi")
@@ -135,44 +139,75 @@ def render_query_repairs(extra: dict) -> None:
 
 
 def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
-    from ragcore.retrieval import ANSWER, CLOSEST, decide, model_for
+    """What the admin decides on first: would the chat answer, from which source, with what
+    passage (`render_decision`); the query's repairs and the sources next; every number (mode,
+    scores, threshold, probability, the score table) one click away under "Teknik ayrıntılar"."""
+    from ragcore.retrieval import decide, model_for
 
-    ev, threshold = view.result.evidence, view.threshold
-    cols = st.columns(4)
-    cols[0].metric("Mod", escape_markdown(labels.mode_short(view.mode)), help=escape_markdown(labels.modes_help([view.mode])))
-    cols[1].metric("Kanıt skoru", formatting.number(threshold.score(ev)),
-                   help=escape_markdown(f"Ölçülen sinyal: {labels.signal_label(threshold.signal)}"))
-    cols[2].metric("Eşik", formatting.number(threshold.value), help=escape_markdown(f"Eşik değeri {view.origin}."))
-    cols[3].metric("Süre", formatting.milliseconds(view.result.ms))
-    decision = decide(view.result, model_for(view.embedder_name), threshold)
-    likelihood = "" if decision.probability is None else f" (cevaplanabilirlik olasılığı {formatting.number(decision.probability)})"
-    if decision.outcome == ANSWER:
-        st.success(escape_markdown(f"Bu kanıtla sohbet cevap üretir{likelihood}."), icon=":material/check:")
-    elif decision.outcome == CLOSEST:
-        st.info(escape_markdown(f"Bu kanıtla sohbet doğrudan cevap vermez; en yakın parçaları gösterir ve soruyu "
-                                f"inceleme kuyruğuna ekler{likelihood}."), icon=":material/travel_explore:")
-    else:
-        st.warning(escape_markdown(f"Bu kanıtla sohbet “dokümanlarda yok” der ve soruyu inceleme kuyruğuna "
-                                   f"ekler{likelihood}."), icon=":material/block:")
+    decision = decide(view.result, model_for(view.embedder_name), view.threshold)
+    render_decision(decision.outcome, [h.source for h in view.result.hits], view.role)
     render_query_repairs(view.result.extra)
-    st.caption(escape_markdown(
-        f"en yüksek vektör benzerliği: {formatting.number(ev.best_cosine)} · "
-        f"en yüksek sözcük skoru: {formatting.number(ev.best_bm25)} · "
-        f"soru sözcüklerinin en iyi eşleşen parçada bulunma oranı: {formatting.number(ev.coverage)} · "
-        f"bu rolün okuyabildiği aday parça sayısı: {formatting.integer(ev.permitted_hits)}"
-    ))
-    if not view.result.hits:
-        st.info("Bu rolün erişebildiği dokümanlarda sonuç yok.")
-        return
-    rows = [
-        {"#": h.source.rank, "Doküman": h.source.title, "Madde": h.source.article or "—", "Sayfa": h.source.locator_label,
-         "Skor": formatting.number(h.source.score, 4), "Vektör": formatting.number(h.dense_score, 4),
-         "Sözcük": formatting.number(h.lexical_score, 4)}
-        for h in view.result.hits
-    ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=COLUMNS,
-                 column_order=list(COLUMNS))
-    # The dialog reads the page with the viewer's own role; the admin looking through another
-    # role's eyes reads it as admin.
-    for hit in view.result.hits:
-        render_source(ctx, user, hit.source, view.terms, f"search_src{hit.source.rank}", score_name="skor")
+    if view.result.hits:
+        st.markdown("**Bulunan kaynaklar**")
+        # The dialog reads the page with the viewer's own role; the admin looking through another
+        # role's eyes reads it as admin.
+        for hit in view.result.hits:
+            render_source(ctx, user, hit.source, view.terms, f"search_src{hit.source.rank}", score_name="skor")
+    _technical(view, decision.probability)
+
+
+def render_decision(outcome: str, sources: list, role: str) -> None:
+    """"Sohbet bu soruyu cevaplar" with the source it would stand on and that passage's opening,
+    or what it does instead (the closest passages, or "dokümanlarda yok")."""
+    from ragcore.answer import CLOSEST_PASSAGES
+    from ragcore.retrieval import ANSWER, CLOSEST
+
+    eyes = f" ({ROLE_LABELS.get(role, role)} rolünün gözüyle)"
+    if outcome == ANSWER and sources:
+        top = sources[0]
+        st.success(escape_markdown(f"Sohbet bu soruyu cevaplar{eyes}. Dayanağı: {source_label(top)}."),
+                   icon=":material/check:")
+        st.caption(escape_markdown(f"Bu kaynağın başı: “{_opening(top)}”"))
+    elif outcome == CLOSEST and sources:
+        shown = "; ".join(source_label(s) for s in sources[:CLOSEST_PASSAGES])
+        st.info(escape_markdown(f"Sohbet bu soruya doğrudan cevap vermez{eyes}: en yakın parçaları gösterir "
+                                f"({shown}) ve soruyu inceleme kuyruğuna ekler."), icon=":material/travel_explore:")
+    else:
+        st.warning(escape_markdown(f"Sohbet bu soruya “dokümanlarda yok” der{eyes} ve soruyu inceleme kuyruğuna "
+                                   "ekler: okuyabildiği dokümanlarda soruyla yeterince ilgili bir parça yok."),
+                   icon=":material/block:")
+
+
+def _opening(source, chars: int = 220) -> str:
+    text = " ".join(passage_text(source).split())
+    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + "…"
+
+
+def _technical(view: SearchView, probability: float | None) -> None:
+    """The numbers behind the decision, for calibrating REFUSAL_THRESHOLD: folded away."""
+    ev, threshold = view.result.evidence, view.threshold
+    with technical_expander():
+        cols = st.columns(4)
+        cols[0].metric("Mod", escape_markdown(labels.mode_short(view.mode)), help=escape_markdown(labels.modes_help([view.mode])))
+        cols[1].metric("Kanıt skoru", formatting.number(threshold.score(ev)),
+                       help=escape_markdown(f"Ölçülen sinyal: {labels.signal_label(threshold.signal)}"))
+        cols[2].metric("Eşik", formatting.number(threshold.value), help=escape_markdown(f"Eşik değeri {view.origin}."))
+        cols[3].metric("Süre", formatting.milliseconds(view.result.ms))
+        if probability is not None:
+            st.caption(escape_markdown(f"cevaplanabilirlik olasılığı: {formatting.number(probability)}"))
+        st.caption(escape_markdown(
+            f"en yüksek vektör benzerliği: {formatting.number(ev.best_cosine)} · "
+            f"en yüksek sözcük skoru: {formatting.number(ev.best_bm25)} · "
+            f"soru sözcüklerinin en iyi eşleşen parçada bulunma oranı: {formatting.number(ev.coverage)} · "
+            f"bu rolün okuyabildiği aday parça sayısı: {formatting.integer(ev.permitted_hits)}"
+        ))
+        if not view.result.hits:
+            return
+        rows = [
+            {"#": h.source.rank, "Doküman": h.source.title, "Madde": h.source.article or "—",
+             "Sayfa": h.source.locator_label, "Skor": formatting.number(h.source.score, 4),
+             "Vektör": formatting.number(h.dense_score, 4), "Sözcük": formatting.number(h.lexical_score, 4)}
+            for h in view.result.hits
+        ]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=COLUMNS,
+                     column_order=list(COLUMNS))

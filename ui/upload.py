@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ragcore.core import ROLE_LABELS, ROLES, User, short_id
+from ragcore.core import ROLE_LABELS, ROLES, User
 from ragcore.documents import UPLOAD_EXTENSIONS
 from ui.context import AppContext
 from ui.markdown import escape_markdown
@@ -84,14 +84,21 @@ def upload_document(
     except Exception:  # unexpected (database down): still a Turkish sentence; the cause goes to the log
         log.exception("queueing the upload %r failed", filename)
         return UploadOutcome(False, QUEUE_FAILED)
-    return UploadOutcome(True, f"“{job.label}” sıraya alındı (iş {short_id(job.public_id)}); ilerlemesi aşağıdaki işler "
-                               "listesinde görünür.", job_id=job.id)
+    return UploadOutcome(True, f"“{title or job.label}” sıraya alındı; ilerlemesi Dokümanlar sayfasının başındaki "
+                               "işler listesinde görünür.", job_id=job.id)
 
 
 EVERYONE = "*"  # the picker's "Herkes" option; stored as every role
 EVERYONE_LABEL = "Herkes"
 ROLE_HELP = ("Yönetici her dokümanı görür. “Herkes” dokümanı bütün rollere açar. “Tüm personel” yalnızca "
              "personel rolüdür: İSG, İK ve üretim kullanıcıları böyle bir dokümanı görmez.")
+# One sentence under the picker for each choice whose name does not say who reads (issue 41):
+# "Tüm personel" sounds like everybody, and is one role.
+WHO_READS = (
+    ("Herkes", "her roldeki her kullanıcı okur: iş sağlığı ve güvenliği, insan kaynakları, üretim ve tüm personel."),
+    ("Tüm personel", "yalnızca “Tüm personel” rolündeki kullanıcılar okur; iş sağlığı ve güvenliği, insan "
+                     "kaynakları ve üretim kullanıcıları okumaz."),
+)
 
 
 def is_everyone(roles: Sequence[str]) -> bool:
@@ -122,13 +129,57 @@ def role_picker(key: str, default: Sequence[str] = ()) -> list[str]:
     picked = st.multiselect(
         "Kimler okuyabilir?",
         (EVERYONE, *ROLES),
-        default=chosen,
+        default=chosen or None,  # None, not []: a reset through Session State then warns of nothing
         format_func=role_label,
         key=key,
         help=ROLE_HELP,
         placeholder="Rol seçin",
+        select_all=False,  # Streamlit's "Select all" is English, and "Herkes" is the all-roles choice
+        filter_mode=None,  # six options need no typing (and typing showed Streamlit's English "No results")
     )
+    for name, sentence in WHO_READS:
+        st.caption(f"**{escape_markdown(name)}:** {escape_markdown(sentence)}")
     return stored_roles(picked)
+
+
+# Streamlit's file uploader draws its own English ("Upload", "50MB per file • PDF, DOCX", "Drag and
+# drop a file here") and has no parameter for it (streamlit/streamlit issue 13500, open); it also
+# cuts a long file name in the middle ("6331-is...kanunu.pdf"). So the page hides those texts and
+# draws ours with CSS, by the data-testids Streamlit documents for testing and one structural
+# rule for the drag overlay; the full name is the chip's own `title`. Checked in a real browser by
+# tests/test_browser.py (the Dokümanlar page's word walk and the drawn texts).
+UPLOAD_BUTTON_TEXT = "Dosya seç"
+DROP_TEXT = "Dosyayı buraya bırakın"
+
+
+DOCUMENT_KINDS = "PDF ya da Word (.docx)"
+
+
+def uploader_limits_text(max_mb: int, kinds: str = DOCUMENT_KINDS) -> str:
+    return f"{kinds} · en fazla {max_mb} MB"
+
+
+_UPLOADER_CSS = """
+[data-testid="stFileUploaderDropzone"] > span > button [data-testid="stMarkdownContainer"] { display: none; }
+[data-testid="stFileUploaderDropzone"] > span > button::after {
+  content: "%(button)s"; font-size: 0.875rem; margin-left: 0.5rem; }
+[data-testid="stFileUploaderDropzoneInstructions"] span { display: none; }
+[data-testid="stFileUploaderDropzoneInstructions"] > div::after {
+  content: "%(limits)s"; font-size: 0.875rem; opacity: 0.7; }
+[data-testid="stFileUploaderDropzone"] > div:not([data-testid]) > span { display: none; }
+[data-testid="stFileUploaderDropzone"] > div:not([data-testid]):has(> span)::after { content: "%(drop)s"; }
+[data-testid="stFileChipName"] { font-size: 0; white-space: normal; overflow: visible; }
+[data-testid="stFileChipName"]::before { content: attr(title); font-size: 0.875rem; overflow-wrap: anywhere; }
+"""
+
+
+def uploader_in_turkish(max_mb: int, kinds: str = DOCUMENT_KINDS) -> None:
+    """Draw the file uploaders of this page in Turkish, with full file names (see above): every
+    uploader of a page takes the same files (`kinds`, at most `max_mb`). Style only: nothing of
+    it takes a place on the page."""
+    limits = uploader_limits_text(int(max_mb), kinds)
+    css = _UPLOADER_CSS % {"button": UPLOAD_BUTTON_TEXT, "limits": limits, "drop": DROP_TEXT}
+    st.html(f"<style>{css}</style>")
 
 
 def wide_access_notice(roles: Sequence[str]) -> str | None:

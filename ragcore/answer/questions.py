@@ -1,7 +1,12 @@
 """The questions log: every asked question with its outcome, feedback and review state.
 
 The review queue is what an admin works through: questions Dayanak could not answer
-(needs_review) and answers a user rated down, newest first, until marked resolved.
+(needs_review) and answers a user rated down, until marked resolved. The admin reads it in
+groups (`review_groups`): the same question asked again, or nearly so, is one group with its
+count, first and last time and the roles that asked, ranked by how often it was asked and
+how often it was rated down; questions the gate refused with nothing related in the
+documents (a weather forecast, the canteen's menu) are set apart as off-topic. The queue is
+the admin's alone: nothing a user sees depends on what other users asked.
 A user names their question by its public id (`insert_question` returns it, `set_feedback`
 takes it); the bigint key, a count of everybody's questions, stays with the code.
 """
@@ -14,15 +19,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ragcore.core import (
+    OUTCOME_REFUSED,
     OUTCOMES,
+    PREFIX_LENGTH,
+    ROLES,
     STATUS_ANSWERED,
     STATUS_ERROR,
     STATUS_FALLBACK,
     STATUS_NEEDS_REVIEW,
     Source,
     User,
+    fold_ascii,
     parse_public_id,
     sanitize,
+    words,
 )
 from ragcore.store import Database
 
@@ -68,6 +78,16 @@ RESOLVE_SQL = """
 UPDATE questions SET resolved_at = now(), resolved_by = %(by)s
 WHERE id = %(id)s AND resolved_at IS NULL
 RETURNING id"""
+
+RESOLVE_MANY_SQL = """
+UPDATE questions SET resolved_at = now(), resolved_by = %(by)s
+WHERE id = ANY(%(ids)s) AND resolved_at IS NULL"""
+
+# How many open items the grouped queue reads (newest first): a week of a busy company's misses.
+GROUPED_LIMIT = 2000
+# Question particles and courtesy words: "… mi?", "acaba …" ask the same as without them.
+_PARTICLES = frozenset(fold_ascii(w) for w in """mi mı mu mü midir mıdır mudur müdür misin mısın miyim mıyım
+                                                 acaba lütfen""".split())
 
 
 class QuestionLogError(ValueError):
@@ -168,6 +188,119 @@ def review_queue(db: Database, limit: int = 200) -> list[LoggedQuestion]:
     """Unresolved questions needing an admin: needs_review or rated down, newest first."""
     with db.connection() as conn:
         return [_row(r) for r in conn.execute(REVIEW_SQL, {"limit": limit}).fetchall()]
+
+
+def question_key(question: str) -> str:
+    """What the same or a near-same question shares: its words lowercased the Turkish way, spelled
+    without Turkish letters and cut to the lexical index's PREFIX_LENGTH letters, question particles
+    left out, in their order. So "Maaşım yatmadı mı?", "maasim yatmadi" and "MAAŞIM YATMADI!" are one
+    question, and "Maaş ne zaman yatar?" another. Nothing learned: two questions one word apart stay
+    two groups, which the admin can resolve one after the other."""
+    folded = [fold_ascii(w) for w in words(question)]
+    key = " ".join(w[:PREFIX_LENGTH] for w in folded if w not in _PARTICLES)
+    return key or " ".join(folded) or question.strip()
+
+
+@dataclass(frozen=True)
+class ReviewGroup:
+    """Open review items that ask the same question (`question_key`), newest first."""
+
+    key: str
+    items: tuple[LoggedQuestion, ...]
+
+    @property
+    def newest(self) -> LoggedQuestion:
+        return self.items[0]
+
+    @property
+    def question(self) -> str:
+        """The newest wording."""
+        return self.items[0].question
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+    @property
+    def first_at(self) -> datetime:
+        return self.items[-1].created_at
+
+    @property
+    def last_at(self) -> datetime:
+        return self.items[0].created_at
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The roles that asked, in the order of ROLES."""
+        asked = {item.role for item in self.items}
+        return tuple(sorted(asked, key=lambda r: ROLES.index(r) if r in ROLES else len(ROLES)))
+
+    @property
+    def rated_down(self) -> int:
+        return sum(1 for item in self.items if item.feedback == -1)
+
+    @property
+    def ids(self) -> list[int]:
+        return [item.id for item in self.items]
+
+    @property
+    def off_topic(self) -> bool:
+        """Every asking was refused by the gate with nothing related in the documents (never
+        a closest-passages reply, never an answer rated down)."""
+        return all(off_topic(item) for item in self.items)
+
+
+def off_topic(item: LoggedQuestion) -> bool:
+    """The gate's refusal: nothing the asker may read is related (`AnswerService._refused`)."""
+    return item.status == STATUS_NEEDS_REVIEW and item.outcome == OUTCOME_REFUSED and item.feedback != -1
+
+
+@dataclass(frozen=True)
+class GroupedQueue:
+    groups: list[ReviewGroup]  # the documents' gaps and the rated-down answers, most asked first
+    off_topic: list[ReviewGroup]  # questions about nothing in the documents, most asked first
+
+    @property
+    def open_items(self) -> int:
+        return sum(g.count for g in self.groups) + sum(g.count for g in self.off_topic)
+
+
+def group_questions(items: Sequence[LoggedQuestion]) -> GroupedQueue:
+    """Group open items by `question_key` and rank the groups: most asked first, then most rated
+    down, then the most recently asked."""
+    by_key: dict[str, list[LoggedQuestion]] = {}
+    for item in sorted(items, key=lambda i: (i.created_at, i.id), reverse=True):
+        by_key.setdefault(question_key(item.question), []).append(item)
+    groups = sorted((ReviewGroup(key, tuple(found)) for key, found in by_key.items()),
+                    key=lambda g: (-g.count, -g.rated_down, -g.last_at.timestamp(), g.key))
+    return GroupedQueue([g for g in groups if not g.off_topic], [g for g in groups if g.off_topic])
+
+
+def review_groups(db: Database, limit: int = GROUPED_LIMIT) -> GroupedQueue:
+    """The open review queue, grouped and ranked (`group_questions`)."""
+    return group_questions(review_queue(db, limit))
+
+
+def mark_group_resolved(db: Database, question_ids: Sequence[int], by: str) -> int:
+    """Resolve every open item among `question_ids` (a group); returns how many were open."""
+    with db.connection() as conn:
+        resolved = conn.execute(RESOLVE_MANY_SQL, {"ids": list(question_ids), "by": by}).rowcount
+    if not resolved:
+        raise QuestionLogError("Bu sorular bulunamadı ya da zaten çözüldü olarak işaretlenmiş.")
+    return resolved
+
+
+def resolve_alike(db: Database, question_id: int, by: str) -> int:
+    """Resolve a question and every open item that asks the same (`question_key`): a document
+    uploaded for one asking answers them all. Returns how many were resolved (0: none was open)."""
+    with db.connection() as conn:
+        row = conn.execute("SELECT question FROM questions WHERE id = %s", (question_id,)).fetchone()
+    if row is None:
+        return 0
+    key = question_key(row[0])
+    alike = [item.id for item in review_queue(db, GROUPED_LIMIT) if question_key(item.question) == key]
+    with db.connection() as conn:
+        return conn.execute(RESOLVE_MANY_SQL, {"ids": [question_id, *alike], "by": by}).rowcount
 
 
 def mark_resolved(db: Database, question_id: int, by: str) -> None:

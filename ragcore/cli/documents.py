@@ -71,7 +71,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
             result = ingest_file(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
-                                title=args.title, progress=bars)
+                                title=args.title, progress=jobs.in_parts(bars))
             sentences = jobs.warm_quotes(db, embedder, [result.document_id], bars)
         except IndexModelMismatch as exc:  # the operator at the server can run the command
             raise CommandError(f"{exc}\nTo re-embed every chunk with the configured model: {exc.command}") from exc

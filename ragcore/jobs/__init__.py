@@ -28,6 +28,7 @@ from ragcore.jobs.tasks import (
     QUOTES,
     REEMBED,
     RETENTION,
+    in_parts,
     queue_conversation_retention,
     queue_unwarmed_quotes,
     remove_orphan_staged_files,
@@ -41,7 +42,9 @@ from ragcore.jobs.worker import STALLED_REASON, BackgroundWorker, run_worker, ru
 __all__ = [
     "ACTIVE", "CANCELLED", "FAILED", "INGEST", "KINDS", "QUEUED", "QUOTES", "REEMBED", "RETENTION", "RUNNING", "STALLED_REASON",
     "STATUS_LABELS", "SUCCEEDED", "BackgroundWorker", "Job", "JobCancelled", "JobError", "JobFailed", "JobKind",
-    "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "format_duration", "get_job", "get_kind", "list_jobs",
-    "live_workers", "load_job_modules", "queue_conversation_retention", "queue_unwarmed_quotes", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "runs_jobs_here", "staged_path", "submit", "submit_ingest",
+    "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "format_duration", "get_job", "get_kind", "in_parts",
+    "list_jobs", "live_workers", "load_job_modules", "queue_conversation_retention", "queue_unwarmed_quotes",
+    "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "runs_jobs_here", "staged_path", "submit",
+    "submit_ingest",
     "submit_reembed", "warm_quotes",
 ]

@@ -66,6 +66,7 @@ class Stage:
     start: float  # share of the whole bar where this stage begins
     end: float
     unit: str = ""  # what `done/total` counts ("sayfa", "parça")
+    committed: bool = False  # the job's work is stored by now (an upload is searchable); the rest only prepares
 
 
 def _nothing(*_: Any) -> None:

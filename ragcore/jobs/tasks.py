@@ -55,7 +55,16 @@ from ragcore.documents import (
     validate_roles,
 )
 from ragcore.jobs import claims, service
-from ragcore.jobs.kinds import JobCancelled, JobError, JobFailed, JobKind, JobRun, Stage, register_kind
+from ragcore.jobs.kinds import (
+    JobCancelled,
+    JobError,
+    JobFailed,
+    JobKind,
+    JobRun,
+    Progress,
+    Stage,
+    register_kind,
+)
 from ragcore.jobs.store import Job
 from ragcore.store import Database, DatabaseUnavailable
 
@@ -77,15 +86,16 @@ INGEST_STAGES = {
     "ocr": Stage("Sayfa okunuyor (OCR)", 0.1, 0.25, "sayfa"),
     "read_word": Stage("Word belgesi okunuyor", 0.0, 0.25, "paragraf"),
     "chunk": Stage("Parçalara ayrılıyor", 0.25, 0.3, "parça"),
-    "embed": Stage("Vektörler hesaplanıyor", 0.3, 0.8, "vektör"),
+    # counted in parts, as the result is (`in_parts`): the vectors of a part's windows are the admin's no concern
+    "embed": Stage("Parçalar aramaya hazırlanıyor", 0.3, 0.8, "parça"),
     "store": Stage("Veritabanına yazılıyor", 0.8, 0.85),
     # after the commit: the document is searchable already (ragcore.answer.quote_cache)
-    "quotes": Stage("Alıntı cümleleri hazırlanıyor", 0.85, 1.0, "cümle"),
+    "quotes": Stage("Aranabilir; alıntı cümleleri hazırlanıyor", 0.85, 1.0, "cümle", committed=True),
 }
 REEMBED_STAGES = {
     "embed": Stage("Vektörler yeniden hesaplanıyor", 0.0, 0.8, "vektör"),
     "store": Stage("Yeni vektörler yazılıyor", 0.8, 0.85),
-    "quotes": Stage("Alıntı cümleleri hazırlanıyor", 0.85, 1.0, "cümle"),
+    "quotes": Stage("Alıntı cümleleri hazırlanıyor", 0.85, 1.0, "cümle", committed=True),
 }
 QUOTES_STAGES = {"quotes": Stage("Alıntı cümleleri hazırlanıyor", 0.0, 1.0, "cümle")}
 
@@ -196,7 +206,25 @@ def submit_ingest(
                           stage_inputs=lambda job: _stage(settings, job, data))
 
 
+def in_parts(progress: Progress) -> Progress:
+    """An upload's progress with the `embed` stage counted in parts: it embeds the parts and their
+    windows together (472 vectors for 102 parts), and the job's card, the command line's bars and
+    the result speak of parts (the `chunk` stage, reported first, says how many)."""
+    parts = 0
+
+    def report(stage: str, done: int, total: int) -> None:
+        nonlocal parts
+        if stage == "chunk":
+            parts = total
+        elif stage == "embed" and parts and total:
+            done, total = done * parts // total, parts
+        progress(stage, done, total)
+
+    return report
+
+
 def _run_ingest(run: JobRun) -> dict[str, Any]:
+    started = time.monotonic()  # the result's duration covers every stage, the quotes after the commit too
     args = run.job.arguments
     path = _staged(run.settings, run.job)
     try:
@@ -212,12 +240,13 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
         embedder = run.embedder()
         result = ingest_file(run.db, run.settings, embedder, data, filename=args["filename"],
                             roles=args["roles"], title=args.get("title"), uploaded_by=run.job.created_by,
-                            progress=run.progress)
+                            progress=in_parts(run.progress))
     except IngestError as exc:
         raise JobFailed(str(exc), retryable=not _repeats_on_same_bytes(exc)) from exc
     except EmbeddingError as exc:
         raise JobFailed(str(exc)) from exc
-    return {**result.as_dict(), "quote_sentences": warm_quotes(run.db, embedder, [result.document_id], run.progress)}
+    sentences = warm_quotes(run.db, embedder, [result.document_id], run.progress)
+    return {**result.as_dict(), "quote_sentences": sentences, "seconds": round(time.monotonic() - started, 3)}
 
 
 def warm_quotes(db: Database, embedder: Any, document_ids: list[int] | None, progress: Any = None) -> int | None:
@@ -261,19 +290,19 @@ def _repeats_on_same_bytes(exc: IngestError) -> bool:
 def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
     if job.resolves_question_id is None:
         return
-    from ragcore.answer import QuestionLogError, mark_resolved
+    from ragcore.answer import resolve_alike
 
-    try:
-        mark_resolved(db, job.resolves_question_id, job.created_by or "admin")
-    except QuestionLogError:  # resolved by hand meanwhile: nothing left to do
+    # the question and every open asking of the same one; none open: resolved by hand meanwhile
+    if not resolve_alike(db, job.resolves_question_id, job.created_by or "admin"):
         log.info("question %d was already resolved when job %d finished", job.resolves_question_id, job.id)
 
 
 def _ingest_summary(result: dict[str, Any]) -> str:
+    """"“Başlık” aranabilir: 24 sayfa, 102 parça; 4 dk 28 sn sürdü" — the title, not the document's id."""
     skipped = result.get("skipped_pages") or []
     pages = "başlık" if result.get("file_format") == DOCX else "sayfa"  # a Word file's sections, by their headings
-    text = (f"belge {short_id(str(result.get('document_id')))} “{result.get('title')}”: {formatting.integer(result.get('pages'))} "
-            f"{pages}, {formatting.integer(result.get('chunks'))} parça, {formatting.seconds(result.get('seconds', 0))}")
+    text = (f"“{result.get('title')}” aranabilir: {formatting.integer(result.get('pages'))} {pages}, "
+            f"{formatting.integer(result.get('chunks'))} parça; {formatting.duration(result.get('seconds', 0))} sürdü")
     scanned = result.get("ocr_pages") or []
     text += f"; OCR ile okunan sayfalar: {', '.join(map(str, scanned))}" if scanned else ""
     text += f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else ""

@@ -3,7 +3,17 @@
 One table for the whole database, the same for every role: a row adds words to the lexical
 query, never documents or scores of its own, so what it changes for a user depends only on
 the question and the documents that user may read. The admin edits it on its own page
-("Terim eşleştirmeleri"); the defaults were written from the three sample laws' vocabulary.
+("Terim eşleştirmeleri"); the defaults were written from the three sample laws' vocabulary and
+reviewed row by row against them (migration 018).
+
+A row's legal side is a list of terms as a reader of the laws names them: a lemma ("fesih",
+"izin") or a phrase that occurs in the laws ("yıllık ücretli izin"), never a list of a word's
+inflected forms. The lexical index keeps each word's first PREFIX_LENGTH letters, the same for
+most of a word's forms ("ücret", "ücretin", "ücretleri"), but not where a short word's stem
+changes before a vowel ("izin" → "izni", "fesih" → "feshi", "hak" → "hakkı"): for a lemma,
+`term_tokens` adds the token of that changed stem, so that a row need not list "izni" beside
+"izin". Measured on the everyday sets (lexical leg alone, docs/history.md): writing out every
+inflectional suffix of a short lemma as well lowered Recall@5, so only the stem changes are.
 """
 
 from __future__ import annotations
@@ -12,7 +22,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from ragcore.core import PREFIX_LENGTH, fold_ascii, turkish_lower, words
+from ragcore.core import PREFIX_LENGTH, STOPWORDS, fold_ascii, turkish_lower, words
 from ragcore.store import Database
 
 MAX_LEGAL_WORDS = 12
@@ -37,6 +47,53 @@ def _tokens(text: str) -> frozenset[str]:
     return frozenset(word[:PREFIX_LENGTH] for word in words(text))
 
 
+# Turkish stem changes before a vowel: a high vowel between the last two consonants drops
+# ("izin" → "izni", "kayıt" → "kaydı"), a one-syllable word doubles its consonant ("hak" →
+# "hakkı"), a final p/ç/t/k softens ("sebep" → "sebebi"). A stem a word does not really take
+# ("ücret" → "ücred") adds a token no law has.
+_SOFTENED = {"p": "b", "ç": "c", "t": "d", "k": "ğ"}
+_VOWELS = frozenset("aeıioöuüâîû")
+_HIGH_VOWELS = frozenset("ıiuü")
+
+
+def _changed_stems(word: str) -> set[str]:
+    stems = {word}
+    if len(word) >= 4 and word[-1] not in _VOWELS and word[-2] in _HIGH_VOWELS and word[-3] not in _VOWELS:
+        stems.add(word[:-2] + word[-1])  # izin → izn, fesih → fesh
+    if len(word) == 3 and word[-1] not in _VOWELS and word[-2] in _VOWELS:
+        stems.add(word + word[-1])  # hak → hakk
+    stems |= {stem[:-1] + _SOFTENED[stem[-1]] for stem in stems if stem[-1] in _SOFTENED}
+    return stems - {word}
+
+
+def _before_vowel(stem: str) -> list[str]:
+    """The stem with the vowels its suffixes start with, by vowel harmony ("izn" → "izni", "izne",
+    "iznin")."""
+    last = next((c for c in reversed(stem) if c in _VOWELS), "e")
+    back, rounded = last in "aıouâû", last in "oöuüû"
+    high = ("u" if rounded else "ı") if back else ("ü" if rounded else "i")
+    return [stem + high, stem + ("a" if back else "e"), stem + high + "n"]  # izni, izne, iznin(i)
+
+
+def lemma_tokens(word: str) -> list[str]:
+    """A lemma's own token, then those of its changed stems (only a word no longer than the token
+    can change inside it)."""
+    token = word[:PREFIX_LENGTH]
+    if len(word) > PREFIX_LENGTH:
+        return [token]
+    changed = (form[:PREFIX_LENGTH] for stem in sorted(_changed_stems(word)) for form in _before_vowel(stem))
+    return list(dict.fromkeys([token, *changed]))
+
+
+def term_tokens(term: str) -> list[str]:
+    """The tokens a legal term adds to a query: a lemma's `lemma_tokens`; a phrase's words' tokens
+    as the laws write them, stop words ("ve", "ile") left out as the query leaves them."""
+    found = [word for word in words(term) if word not in STOPWORDS]
+    if len(found) == 1:
+        return lemma_tokens(found[0])
+    return list(dict.fromkeys(word[:PREFIX_LENGTH] for word in found))
+
+
 @dataclass(frozen=True)
 class Expansion:
     id: int
@@ -49,7 +106,7 @@ class Expansion:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "folded_words", tuple(fold_ascii(w) for w in words(self.everyday)))
-        legal = [word[:PREFIX_LENGTH] for text in self.legal for word in words(text)]
+        legal = [token for text in self.legal for token in term_tokens(text)]
         object.__setattr__(self, "legal_tokens", tuple(dict.fromkeys(legal)))
 
     def used_in(self, folded_question_words: list[str]) -> bool:
@@ -98,7 +155,22 @@ def _clean(everyday: str, legal: list[str] | tuple[str, ...] | str) -> tuple[str
                              "uzun bir metin yerine kanundaki kelimeyi ya da kısa ifadeyi yazın.")
     if _tokens(everyday) >= {t for w in legal_words for t in _tokens(w)}:
         raise ExpansionError("Kanun terimleri günlük ifadeyle aynı; eşleştirme bir şey eklemez.")
+    forms = inflected_pair(legal_words)
+    if forms:
+        raise ExpansionError(f"“{forms[0]}” ile “{forms[1]}” aynı kelimenin hâlleri: kelimeyi yalın hâliyle bir kez "
+                             "yazın (ör. “ücret”, “izin”); çekimli hâlleri kendiliğinden aranır.")
     return everyday, legal_words
+
+
+def inflected_pair(terms: list[str] | tuple[str, ...]) -> tuple[str, str] | None:
+    """Two one-word terms that are forms of one word ("ücret" and "ücreti", "fesih" and "feshi"):
+    they share a token (`term_tokens`) or one starts with the other. None when there are none."""
+    bare = [term for term in terms if len(words(term)) == 1]
+    for i, first in enumerate(bare):
+        for second in bare[i + 1:]:
+            if set(term_tokens(first)) & set(term_tokens(second)) or first.startswith(second) or second.startswith(first):
+                return first, second
+    return None
 
 
 def save_expansion(db: Database, everyday: str, legal: list[str] | tuple[str, ...] | str, *,
