@@ -65,10 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--background", action="store_true", help="queue it as a job (lab_answers) and return")
     p.set_defaults(func=cmd_answers)
 
-    from eval import gold_cli
+    from eval import conversation_cli, gold_cli
     from eval.reader import cli as reader_cli
 
     gold_cli.register(sub)
+    conversation_cli.register(sub)
     reader_cli.register(sub)
     return parser
 

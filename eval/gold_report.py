@@ -155,7 +155,7 @@ def _gate_cases(payloads: Sequence[dict]) -> tuple[list[GateCase], float, float,
     return out, answer_at, closest_at, payloads[0]["gate"].get("quote_at")
 
 
-def _first_read(payloads: Sequence[dict]) -> dict:
+def first_read(payloads: Sequence[dict]) -> dict:
     """Among answerable cases with key facts: the share whose first thing the user reads carries
     every fact — the answer when answered, else the first marked sentence of the closest passages."""
     hits = []
@@ -195,7 +195,7 @@ def configuration_summary(config, payloads: Sequence[dict], index: Mapping[str, 
                                                for m in metrics.METRICS}, indices)
                             if answerable and all("retrieval_scores" in p for p in answerable) else {}),
         "policy": payloads[0].get("policy", "rules") if payloads else None,
-        "first_read": _first_read(payloads),
+        "first_read": first_read(payloads),
         "recall_curve": metrics.recall_curve(ranks, metrics.DEPTH) if answerable else [],
         "answers": {"answerable": _group_rates(answerable, ("correct", "fallback", "wrong")),
                     "unanswerable": _group_rates([p for p in payloads if not p["answerable"]], ("fallback", "wrong")),

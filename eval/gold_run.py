@@ -51,6 +51,7 @@ from ragcore.core import (
     STATUS_ANSWERED,
     STATUS_FALLBACK,
     STATUS_NEEDS_REVIEW,
+    Answer,
     Settings,
     Source,
 )
@@ -294,6 +295,12 @@ def _quote_probability(model: AbstentionModel | None, gated: dict, behind: dict)
 
 def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> dict[str, Any]:
     """One gold question asked by one role through the app (see the module docstring)."""
+    return ask_case_answer(ctx, question, role)[0]
+
+
+def ask_case_answer(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> tuple[dict[str, Any], Answer]:
+    """`ask_case` and the app's answer itself: a conversation run chains the answer into the next
+    turn's history (`ragcore.conversations.turn_of`), as the chat does."""
     config = ctx.configuration
     readable = {sha for sha, doc in ctx.documents.items() if doc.readable_by(role)}
     names = {sha: doc.filename for sha, doc in ctx.documents.items()}
@@ -355,7 +362,7 @@ def ask_case(ctx: ConfigurationContext, question: GoldQuestion, role: str) -> di
     if question.answerable:
         payload["scores"] = case_scores(payload["ranking"], relevant)
         payload["retrieval_scores"] = case_scores(payload["retrieval_ranking"], relevant)
-    return payload
+    return payload, answer
 
 
 # --------------------------------------------------------------------------- the run
@@ -447,7 +454,7 @@ def run_gold(db: Database, settings: Settings, run_id: int, progress: Progress |
         for c in configs:
             if c.key not in todo:
                 continue
-            ctx = _context(c, state.indexes[c.index_key], embedder(c.embedder), documents, make_generator, spec.policy)
+            ctx = configuration_context(c, state.indexes[c.index_key], embedder(c.embedder), documents, make_generator, spec.policy)
             for q, role in cases:
                 key = case_key(q, role)
                 if (c.key, key) in done:
@@ -473,8 +480,9 @@ def run_gold(db: Database, settings: Settings, run_id: int, progress: Progress |
     return summary
 
 
-def _context(c: Configuration, index: Index, embedder: object, documents: Sequence[CorpusDocument],
+def configuration_context(c: Configuration, index: Index, embedder: object, documents: Sequence[CorpusDocument],
              make_generator: GeneratorFactory, policy: str = "rules") -> ConfigurationContext:
+    """The services one configuration asks with, over a built index (also the conversation run's)."""
     settings = index.settings.with_(top_k=c.k, retrieval_mode=c.mode, answer_policy=policy)
     generator = make_generator(settings, embedder)
     service = AnswerService(index.db, settings, embedder, generator)  # type: ignore[arg-type]

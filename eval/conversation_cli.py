@@ -1,0 +1,56 @@
+"""`python -m eval conversations run --split dev|test --out DIR`: the conversation gold set through
+the app (eval/conversation_run.py), with a progress bar per stage and a table of the groups.
+
+    conversations run --split test [--out DIR] [--limit N] [--file F] [--quiet]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ragcore.core import Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    conversations = sub.add_parser("conversations", help="the conversation gold set, turn by turn through the app")
+    c = conversations.add_subparsers(dest="conversations_command", required=True)
+    p = c.add_parser("run", help="walk every conversation of a split: resolved, typed alone and standalone")
+    p.add_argument("--split", choices=("dev", "test"), required=True, help="dev: tune here; test: report here")
+    p.add_argument("--file", type=Path, help="conversation gold file (default eval/gold/conversations_laws.jsonl)")
+    p.add_argument("--limit", type=int, help="only the first N conversations (quick looks; not comparable)")
+    p.add_argument("--out", type=Path, help="run folder (default DATA_DIR/eval_runs/<time>-conversations-<split>)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    from eval.conversation_run import run_conversations, summary_rows
+    from eval.conversations import CONVERSATIONS_FILE, by_split, load_conversations
+    from eval.gold_cli import markdown_table
+    from eval.goldstore import SAMPLE_CORPUS
+    from eval.lab_corpus import LabCachedEmbedder, sample_corpus
+    from eval.progress import TqdmProgress
+    from eval.report import new_run_dir, runs_root
+    from eval.schema import open_lab_database
+    from ragcore.embed import make_embedder
+
+    conversations = by_split(load_conversations(args.file or CONVERSATIONS_FILE))[args.split]
+    if args.limit:
+        conversations = conversations[: args.limit]
+    out = args.out or new_run_dir(runs_root(settings), f"conversations-{args.split}")
+    progress = TqdmProgress(disable=args.quiet)
+    with open_lab_database(settings) as db:
+        embedder = LabCachedEmbedder(make_embedder(settings), db)
+        try:
+            summary = run_conversations(db, settings, conversations, sample_corpus(settings, SAMPLE_CORPUS), embedder,
+                                        out, progress, split=args.split)
+        finally:
+            progress.close()
+    print(markdown_table(summary_rows(summary)))
+    t = summary["target"]
+    if t.get("n"):
+        print(f"\ntarget: follow-up Recall@5 {t['follow_up_resolved']:.3f} vs standalone {t['standalone']:.3f} "
+              f"(gap {t['gap']:+.3f}, limit {t['limit']}): {'met' if t['met'] else 'NOT met'}")
+    print(f"\nwritten: {out}/summary.json, {out}/cases.jsonl.gz")
+    return 0
