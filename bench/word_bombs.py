@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -98,10 +99,15 @@ def _cell(result: dict | None) -> str:
         return "—"
     if result["seconds"] is None:
         return result["outcome"]
-    outcome = result["outcome"]
-    if len(outcome) > 90:  # the start says what refused it, the end names the cap or the cause
-        outcome = f"{outcome[:55]}…{outcome[-30:]}"
-    return f"{result['seconds']:.2f} s, +{result['growth_mb']:.0f} MB: {outcome}"
+    return f"{result['seconds']:.2f} s, +{result['growth_mb']:.0f} MB: {_short(result['outcome'])}"
+
+
+def _short(outcome: str) -> str:
+    """"WordTooLarge (DOCX_MAX_PARAGRAPHS)", "CorruptWord (XPathEvalError)": the refusal's type and
+    the last thing its message names in parentheses (the cap's setting, or the cause)."""
+    kind, _, message = outcome.partition(": ")
+    named = re.findall(r"\(([^()]*)\)", message)
+    return f"{kind} ({named[-1]})" if kind != "read" and named else outcome
 
 
 def main(argv: list[str] | None = None) -> int:
