@@ -19,7 +19,7 @@ from bench import RESULTS
 from eval.report import write_card
 
 BENCHMARKS = ("embedders", "ingest", "ocr", "retrieval", "sweep", "load", "api_load", "question_timing", "quote_ranking",
-              "answer_latency", "conversations")
+              "answer_latency", "conversations", "word_bombs")
 
 
 def machine_line() -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import docx
@@ -192,3 +193,148 @@ def old_doc() -> bytes:
 def renamed_binary() -> bytes:
     """A PNG's signature and some bytes: what a user gets by renaming an image to .docx."""
     return b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 16
+
+
+# --------------------------------------------------------------------------- bombs (issue 36)
+# The package of `empty_docx` with word/document.xml written from a generator, straight into the
+# ZIP stream: a bomb's 120 MB of XML never sits in the test's memory.
+
+_DOCUMENT_HEAD = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+                  b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>')
+_DOCUMENT_TAIL = b"<w:sectPr/></w:body></w:document>"
+_CHUNK = 1024 * 1024
+
+
+def _paragraph(text: str) -> bytes:
+    return f"<w:p><w:r><w:t>{text}</w:t></w:r></w:p>".encode()
+
+
+def with_body(body: Iterator[bytes]) -> bytes:
+    """`empty_docx`'s package with `body` (the body's XML, in pieces) as its document."""
+    source = zipfile.ZipFile(io.BytesIO(empty_docx()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            entry = zipfile.ZipInfo(item.filename, date_time=(2024, 1, 1, 0, 0, 0))
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            if item.filename != "word/document.xml":
+                target.writestr(entry, source.read(item))
+                continue
+            with target.open(entry, "w") as stream:
+                stream.write(_DOCUMENT_HEAD)
+                for piece in body:
+                    stream.write(piece)
+                stream.write(_DOCUMENT_TAIL)
+    return out.getvalue()
+
+
+def _repeated(piece: bytes, total_bytes: int) -> Iterator[bytes]:
+    block = piece * (_CHUNK // len(piece))
+    for _ in range(total_bytes // len(block)):
+        yield block
+
+
+def empty_paragraph_bomb(megabytes: int = 120) -> bytes:
+    """The probe's bomb: `megabytes` MB of `<w:p/>` (20 million paragraphs at 120 MB), a ~200 KB
+    file under the 512 MB unpacked cap that python-docx turned into 3 GB of tree."""
+    return with_body(_repeated(b"<w:p/>", megabytes * _CHUNK))
+
+
+def sparse_paragraphs(empty: int = 100_000, every: int = 1000) -> bytes:
+    """`empty` empty paragraphs with a text paragraph "Paragraf n." after every `every` of them,
+    under a heading: the probe's 37 KB file that held the worker for 218 s."""
+    def body() -> Iterator[bytes]:
+        yield '<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>BİRİNCİ BÖLÜM</w:t></w:r></w:p>'.encode()
+        for n in range(1, empty // every + 1):
+            yield b"<w:p/>" * every + _paragraph(f"Paragraf {n}.")
+    return with_body(body())
+
+
+def deeply_nested(depth: int) -> bytes:
+    """A paragraph with text, then `depth` nested elements (Word never writes more than a few
+    dozen levels; libxml2 stops at 256 without its huge-tree option)."""
+    nest = b"<w:customXml>"
+    return with_body(iter([_paragraph("MADDE 1 – Metin."), nest * depth, b"</w:customXml>" * depth]))
+
+
+def attribute_bomb(paragraphs: int = 20_000, attributes: int = 200) -> bytes:
+    """Few paragraphs, each with `attributes` attributes: 4 million nodes of tree (~1 GB in
+    python-docx) under the paragraph cap, so only a count of attributes refuses it."""
+    attrs = b" ".join(b'w:a%d="1"' % i for i in range(attributes))
+    return with_body(iter([b"<w:p " + attrs + b"/>"] * paragraphs + [_paragraph("MADDE 1 – Metin.")]))
+
+
+def with_doctype() -> bytes:
+    """A document with a DOCTYPE that declares an entity and uses it in every paragraph (with
+    entities left unresolved, each reference is a node of python-docx's tree)."""
+    source = zipfile.ZipFile(io.BytesIO(empty_docx()))
+    out = io.BytesIO()
+    document = (b'<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE w:document [<!ENTITY e "metin">]>\n'
+                + _DOCUMENT_HEAD.split(b"\n", 1)[1] + _paragraph("MADDE 1 – Metin.") + _paragraph("&e;&e;&e;") * 10
+                + _DOCUMENT_TAIL)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            target.writestr(item, document if item.filename == "word/document.xml" else source.read(item))
+    return out.getvalue()
+
+
+def spanning_cell(span: int = 300_000_000) -> bytes:
+    """A table whose one cell claims to span `span` grid columns: python-docx's `row.cells`
+    gives that cell once per column."""
+    cell = (f'<w:tbl><w:tr><w:tc><w:tcPr><w:gridSpan w:val="{span}"/></w:tcPr>'.encode()
+            + _paragraph("Baret") + b"</w:tc></w:tr></w:tbl>")
+    return with_body(iter([_paragraph("MADDE 1 – Donanım listesi."), cell]))
+
+
+def merged_column(rows: int, label: str = "KKD") -> bytes:
+    """A two-column table whose first column is one cell merged down `rows` rows (`label`),
+    beside "Kalem 1" … "Kalem n"."""
+    def tc(text: str, merge: str | None = None) -> bytes:
+        props = b"" if merge is None else f"<w:tcPr><w:vMerge{merge}/></w:tcPr>".encode()
+        return b"<w:tc>" + props + (_paragraph(text) if text else b"<w:p/>") + b"</w:tc>"
+
+    def body() -> Iterator[bytes]:
+        yield b"<w:tbl>"
+        yield b"<w:tr>" + tc(label, ' w:val="restart"') + tc("Kalem 1") + b"</w:tr>"
+        for n in range(2, rows + 1):
+            yield b"<w:tr>" + tc("", "") + tc(f"Kalem {n}") + b"</w:tr>"
+        yield b"</w:tbl>"
+    return with_body(body())
+
+
+def style_cycle() -> bytes:
+    """Two paragraph styles based on each other (Word never writes such a loop) and a
+    paragraph in one of them."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    first = document.styles.add_style("Döngü A", WD_STYLE_TYPE.PARAGRAPH)
+    second = document.styles.add_style("Döngü B", WD_STYLE_TYPE.PARAGRAPH)
+    first.base_style, second.base_style = second, first
+    document.add_paragraph("MADDE 1 – Bu paragrafın biçemi kendi kendine dayanıyor.", style=first)
+    return _saved(document)
+
+
+def numbered_from(start: int, fmt: str, texts: list[str]) -> bytes:
+    """`texts` as one list numbered "<n>." in format `fmt` starting at `start`."""
+    document = docx.Document()
+    abstract = OxmlElement("w:abstractNum")
+    abstract.set(qn("w:abstractNumId"), "91")
+    level = OxmlElement("w:lvl")
+    level.set(qn("w:ilvl"), "0")
+    for tag, value in (("w:start", str(start)), ("w:numFmt", fmt), ("w:lvlText", "%1.")):
+        child = OxmlElement(tag)
+        child.set(qn("w:val"), value)
+        level.append(child)
+    abstract.append(level)
+    numbering = document.part.numbering_part.element
+    numbering.insert(0, abstract)
+    num = OxmlElement("w:num")
+    num.set(qn("w:numId"), "910")
+    ref = OxmlElement("w:abstractNumId")
+    ref.set(qn("w:val"), "91")
+    num.append(ref)
+    numbering.append(num)
+    for text in texts:
+        _number(document.add_paragraph(text), "910")
+    return _saved(document)

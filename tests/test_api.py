@@ -639,6 +639,17 @@ def test_an_upload_below_the_free_disk_floor_is_a_507_before_the_body_is_read(db
         assert count(full.db, "jobs") == 0 and count(full.db, "documents") == 0 and incoming(full.settings) == []
 
 
+def test_a_docx_unpacking_past_its_cap_is_refused_before_queueing(api) -> None:
+    """DOCX_MAX_UNPACKED_MB (256) is told by the ZIP's directory: 500 MB of XML in an 800 KB file
+    (under the 512 MB of old) is refused at the door, nothing queued."""
+    admin = person(api.db, "yonetici", "admin")
+    response = api.client.post("/v1/documents", headers=bearer(admin), data={"roles": "isg"},
+                               files={"file": ("bomba.docx", docxs.empty_paragraph_bomb(500), "application/octet-stream")})
+    assert response.status_code == 413 and error_code(response) == "docx_too_large", response.text
+    assert "en fazla 256 MB okunabiliyor (DOCX_MAX_UNPACKED_MB)" in response.json()["error"]["message_tr"]
+    assert count(api.db, "jobs") == 0 and count(api.db, "documents") == 0 and incoming(api.settings) == []
+
+
 def test_upload_without_roles_says_roles_are_required_and_stores_nothing(api) -> None:
     """No default readers through the API either: `roles` must be sent (issue 22)."""
     admin = person(api.db, "yonetici", "admin")

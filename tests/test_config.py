@@ -43,6 +43,14 @@ def test_trusted_proxies_default_to_none_and_are_normalised_networks():
     assert s.trusted_proxies == ("10.0.0.5/32", "10.1.0.0/16", "::1/128")
 
 
+def test_docx_caps_default_to_what_a_real_manual_never_reaches():
+    s = Settings.from_env({}, dotenv=None)
+    assert (s.docx_max_unpacked_mb, s.docx_max_elements, s.docx_max_paragraphs, s.docx_max_depth,
+            s.docx_max_characters) == (256, 3_000_000, 200_000, 100, 10_000_000)
+    s = Settings.from_env({"DOCX_MAX_PARAGRAPHS": "50000", "DOCX_MAX_UNPACKED_MB": "64"}, dotenv=None)
+    assert (s.docx_max_paragraphs, s.docx_max_unpacked_mb) == (50_000, 64)
+
+
 def test_environment_overrides_dotenv(tmp_path):
     dotenv = tmp_path / ".env"
     dotenv.write_text("CHUNK_SIZE=800\nTOP_K=7\nEMBED_BACKEND=use\n")
@@ -88,6 +96,9 @@ def test_e5_is_a_backend():
         ({"OCR_MIN_DPI": "many"}, "OCR_MIN_DPI must be an integer"),
         ({"OCR_MAX_PAGES": "0"}, "OCR_MAX_PAGES must be at least 1"),
         ({"OCR_PAGE_SECONDS": "0"}, "OCR_PAGE_SECONDS must be positive"),
+        ({"DOCX_MAX_DEPTH": "300"}, "DOCX_MAX_DEPTH must be at most 256"),
+        ({"DOCX_MAX_DEPTH": "5"}, "DOCX_MAX_DEPTH must be at least 10"),
+        ({"DOCX_MAX_PARAGRAPHS": "0"}, "DOCX_MAX_PARAGRAPHS must be at least 1"),
     ],
 )
 def test_bad_values_name_the_variable(env, message):

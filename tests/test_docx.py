@@ -6,6 +6,10 @@ stored) when they cannot be used. Fixtures are built with python-docx at test ti
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -30,10 +34,13 @@ from ragcore.documents import (
     read_page,
     stored_path,
 )
+from ragcore.documents.word import DEFAULT_LIMITS, WordTooLarge
 from ragcore.retrieval import search
 from tests import docxs, pdfs
 from tests.retrieval_support import make_test_embedder
 from tests.test_ingest import check_lexical_index, state
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -197,6 +204,9 @@ BAD_DOCX = {
     "a ZIP that is no Word file": (docxs.zip_without_document, "Word belgesi değil"),
     "no text": (docxs.empty_docx, "okunacak metin yok"),
     "a PDF named .docx": (pdfs.law_pdf, "içeriği bir PDF"),
+    "120 MB of empty paragraphs": (docxs.empty_paragraph_bomb, r"en fazla 200\.000 paragraf .*DOCX_MAX_PARAGRAPHS"),
+    "nested 200 deep": (lambda: docxs.deeply_nested(200), r"100 düzeyden derin \(DOCX_MAX_DEPTH\)"),
+    "a DOCTYPE": (docxs.with_doctype, "DOCTYPE bildirimi var"),
 }
 
 
@@ -299,3 +309,145 @@ def test_the_source_dialog_of_a_docx_shows_the_cited_section(db, settings, embed
     shown = " ".join(m.value for m in at.markdown)
     assert "Baretler her vardiya başında" in shown and "Eğitim" in shown
     assert "PDF" not in " ".join(b.label for b in at.get("download_button"))
+
+
+# ----------------------------------------------------------------------------- bounds (issue 36)
+# A few hundred KB of .docx can unpack to gigabytes of tree, or to minutes of work per paragraph.
+# Bombs that would take the machine on code without the caps are read in a child process that
+# reports its peak RSS growth (ru_maxrss after the read minus before it); the child's address
+# space is limited to 2 GB more than it starts with and its CPU to 120 s, so on such code a
+# bomb ends in a MemoryError or SIGXCPU (and the test fails) instead of taking the machine.
+
+READ_IN_CHILD = """
+import json, resource, sys
+from ragcore.documents.word import WordError, extract_sections
+resource.setrlimit(resource.RLIMIT_CPU, (120, resource.getrlimit(resource.RLIMIT_CPU)[1]))
+data = open(sys.argv[1], "rb").read()
+mapped = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (mapped + 2 * 1024**3, resource.getrlimit(resource.RLIMIT_AS)[1]))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    outcome = {"pages": [page.text for page in extract_sections(data).pages]}
+except WordError as exc:
+    outcome = {"refused": str(exc)}
+outcome["growth_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+print(json.dumps(outcome))
+"""
+# Generous: the counting pass holds a 64 KB read buffer and the parser's state (measured: 1 MB
+# for the 120 MB bomb), where python-docx's tree of the same bomb took 2.7 GB.
+MEMORY_BOUND_MB = 100
+
+
+def read_in_child(data: bytes, tmp_path: Path) -> dict:
+    path = tmp_path / "belge.docx"
+    path.write_bytes(data)
+    run = subprocess.run([sys.executable, "-c", READ_IN_CHILD, str(path)], cwd=REPO, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, f"the reader died (exit {run.returncode}): {run.stderr[-2000:]}"
+    return json.loads(run.stdout)
+
+
+def test_an_empty_paragraph_bomb_is_refused_in_bounded_memory(tmp_path) -> None:
+    """The probe's bomb: 120 MB of `<w:p/>` in a 220 KB file (under the 512 MB unpacked cap
+    of old) took python-docx to 3 GB; it is refused while counting, with the cap's setting."""
+    data = docxs.empty_paragraph_bomb(120)
+    assert len(data) < 300_000
+    outcome = read_in_child(data, tmp_path)
+    assert outcome.get("refused", "").startswith("Bu Word dosyası çok büyük: en fazla 200.000 paragraf"), outcome
+    assert "DOCX_MAX_PARAGRAPHS" in outcome["refused"] and "bölerek" in outcome["refused"]
+    assert outcome["growth_mb"] < MEMORY_BOUND_MB, outcome
+
+
+def test_attributes_count_towards_the_element_cap(tmp_path) -> None:
+    """20,000 paragraphs of 200 attributes each (4 million nodes of tree) stay under the
+    paragraph cap; the element count, which counts attributes, refuses them."""
+    outcome = read_in_child(docxs.attribute_bomb(), tmp_path)
+    assert "XML öğesi" in outcome.get("refused", "") and "DOCX_MAX_ELEMENTS" in outcome["refused"], outcome
+    assert outcome["growth_mb"] < MEMORY_BOUND_MB, outcome
+
+
+def test_a_cell_spanning_300_million_columns_is_read_once(tmp_path) -> None:
+    """python-docx's `row.cells` gives a spanning cell once per column: a 36 KB file, gigabytes."""
+    outcome = read_in_child(docxs.spanning_cell(300_000_000), tmp_path)
+    assert outcome.get("pages") == ["MADDE 1 – Donanım listesi.\nBaret"], outcome
+    assert outcome["growth_mb"] < MEMORY_BOUND_MB, outcome
+
+
+def test_a_style_based_on_itself_ends(tmp_path) -> None:
+    """Two styles based on each other: python-docx's base_style walk never ends; the style is
+    read once, and the paragraph is plain text."""
+    outcome = read_in_child(docxs.style_cycle(), tmp_path)
+    assert outcome.get("pages") == ["MADDE 1 – Bu paragrafın biçemi kendi kendine dayanıyor."], outcome
+
+
+def test_100000_empty_paragraphs_cost_one_style_lookup(monkeypatch) -> None:
+    """The probe's 37 KB file held the worker 218 s: python-docx looked up the default style for
+    every paragraph (scanning every style each time). The styles are read once per document now;
+    the output is the same: a heading and its 100 text paragraphs, numbered 1-100 (bench.word_bombs
+    times it)."""
+    from docx.oxml.styles import CT_Styles
+
+    lookups = []
+    for name in ("default_for", "get_by_id"):
+        original = getattr(CT_Styles, name)
+        monkeypatch.setattr(CT_Styles, name, lambda self, *a, _f=original: lookups.append(a) or _f(self, *a))
+    text = extract_sections(docxs.sparse_paragraphs(100_000, every=1000))
+    assert len(lookups) <= 1, f"{len(lookups)} style look-ups for one document"
+    assert text.headings == ["BİRİNCİ BÖLÜM"]
+    assert text.pages[0].text.split("\n") == ["BİRİNCİ BÖLÜM", *(f"Paragraf {n}." for n in range(1, 101))]
+    assert [p.number for p in text.paragraphs] == list(range(101))
+
+
+@pytest.mark.parametrize("depth", [200, 100_000])
+def test_deep_nesting_is_refused_naming_the_cap(depth: int) -> None:
+    """Word writes a few dozen levels; 200 passed python-docx, 100,000 failed as "bozuk" at
+    libxml2's own 256. Both are refused as too deep, with the setting named."""
+    with pytest.raises(WordTooLarge, match=r"iç içe yapılar 100 düzeyden derin \(DOCX_MAX_DEPTH\)"):
+        extract_sections(docxs.deeply_nested(depth))
+
+
+def test_a_column_merged_down_1000_rows_is_given_on_every_row() -> None:
+    """A merged cell's text on every row it spans, as python-docx gives it, read in one pass:
+    python-docx walks up row by row, recursively, and gave up (RecursionError, "bozuk") past a
+    few hundred rows."""
+    text = extract_sections(docxs.merged_column(1000))
+    assert text.pages[0].text.split("\n") == [f"KKD | Kalem {n}" for n in range(1, 1001)]
+
+
+def test_merged_cells_cannot_grow_the_text_past_its_cap() -> None:
+    """A merged cell's text repeats on every row, so the text read can outgrow the file: the
+    character cap counts what is read, merged cells and list numbers included."""
+    data = docxs.merged_column(100, label="uzun " * 1000)
+    with pytest.raises(WordTooLarge, match=r"en fazla 100\.000 karakter .*\(DOCX_MAX_CHARACTERS\)"):
+        extract_sections(data, replace(DEFAULT_LIMITS, characters=100_000))
+    assert len(extract_sections(data).pages[0].text) > 100_000  # under the default cap it is read
+
+
+def test_forged_list_start_values_keep_labels_short() -> None:
+    """A start value of 10**9 in roman numerals was a label of a million "M"s on every paragraph;
+    start values are kept within Word's own range (up to 32,767)."""
+    lines = extract_sections(docxs.numbered_from(10**9, "upperRoman", ["Bir", "İki", "Üç"])).pages[0].text.split("\n")
+    assert [line.split(". ", 1)[1] for line in lines] == ["Bir", "İki", "Üç"]
+    assert max(len(line) for line in lines) < 60 and len(set(lines)) == 3
+
+
+def test_word_caps_follow_the_settings(db, settings, embedder) -> None:
+    before = state(db, settings)
+    with pytest.raises(IngestError, match=r"en fazla 10 paragraf okunabiliyor.*DOCX_MAX_PARAGRAPHS"):
+        ingest_file(db, settings.with_(docx_max_paragraphs=10), embedder, docxs.regulation_docx(),
+                    filename="yonetmelik.docx", roles=["isg"])
+    assert state(db, settings) == before
+    assert ingest_file(db, settings.with_(docx_max_paragraphs=17), embedder, docxs.regulation_docx(),
+                       filename="yonetmelik.docx", roles=["isg"]).pages == 5  # its 17 paragraphs
+
+
+def test_a_word_bomb_fails_its_job_for_good_and_stores_nothing(db, settings, embedder) -> None:
+    """The bomb through the background upload: queued (its first bytes are a ZIP), then the job
+    fails once, for good, with the Turkish reason; no document, no staged file."""
+    job = jobs.submit_ingest(db, settings, docxs.empty_paragraph_bomb(120), filename="bomba.docx", roles=["isg"])
+    jobs.run_worker(settings, wait=False, embedder_factory=lambda: embedder)
+    failed = jobs.find_job(db, job.public_id)
+    assert failed.status == "failed" and failed.attempts == 1, failed
+    assert "en fazla 200.000 paragraf" in failed.error and "Dosyayı birkaç parçaya bölerek yükleyin." in failed.error
+    assert state(db, settings)["counts"] == {"documents": 0, "chunks": 0, "postings": 0, "chunk_windows": 0}
+    assert list(settings.incoming_dir.iterdir()) == []

@@ -34,6 +34,7 @@ MAX_READER_CANDIDATES = 50
 # A language model's answer: bounds an operator may choose between (LLM_MAX_TOKENS, LLM_ANSWER_SECONDS).
 MAX_TOKENS_RANGE = (16, 8192)
 ANSWER_SECONDS_RANGE = (1.0, 3600.0)
+MAX_XML_DEPTH = 256  # libxml2's own nesting limit without XML_PARSE_HUGE (lxml's huge_tree)
 
 
 class SettingsError(ValueError):
@@ -71,6 +72,11 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "ANSWER_POLICY": ("rules", "rules (evidence gate, sentence quoter, quote check) | reader (the cross-encoder in ragcore/reader; see docs/reader.md)"),
     "READER_CANDIDATES": ("12", "ANSWER_POLICY=reader: retrieved chunks the reader reads per question (1-50)"),
     "MAX_UPLOAD_MB": ("50", "largest PDF accepted for upload"),
+    "DOCX_MAX_UNPACKED_MB": ("256", "a .docx may unpack to at most this many MB (all its parts); refused before any XML is read"),
+    "DOCX_MAX_ELEMENTS": ("3000000", "XML elements (attributes, namespace declarations and comments count too) in all parts of a .docx; counted while streaming, before any tree is built"),
+    "DOCX_MAX_PARAGRAPHS": ("200000", "paragraphs (w:p, table cells' and headers' too) in a .docx"),
+    "DOCX_MAX_DEPTH": ("100", "nesting depth of a .docx's XML (10-256; Word writes a few dozen levels at most)"),
+    "DOCX_MAX_CHARACTERS": ("10000000", "characters of text read from a .docx (numbering and merged table cells included)"),
     "MAX_QUESTION_CHARS": ("1000", "longest question accepted"),
     "CONVERSATION_RETENTION_DAYS": ("180", "saved conversations untouched this many days are deleted (the expire_conversations job)"),
     "CONVERSATION_MAX_TURNS": ("200", "questions one saved conversation holds; then the user starts a new one"),
@@ -203,6 +209,15 @@ def _networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(networks))
 
 
+def _docx_depth(env: Mapping[str, str]) -> int:
+    """DOCX_MAX_DEPTH within 10-256: libxml2 itself stops at 256 levels without its huge-tree
+    option (off everywhere here), so a larger cap would never be the one to refuse."""
+    value = _int(env, "DOCX_MAX_DEPTH", 100, minimum=10)
+    if value > MAX_XML_DEPTH:
+        raise SettingsError(f"DOCX_MAX_DEPTH must be at most {MAX_XML_DEPTH}, got {value}")
+    return value
+
+
 def _opt(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name, "").strip()
     return value or None
@@ -241,6 +256,13 @@ class Settings:
     answer_policy: str = "rules"
     reader_candidates: int = 12  # chunks the reader reads per question (retrieval's best first)
     max_upload_mb: int = 50
+    # The caps a .docx is read under (ragcore.documents.word.WordLimits; the reasons in SETTINGS_DOC
+    # and the README). A real 500-page manual stays far below each; memory stays bounded at each.
+    docx_max_unpacked_mb: int = 256
+    docx_max_elements: int = 3_000_000
+    docx_max_paragraphs: int = 200_000
+    docx_max_depth: int = 100
+    docx_max_characters: int = 10_000_000
     max_question_chars: int = 1000
     conversation_retention_days: int = 180  # a saved conversation untouched this long is deleted
     conversation_max_turns: int = 200  # questions per saved conversation
@@ -303,6 +325,11 @@ class Settings:
             answer_policy=_choice(merged, "ANSWER_POLICY", ANSWER_POLICIES, "rules"),
             reader_candidates=reader_candidates,
             max_upload_mb=_int(merged, "MAX_UPLOAD_MB", 50, minimum=1),
+            docx_max_unpacked_mb=_int(merged, "DOCX_MAX_UNPACKED_MB", 256, minimum=1),
+            docx_max_elements=_int(merged, "DOCX_MAX_ELEMENTS", 3_000_000, minimum=1),
+            docx_max_paragraphs=_int(merged, "DOCX_MAX_PARAGRAPHS", 200_000, minimum=1),
+            docx_max_depth=_docx_depth(merged),
+            docx_max_characters=_int(merged, "DOCX_MAX_CHARACTERS", 10_000_000, minimum=1),
             max_question_chars=_int(merged, "MAX_QUESTION_CHARS", 1000, minimum=10),
             conversation_retention_days=_int(merged, "CONVERSATION_RETENTION_DAYS", 180, minimum=1),
             conversation_max_turns=_int(merged, "CONVERSATION_MAX_TURNS", 200, minimum=1),

@@ -55,7 +55,7 @@ from ragcore.documents.pdf import PdfError, check_header, extract_pages
 from ragcore.documents.rendering import RenderError
 from ragcore.documents.titles import MAX_TITLE_CHARS, default_title
 from ragcore.documents.windows import Window, document_windows
-from ragcore.documents.word import WordText, check_package, extract_sections, locate
+from ragcore.documents.word import WordLimits, WordText, check_package, extract_sections, locate
 from ragcore.embed import Embedder, EmbeddingError
 
 log = logging.getLogger(__name__)
@@ -231,17 +231,17 @@ def stored_path(settings: Settings, digest: str, file_format: str = PDF) -> Path
     return settings.uploads_dir / f"{digest}{extension(file_format)}"
 
 
-def check_upload(data: bytes, filename: str = "") -> str:
+def check_upload(data: bytes, filename: str = "", settings: Settings | None = None) -> str:
     """The cheap checks for a front end that refuses a file before queueing it (the REST API):
     its kind by content, a name that claims the other kind, and what can be told without reading
-    the text (a PDF cut off at the end, a ZIP that holds no Word document). Returns the format;
-    raises `PdfError` or `UnusableFile` (Turkish messages)."""
+    the text (a PDF cut off at the end, a ZIP that holds no Word document or unpacks past
+    DOCX_MAX_UNPACKED_MB). Returns the format; raises `PdfError` or `UnusableFile` (Turkish messages)."""
     file_format = detect_format(data)
     check_name(filename, file_format)
     if file_format == PDF:
         check_header(data)
     else:
-        check_package(data)
+        check_package(data, WordLimits.of(settings or Settings()))
     return file_format
 
 
@@ -273,7 +273,8 @@ def read_upload(data: bytes, filename: str, report: Progress, settings: Settings
         file_format = detect_format(data)
         check_name(filename, file_format)
         if file_format == DOCX:
-            word = extract_sections(data, progress=lambda done, total: report("read_word", done, total))
+            word = extract_sections(data, WordLimits.of(settings or Settings()),
+                                    progress=lambda done, total: report("read_word", done, total))
             return UploadText(DOCX, word.pages, word.section_count, [], word.title, word)
         extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total),
                                   ocr_progress=lambda done, total: report("ocr", done, total),

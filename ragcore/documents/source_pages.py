@@ -30,7 +30,7 @@ from ragcore.documents.formats import DOCX, UnusableFile
 from ragcore.documents.ocr import OcrError
 from ragcore.documents.pdf import normalize_page_text
 from ragcore.documents.rendering import PageTooLarge, RenderError
-from ragcore.documents.word import BEFORE_FIRST_HEADING, extract_sections
+from ragcore.documents.word import BEFORE_FIRST_HEADING, WordLimits, extract_sections
 
 
 class PageNotFound(LookupError):
@@ -84,7 +84,7 @@ def read_page(settings: Settings, doc: Document, number: int, role: str) -> Sour
     """The text of page `number` (1-based) as the chunker saw it; for a Word file, of section `number`."""
     path = _readable_path(settings, doc, role)
     if doc.file_format == DOCX:
-        return _read_section(doc, path, number)
+        return _read_section(settings, doc, path, number)
     reader = _reader(path, number)
     if number in doc.ocr_pages:
         try:
@@ -97,9 +97,9 @@ def read_page(settings: Settings, doc: Document, number: int, role: str) -> Sour
     return SourcePage(document_id=doc.id, number=number, page_count=len(reader.pages), text=text)
 
 
-def _read_section(doc: Document, path: Path, number: int) -> SourcePage:
+def _read_section(settings: Settings, doc: Document, path: Path, number: int) -> SourcePage:
     try:
-        word = extract_sections(path.read_bytes())
+        word = extract_sections(path.read_bytes(), WordLimits.of(settings))
     except UnusableFile as exc:  # it was read at upload; a changed file on the server
         raise PageNotFound(f"Belgenin dosyası okunamadı: {exc}") from exc
     if not 1 <= number <= word.section_count:

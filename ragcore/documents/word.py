@@ -14,6 +14,16 @@ not resolve external entities). What python-docx does not give is the text of au
 numbering: a paragraph numbered by Word ("(1)", "a)") holds no such characters, yet the chunker
 splits long articles at "(1)". `_Numbering` renders the common formats from numbering.xml;
 anything rarer falls back to decimal digits.
+
+A .docx is a ZIP of XML, and a few hundred kilobytes of it can unpack to a tree of gigabytes
+(20 million empty paragraphs in a 220 KB file). So before python-docx builds any tree, every
+part is streamed through a counting parser that builds nothing (`check_parts`) and the file is
+refused at the first element past a cap (`WordLimits`: elements, paragraphs, nesting depth; the
+unpacked size is checked from the ZIP's directory before that, the text read after). huge_tree
+stays off in both parsers, entities are not resolved and a DOCTYPE is refused. What python-docx
+then does per paragraph or per table cell in time that grows with the document (the default
+style found by scanning every style, a merged cell found by walking up row by row) is read here
+once per document (`_Styles`, `_rows`).
 """
 
 from __future__ import annotations
@@ -23,23 +33,29 @@ import io
 import logging
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import docx
-from docx.oxml.ns import qn
-from docx.table import Table
-from docx.text.paragraph import Paragraph as DocxParagraph
+from docx.enum.style import WD_STYLE_TYPE
+from docx.oxml.ns import nsmap, qn
+from docx.oxml.numbering import CT_NumPr
+from docx.oxml.styles import CT_Style
+from docx.oxml.table import CT_Tbl
+from docx.oxml.text.paragraph import CT_P
+from docx.styles import BabelFish
+from lxml import etree
 
-from ragcore.core import Chunk, Page, normalize, sanitize
+from ragcore.core import Chunk, Page, Settings, formatting, normalize, sanitize
 from ragcore.documents.chunking import joined_text
 from ragcore.documents.formats import UnusableFile
 
 log = logging.getLogger(__name__)
 
 ParagraphProgress = Callable[[int, int], None]
-# The XML parts of one .docx may unpack to at most this much: a ZIP bomb is refused before parsing.
-MAX_UNPACKED_BYTES = 512 * 1024 * 1024
+_T = TypeVar("_T")
 MAX_HEADING_CHARS = 60
 BEFORE_FIRST_HEADING = "Belgenin başı"
 
@@ -66,6 +82,41 @@ class NotAWordDocument(WordError):
 class EmptyWord(WordError):
     def __init__(self) -> None:
         super().__init__("Word belgesinde okunacak metin yok (boş belge ya da yalnızca resimler).")
+
+
+class WordTooLarge(WordError):
+    """A .docx past one of the caps of `WordLimits`; the message names the cap and its setting."""
+
+
+class WordWithDoctype(WordError):
+    def __init__(self) -> None:
+        super().__init__("Bu Word dosyasında Word'ün yazmadığı bir DOCTYPE bildirimi var; güvenlik için okunmadı. "
+                         "Dosyayı Word'de açıp yeniden kaydedin ya da PDF olarak yükleyin.")
+
+
+@dataclass(frozen=True)
+class WordLimits:
+    """The caps a .docx is read under (settings DOCX_MAX_*). Each keeps one small file from
+    taking the worker's memory or time; a real 500-page manual stays well below each."""
+
+    unpacked_mb: int
+    elements: int
+    paragraphs: int
+    depth: int
+    characters: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> WordLimits:
+        return cls(unpacked_mb=settings.docx_max_unpacked_mb, elements=settings.docx_max_elements,
+                   paragraphs=settings.docx_max_paragraphs, depth=settings.docx_max_depth,
+                   characters=settings.docx_max_characters)
+
+    @property
+    def unpacked_bytes(self) -> int:
+        return self.unpacked_mb * 1024 * 1024
+
+
+DEFAULT_LIMITS = WordLimits.of(Settings())
 
 
 @dataclass(frozen=True)
@@ -99,9 +150,10 @@ class WordText:
 # --------------------------------------------------------------------------- checks
 
 
-def check_package(data: bytes) -> None:
-    """The cheap checks without parsing XML: a ZIP with word/document.xml that does not unpack
-    to more than MAX_UNPACKED_BYTES. Raises a `WordError`."""
+def check_package(data: bytes, limits: WordLimits = DEFAULT_LIMITS) -> None:
+    """The cheap checks without parsing XML: a ZIP with word/document.xml whose parts do not
+    unpack to more than `limits.unpacked_mb` by its directory (zipfile never yields more than
+    the directory says). Raises a `WordError`."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
             members = package.infolist()
@@ -110,12 +162,103 @@ def check_package(data: bytes) -> None:
     names = {member.filename for member in members}
     if "word/document.xml" not in names:
         raise NotAWordDocument()
-    if sum(member.file_size for member in members) > MAX_UNPACKED_BYTES:
-        raise CorruptWord("açıldığında olağan dışı büyük")
+    unpacked = sum(member.file_size for member in members)
+    if unpacked > limits.unpacked_bytes:
+        raise WordTooLarge(f"Bu Word dosyası açıldığında {formatting.megabytes(unpacked)} tutuyor; en fazla "
+                           f"{limits.unpacked_mb} MB okunabiliyor (DOCX_MAX_UNPACKED_MB). Dosyayı birkaç parçaya "
+                           "bölerek ya da içindeki resimleri küçülterek yükleyin.")
 
 
-def _open(data: bytes) -> docx.document.Document:
-    check_package(data)
+_PARAGRAPH_TAG = qn("w:p")
+_READ_BYTES = 64 * 1024
+
+
+class _Counter:
+    """An lxml parser target: counts what a tree of the parts would hold (elements with their
+    attributes, namespace declarations, comments and processing instructions; text nodes lie
+    between them) and raises `WordTooLarge` at the first one past a cap. It builds nothing, so
+    counting a bomb costs no memory, and the parser stops where it raises."""
+
+    def __init__(self, limits: WordLimits) -> None:
+        self.limits = limits
+        self.nodes = self.paragraphs = self.depth = 0
+
+    def _add(self, nodes: int) -> None:
+        self.nodes += nodes
+        if self.nodes > self.limits.elements:
+            raise WordTooLarge(f"Bu Word dosyası çok büyük: en fazla {formatting.integer(self.limits.elements)} XML "
+                               "öğesi okunabiliyor, bu dosyada daha fazlası var (DOCX_MAX_ELEMENTS). Dosyayı birkaç "
+                               "parçaya bölerek yükleyin.")
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        self.depth += 1
+        if self.depth > self.limits.depth:
+            raise WordTooLarge(f"Bu Word dosyasında iç içe yapılar {self.limits.depth} düzeyden derin "
+                               "(DOCX_MAX_DEPTH); Word böyle dosya yazmaz, dosya bozuk ya da özel olarak hazırlanmış "
+                               "olabilir. Dosyayı Word'de açıp yeniden kaydedin ya da PDF olarak yükleyin.")
+        if tag == _PARAGRAPH_TAG:
+            self.paragraphs += 1
+            if self.paragraphs > self.limits.paragraphs:
+                raise WordTooLarge(f"Bu Word dosyası çok büyük: en fazla {formatting.integer(self.limits.paragraphs)} "
+                                   "paragraf okunabiliyor, bu dosyada daha fazlası var (DOCX_MAX_PARAGRAPHS). Dosyayı "
+                                   "birkaç parçaya bölerek yükleyin.")
+        self._add(1 + len(attrib))
+
+    def end(self, tag: str) -> None:
+        self.depth -= 1
+
+    def start_ns(self, prefix: str | None, uri: str) -> None:
+        self._add(1)
+
+    def comment(self, text: str) -> None:
+        self._add(1)
+
+    def pi(self, target: str, data: str | None = None) -> None:
+        self._add(1)
+
+    def doctype(self, name: str | None, public_id: str | None, system_id: str | None) -> None:
+        """Word never writes one; refused before its declarations are read (with entities left
+        unresolved, every reference would be a node of the tree that no count here sees)."""
+        raise WordWithDoctype()
+
+    def close(self) -> None:
+        return None
+
+
+def check_parts(data: bytes, limits: WordLimits = DEFAULT_LIMITS) -> None:
+    """Every part of the package streamed through `_Counter` before python-docx parses any:
+    refuses (`WordTooLarge`) a package past the element, paragraph or depth cap, summed over all
+    parts, with memory bounded by the read buffer. A part that is no XML (an image) stops its
+    parser at once and is skipped; python-docx keeps such a part's bytes, which
+    `check_package`'s cap bounds."""
+    counter = _Counter(limits)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            for member in package.infolist():
+                _count_part(package, member, counter)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError,
+            OSError) as exc:  # a damaged, encrypted or oddly compressed member
+        raise CorruptWord(type(exc).__name__) from exc
+
+
+def _count_part(package: zipfile.ZipFile, member: zipfile.ZipInfo, counter: _Counter) -> None:
+    # The same parser settings as python-docx's (docx.oxml.parser), named: huge_tree off keeps
+    # libxml2's own limits (256 levels, 10 MB per text node), entities unresolved, no network.
+    parser = etree.XMLParser(target=counter, huge_tree=False, resolve_entities=False, no_network=True,
+                             load_dtd=False)
+    counter.depth = 0
+    try:
+        with package.open(member) as stream:
+            while chunk := stream.read(_READ_BYTES):
+                parser.feed(chunk)
+        parser.close()
+    except etree.XMLSyntaxError:  # not XML, or XML that breaks off: python-docx gets no further in it
+        return
+
+
+def _open(data: bytes, limits: WordLimits) -> docx.document.Document:
+    check_package(data, limits)
+    check_parts(data, limits)
     try:
         return docx.Document(io.BytesIO(data))
     except Exception as exc:  # python-docx and lxml raise many types on broken packages and XML
@@ -161,6 +304,26 @@ def _val(element: object, tag: str) -> str | None:
     return None if child is None else child.get(qn("w:val"))
 
 
+# Word's nine list levels (0-8) and its largest "start at" value: anything outside is a forged
+# numbering.xml, whose level tables or counters would otherwise grow with every paragraph.
+_LEVELS = range(9)
+_MAX_START = 32767
+
+
+def _level(element: object) -> int | None:
+    raw = element.get(qn("w:ilvl"), "0")  # type: ignore[attr-defined]
+    return int(raw) if raw.isdigit() and len(raw) <= 2 and int(raw) in _LEVELS else None
+
+
+def _start(raw: str | None) -> int:
+    """A level's start value kept within ±32,767 (Word's dialog takes 0-32,767): a forged 10**9
+    would make each "a, b, …" label 38 million letters long."""
+    if not raw or not raw.lstrip("-").isdigit():
+        return 1
+    value = int(raw) if len(raw) <= 6 else -_MAX_START if raw.startswith("-") else _MAX_START
+    return max(-_MAX_START, min(value, _MAX_START))
+
+
 class _Numbering:
     """The label Word draws before a numbered paragraph ("(2)", "b)", "3.1."), with counters
     kept per abstract list as Word keeps them (lists sharing one continue each other)."""
@@ -178,17 +341,16 @@ class _Numbering:
         for abstract in root.findall(qn("w:abstractNum")):
             levels = {}
             for lvl in abstract.findall(qn("w:lvl")):
-                start = _val(lvl, "w:start")
-                levels[int(lvl.get(qn("w:ilvl"), "0"))] = (
-                    int(start) if start and start.lstrip("-").isdigit() else 1,
-                    _val(lvl, "w:numFmt") or "decimal", _val(lvl, "w:lvlText") or "")
+                if (level := _level(lvl)) is not None:
+                    levels[level] = (_start(_val(lvl, "w:start")), _val(lvl, "w:numFmt") or "decimal",
+                                     _val(lvl, "w:lvlText") or "")
             self.levels[abstract.get(qn("w:abstractNumId"))] = levels
         for num in root.findall(qn("w:num")):
             num_id = num.get(qn("w:numId"))
             self.abstract_of[num_id] = _val(num, "w:abstractNumId") or ""
             self.overrides[num_id] = {
-                int(o.get(qn("w:ilvl"), "0")): int(_val(o, "w:startOverride"))
-                for o in num.findall(qn("w:lvlOverride")) if (_val(o, "w:startOverride") or "").isdigit()}
+                level: _start(_val(o, "w:startOverride")) for o in num.findall(qn("w:lvlOverride"))
+                if (level := _level(o)) is not None and (_val(o, "w:startOverride") or "").isdigit()}
 
     def label(self, num_id: str, ilvl: int) -> str:
         abstract = self.abstract_of.get(num_id)
@@ -217,15 +379,88 @@ class _Numbering:
         return re.sub(r"%(\d)", level_text, text).strip()
 
 
-def _numbering_of(paragraph: DocxParagraph) -> tuple[str, int] | None:
+# --------------------------------------------------------------------------- styles
+
+
+class _Styles:
+    """What a paragraph's style says, worked out once per document: whether it makes a heading
+    and which list numbers it. python-docx's `paragraph.style` looks the style up anew on every
+    call, and for a paragraph without a style of its own it scans every style for the default
+    (100,000 empty paragraphs held the worker for minutes); here a paragraph costs a dict look-up.
+
+    python-docx's rules are kept: an unknown style id, or the id of a style that is not a
+    paragraph style, means the default paragraph style (the last one marked default); a style's
+    base is found by id whatever its type, the first style with an id wins. A `basedOn` cycle
+    ends the walk (python-docx would walk it for ever)."""
+
+    def __init__(self, document: docx.document.Document) -> None:
+        self.by_id: dict[str, CT_Style] = {}
+        self.paragraph_styles: set[CT_Style] = set()
+        self.default: CT_Style | None = None
+        for style in document.styles.element.style_lst:
+            if style.type == WD_STYLE_TYPE.PARAGRAPH:
+                self.paragraph_styles.add(style)
+                if style.default:
+                    self.default = style
+            if style.styleId is not None:
+                self.by_id.setdefault(style.styleId, style)
+        self._heading: dict[CT_Style, bool | None] = {}
+        self._num_pr: dict[CT_Style, CT_NumPr | None] = {}
+
+    def of(self, p: CT_P) -> CT_Style | None:
+        """The paragraph's style (python-docx's `paragraph.style`)."""
+        style = self.by_id.get(p.style) if p.style else None
+        return style if style in self.paragraph_styles else self.default
+
+    def heading(self, style: CT_Style | None) -> bool:
+        return bool(self._inherited(style, self._heading, _own_heading))
+
+    def num_pr(self, style: CT_Style | None) -> CT_NumPr | None:
+        return self._inherited(style, self._num_pr, _own_num_pr)
+
+    def _inherited(self, style: CT_Style | None, memo: dict[CT_Style, _T | None],
+                   own: Callable[[CT_Style], _T | None]) -> _T | None:
+        """The first value `own` finds along the style's basedOn chain; every style walked is
+        remembered, so each is worked out once per document."""
+        path: list[CT_Style] = []
+        value = None
+        while style is not None and style not in path:
+            if style in memo:
+                value = memo[style]
+                break
+            path.append(style)
+            value = own(style)
+            if value is not None:
+                break
+            based_on = style.basedOn_val
+            style = self.by_id.get(based_on) if based_on else None
+        for walked in path:
+            memo[walked] = value
+        return value
+
+
+def _own_heading(style: CT_Style) -> bool | None:
+    """A heading style ("Title", "Heading 1" … — Word stores built-in names in English whatever
+    the UI language; python-docx's BabelFish gives them as the UI names them), or an outline
+    level on the style; None when the style says neither and its base decides."""
+    name = style.name_val
+    if name and _HEADING_STYLE_RE.match(BabelFish.internal2ui(name)):
+        return True
+    if style.pPr is not None and style.pPr.find(qn("w:outlineLvl")) is not None:
+        return _val(style.pPr, "w:outlineLvl") != "9"  # 9 is Word's "body text"
+    return None
+
+
+def _own_num_pr(style: CT_Style) -> CT_NumPr | None:
+    return style.pPr.numPr if style.pPr is not None else None
+
+
+def _numbering_of(p: CT_P, style: CT_Style | None, styles: _Styles) -> tuple[str, int] | None:
     """(numId, ilvl) from the paragraph's own properties, else from its style's (and their bases')."""
-    p_pr = paragraph._p.pPr
+    p_pr = p.pPr
     num_pr = p_pr.numPr if p_pr is not None else None
-    style = paragraph.style
-    while num_pr is None and style is not None:
-        style_pr = style.element.pPr
-        num_pr = style_pr.numPr if style_pr is not None else None
-        style = style.base_style
+    if num_pr is None:
+        num_pr = styles.num_pr(style)
     if num_pr is None or num_pr.numId is None or num_pr.numId.val in (None, 0):
         return None
     return str(num_pr.numId.val), int(num_pr.ilvl.val) if num_pr.ilvl is not None else 0
@@ -234,50 +469,88 @@ def _numbering_of(paragraph: DocxParagraph) -> tuple[str, int] | None:
 # --------------------------------------------------------------------------- headings and text
 
 
-def _is_heading(paragraph: DocxParagraph) -> bool:
-    """A heading style ("Title", "Heading 1" … — Word stores built-in names in English whatever
-    the UI language) or an outline level set on the paragraph or its styles."""
-    style = paragraph.style
-    p_pr = paragraph._p.pPr
+def _is_heading(p: CT_P, style: CT_Style | None, styles: _Styles) -> bool:
+    """An outline level set on the paragraph, else its style's heading name or outline level."""
+    p_pr = p.pPr
     if p_pr is not None and p_pr.find(qn("w:outlineLvl")) is not None:
-        return _val(p_pr, "w:outlineLvl") != "9"  # 9 is Word's "body text"
-    while style is not None:
-        if _HEADING_STYLE_RE.match(style.name or ""):
-            return True
-        style_pr = style.element.pPr
-        if style_pr is not None and style_pr.find(qn("w:outlineLvl")) is not None:
-            return _val(style_pr, "w:outlineLvl") != "9"
-        style = style.base_style
-    return False
+        return _val(p_pr, "w:outlineLvl") != "9"
+    return styles.heading(style)
+
+
+# python-docx's `CT_P.text` with its XPath compiled once: `CT_P.text` compiles it on every call,
+# most of a paragraph's reading time.
+_RUNS = etree.XPath("w:r | w:hyperlink", namespaces={"w": nsmap["w"]})
+
+
+def _text(p: CT_P) -> str:
+    return "".join(run.text for run in _RUNS(p))
 
 
 def _clean(text: str) -> list[str]:
     """A paragraph's text → its lines, like the PDF path's: control characters and NFKC, spaces
     collapsed, soft line breaks kept as lines, empty lines dropped."""
+    if not text:
+        return []
     text = normalize(sanitize(text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00ad", "")))
     lines = (_SPACES_RE.sub(" ", line).strip() for line in text.split("\n"))
     return [line for line in lines if line]
+
+
+def _rows(tbl: CT_Tbl) -> Iterator[str]:
+    """Each row's text, its cells joined by " | ": a cell spanning columns is given once, and a
+    cell continuing a vertical merge gives the text of the cell it continues, as python-docx's
+    `row.cells` gives them. Read here in one pass: `row.cells` repeats a spanning cell once per
+    column it spans (a 36 KB file with one gridSpan of 300,000,000 took gigabytes) and finds a
+    merged cell's origin by walking up row by row, recursively (quadratic in the rows, and a
+    RecursionError after a few hundred). A continuing cell with no cell above it is empty."""
+    above: dict[int, str] = {}  # grid column → text of the previous row's cell starting there
+    for tr in tbl.tr_lst:
+        row: dict[int, str] = {}
+        column = tr.grid_before
+        for tc in tr.tc_lst:
+            if tc.vMerge == "continue":
+                row[column] = above.get(column, "")
+            else:
+                row[column] = " ".join(_clean("\n".join(_text(p) for p in tc.p_lst)))
+            column += tc.grid_span
+        above = row
+        text = " | ".join(cell for cell in dict.fromkeys(row.values()) if cell)
+        if text:
+            yield text
 
 
 def _blocks(document: docx.document.Document) -> Iterator[tuple[str, bool]]:
     """(text, is heading) for every paragraph in reading order; a table row is one paragraph,
     its cells joined by " | " (a merged cell repeated across the row is given once)."""
     numbering = _Numbering(document)
-    for block in document.iter_inner_content():
-        if isinstance(block, Table):
-            for row in block.rows:
-                cells = list(dict.fromkeys(" ".join(_clean(cell.text)) for cell in row.cells))
-                text = " | ".join(cell for cell in cells if cell)
-                if text:
-                    yield text, False
+    styles = _Styles(document)
+    for block in document.element.body.inner_content_elements:
+        if isinstance(block, CT_Tbl):
+            for text in _rows(block):
+                yield text, False
             continue
-        text = block.text
-        numbered = _numbering_of(block)
+        text, style = _text(block), styles.of(block)
+        numbered = _numbering_of(block, style, styles)
         if numbered is not None:
             label = numbering.label(*numbered)
             if label and text.strip():
                 text = f"{label} {text}"
-        yield text, _is_heading(block)
+        yield text, _is_heading(block, style, styles)
+
+
+def _read_blocks(document: docx.document.Document, limits: WordLimits) -> list[tuple[list[str], bool]]:
+    """The non-empty blocks' lines, refused past `limits.characters`: list numbers and merged
+    table cells repeat text the file holds once, so the text read can outgrow the file."""
+    blocks, characters = [], 0
+    for text, heading in _blocks(document):
+        if lines := _clean(text):
+            characters += sum(len(line) + 1 for line in lines)
+            if characters > limits.characters:
+                raise WordTooLarge(f"Bu Word dosyası çok büyük: en fazla {formatting.integer(limits.characters)} "
+                                   "karakter metin okunabiliyor, bu dosyada daha fazlası var (DOCX_MAX_CHARACTERS). "
+                                   "Dosyayı birkaç parçaya bölerek yükleyin.")
+            blocks.append((lines, heading))
+    return blocks
 
 
 def _property_title(document: docx.document.Document) -> str | None:
@@ -289,15 +562,18 @@ def _property_title(document: docx.document.Document) -> str | None:
     return sanitize(title or "", single_line=True).strip() or None
 
 
-def extract_sections(data: bytes, *, progress: ParagraphProgress | None = None) -> WordText:
+def extract_sections(data: bytes, limits: WordLimits = DEFAULT_LIMITS, *,
+                     progress: ParagraphProgress | None = None) -> WordText:
     """The document's sections as pages, with every paragraph's place; refuses a .docx that is
-    not a ZIP, holds no Word document, does not parse, or has no text.
+    not a ZIP, holds no Word document, does not parse, is past one of `limits`, or has no text.
 
     `progress(done, total)` counts paragraphs (reading is quick; the count shows it moved).
     """
-    document = _open(data)
+    document = _open(data, limits)
     try:
-        blocks = [(lines, heading) for text, heading in _blocks(document) if (lines := _clean(text))]
+        blocks = _read_blocks(document, limits)
+    except WordError:
+        raise
     except Exception as exc:  # malformed XML inside a part that python-docx opened lazily
         raise CorruptWord(type(exc).__name__) from exc
     if not blocks:

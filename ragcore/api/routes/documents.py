@@ -54,6 +54,7 @@ from ragcore.documents import (
     PdfError,
     UnsupportedFile,
     UnusableFile,
+    WordTooLarge,
     check_free_space,
     check_upload,
 )
@@ -199,6 +200,7 @@ _FILE_ERRORS = {
     EncryptedWord: (422, "encrypted_docx", "The Word file is password-protected; upload an unprotected copy."),
     OldWordFormat: (415, "old_word_format", "The file is an old binary .doc (or another OLE file); save it as .docx."),
     MismatchedExtension: (415, "extension_mismatch", "The file name's extension claims the other format than its content."),
+    WordTooLarge: (413, "docx_too_large", "The Word file unpacks to more than DOCX_MAX_UNPACKED_MB."),
 }
 
 
@@ -216,7 +218,7 @@ def _checked_file(file: UploadFile, settings: Settings) -> bytes:
                               f"{settings.max_upload_mb} MB (MAX_UPLOAD_MB).")
     data = file.file.read()
     try:
-        check_upload(data, Path(file.filename or "").name)
+        check_upload(data, Path(file.filename or "").name, settings)
     except (PdfError, UnusableFile) as exc:
         status, code, english = _FILE_ERRORS.get(type(exc), (422, "bad_file", "The file cannot be used."))
         raise errors.ApiError(status, code, str(exc), english) from None
