@@ -291,7 +291,7 @@ def test_oversized_pages_are_recorded_at_upload_and_said_in_turkish(db, settings
         "açın.",
     ]
     summary = jobs.get_kind(jobs.INGEST).summary(result.as_dict())  # the upload job's line on the Dokümanlar page
-    assert ": 3 sayfa, " in summary and summary.endswith(" sn. " + " ".join(page_size_notes([2], [3])))
+    assert ": 3 sayfa, " in summary and summary.endswith(" sürdü. " + " ".join(page_size_notes([2], [3])))
     plain = ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
     assert (plain.oversized_pages, plain.undrawable_pages) == ([], [])
 
