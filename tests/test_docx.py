@@ -8,20 +8,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ragcore import jobs
 from ragcore.cli import main as cli_main
-from ragcore.core import LOCATOR_PAGE, LOCATOR_SECTION, Page, Source
+from ragcore.core import LOCATOR_PAGE, LOCATOR_SECTION, Page, Settings, Source
 from ragcore.documents import (
     WORD_HAS_NO_PAGES,
     DocumentNotFound,
     DuplicateDocument,
     IngestError,
     PageNotFound,
+    WordLimits,
+    WordTooLarge,
     chunk_pages,
     document_chunks,
     document_file,
@@ -34,7 +35,6 @@ from ragcore.documents import (
     read_page,
     stored_path,
 )
-from ragcore.documents.word import DEFAULT_LIMITS, WordTooLarge
 from ragcore.retrieval import search
 from tests import docxs, pdfs
 from tests.retrieval_support import make_test_embedder
@@ -419,7 +419,7 @@ def test_merged_cells_cannot_grow_the_text_past_its_cap() -> None:
     character cap counts what is read, merged cells and list numbers included."""
     data = docxs.merged_column(100, label="uzun " * 1000)
     with pytest.raises(WordTooLarge, match=r"en fazla 100\.000 karakter .*\(DOCX_MAX_CHARACTERS\)"):
-        extract_sections(data, replace(DEFAULT_LIMITS, characters=100_000))
+        extract_sections(data, WordLimits.of(Settings(docx_max_characters=100_000)))
     assert len(extract_sections(data).pages[0].text) > 100_000  # under the default cap it is read
 
 
