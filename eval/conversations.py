@@ -37,6 +37,7 @@ from eval.goldset import (
     _Row,
     _text,
     decode,
+    parse_lines,
     question_from_object,
 )
 
@@ -188,20 +189,7 @@ def parse_conversations(text: str) -> list[GoldConversation]:
     if len(text) > MAX_FILE_BYTES:
         raise ConversationFormatError([f"dosya çok büyük ({len(text)} karakter); en fazla {MAX_FILE_BYTES} "
                                        "karakter okunur"])
-    parsed: list[tuple[int, GoldConversation]] = []
-    problems: list[str] = []
-    for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(f"satır {line}: geçerli bir JSON değil ({exc.msg}, sütun {exc.colno})")
-            continue
-        conversation, found = conversation_from_object(obj, line)
-        problems += found
-        if conversation is not None:
-            parsed.append((line, conversation))
+    parsed, problems = parse_lines(text, conversation_from_object)
     seen: dict[str, int] = {}
     for line, conversation in parsed:
         if conversation.id in seen:

@@ -19,11 +19,14 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from ragcore.core import ROLES, sanitize
+
+T = TypeVar("T")
 
 JSONL_FIELDS = ("id", "question", "answerable", "expected", "roles", "key_facts", "notes")
 REQUIRED_FIELDS = ("id", "question", "answerable", "roles")
@@ -278,9 +281,11 @@ def _finish(parsed: list[tuple[int, GoldQuestion]], problems: list[str]) -> list
     return [q for _, q in parsed]
 
 
-def parse_jsonl(text: str) -> list[GoldQuestion]:
-    """Every question of a JSONL gold file, or GoldFormatError naming each bad line and field."""
-    parsed: list[tuple[int, GoldQuestion]] = []
+def parse_lines(text: str, from_object: Callable[[object, int], tuple[T | None, list[str]]]
+                ) -> tuple[list[tuple[int, T]], list[str]]:
+    """Every JSONL line read by `from_object` (a gold question's, a conversation's): the records
+    with their line numbers, and the problems of every line, each named by line and field."""
+    parsed: list[tuple[int, T]] = []
     problems: list[str] = []
     for line, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -290,11 +295,16 @@ def parse_jsonl(text: str) -> list[GoldQuestion]:
         except json.JSONDecodeError as exc:
             problems.append(f"satır {line}: geçerli bir JSON değil ({exc.msg}, sütun {exc.colno})")
             continue
-        question, found = question_from_object(obj, line)
+        record, found = from_object(obj, line)
         problems += found
-        if question is not None:
-            parsed.append((line, question))
-    return _finish(parsed, problems)
+        if record is not None:
+            parsed.append((line, record))
+    return parsed, problems
+
+
+def parse_jsonl(text: str) -> list[GoldQuestion]:
+    """Every question of a JSONL gold file, or GoldFormatError naming each bad line and field."""
+    return _finish(*parse_lines(text, question_from_object))
 
 
 def _split(value: str, sep: str = ";") -> list[str]:

@@ -4,8 +4,6 @@ place at a time, however many workers run — the app's, the API's and separate 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,19 +17,7 @@ from ragcore.embed import CachedEmbedder, make_embedder
 from ragcore.jobs import claims, service
 from ragcore.jobs.worker import EARLIER_ATTEMPT_RUNNING
 from tests import pdfs
-
-DEADLINE_S = 120
-
-
-def wait_for(what: str, probe: Callable[[], Any]) -> Any:
-    end = time.monotonic() + DEADLINE_S
-    value = None
-    while time.monotonic() < end:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}; last value: {value!r}")
+from tests.jobs_support import DEADLINE_S, wait_for
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,25 +36,13 @@ from ragcore.embed import EmbeddingError, make_embedder
 from ragcore.jobs import JobCancelled, store
 from ragcore.jobs.worker import ProgressWriter
 from tests import pdfs
+from tests.jobs_support import DEADLINE_S, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
-DEADLINE_S = 120
 FAST_HEARTBEAT = 0.5  # tests: a worker silent for 1.5 s is dead
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def wait_for(what: str, probe: Callable[[], Any], deadline_s: float = DEADLINE_S) -> Any:
-    """Poll until `probe()` is truthy; its value, or fail naming `what` and the last value."""
-    end = time.monotonic() + deadline_s
-    value = None
-    while time.monotonic() < end:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}; last value: {value!r}")
 
 
 def job_row(pg_url: str, job_id: int) -> dict[str, Any]:
