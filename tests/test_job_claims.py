@@ -4,6 +4,7 @@ place at a time, however many workers run — the app's, the API's and separate 
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import Any
 
 import pytest
@@ -28,6 +29,13 @@ def use_embedder(pg_url: str) -> Any:
 @pytest.fixture()
 def fast(settings: Settings) -> Settings:
     return settings.with_(job_heartbeat_seconds=0.5)
+
+
+def fresh_law_pdf() -> bytes:
+    """A law of sentences no earlier test embedded: the shared embedding cache (kept across tests)
+    would otherwise answer for them, and the quotes stage would never call the held embedder."""
+    token = uuid.uuid4().hex[:12]
+    return pdfs.text_pdf([f"{page}\nKayit {token}." for page in pdfs.LAW_PAGES])
 
 
 class NoEmbedder:
@@ -98,7 +106,7 @@ def test_a_document_whose_upload_fills_its_quotes_gets_no_second_quotes_job(db, 
     upload_worker = jobs.BackgroundWorker(fast, label="app", progress_interval=0,
                                           embedder_factory=lambda: CachedEmbedder(held, db)).start()
     try:
-        upload = jobs.submit_ingest(db, fast, pdfs.law_pdf(), filename="a.pdf", roles=["isg"])
+        upload = jobs.submit_ingest(db, fast, fresh_law_pdf(), filename="a.pdf", roles=["isg"])
         assert held.filling.wait(DEADLINE_S), "the upload never reached its quotes stage"
         (document,) = list_documents(db, "admin")
         assert unwarmed_documents(db) == [document.id]  # what a starting worker looks at: still unwarmed

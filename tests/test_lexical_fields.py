@@ -45,6 +45,15 @@ def embedder():
     return make_test_embedder()
 
 
+@pytest.fixture(autouse=True)
+def no_term_expansions(db):
+    """The heading field alone: the term table adds the laws' words for everyday ones ("tazminat"
+    → "bildirim süresine ait ücret" since migration 018), and a continuation holding "ücret" would
+    then be found by its own text. conftest seeds the table again for the next test."""
+    with db.connection() as conn:
+        conn.execute("DELETE FROM public.term_expansions")
+
+
 def _chunks():
     return chunk_pages([Page(1, LAW)], 260, 40)
 
