@@ -8,8 +8,10 @@ standalone question ("Doğumdan sonra? (hamileyim doğum izni hafta; Madde 74 �
 çalışma ve süt izni)"), and the user sees exactly what was searched.
 
 A question is a follow-up when it opens like one ("peki", "o zaman", "ya …"), points back
-("bu", "bunu", "o", "aynı"), has fewer than MIN_OWN_WORDS content words, or is a bare condition
-without a question word ("ikiz olursa?"). Anything else has its own subject and stays as typed.
+("bu", "bunu", "o", "aynı"), has fewer than MIN_OWN_WORDS content words, or is a fragment with
+no question word or particle ("ikiz olursa?", "Yarım gün çalışanlar için?"; "kac" typed without
+Turkish letters is a question word too). Anything else has its own subject and stays as typed.
+The carried words are every earlier question's, the most recent kept when the limit bites.
 
 Hand rules, kept small on purpose (STYLE.md prefers a model): they are the baseline the lab
 measures on its conversation gold set; the language model's condensation (`condense`) replaces
@@ -24,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from ragcore.conversations.models import Turn
-from ragcore.core import STOPWORDS, normalize, words
+from ragcore.core import STOPWORDS, fold_ascii, normalize, words
 
 MIN_OWN_WORDS = 2  # a question with fewer content words of its own is elliptic
 MAX_CARRIED_WORDS = 12  # content words carried from earlier questions (the most recent kept)
@@ -44,7 +46,6 @@ FUNCTION_WORDS = STOPWORDS | QUESTION_WORDS | ANAPHORA | frozenset("""peki hani 
     sonra önce halde durumda durumunda konuda konusunda lazım gerek gerekir gerekiyor gerekli var yok
     olur olabilir olursa mümkün""".split())
 _PARTICLE = re.compile(r"m[ıiuü](?:y[ıiuü]m|s[ıiuü]n|y[ıiuü]z|s[ıiuü]n[ıiuü]z|d[ıiuü]r|l[ae]r|yd[ıiuü])?")
-_CONDITIONAL = re.compile(r"\w*(?:s[ae]|s[ae]m|s[ae]n|s[ae]k)$")  # olursa, vermezse, kalırsam
 _LEADING_SPACE = re.compile(r"^[\s,.;:!?…-]+")
 
 
@@ -54,8 +55,11 @@ def content_words(text: str) -> list[str]:
     return list(dict.fromkeys(kept))
 
 
+_FOLDED_QUESTION_WORDS = frozenset(fold_ascii(w) for w in QUESTION_WORDS)  # "kac", "nasil": typed without Turkish letters
+
+
 def _interrogative(tokens: Sequence[str]) -> bool:
-    return any(t in QUESTION_WORDS or _PARTICLE.fullmatch(t) for t in tokens)
+    return any(fold_ascii(t) in _FOLDED_QUESTION_WORDS or _PARTICLE.fullmatch(t) for t in tokens)
 
 
 def _opener(tokens: Sequence[str]) -> int:
@@ -75,17 +79,16 @@ def is_follow_up(question: str) -> bool:
         return True
     if len(content_words(question)) < MIN_OWN_WORDS:
         return True
-    return not _interrogative(tokens) and bool(_CONDITIONAL.fullmatch(tokens[-1]))
+    return not _interrogative(tokens)  # a fragment ("Yarım gün çalışanlar için?", "ikiz olursa?")
 
 
 def carried_subject(previous: Sequence[Turn]) -> list[str]:
-    """The content words of the questions the next one continues: the last turn's, and further
-    back while each was itself a follow-up (the first turn always has a subject of its own)."""
+    """The content words of every earlier question, the most recent last (measured on the
+    conversation gold set's dev split: better than stopping at the last question with a subject
+    of its own, which lost a conversation's subject after one elliptic turn)."""
     carried: list[str] = []
-    for index in range(len(previous) - 1, -1, -1):
-        carried = content_words(previous[index].question) + carried
-        if index == 0 or not is_follow_up(previous[index].question):
-            break
+    for turn in previous:
+        carried += content_words(turn.question)
     return list(dict.fromkeys(reversed(carried)))[:MAX_CARRIED_WORDS][::-1]
 
 
