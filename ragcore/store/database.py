@@ -28,10 +28,9 @@ from ragcore.core import Settings
 from ragcore.store.errors import DatabaseError, DatabaseUnavailable
 from ragcore.store.migrations import migrate
 from ragcore.store.redaction import redact_dsn, redact_message
-from ragcore.store.server import embedded_url, restart_embedded
+from ragcore.store.server import answers, embedded_url, restart_embedded
 
 CHECKOUT_TIMEOUT = 3.0  # seconds a request waits for a pooled connection before the server counts as down
-PROBE_TIMEOUT = 2  # connect_timeout of the direct "does the server answer?" probe (libpq minimum is 2)
 _NAMESPACE_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
@@ -162,11 +161,11 @@ class Database:
         with self._recovering:
             if self.pool is not failed:
                 return
-            if not _answers(self.url):
+            if not answers(self.url):
                 if self._restart is None:
                     raise DatabaseUnavailable(f"The database does not answer ({redact_dsn(self.url)}).")
                 url = self._restart()
-                if not _answers(url):
+                if not answers(url):
                     raise DatabaseUnavailable(f"The database does not answer after a restart ({redact_dsn(url)}).")
                 self.url = url
             try:
@@ -234,14 +233,6 @@ class Database:
         self.close()
 
 
-def _answers(url: str) -> bool:
-    """Whether the server accepts a new connection and runs a query (the pool's own view lags)."""
-    try:
-        with psycopg.connect(url, autocommit=True, connect_timeout=PROBE_TIMEOUT) as conn:
-            conn.execute("SELECT 1")
-        return True
-    except psycopg.Error:
-        return False
 
 
 def open_database(settings: Settings, namespace: str = "public", *, apply_migrations: bool = True) -> Database:

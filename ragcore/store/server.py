@@ -123,7 +123,8 @@ def _close_data_dir(pgdata: Path, server: object) -> None:
     files.close_data_dir(pgdata.parent.parent, process.uids().effective, process.gids().effective)
 
 
-def _answers(url: str) -> bool:
+def answers(url: str) -> bool:
+    """Whether the server accepts a new connection and runs a query (a pool's own view lags)."""
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=READY_PROBE_TIMEOUT) as conn:
             conn.execute("SELECT 1")
@@ -142,7 +143,7 @@ def _check_ready(pgdata: Path, url: str, wait: float = READY_WAIT) -> None:
     as before, its own way.
     """
     deadline = time.monotonic() + wait
-    while not _answers(url):
+    while not answers(url):
         if time.monotonic() > deadline:
             error = unready_error(pgdata)
             if error is not None:
