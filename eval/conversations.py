@@ -36,6 +36,7 @@ from eval.goldset import (
     _kind,
     _Row,
     _text,
+    check_fields,
     decode,
     parse_lines,
     question_from_object,
@@ -165,11 +166,7 @@ def conversation_from_object(obj: object, line: int) -> tuple[GoldConversation |
         row.problems.append(f"satır {line}: bir JSON nesnesi olmalı ({{\"id\": …, \"split\": …, \"turns\": […]}}), "
                             f"{_kind(obj)} verilmiş")
         return None, row.problems
-    for name in (k for k in obj if k not in CONVERSATION_FIELDS):
-        row.bad(name, f"bilinmeyen alan; geçerli alanlar: {', '.join(CONVERSATION_FIELDS)}")
-    for name in REQUIRED_CONVERSATION_FIELDS:
-        if name not in obj:
-            row.bad(name, "eksik")
+    check_fields(row, obj, CONVERSATION_FIELDS, REQUIRED_CONVERSATION_FIELDS)
     conversation_id = _id(row, obj.get("id"))
     split = obj.get("split")
     if "split" in obj and split not in SPLITS:

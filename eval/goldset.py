@@ -233,6 +233,15 @@ def _consistency(row: _Row, answerable: bool, expected: tuple[Expected, ...], fa
         row.bad("key_facts", "cevaplanamaz bir sorunun anahtar bilgisi olamaz; boş bırakın")
 
 
+def check_fields(row: _Row, obj: dict, known: Sequence[str], required: Sequence[str]) -> None:
+    """Name every unknown field of a JSONL object and every missing required one."""
+    for name in (k for k in obj if k not in known):
+        row.bad(name, f"bilinmeyen alan; geçerli alanlar: {', '.join(known)}")
+    for name in required:
+        if name not in obj:
+            row.bad(name, "eksik")
+
+
 def question_from_object(obj: object, line: int, prefix: str = "") -> tuple[GoldQuestion | None, list[str]]:
     """One JSONL object → (question or None, its problems); `prefix` as in `_Row`."""
     row = _Row(line, prefix=prefix)
@@ -240,11 +249,7 @@ def question_from_object(obj: object, line: int, prefix: str = "") -> tuple[Gold
         row.problems.append(f"satır {line}: bir JSON nesnesi olmalı ({{\"id\": …, \"question\": …}}), "
                             f"{_kind(obj)} verilmiş")
         return None, row.problems
-    for name in (k for k in obj if k not in JSONL_FIELDS):
-        row.bad(name, f"bilinmeyen alan; geçerli alanlar: {', '.join(JSONL_FIELDS)}")
-    for name in REQUIRED_FIELDS:
-        if name not in obj:
-            row.bad(name, "eksik")
+    check_fields(row, obj, JSONL_FIELDS, REQUIRED_FIELDS)
     qid = _id(row, obj.get("id"))
     question = _text(row, "question", obj.get("question"), required=True, limit=MAX_QUESTION_CHARS)
     answerable = obj.get("answerable")
