@@ -144,6 +144,16 @@ class User:
     active: bool
     email: str | None = None
 
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """Every role the user holds (several per user once roles are data; issue 38)."""
+        return (self.role,)
+
+    @property
+    def is_admin(self) -> bool:
+        """Admin is special: reads every document and manages the house."""
+        return "admin" in self.roles
+
 
 @dataclass(frozen=True)
 class Answer:
