@@ -68,6 +68,7 @@ from ragcore.core import (
     User,
     sanitize,
 )
+from ragcore.documents import Scope
 from ragcore.embed import EmbeddingError
 from ragcore.reader import Reader, shipped_reader
 from ragcore.retrieval import (
@@ -110,6 +111,13 @@ def validate_question(question: str, max_chars: int) -> str:
     return text
 
 
+def _scope_extra(scope: Scope | None) -> dict:
+    """The answer's record of its restriction (nothing when it had none)."""
+    if scope is None or scope.everything:
+        return {}
+    return {"scope": {"collection": scope.collection, "document": scope.document}}
+
+
 def _ms(since: float) -> float:
     return (time.perf_counter() - since) * 1000
 
@@ -121,6 +129,7 @@ class _AnswerInProgress:
     user: User
     question: str
     started: float
+    scope: Scope | None = None  # the question's restriction (a collection or one document); None: everything
     retrieval: Retrieval | None = None
     decision: Decision | None = None
     quote_signals: QuoteSignals | None = None  # the extractive quoter's ranking (None: a language model)
@@ -227,24 +236,27 @@ class AnswerService:
 
     # ------------------------------------------------------------------ public
 
-    def ask(self, user: User, question: str) -> Answer:
-        stream = self.stream(user, question)
+    def ask(self, user: User, question: str, *, scope: Scope | None = None) -> Answer:
+        stream = self.stream(user, question, scope=scope)
         for _ in stream:
             pass
         assert stream.answer is not None
         return stream.answer
 
-    def stream(self, user: User, question: str) -> AnswerStream:
-        """Validate now (raising QuestionError), answer lazily while the caller iterates."""
+    def stream(self, user: User, question: str, *, scope: Scope | None = None) -> AnswerStream:
+        """Validate now (raising QuestionError), answer lazily while the caller iterates.
+
+        `scope`: search one collection or one document only (inside the retrieval SQL, beside the
+        role predicate; a scope the role cannot read finds nothing, and the question is refused)."""
         text = validate_question(question, self.settings.max_question_chars)
         started = time.perf_counter()
         try:
             current = self._current_user(user)
         except DatabaseUnavailable as exc:
-            raise self._database_down(_AnswerInProgress(user, text, started), exc) from exc
+            raise self._database_down(_AnswerInProgress(user, text, started, scope), exc) from exc
         self._write_spooled()
         stream = AnswerStream(iter(()))
-        stream._pieces = self._answer_pieces(stream, _AnswerInProgress(current, text, started))
+        stream._pieces = self._answer_pieces(stream, _AnswerInProgress(current, text, started, scope))
         return stream
 
     # ------------------------------------------------------------------ steps
@@ -268,9 +280,9 @@ class AnswerService:
             return self.cuts.closest
         return None if self.abstention is None else self.abstention.closest_at
 
-    def _retrieve(self, role: str, question: str, k: int) -> Retrieval:
+    def _retrieve(self, role: str, question: str, k: int, scope: Scope | None = None) -> Retrieval:
         return retrieve(self.read_db, self.embedder, question, role, k=k, mode=self.mode,
-                        windows=self.settings.dense_windows)
+                        windows=self.settings.dense_windows, scope=scope)
 
     def ranked_sources(self, role: str, question: str, depth: int) -> list[Source]:
         """The first `depth` passages in the order the answer path puts them (the lab's ranking):
@@ -318,7 +330,8 @@ class AnswerService:
             yield from self._reader_pieces(stream, answering)
             return
         try:
-            answering.retrieval = self._retrieve(answering.user.role, answering.question, self.settings.top_k)
+            answering.retrieval = self._retrieve(answering.user.role, answering.question, self.settings.top_k,
+                                                 answering.scope)
         except DatabaseUnavailable as exc:
             raise self._database_down(answering, exc) from exc
         decision = decide(answering.retrieval, self.abstention, self.threshold, quoting=not self._llm)
@@ -372,7 +385,8 @@ class AnswerService:
         assert self.reader is not None and self.cuts is not None
         try:
             answering.retrieval = self._retrieve(answering.user.role, answering.question,
-                                                 max(self.settings.reader_candidates, self.settings.top_k))
+                                                 max(self.settings.reader_candidates, self.settings.top_k),
+                                                 answering.scope)
         except DatabaseUnavailable as exc:
             raise self._database_down(answering, exc) from exc
         reading = read(self.reader, answering.question, answering.retrieval.sources)
@@ -537,5 +551,6 @@ class AnswerService:
             question=answering.question, text=text, status=status, generator=generator or "none",
             llm_called=llm_called, sources=sources, cited=cited, question_id=question_id,
             retrieval_ms=retrieval_ms, first_token_ms=answering.first_token_ms, total_ms=total, notice=notice,
-            outcome=outcome, nearest=nearest, extra={"mode": self.mode, "role": answering.user.role, **(extra or {})},
+            outcome=outcome, nearest=nearest, extra={"mode": self.mode, "role": answering.user.role,
+                                                     **_scope_extra(answering.scope), **(extra or {})},
         )

@@ -1,12 +1,13 @@
 """Documents in and out: telling an upload's format by its bytes, PDF and Word (.docx) reading,
 OCR of scanned pages, article-aware chunking, titles, the upload pipeline, re-embedding, the
 sentence windows the dense leg scores besides each chunk, the clean-up of orphaned uploads, the
-role-scoped catalog, the re-index of postings built from an older lexical text (`lexical_index`)
+role-scoped catalog, the admin's collections a question can be restricted to (`collections`,
+`Scope`), the re-index of postings built from an older lexical text (`lexical_index`)
 and the cited source pages (text, PDF and the page drawn as an image with the passage marked).
 Every drawing of a page stays within a pixel budget (`rendering.PixelBudget`; `PageTooLarge`).
 """
 
-from ragcore.documents import catalog, formats, ingest, ocr, pdf, windows, word
+from ragcore.documents import catalog, collections, formats, ingest, ocr, pdf, windows, word
 from ragcore.documents.catalog import (
     DocumentNotFound,
     delete_document,
@@ -29,6 +30,16 @@ from ragcore.documents.chunking import (
     joined_text,
     lexical_texts,
     sentence_units,
+)
+from ragcore.documents.collections import (
+    Collection,
+    CollectionError,
+    CollectionNotFound,
+    Scope,
+    create_collection,
+    delete_collection,
+    find_collection,
+    list_collections,
 )
 from ragcore.documents.formats import (
     DOCX,
@@ -116,6 +127,9 @@ __all__ = [
     "PDF",
     "UPLOAD_EXTENSIONS",
     "WORD_HAS_NO_PAGES",
+    "Collection",
+    "CollectionError",
+    "CollectionNotFound",
     "CorruptPdf",
     "CorruptWord",
     "EmptyWord",
@@ -145,9 +159,15 @@ __all__ = [
     "PixelBudget",
     "RenderError",
     "TitleError",
+    "Scope",
     "Window",
     "article_headings",
     "catalog",
+    "collections",
+    "create_collection",
+    "delete_collection",
+    "find_collection",
+    "list_collections",
     "check_header",
     "check_name",
     "check_free_space",

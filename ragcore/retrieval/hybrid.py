@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import psycopg
 
-from ragcore.core import LOCATOR_PAGE, LOCATOR_SECTION, ROLES, Settings, Source
-from ragcore.documents import DOCX
+from ragcore.core import LOCATOR_PAGE, LOCATOR_SECTION, ROLES, Settings, Source, parse_public_id
+from ragcore.documents import DOCX, Scope
 from ragcore.retrieval import bm25, measurements
 from ragcore.retrieval.modes import MODES
 from ragcore.retrieval.query import LexicalQuery, dense_question, lexical_query
@@ -93,6 +93,31 @@ class RetrievalError(ValueError):
 # role's bit reads that role's own index and never a posting of a chunk it cannot read.
 ROLE_PREDICATE = role_predicate("%(role_bit)s")
 
+
+def scope_predicate(chunk_id: str) -> str:
+    """The question's restriction (issue 39.2: one collection or one document), on the relation's
+    chunk id column `chunk_id` (`c.id`, `p.chunk_id`, `w.chunk_id`): a second, separate predicate
+    beside ROLE_PREDICATE in every leg, never instead of it, so it can only narrow what the role
+    reads. `%(scope_chunks)s` is NULL (no restriction) or the chunk ids of the scope that the role
+    may read (SCOPE_CHUNKS_SQL, same snapshot). Retrieval plans are custom plans
+    (`Database.apply_retrieval_settings`), so PostgreSQL folds the NULL case away and an
+    unrestricted question runs today's plan; a restricted one adds `chunk_id = ANY(…)` to the scans
+    of the role's own indexes. The role's statistics stay as they are: a restriction is a filter,
+    not a new corpus, so a chunk's BM25 score is the same in and out of a scope."""
+    return f"(%(scope_chunks)s::bigint[] IS NULL OR {chunk_id} = ANY(%(scope_chunks)s::bigint[]))"
+
+
+# The scope's chunks the role may read (the role predicate here too): those of one document, or
+# of a collection's documents; an empty array when the scope holds none the role may read, which
+# then matches nothing in every leg — the same as a missing document or collection.
+SCOPE_CHUNKS_SQL = f"""
+SELECT coalesce(array_agg(c.id ORDER BY c.id), '{{}}'::bigint[]) FROM chunks c
+WHERE {ROLE_PREDICATE} AND c.document_id IN (
+    SELECT d.id FROM documents d WHERE d.public_id = %(scope_document)s::uuid
+    UNION ALL
+    SELECT m.document_id FROM collection_documents m JOIN collections k ON k.id = m.collection_id
+    WHERE k.public_id = %(scope_collection)s::uuid)"""
+
 # The role's statistics and, per query term its chunks contain, df, the pruning bounds' inputs
 # and what reading the term costs: its postings in the role's own indexes (all, high impact),
 # i.e. the role's df and high_df, so that the plan, like the rows read, is the role's alone.
@@ -125,12 +150,12 @@ WITH lexical_terms AS (
 seed_parts AS (
     SELECT p.chunk_id, {TERM_SCORE} AS part
     FROM lexical_terms t JOIN postings p ON p.term = t.term
-    WHERE t.seed AND {ROLE_PREDICATE}
+    WHERE t.seed AND {ROLE_PREDICATE} AND {scope_predicate("p.chunk_id")}
     UNION ALL
     SELECT best.chunk_id, best.part
     FROM lexical_terms t CROSS JOIN LATERAL (
         SELECT p.chunk_id, {TERM_SCORE} AS part FROM postings p
-        WHERE p.term = t.term AND p.high_impact AND {ROLE_PREDICATE}
+        WHERE p.term = t.term AND p.high_impact AND {ROLE_PREDICATE} AND {scope_predicate("p.chunk_id")}
         ORDER BY p.impact DESC
         LIMIT %(champions)s
     ) best
@@ -142,7 +167,7 @@ seed AS (
 SELECT sum(x.part ORDER BY x.term) AS score
 FROM seed s CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
     SELECT p.term, {TERM_SCORE} AS part FROM postings p
-    WHERE p.term = t.term AND p.chunk_id = s.chunk_id AND {ROLE_PREDICATE}
+    WHERE p.term = t.term AND p.chunk_id = s.chunk_id AND {ROLE_PREDICATE} AND {scope_predicate("p.chunk_id")}
     OFFSET 0  -- one primary-key probe per (chunk, term), never a scan of a whole list
 ) x
 GROUP BY s.chunk_id"""
@@ -163,11 +188,11 @@ WITH lexical_terms AS (
 read_parts AS MATERIALIZED (
     SELECT p.chunk_id, t.pos, true AS in_full, {TERM_SCORE} AS part, {TERM_SCORE} AS gain
     FROM lexical_terms t JOIN postings p ON p.term = t.term
-    WHERE t.read = 'all' AND {ROLE_PREDICATE}
+    WHERE t.read = 'all' AND {ROLE_PREDICATE} AND {scope_predicate("p.chunk_id")}
     UNION ALL
     SELECT p.chunk_id, t.pos, false, 0, {TERM_SCORE} - t.low_bound
     FROM lexical_terms t JOIN postings p ON p.term = t.term
-    WHERE t.read = 'high' AND p.high_impact AND {ROLE_PREDICATE}
+    WHERE t.read = 'high' AND p.high_impact AND {ROLE_PREDICATE} AND {scope_predicate("p.chunk_id")}
 ),
 viable AS (
     SELECT chunk_id, bound FROM (
@@ -188,7 +213,7 @@ parts AS (
     SELECT b.chunk_id, t.pos, x.part
     FROM best b CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
         SELECT {TERM_SCORE} AS part FROM postings p
-        WHERE p.term = t.term AND p.chunk_id = b.chunk_id AND {ROLE_PREDICATE}
+        WHERE p.term = t.term AND p.chunk_id = b.chunk_id AND {ROLE_PREDICATE} AND {scope_predicate("p.chunk_id")}
         OFFSET 0  -- one primary-key probe per (chunk, term), never a scan of a whole list
     ) x
     WHERE t.read <> 'all'
@@ -204,7 +229,7 @@ SELECT (SELECT array_agg(chunk_id ORDER BY score DESC, chunk_id) FROM top),
 CHUNK_HITS_CTE = f"""chunk_hits AS (
     SELECT c.id, c.embedding <=> %(qvec)s AS distance
     FROM chunks c
-    WHERE c.embedding IS NOT NULL AND {ROLE_PREDICATE}
+    WHERE c.embedding IS NOT NULL AND {ROLE_PREDICATE} AND {scope_predicate("c.id")}
     ORDER BY c.embedding <=> %(qvec)s
     LIMIT %(candidates)s
 ),"""
@@ -232,7 +257,7 @@ DENSE_WINDOWS_CTE = f"""
 window_hits AS (
     SELECT w.chunk_id AS id, w.embedding <=> %(qvec)s AS distance
     FROM chunk_windows w
-    WHERE w.embedding IS NOT NULL AND {ROLE_PREDICATE}
+    WHERE w.embedding IS NOT NULL AND {ROLE_PREDICATE} AND {scope_predicate("w.chunk_id")}
     ORDER BY w.embedding <=> %(qvec)s
     LIMIT %(window_candidates)s
 ),
@@ -242,7 +267,8 @@ best_windows AS (
 dense_candidates AS (
     SELECT coalesce(h.id, b.id) AS id,
            coalesce(h.distance, (SELECT c.embedding <=> %(qvec)s FROM chunks c
-                                 WHERE c.id = b.id AND {ROLE_PREDICATE})) AS chunk_distance,
+                                 WHERE c.id = b.id AND {ROLE_PREDICATE}
+                                   AND {scope_predicate("c.id")})) AS chunk_distance,
            b.distance AS window_distance
     FROM chunk_hits h FULL OUTER JOIN best_windows b ON b.id = h.id
 ),
@@ -302,6 +328,7 @@ evidence AS (
            (SELECT max(score) FROM lexical) AS best_bm25,
            (SELECT sum(e.weight ORDER BY e.term) FROM evidence_terms e CROSS JOIN top_lexical t CROSS JOIN LATERAL (
                 SELECT FROM postings p WHERE p.term = e.term AND p.chunk_id = t.id AND {ROLE_PREDICATE}
+                                       AND {scope_predicate("p.chunk_id")}
                 OFFSET 0  -- one probe of the role's (term, chunk) index per term, not the chunk's whole list
             ) x)
            / NULLIF((SELECT sum(weight ORDER BY term) FROM evidence_terms), 0) AS coverage,
@@ -323,7 +350,7 @@ ranked AS (
            f.dense_rank, f.lexical_rank
     FROM fused f
     LEFT JOIN chunks a ON %(mode)s IN ('weighted', 'rrf') AND %(transitional_weight)s <> 1.0  -- else no probe
-                       AND a.id = f.id AND {ROLE_PREDICATE}
+                       AND a.id = f.id AND {ROLE_PREDICATE} AND {scope_predicate("a.id")}
     WHERE CASE %(mode)s WHEN 'dense' THEN f.dense_rank IS NOT NULL
                         WHEN 'lexical' THEN f.lexical_rank IS NOT NULL
                         ELSE true END
@@ -530,13 +557,29 @@ def _lexical_params(conn: psycopg.Connection, question: str, base: dict, query: 
 
 def statement_params(
     conn: psycopg.Connection, question: str, qvec: np.ndarray, role: str, *, k: int, mode: str, weight: float,
-    query: LexicalQuery | None = None, fusion: Fusion = FUSION,
+    query: LexicalQuery | None = None, fusion: Fusion = FUSION, scope_chunks: list[int] | None = None,
 ) -> dict:
     """Parameters of RETRIEVAL_SQL, planned inside the caller's `read_snapshot` transaction
     (also what tests and the benchmark use to EXPLAIN the statement); `query`: the question's
-    lexical query when the caller built it already (`retrieve`: before embedding the question)."""
-    base = _params(question, qvec, role, k, mode, weight, fusion)
+    lexical query when the caller built it already (`retrieve`: before embedding the question);
+    `scope_chunks`: the question's restriction (`scope_chunks()`), None for none."""
+    base = {**_params(question, qvec, role, k, mode, weight, fusion), "scope_chunks": scope_chunks}
     return {**base, **_lexical_params(conn, question, base, query)}
+
+
+def scope_chunks(conn: psycopg.Connection, scope: Scope | None, role: str) -> list[int] | None:
+    """SCOPE_CHUNKS_SQL's ids for the restricted question (None: no restriction), read inside the
+    caller's `read_snapshot` transaction, so the scope and the legs see the same documents."""
+    if scope is None or scope.everything:
+        return None
+    wanted = parse_public_id(scope.document if scope.document is not None else scope.collection)
+    if wanted is None:  # not an id at all: the same as a missing one, without a query
+        return []
+    return conn.execute(SCOPE_CHUNKS_SQL, {
+        "role_bit": role_bit(role),
+        "scope_document": wanted if scope.document is not None else None,
+        "scope_collection": wanted if scope.collection is not None else None,
+    }).fetchone()[0]
 
 
 def _embed_question(embedder: object, question: str) -> np.ndarray:
@@ -586,6 +629,7 @@ def retrieve(
     weight: float | None = None,
     windows: bool = False,
     fusion: Fusion = FUSION,
+    scope: Scope | None = None,
 ) -> Retrieval:
     """Ranked permitted chunks plus refusal evidence: one statement in one read transaction (after
     a short one that reads the role's respellings of the question, which the dense leg embeds).
@@ -593,7 +637,9 @@ def retrieve(
     `weight` (weighted mode): None = the dense weight measured for the embedder. `windows`:
     the dense leg scores a chunk by the mean of its vector's cosine and its best sentence
     window's (the app passes `Settings.dense_windows`); an index without windows gives the same
-    result either way. `fusion`: the app's FUSION unless the lab or the benchmark compares another."""
+    result either way. `fusion`: the app's FUSION unless the lab or the benchmark compares another.
+    `scope`: the question's restriction to one collection or one document (None: every document the
+    role reads); inside the SQL of every leg (`scope_predicate`), so it only ever narrows."""
     check_role(role)
     if weight is None:
         weight = default_weight(embedder)
@@ -605,8 +651,9 @@ def retrieve(
     # Embedded outside any transaction: a caching embedder may need a connection of the same pool.
     qvec = _embed_question(embedder, dense_question(question, query))
     with read_snapshot(db) as conn:
+        restricted = scope_chunks(conn, scope, role)
         params = statement_params(conn, question, qvec, role, k=k, mode=mode, weight=weight, query=query,
-                                  fusion=fusion)
+                                  fusion=fusion, scope_chunks=restricted)
         rows = conn.execute(retrieval_sql(windows), params).fetchall()
     hits = [_row_to_hit(rank, row) for rank, row in enumerate((r for r in rows if r[0] is not None), start=1)]
     elapsed = (time.perf_counter() - started) * 1000
@@ -615,6 +662,8 @@ def retrieve(
     extra = {"lexical_exhaustive": lexical.plan.exhaustive, "lexical_rounds": lexical.rounds,
              "lexical_reads": dict(Counter(lexical.plan.reads)), "dense_windows": windows,
              **query.as_dict()}
+    if restricted is not None:
+        extra["scope"] = {"collection": scope.collection, "document": scope.document, "chunks": len(restricted)}
     return Retrieval(question, role, mode, hits, _evidence(rows[0] if rows else None), elapsed, extra,
                      query_vector=qvec)
 
@@ -628,8 +677,10 @@ def search(
     k: int,
     mode: str | None = None,
     settings: Settings | None = None,
+    scope: Scope | None = None,
 ) -> list[Source]:
     """Top-k permitted chunks for a question (mode None: RETRIEVAL_MODE or the backend default)."""
     settings = settings or Settings()
     concrete = resolve_mode(settings, embedder, mode)
-    return retrieve(db, embedder, question, role, k=k, mode=concrete, windows=settings.dense_windows).sources
+    return retrieve(db, embedder, question, role, k=k, mode=concrete, windows=settings.dense_windows,
+                    scope=scope).sources
