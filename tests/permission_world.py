@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ragcore.access import users
 from ragcore.core import ROLES, Settings
-from ragcore.documents import ingest_file
+from ragcore.documents import collections, ingest_file
 from tests import docxs, pdfs
 
 PASSWORD = "parola-1234"
@@ -244,6 +244,24 @@ def build_world(db, settings: Settings, embedder, ledger: Ledger, *, seed: int, 
     assert (windowless, unsynced) == (0, 0)
     people = {role: users.create_user(db, f"{user_prefix}-{role}", role, PASSWORD) for role in ROLES}
     return world_type(db, settings, embedder, ledger, readable, markers, titles, data, chunk_doc, people, public)
+
+
+def build_collections(world: World, rng: random.Random, n: int = 4) -> dict[str, set[int]]:
+    """`n` collections of random documents of the world (public id -> document keys): some a
+    role reads in part, and one of documents a reader role cannot read at all (so that, to it,
+    the collection is the same as a missing one), checked here."""
+    made: dict[str, set[int]] = {}
+    keys = sorted(world.markers)
+    blind = rng.choice(READER_ROLES)
+    unreadable = [key for key in keys if not world.may_read(blind, key)]
+    for index in range(n):
+        members = set(rng.sample(unreadable, min(2, len(unreadable)))) if index == 0 else set(
+            rng.sample(keys, rng.randint(2, max(2, len(keys) // 2))))
+        made_one = collections.create_collection(world.db, f"Koleksiyon {index}")
+        collections.set_members(world.db, made_one.public_id, members)
+        made[made_one.public_id] = members
+    assert any(not any(world.may_read(blind, key) for key in members) for members in made.values())
+    return made
 
 
 def questions_for(world: World, role: str, rng: random.Random, n_plain: int = 3, n_targeted: int = 2) -> list[str]:

@@ -37,13 +37,21 @@ from ragcore.access import tokens, users
 from ragcore.answer import make_generator
 from ragcore.api import create_app
 from ragcore.core import ROLES, Settings
-from ragcore.documents import WORD_HAS_NO_PAGES, delete_document, get_document, ingest_pdf
+from ragcore.documents import WORD_HAS_NO_PAGES, collections, delete_document, get_document, ingest_pdf
 from ragcore.embed import CachedEmbedder
 from ragcore.retrieval import MODES
 from ragcore.store import ensure_embedding_space
 from tests import pdfs
 from tests.api_support import bearer, sse_events
-from tests.permission_world import READER_ROLES, TOPICS, Ledger, World, build_world, questions_for
+from tests.permission_world import (
+    READER_ROLES,
+    TOPICS,
+    Ledger,
+    World,
+    build_collections,
+    build_world,
+    questions_for,
+)
 from tests.retrieval_support import clean, make_test_embedder
 
 REPO = Path(__file__).resolve().parent.parent
@@ -57,6 +65,7 @@ EXPECTED_PATHS = {
     "api.search.role", "api.chat", "api.chat.sse", "api.feedback", "api.jobs", "api.upload", "api.delete",
     "api.role-change", "api.deactivation", "api.revocation", "api.markers.visible", "api.ids",
     "api.conversations", "api.conversations.chat", "api.conversations.others", "api.conversations.history",
+    "api.collections", "api.chat.scope", "api.search.scope",
 }
 
 
@@ -253,6 +262,59 @@ def test_chat_json_and_events_per_role(world: ApiWorld) -> None:
             visible["sse"] += any(m in events[-1][1]["text"] for m in world.readable_markers(role))
     for kind in ("json", "sse"):
         world.ledger.ok("api.markers.visible", visible[kind] > 0, ("chat", kind))
+    world.assert_no_new_leaks(before)
+
+
+def test_collections_and_restricted_questions_per_role(world: ApiWorld) -> None:
+    """Collections of random documents: each role lists only those holding a document it reads,
+    counted over those alone; a question restricted to a collection or a document gets sources
+    from that scope and the role's documents only; a collection or document the role cannot
+    read is the same 404 (byte for byte) as a made-up id, for the chat and the search alike."""
+    before = len(world.ledger.leaks)
+    rng = random.Random(f"{SEED}-collections")
+    made = build_collections(world, rng)
+    question = "Risk degerlendirmesi ve yillik izin ne zaman?"
+    visible = 0
+    try:
+        for role in ROLES:
+            response = world.get(role, "/v1/collections")
+            _scan_json(world, "api.collections", role, response)
+            listed = {c["id"]: c["documents"] for c in response.json()["collections"]}
+            usable = {pid: sum(world.may_read(role, key) for key in members) for pid, members in made.items()}
+            expected = {pid: n for pid, n in usable.items() if n or role == "admin"}
+            world.ledger.ok("api.collections", listed == expected, (role, listed, expected))
+            missing = {kind: world.post(role, "/v1/chat", json={"question": question, kind: nobodys()})
+                       for kind in ("collection", "document")}
+            for pid, members in made.items():
+                response = world.post(role, "/v1/chat", json={"question": question, "collection": pid})
+                if pid not in expected:
+                    same = (response.status_code, response.content) == (404, missing["collection"].content)
+                    world.ledger.ok("api.chat.scope", same, (role, pid, response.status_code))
+                    continue
+                _scan_json(world, "api.chat.scope", role, response, question)
+                for source in response.json()["sources"]:
+                    key = world.key(source["document_id"])
+                    world.ledger.ok("api.chat.scope", key in members and world.may_read(role, key), (role, pid, key))
+                visible += bool(response.json()["sources"])
+            for key in rng.sample(sorted(world.markers), 4):
+                params = {"q": question, "k": 50, "document": world.public[key]}
+                search = world.get(role, "/v1/search", params=params)
+                if not world.may_read(role, key):
+                    unknown = world.get(role, "/v1/search", params={**params, "document": nobodys()})
+                    world.ledger.ok("api.search.scope", (search.status_code, search.content) == (
+                        404, unknown.content), (role, key, search.status_code))
+                    continue
+                _scan_json(world, "api.search.scope", role, search, question)
+                keys = {world.key(hit["document_id"]) for hit in search.json()["results"]}
+                world.ledger.ok("api.search.scope", keys == {key}, (role, key, keys))
+        both = world.post("isg", "/v1/chat", json={"question": question, "collection": next(iter(made)),
+                                                   "document": world.public[next(iter(world.markers))]})
+        assert both.status_code == 422 and both.json()["error"]["code"] == "scope_conflict"
+        assert "ikisiyle birden değil" in both.json()["error"]["message_tr"]
+    finally:
+        for pid in made:
+            collections.delete_collection(world.db, pid)
+    world.ledger.ok("api.markers.visible", visible > 0, ("chat", "scope"))
     world.assert_no_new_leaks(before)
 
 

@@ -168,7 +168,9 @@ def test_a_restricted_question_reads_the_roles_own_indexes(world, embedder, role
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Under EXPLAIN, every posting scan of a restricted retrieval (pruned plan forced, so every
     lexical statement runs) is on the role's own partial index, with the restriction applied in
-    the scan; no scan of chunks, windows or postings is sequential."""
+    the scan; no scan of chunks, windows or postings is sequential. For a scope this small the
+    dense leg reads the scope's chunks by key and ranks them exactly (no graph needed); it never
+    touches the global graph, which holds chunks the role cannot read."""
     monkeypatch.setattr(bm25, "EXHAUSTIVE_POSTINGS", 0)
     monkeypatch.setattr(bm25, "SEED_POSTINGS", 1)
     database, _, _, _, talimatlar, _ = world
@@ -179,11 +181,12 @@ def test_a_restricted_question_reads_the_roles_own_indexes(world, embedder, role
         recorder = RecordingConnection(conn)
         params = statement_params(recorder, QUESTION, qvec, role, k=1, mode="rrf", weight=0.5, scope_chunks=scope)
         recorder.execute(retrieval_sql(True), params)
-        posting_scans = []
+        posting_scans, indexes = [], set()
         for query, values in recorder.statements:
             plan = conn.execute("EXPLAIN (FORMAT JSON) " + query, values).fetchone()[0][0]["Plan"]
             for node in _plan_nodes(plan):
                 relation = node.get("Relation Name")
+                indexes.add(node.get("Index Name"))
                 if relation in ("postings", "chunks", "chunk_windows"):
                     assert node["Node Type"] != "Seq Scan", (relation, query[:80])
                 if relation == "postings":
@@ -193,6 +196,10 @@ def test_a_restricted_question_reads_the_roles_own_indexes(world, embedder, role
     assert len(posting_scans) >= 4
     assert {name for name, _ in posting_scans} <= {f"postings_{role}", f"postings_high_impact_{role}"}, posting_scans
     assert all(restricted for _, restricted in posting_scans), posting_scans
+    allowed = {None, "chunks_pkey", "chunk_windows_chunk_id_position_key", "documents_pkey", f"postings_{role}",
+               f"postings_high_impact_{role}", f"chunks_embedding_hnsw_{role}", f"chunk_windows_embedding_hnsw_{role}"}
+    read = {name for name in indexes if name and name.startswith(("chunk", "postings"))}
+    assert read <= allowed, read - allowed
 
 
 # ----------------------------------------------------------------------------- the collections

@@ -84,6 +84,12 @@ def document_not_found() -> ApiError:
                     "Document not found or not accessible.")
 
 
+def collection_not_found() -> ApiError:
+    """The same answer for a missing collection and for one holding no document the caller may read."""
+    return ApiError(404, "collection_not_found", "Koleksiyon bulunamadı ya da içinde okuyabileceğiniz belge yok.",
+                    "Collection not found, or it holds no document you may read.")
+
+
 def page_not_found(message_tr: str) -> ApiError:
     """A readable document without that page image: no such page, or a Word file (sections, no
     pages); the Turkish text is the documents package's own sentence."""

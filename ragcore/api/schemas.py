@@ -46,6 +46,15 @@ class ChatRequest(_Request):
         default=None, max_length=64,
         description="the conversation to ask in (`conversation_id` of an earlier answer): a follow-up is understood "
                     "from its earlier questions; absent or null: a new conversation is created")
+    collection: str | None = Field(
+        default=None, max_length=64,
+        description="search only this collection (`id` from GET /v1/collections); one missing or holding no document "
+                    "the caller may read is a 404 `collection_not_found`. The restriction is this question's own: "
+                    "send it with every question that should keep it")
+    document: str | None = Field(
+        default=None, max_length=64,
+        description="search only this document (its `document_id`); missing or not readable: 404 `document_not_found`. "
+                    "At most one of `collection` and `document` (both: 422 `scope_conflict`)")
 
 
 class Understood(BaseModel):
@@ -139,6 +148,21 @@ class ChatDone(ChatAnswer):
 
     replaced: bool = Field(description="true when `text` differs from the streamed pieces (a refusal or an "
                                        "unreliable model answer was replaced): show `text`, not the pieces")
+
+
+# ----------------------------------------------------------------------------- collections
+
+
+class CollectionOut(BaseModel):
+    id: PublicId
+    name: str
+    description: str
+    documents: int = Field(description="how many of its documents the caller may read (no others are counted)")
+
+
+class CollectionList(BaseModel):
+    collections: list[CollectionOut] = Field(description="the collections the caller can ask within, by name: those "
+                                                         "holding a document the caller may read (admin: every one)")
 
 
 # ----------------------------------------------------------------------------- search

@@ -22,7 +22,8 @@ from datetime import datetime
 import psycopg
 
 from ragcore import store as dbmod
-from ragcore.core import Document, parse_public_id
+from ragcore.core import parse_public_id
+from ragcore.documents.catalog import DocumentNotFound
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +224,24 @@ def document_collection_ids(db: dbmod.Database, document_id: int) -> list[str]:
     return [row[0] for row in rows]
 
 
-def readable_in_scope(documents: Sequence[Document], member_ids: Iterable[int]) -> list[Document]:
-    """The picker's documents of a collection: those of `documents` (already the reader's) in it."""
-    members = set(member_ids)
-    return [d for d in documents if d.id in members]
+def checked_scope(db: dbmod.Database, roles: Sequence[str], *, collection: str | None = None,
+                  document: str | None = None) -> Scope:
+    """The question's scope after checking the reader may use it: CollectionError when both are
+    named, CollectionNotFound / DocumentNotFound for a missing one and an unreadable one alike
+    (empty text: no restriction). The retrieval applies the scope again inside its SQL, with the
+    role predicate, so a document revoked after this check still yields nothing."""
+    scope = Scope(collection or None, document or None)
+    if scope.collection is not None and find_collection(db, scope.collection, roles) is None:
+        raise CollectionNotFound()
+    if scope.document is not None and not _readable_document(db, scope.document, roles):
+        raise DocumentNotFound(scope.document)
+    return scope
+
+
+def _readable_document(db: dbmod.Database, public_id: str, roles: Sequence[str]) -> bool:
+    wanted = parse_public_id(public_id)
+    if wanted is None:
+        return False
+    with db.connection() as conn:
+        return conn.execute(f"SELECT EXISTS (SELECT FROM documents d WHERE d.public_id = %(id)s::uuid AND {_READABLE})",
+                            {"id": wanted, "roles": list(roles)}).fetchone()[0]

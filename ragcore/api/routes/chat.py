@@ -27,10 +27,12 @@ from fastapi.sse import EventSourceResponse, format_sse_event
 from ragcore import conversations as convs
 from ragcore.answer import AnswerService, AnswerStream, QuestionError, validate_question
 from ragcore.api import errors
+from ragcore.api.context import ApiContext
 from ragcore.api.deps import Context, CurrentUser, ModelServices
 from ragcore.api.routes.conversations import conversation_error
 from ragcore.api.schemas import ChatAnswer, ChatDone, ChatRequest, ErrorResponse, Understood
 from ragcore.core import Answer, User
+from ragcore.documents import CollectionError, CollectionNotFound, DocumentNotFound, Scope, collections
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["chat"])
@@ -49,6 +51,20 @@ def checked_question(question: str, max_chars: int) -> str:
         raise errors.ApiError(422, "question_too_long", str(exc),
                               f"The question is too long: at most {max_chars} characters "
                               f"(it has {len(question.strip())}).") from None
+
+
+def checked_scope(context: ApiContext, user: User, *, collection: str | None, document: str | None) -> Scope:
+    """The question's restriction, checked before anything is answered: a collection or a document
+    that is missing and one the caller may not read get the same 404; both named, a 422."""
+    try:
+        return collections.checked_scope(context.database(), user.roles, collection=collection, document=document)
+    except CollectionError as exc:
+        raise errors.ApiError(422, "scope_conflict", f"{exc} Birini kaldırın.",
+                              "Restrict the question to a collection or to a document, not both.") from None
+    except CollectionNotFound:
+        raise errors.collection_not_found() from None
+    except DocumentNotFound:
+        raise errors.document_not_found() from None
 
 
 def wants_events(request: Request) -> bool:
@@ -79,9 +95,9 @@ def _events(stream: AnswerStream, save: Callable[[Answer], ChatAnswer]) -> Itera
     yield _event("done", done.model_dump(mode="json"))
 
 
-def _start(answers: AnswerService, user, question: str) -> AnswerStream:
+def _start(answers: AnswerService, user, question: str, scope: Scope) -> AnswerStream:
     try:
-        return answers.stream(user, question)
+        return answers.stream(user, question, scope=scope)
     except QuestionError as exc:  # the account went inactive between the token check and now
         raise errors.ApiError(403, "account_inactive", str(exc), "Your account was not found or is deactivated.") \
             from None
@@ -119,8 +135,9 @@ def _saver(answers: AnswerService, user: User, prepared: convs.PreparedTurn) -> 
 )
 def chat(body: ChatRequest, request: Request, user: CurrentUser, context: Context, models: ModelServices):
     question = checked_question(body.question, context.settings.max_question_chars)
+    scope = checked_scope(context, user, collection=body.collection, document=body.document)
     prepared = _prepare(models.answers, user, body.conversation_id, question)
-    stream = _start(models.answers, user, prepared.resolution.question)
+    stream = _start(models.answers, user, prepared.resolution.question, scope)
     save = _saver(models.answers, user, prepared)
     if wants_events(request):
         return EventSourceResponse(_events(stream, save),

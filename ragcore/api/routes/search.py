@@ -4,6 +4,8 @@ Exactly the retrieval the chat runs (`ragcore.retrieval.hybrid.retrieve`, same r
 mode unless `mode` names another) and the chat's threshold, but no generator is called and
 nothing is logged, so it is cheap to try many phrasings while calibrating REFUSAL_THRESHOLD.
 The role is the caller's; an admin may pass `role=` to see what another role would see.
+`collection=` / `document=` restrict the search as on POST /v1/chat (checked against the caller's
+own roles; the role searched applies its predicate inside the SQL as well).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 
 from ragcore.api.deps import Context, CurrentUser, ModelServices, search_role
-from ragcore.api.routes.chat import checked_question
+from ragcore.api.routes.chat import checked_question, checked_scope
 from ragcore.api.schemas import ErrorResponse, EvidenceOut, SearchHit, SearchResult, SourceOut, ThresholdOut
 from ragcore.retrieval import calibration, resolve_mode, retrieve
 
@@ -33,13 +35,16 @@ def search(
     k: Annotated[int | None, Query(ge=1, le=MAX_K, description="results (default TOP_K)")] = None,
     mode: Annotated[Mode, Query(description="auto = RETRIEVAL_MODE / the measured default")] = "auto",
     role: Annotated[str | None, Query(description="admin only: search as this role")] = None,
+    collection: Annotated[str | None, Query(max_length=64, description="search only this collection")] = None,
+    document: Annotated[str | None, Query(max_length=64, description="search only this document")] = None,
 ) -> SearchResult:
     question = checked_question(q, context.settings.max_question_chars)
     as_role = search_role(user, role)
+    scope = checked_scope(context, user, collection=collection, document=document)
     concrete = resolve_mode(context.settings, models.embedder, None if mode == "auto" else mode)
     count = k or context.settings.top_k
     result = retrieve(context.retrieval_database(), models.embedder, question, as_role, k=count, mode=concrete,
-                      windows=context.settings.dense_windows)
+                      windows=context.settings.dense_windows, scope=scope)
     threshold = calibration.threshold_for(getattr(models.embedder, "name", ""), concrete, context.settings)
     evidence = result.evidence
     return SearchResult(
