@@ -16,6 +16,7 @@ import pytest
 from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ANSWER_POLICIES, ROLES, Settings
+from ragcore.documents import Scope, collections, create_collection
 from ragcore.reader import shipped_reader
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
@@ -99,6 +100,39 @@ def test_every_permitted_document_is_reachable(world, embedder) -> None:
         seen = {s.chunk_id for s in retrieve(database, embedder, "Belge bölüm", role, k=500, mode="dense").sources}
         expected = {cid for cid, doc in chunk_doc.items() if _may_read(role, doc, readable)}
         assert seen == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_restricted_search_returns_the_scope_the_role_reads_and_nothing_else(world, embedder, mode: str) -> None:
+    """Random collections and single documents as scopes: every source is in the scope and
+    readable, and (dense, large k) every readable chunk of the scope is found — the restriction
+    narrows to exactly scope ∩ role, for collections that hold forbidden documents too."""
+    database, readable, chunk_doc, _, _ = world
+    rng = random.Random(f"{SEED}-scopes-{mode}")
+    keys = sorted(readable)
+    scopes: list[tuple[Scope, set[int]]] = []
+    made = []
+    for index in range(3):
+        members = set(rng.sample(keys, rng.randint(1, 8)))
+        collection = create_collection(database, f"Kapsam {mode} {index}")
+        collections.set_members(database, collection.public_id, members)
+        made.append(collection.public_id)
+        scopes.append((Scope(collection=collection.public_id), members))
+    with database.connection() as conn:
+        public = dict(conn.execute("SELECT id, public_id::text FROM documents").fetchall())
+    scopes += [(Scope(document=public[key]), {key}) for key in rng.sample(keys, 2)]
+    try:
+        for scope, members in scopes:
+            for role in ROLES:
+                allowed = {cid for cid, doc in chunk_doc.items() if doc in members and _may_read(role, doc, readable)}
+                sources = retrieve(database, embedder, rng.choice(QUESTIONS), role, k=50, mode=mode, windows=True,
+                                   scope=scope).sources
+                assert {s.chunk_id for s in sources} <= allowed, (role, scope)
+                if mode == "dense":
+                    assert {s.chunk_id for s in sources} == allowed, (role, scope)
+    finally:
+        for pid in made:
+            collections.delete_collection(database, pid)
 
 
 class RecordingGenerator:
