@@ -64,6 +64,12 @@ REVOKED_NOTICE = ("Bu cevabın dayandığı kaynaklardan en az birine artık eri
                   "erişim rolleri değişti); cevap ve kaynakları gizlendi.")
 
 
+SCOPE = "chat_scope"  # the picker's key: "" everything, "k:<collection id>", "d:<document id>"
+SCOPE_NAMES = "chat_scope_names"  # the picker's choices by name, for the answer's caption
+SCOPE_LABEL = "Nerede arayayım?"
+EVERYWHERE_KEY = ""
+EVERYWHERE = "Tüm belgelerim"
+
 NOT_FOUND = "Kaynaklarda bu sorunun cevabı bulunamadı."
 CLOSEST_NOTE = ("Bu bir cevap değil: yukarıdakiler konuya en yakın parçalardır; lütfen aşağıdaki kaynaklardan "
                 "kendiniz okuyun. Soru, yöneticinin inceleme kuyruğuna eklendi.")
@@ -90,6 +96,7 @@ class Turn:
     cut: bool = False  # the model's answer was cut (time, length, loop, echo): `notice` says why
     resolved: str | None = None  # a follow-up rewritten: the question searched ("Şöyle anladım: …")
     reopened: bool = False  # read back from a saved conversation: its cited sources only, no scores
+    scope: str = ""  # where it was searched when restricted ("Talimatlar" koleksiyonu); "" everywhere
 
     @property
     def is_fallback(self) -> bool:
@@ -282,6 +289,8 @@ def render_turn(ctx: AppContext, user: User, turn: Turn, key: str) -> None:
             st.warning(REVOKED_NOTICE, icon=":material/lock:")
             return
         render_understood(ctx, turn, key)
+        if turn.scope:
+            st.caption(escape_markdown(f"Yalnızca şurada arandı: {turn.scope}"))
         if turn.error:
             st.error(escape_markdown(turn.error))
             return
@@ -352,7 +361,10 @@ def _answer(ctx: AppContext, services: Services, user: User, prompt: str, as_typ
         fix = cols[1].empty()
     if resolution.notice:
         st.caption(escape_markdown(resolution.notice))
-    stream = service.stream(user, resolution.question)
+    scope, where = chosen_scope(ctx, user)
+    if where:
+        st.caption(escape_markdown(f"Yalnızca şurada arandı: {where}"))
+    stream = service.stream(user, resolution.question, scope=scope)
     placeholder = st.empty()
     with placeholder.container():
         st.write_stream(_escaped(stream))
@@ -360,7 +372,7 @@ def _answer(ctx: AppContext, services: Services, user: User, prompt: str, as_typ
     if answer is None:
         raise RuntimeError("cevap tamamlanamadı")
     turn = replace(turn_from_answer(answer, _terms(ctx, user, answer)), question=prepared.question,
-                   resolved=resolution.question if resolution.rewritten else None)
+                   resolved=resolution.question if resolution.rewritten else None, scope=where)
     key = turn_key(turn, len(history()))
     if turn.resolved is not None:
         with fix.container():
@@ -410,6 +422,48 @@ def unavailable_message(services: Services) -> str:
         return f"Arama modeli kullanılamıyor, soru cevaplanamadı. Ayrıntı: {services.errors['embedder']}"
     detail = services.errors.get("generator", "bilinmeyen hata")
     return f"Cevap modeli (Ollama / OpenAI uyumlu sunucu) kullanılamıyor. Ayrıntı: {detail}"
+
+
+def scope_choices(ctx: AppContext, user: User) -> dict[str, tuple[str, str]]:
+    """The picker's choices, key -> (label, name): everything, the collections the user can ask
+    within (those holding a document their roles read, counted over those alone), and each
+    readable document. Nothing the user cannot read is named."""
+    from ragcore.documents import list_collections, list_documents
+
+    choices = {EVERYWHERE_KEY: (EVERYWHERE, "")}
+    for collection in list_collections(ctx.db, user.roles):
+        choices[f"k:{collection.public_id}"] = (f"Koleksiyon: {collection.name} ({collection.documents} belge)",
+                                                collection.name)
+    readable = {d.public_id: d for role in user.roles for d in list_documents(ctx.db, role)}
+    for doc in sorted(readable.values(), key=lambda d: d.title.casefold()):
+        choices[f"d:{doc.public_id}"] = (f"Belge: {doc.title}", doc.title)
+    return choices
+
+
+def render_scope_picker(ctx: AppContext, user: User) -> None:
+    """"Nerede arayayım?" beside the question box. The choice stays for the session (a follow-up
+    is asked where the question before it was) until changed; it is each question's own and is
+    not saved with the conversation, so a reopened conversation asks everywhere again."""
+    choices = scope_choices(ctx, user)
+    if st.session_state.get(SCOPE) not in choices:  # deleted, emptied or no longer readable meanwhile
+        st.session_state[SCOPE] = EVERYWHERE_KEY
+    st.selectbox(SCOPE_LABEL, options=list(choices), format_func=lambda key: choices[key][0], key=SCOPE,
+                 help="Soru yalnızca seçtiğiniz koleksiyonun ya da belgenin içinde aranır; yine yalnızca "
+                      "okuyabildiğiniz belgeler.")
+    st.session_state[SCOPE_NAMES] = {key: name for key, (_, name) in choices.items()}
+
+
+def chosen_scope(ctx: AppContext, user: User):
+    """The picker's current choice as a retrieval scope, and its label ("" for everything)."""
+    from ragcore.documents import Scope
+
+    key = st.session_state.get(SCOPE) or EVERYWHERE_KEY
+    name = st.session_state.get(SCOPE_NAMES, {}).get(key, "")
+    if key.startswith("k:"):
+        return Scope(collection=key[2:]), name
+    if key.startswith("d:"):
+        return Scope(document=key[2:]), name
+    return None, ""
 
 
 def render_chat(ctx: AppContext, user: User) -> None:

@@ -32,7 +32,7 @@ from ragcore.conversations import (
 )
 from ragcore.conversations import Turn as StoredTurn
 from ragcore.core import LOCATOR_SECTION, Chunk, Source, User, formatting, short_id
-from ui.chat import CONVERSATION, HISTORY, Turn, clear_history, render_chat, take_prompt
+from ui.chat import CONVERSATION, HISTORY, Turn, clear_history, render_chat, render_scope_picker, take_prompt
 from ui.context import AppContext
 from ui.markdown import escape_markdown
 
@@ -53,6 +53,7 @@ def render_chat_page(ctx: AppContext, user: User) -> None:
                       width="stretch")
     open_requested(ctx, user)
     render_chat(ctx, user)
+    render_scope_picker(ctx, user)
     keep_in_address()
     with st.sidebar:
         render_conversations(ctx, user)

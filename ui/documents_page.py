@@ -1,8 +1,9 @@
 """Dokümanlar: the documents the role may read; for the admin also upload, jobs, roles and delete.
 
-Each card's actions sit in one row (download; for the admin: title, roles, delete); deleting
+Each card's actions sit in one row (download; for the admin: title, roles, collections, delete); deleting
 asks in a dialog (`st.dialog`). An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py),
 at the top of the page, follows it; the page itself never waits for a PDF to be parsed or embedded.
+The admin's collections (ui/collections_admin.py) sit below the upload form.
 
 The list comes from `ragcore.documents.catalog.list_documents(db, role)`, which applies the same role
 predicate as retrieval, so this page never shows a title the chat could not cite.
@@ -16,7 +17,8 @@ from pathlib import Path
 import streamlit as st
 
 from ragcore.core import Document, User, formatting
-from ragcore.documents import UPLOAD_EXTENSIONS, count_unit, page_size_notes
+from ragcore.documents import UPLOAD_EXTENSIONS, count_unit, list_collections, page_size_notes
+from ui.collections_admin import edit_document_collections, render_collections
 from ui.context import AppContext
 from ui.jobs import remember_job, render_jobs
 from ui.markdown import alert, escape_markdown
@@ -164,7 +166,7 @@ def confirm_delete(ctx: AppContext, doc: Document) -> None:
             st.rerun()
 
 
-def _card(ctx: AppContext, user: User, doc: Document) -> None:
+def _card(ctx: AppContext, user: User, doc: Document, every: list | None = None) -> None:
     with st.container(border=True):
         st.markdown(f"**{escape_markdown(doc.title)}**")
         meta = (f"{doc.filename} · {formatting.integer(doc.page_count)} {count_unit(doc.file_format)} · "
@@ -184,6 +186,7 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
             if user.role == "admin":
                 _edit_title(ctx, doc)
                 _edit_roles(ctx, doc)
+                edit_document_collections(ctx, doc, every or [])
                 if st.button("Sil", key=f"doc_delete_{doc.public_id}", icon=":material/delete:"):
                     st.session_state[CONFIRM] = doc.id
                 if st.session_state.get(CONFIRM) == doc.id:
@@ -201,6 +204,10 @@ def render_documents_page(ctx: AppContext, user: User) -> None:
         render_jobs(ctx, user)
         render_upload(ctx, user)
     documents = list_documents(ctx.db, user.role)
+    every = []
+    if user.role == "admin":
+        render_collections(ctx, user, documents)
+        every = list_collections(ctx.db, user.roles)
     if not documents:
         st.info("Erişebildiğiniz doküman yok." if user.role != "admin" else "Henüz doküman yüklenmedi.")
         return
@@ -208,4 +215,4 @@ def render_documents_page(ctx: AppContext, user: User) -> None:
                  else f"Tüm dokümanlar ({len(documents)})")
     st.caption(CHUNK_EXPLAINED)
     for doc in documents:
-        _card(ctx, user, doc)
+        _card(ctx, user, doc, every)
