@@ -357,6 +357,53 @@ def test_chat_refuses_bad_bodies_and_logs_nothing(api, law, body, code) -> None:
     assert count(api.db, "questions") == 0
 
 
+@pytest.mark.parametrize(("body", "message"), [
+    ({"collection": 5}, "'collection' metin olmalı."),
+    ({"document": ["x"]}, "'document' metin olmalı."),
+    ({"collection": "x" * 65}, "'collection' en fazla 64 karakter olabilir."),
+    ({"collection": "c", "document": "d"}, "ikisiyle birden değil. Birini kaldırın."),
+])
+def test_chat_scope_fields_are_validated_in_turkish(api, law, body, message) -> None:
+    secret = person(api.db, "mehmet", "isg")
+    response = api.client.post("/v1/chat", json={"question": QUESTION, **body}, headers=bearer(secret))
+    assert response.status_code == 422 and message in response.json()["error"]["message_tr"], response.text
+    assert count(api.db, "questions") == 0
+
+
+def test_chat_and_search_within_a_collection_or_a_document(api, law) -> None:
+    """A scope the caller reads answers from it; an unreadable one is the same 404 as a made-up id
+    (and as text that is no id at all); GET /v1/collections lists readable ones with their counts."""
+    from ragcore.documents import collections, create_collection
+
+    other = ingest_pdf(api.db, api.settings, api.embedder, pdfs.text_pdf(["Madde 1 - Ucret ayda bir odenir."]),
+                       filename="ucret.pdf", roles=["ik"]).document_id
+    laws = create_collection(api.db, "Yönetmelikler", "İSG yönetmelikleri")
+    collections.set_members(api.db, laws.public_id, [find_document(api.db, law, "admin").id, other])
+    wages = create_collection(api.db, "Ücretler")
+    collections.set_members(api.db, wages.public_id, [other])
+    isg = person(api.db, "mehmet", "isg")
+    listed = api.client.get("/v1/collections", headers=bearer(isg)).json()
+    assert listed == {"collections": [{"id": laws.public_id, "name": "Yönetmelikler",
+                                       "description": "İSG yönetmelikleri", "documents": 1}]}
+    body = api.client.post("/v1/chat", json={"question": QUESTION, "collection": laws.public_id},
+                           headers=bearer(isg)).json()
+    assert body["sources"] and {s["document_id"] for s in body["sources"]} == {law}
+    found = api.client.get("/v1/search", params={"q": QUESTION, "document": law}, headers=bearer(isg)).json()
+    assert found["results"] and {r["document_id"] for r in found["results"]} == {law}
+    for field, hidden, unknown in (("collection", wages.public_id, nobodys()),
+                                   ("document", find_pid(api, other), nobodys())):
+        responses = [api.client.post("/v1/chat", json={"question": QUESTION, field: value}, headers=bearer(isg))
+                     for value in (hidden, unknown, "17")]
+        assert {(r.status_code, r.content) for r in responses} == {(404, responses[1].content)}
+        assert error_code(responses[0]) == f"{field}_not_found"
+    assert count(api.db, "questions") == 1
+
+
+def find_pid(api, document_id: int) -> str:
+    with api.db.connection() as conn:
+        return conn.execute("SELECT public_id::text FROM documents WHERE id = %s", (document_id,)).fetchone()[0]
+
+
 def test_chat_refuses_what_is_not_json(api) -> None:
     secret = person(api.db, "mehmet", "isg")
     for content, kind in ((b"{not json", "application/json"), (b"question=x", "application/x-www-form-urlencoded"),

@@ -34,7 +34,7 @@ def _flash(message: str, kind: str = "success") -> None:
 
 def _create(ctx, admin: User) -> None:
     with st.form("collection_new", border=False, enter_to_submit=False, clear_on_submit=True):
-        name = st.text_input("Yeni koleksiyonun adı", max_chars=collections.NAME_MAX_CHARS, help=NAME_HELP,
+        name = st.text_input("Yeni koleksiyonun adı", max_chars=collections.NAME_MAX_CHARS, help=escape_markdown(NAME_HELP),
                              key="col_new_name")
         about = st.text_input("Açıklama (isteğe bağlı)", max_chars=collections.DESCRIPTION_MAX_CHARS,
                               key="col_new_about")
@@ -52,7 +52,7 @@ def _edit(ctx, collection: Collection, documents: list[Document]) -> None:
     key = collection.public_id
     with st.popover("Düzenle", icon=":material/edit:"):
         name = st.text_input("Ad", value=collection.name, key=f"col_name_{key}",
-                             max_chars=collections.NAME_MAX_CHARS, help=NAME_HELP)
+                             max_chars=collections.NAME_MAX_CHARS, help=escape_markdown(NAME_HELP))
         about = st.text_input("Açıklama", value=collection.description, key=f"col_about_{key}",
                               max_chars=collections.DESCRIPTION_MAX_CHARS)
         members = set(collections.collection_document_ids(ctx.db, key, ("admin",)))
@@ -95,10 +95,9 @@ def render_collections(ctx, admin: User, documents: list[Document]) -> None:
         _create(ctx, admin)
         for collection in list_collections(ctx.db, ("admin",)):
             with st.container(horizontal=True, gap="small", vertical_alignment="center"):
-                label = f"**{escape_markdown(collection.name)}** · {collection.documents} belge"
+                st.markdown(f"**{escape_markdown(collection.name)}** · {collection.documents:d} belge")
                 if collection.description:
-                    label += f" · {escape_markdown(collection.description)}"
-                st.markdown(label)
+                    st.caption(escape_markdown(collection.description))
                 _edit(ctx, collection, documents)
                 _delete(ctx, collection)
 
