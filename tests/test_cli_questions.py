@@ -90,3 +90,25 @@ def test_ask_empty_question(cli_env, capsys) -> None:
 def test_search_human_output(cli_env, capsys) -> None:
     code, out, _ = _run(capsys, "search", RISK, "--role", "isg")
     assert code == 0 and "[1] 6331 İSG, s. 7 (Madde 10)" in out
+
+
+def test_ask_and_search_within_a_collection_or_a_document(cli_env, capsys) -> None:
+    """`--collection` by name or id and `--document` restrict the question; a collection the user
+    cannot read is refused like a missing one; both at once is a usage error."""
+    from ragcore.documents import collections, create_collection
+
+    other = insert_document(cli_env, make_test_embedder(), DocSpec("Risk talimati", ("isg",), (
+        ("Risk değerlendirmesi her yıl yenilenir ve işveren risk değerlendirmesi yapmakla yükümlüdür.", 1, None),)))
+    kept = create_collection(cli_env, "Talimatlar")
+    collections.set_members(cli_env, kept.public_id, [other])
+    with cli_env.connection() as conn:
+        public = conn.execute("SELECT public_id::text FROM documents WHERE id = %s", (other,)).fetchone()[0]
+    for flag, value in (("--collection", "talimatlar"), ("--collection", kept.public_id), ("--document", public)):
+        code, payload, _ = _run(capsys, "ask", RISK, "--user", "mehmet", flag, value, "--json")
+        assert code == 0 and payload["sources"] and {s["title"] for s in payload["sources"]} == {"Risk talimati"}
+        code, payload, _ = _run(capsys, "search", RISK, "--role", "isg", flag, value, "--json")
+        assert code == 0 and {s["title"] for s in payload["results"]} == {"Risk talimati"}
+    code, _, err = _run(capsys, "ask", RISK, "--user", "ayse", "--collection", "Talimatlar", "--json")
+    assert code == 1 and "Koleksiyon bulunamadı" in err
+    with pytest.raises(SystemExit):
+        main(["ask", RISK, "--user", "mehmet", "--collection", "x", "--document", "y"])

@@ -1,4 +1,5 @@
-"""`search` (retrieval only: the calibration tool) and `ask` (the full answer, as a user)."""
+"""`search` (retrieval only: the calibration tool) and `ask` (the full answer, as a user); both take
+`--collection` (id or name) or `--document` (id) to search within one collection or one document."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import argparse
 
 from ragcore import store as dbmod
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
-from ragcore.core import ROLES, Settings, Source
+from ragcore.core import ROLES, Settings, Source, parse_public_id
+from ragcore.documents import CollectionNotFound, DocumentNotFound, Scope, checked_scope, list_collections
 from ragcore.reader import ReaderModelError
 from ragcore.retrieval import MODES, RetrievalError, resolve_mode, retrieve
 
@@ -17,14 +19,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--role", required=True, help=f"one of {', '.join(ROLES)}")
     p.add_argument("--k", type=int, default=None, help="number of results (default TOP_K)")
     p.add_argument("--mode", default=None, help=f"auto or one of {', '.join(MODES)} (default RETRIEVAL_MODE)")
+    _add_scope_flags(p)
     add_json_flag(p)
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("ask", help="answer a question as a user, with cited sources")
     p.add_argument("question")
     p.add_argument("--user", required=True, help="username; the role is read from the user record")
+    _add_scope_flags(p)
     add_json_flag(p)
     p.set_defaults(func=cmd_ask)
+
+
+def _add_scope_flags(p: argparse.ArgumentParser) -> None:
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--collection", default=None, help="search only this collection (its id or its name)")
+    scope.add_argument("--document", default=None, help="search only this document (its id)")
+
+
+def _scope(db: dbmod.Database, args: argparse.Namespace, roles: tuple[str, ...]) -> Scope:
+    """The question's restriction, checked against what `roles` read (a missing collection or
+    document and an unreadable one are the same error, as in the API)."""
+    wanted = args.collection
+    if wanted is not None and parse_public_id(wanted) is None:  # a name: the readable collection of that name
+        named = [c for c in list_collections(db, roles) if c.name.casefold() == wanted.strip().casefold()]
+        wanted = named[0].public_id if named else ""
+        if not named:
+            raise CommandError(str(CollectionNotFound()))
+    try:
+        return checked_scope(db, roles, collection=wanted, document=args.document)
+    except (CollectionNotFound, DocumentNotFound) as exc:
+        raise CommandError(str(exc)) from exc
 
 
 def _open(settings: Settings) -> tuple[dbmod.Database, object]:
@@ -70,7 +95,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     try:
         mode = resolve_mode(settings, embedder, args.mode)
         result = retrieve(read_db or db, embedder, args.question, args.role, k=k, mode=mode,
-                          windows=settings.dense_windows)
+                          windows=settings.dense_windows, scope=_scope(db, args, (args.role,)))
     except RetrievalError as exc:
         raise CommandError(str(exc)) from exc
     finally:
@@ -103,7 +128,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
             raise CommandError(f"user {args.user!r} is inactive")
         try:
             service = AnswerService(db, settings, embedder, make_generator(settings, embedder), read_db=read_db)
-            answer = service.ask(user, args.question)
+            answer = service.ask(user, args.question, scope=_scope(db, args, user.roles))
         except (QuestionError, GeneratorError, RetrievalError, ReaderModelError) as exc:
             raise CommandError(str(exc)) from exc
     finally:
