@@ -147,7 +147,7 @@ def test_the_dense_leg_of_a_role_is_planned_on_that_roles_partial_hnsw_index(pg_
                 plan = "\n".join(r[0] for r in conn.execute(
                     f"EXPLAIN WITH {hybrid.DENSE_CTE} SELECT id FROM dense",
                     {"qvec": np.array([1.0, 0.0, 0.0], dtype=np.float32), "role_bit": dbmod.role_bit(role),
-                     "candidates": 50}))
+                     "candidates": 50, "scope_chunks": None}))
             assert f"Index Scan using {index} on chunks c" in plan, plan
     finally:
         dbmod.drop_namespace(space_db, namespace)

@@ -235,7 +235,7 @@ def test_dense_leg_uses_the_roles_partial_hnsw_index(scale, role: str) -> None:
 def _dense_ids(conn, vector: np.ndarray, role: str, candidates: int = 50) -> list[int]:
     sql = f"WITH {DENSE_CTE} SELECT id FROM dense ORDER BY rnk"
     return [r[0] for r in conn.execute(sql, {"qvec": vector, "role_bit": dbmod.role_bit(role),
-                                             "candidates": candidates})]
+                                             "candidates": candidates, "scope_chunks": None})]
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -271,7 +271,7 @@ def test_the_global_index_serves_a_selective_role_only_with_the_iterative_scan(s
             conn.execute("SET LOCAL enable_seqscan = off")
             plan = "\n".join(r[0] for r in conn.execute(
                 f"EXPLAIN WITH {DENSE_CTE} SELECT id FROM dense",
-                {"qvec": probes[0], "role_bit": dbmod.role_bit("uretim"), "candidates": 50}))
+                {"qvec": probes[0], "role_bit": dbmod.role_bit("uretim"), "candidates": 50, "scope_chunks": None}))
             assert "Index Scan using chunks_embedding_hnsw on chunks c" in plan, plan
             full = [_dense_ids(conn, v, "uretim") for v in probes]
             assert all(len(ids) == 50 and set(ids) <= allowed for ids in full)
@@ -327,3 +327,65 @@ def test_a_writer_cannot_store_postings_that_disagree_with_their_chunk(scale) ->
     with pytest.raises(psycopg.errors.RaiseException), database.connection() as conn:
         conn.execute("INSERT INTO postings (term, chunk_id, tf, doc_len, roles_mask) VALUES ('zzzzz', %s, 1, 1, 1)",
                      (chunks[0][0],))
+
+
+# ----------------------------------------------------------------------------- a restricted question
+
+
+@pytest.mark.parametrize("documents", [1, 10, 120])
+def test_a_restricted_question_at_scale_reads_the_scope_through_the_roles_indexes(scale, always_prune,
+                                                                                  documents: int) -> None:
+    """A collection of isg's documents and as many of others' (issue 39.2): isg's restricted
+    retrieval returns only the scope's isg chunks, and under EXPLAIN the dense leg never touches a
+    graph holding chunks isg cannot read (a small scope is read by key and ranked exactly, a large
+    one through isg's graph) and every posting scan is on isg's own partial indexes — or, for a
+    small scope, reads the scope's own postings by chunk id (postings_chunk with the scope's ids
+    as its only condition: a few hundred postings, every one readable by isg)."""
+    from ragcore.documents import Scope, collections, create_collection
+    from ragcore.retrieval.hybrid import retrieval_sql, scope_chunks
+
+    database, chunks, questions = scale
+    with database.connection() as conn:
+        docs = conn.execute("SELECT id, allowed_roles FROM documents ORDER BY id").fetchall()
+    mine = [d for d, roles in docs if "isg" in roles][:documents]
+    others = [d for d, roles in docs if "isg" not in roles][:documents]
+    made = create_collection(database, f"Kapsam {documents}")
+    collections.set_members(database, made.public_id, mine + others)
+    book = VectorBook()
+    try:
+        with read_snapshot(database) as conn:
+            scope = scope_chunks(conn, Scope(collection=made.public_id), "isg")
+            allowed = set(conn.execute("SELECT id FROM chunks WHERE document_id = ANY(%s)", (mine,)).fetchall())
+            assert {(c,) for c in scope} == allowed
+            for question in questions[:3]:
+                recorder = _Recorder(conn)
+                params = statement_params(recorder, question, book.embed_queries([question])[0], "isg", k=10,
+                                          mode="rrf", weight=0.5, scope_chunks=scope)
+                rows = recorder.execute(retrieval_sql(False), params).fetchall()
+                assert rows[0][0] is not None and {(r[0],) for r in rows} <= allowed
+                for query, values in recorder.statements:
+                    plan = conn.execute("EXPLAIN (FORMAT JSON) " + query, values).fetchone()[0][0]["Plan"]
+                    for node in _nodes(plan):
+                        name = node.get("Index Name") or ""
+                        if name == "postings_chunk":  # the scope's own postings, by chunk: nothing else
+                            assert str(node.get("Index Cond", "")).startswith("(chunk_id = ANY ('{"), node
+                        elif name.startswith(("chunks", "postings")):
+                            assert name in {"chunks_pkey", "postings_isg", "postings_high_impact_isg",
+                                            "chunks_embedding_hnsw_isg"}, name
+    finally:
+        collections.delete_collection(database, made.public_id)
+
+
+class _Recorder:
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn, self.statements = conn, []
+
+    def execute(self, query: str, params: dict | None = None) -> psycopg.Cursor:
+        self.statements.append((query, dict(params or {})))
+        return self.conn.execute(query, params)
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)

@@ -103,7 +103,14 @@ def scope_predicate(chunk_id: str) -> str:
     (`Database.apply_retrieval_settings`), so PostgreSQL folds the NULL case away and an
     unrestricted question runs today's plan; a restricted one adds `chunk_id = ANY(…)` to the scans
     of the role's own indexes. The role's statistics stay as they are: a restriction is a filter,
-    not a new corpus, so a chunk's BM25 score is the same in and out of a scope."""
+    not a new corpus, so a chunk's BM25 score is the same in and out of a scope. In a probe of one
+    chunk's posting (`p.chunk_id = s.chunk_id`) it is put on the probed chunk's column, not the
+    posting's: the same rows, but the probe stays one lookup in the role's (term, chunk) index
+    (on `p.chunk_id` the planner would read the chunk's whole list through the global
+    postings_chunk index instead). What a restricted plan reads is the scope's and the role's: the
+    role's own posting indexes and graph, or for a small scope the scope's chunks by key (ranked
+    exactly) and their postings by chunk id — rows the role reads, never a forbidden document's
+    (tests/test_collections.py and tests/test_retrieval_scale.py check the plans)."""
     return f"(%(scope_chunks)s::bigint[] IS NULL OR {chunk_id} = ANY(%(scope_chunks)s::bigint[]))"
 
 
@@ -167,7 +174,7 @@ seed AS (
 SELECT sum(x.part ORDER BY x.term) AS score
 FROM seed s CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
     SELECT p.term, {TERM_SCORE} AS part FROM postings p
-    WHERE p.term = t.term AND p.chunk_id = s.chunk_id AND {ROLE_PREDICATE} AND {scope_predicate("p.chunk_id")}
+    WHERE p.term = t.term AND p.chunk_id = s.chunk_id AND {ROLE_PREDICATE} AND {scope_predicate("s.chunk_id")}
     OFFSET 0  -- one primary-key probe per (chunk, term), never a scan of a whole list
 ) x
 GROUP BY s.chunk_id"""
@@ -213,7 +220,7 @@ parts AS (
     SELECT b.chunk_id, t.pos, x.part
     FROM best b CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
         SELECT {TERM_SCORE} AS part FROM postings p
-        WHERE p.term = t.term AND p.chunk_id = b.chunk_id AND {ROLE_PREDICATE} AND {scope_predicate("p.chunk_id")}
+        WHERE p.term = t.term AND p.chunk_id = b.chunk_id AND {ROLE_PREDICATE} AND {scope_predicate("b.chunk_id")}
         OFFSET 0  -- one primary-key probe per (chunk, term), never a scan of a whole list
     ) x
     WHERE t.read <> 'all'
@@ -328,7 +335,7 @@ evidence AS (
            (SELECT max(score) FROM lexical) AS best_bm25,
            (SELECT sum(e.weight ORDER BY e.term) FROM evidence_terms e CROSS JOIN top_lexical t CROSS JOIN LATERAL (
                 SELECT FROM postings p WHERE p.term = e.term AND p.chunk_id = t.id AND {ROLE_PREDICATE}
-                                       AND {scope_predicate("p.chunk_id")}
+                                       AND {scope_predicate("t.id")}
                 OFFSET 0  -- one probe of the role's (term, chunk) index per term, not the chunk's whole list
             ) x)
            / NULLIF((SELECT sum(weight ORDER BY term) FROM evidence_terms), 0) AS coverage,
@@ -460,6 +467,7 @@ def _params(question: str, qvec: np.ndarray | None, role: str, k: int, mode: str
         "qvec": qvec,
         "role": role,
         "role_bit": role_bit(role),
+        "scope_chunks": None,  # no restriction (`scope_chunks()` gives a restricted question's)
         "k": k,
         "candidates": candidates,
         "window_candidates": WINDOWS_PER_CANDIDATE * candidates,
