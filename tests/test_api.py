@@ -399,6 +399,25 @@ def test_chat_and_search_within_a_collection_or_a_document(api, law) -> None:
     assert count(api.db, "questions") == 1
 
 
+def test_a_restriction_belongs_to_the_question_not_the_conversation(api, law) -> None:
+    """A follow-up in the same conversation may carry its own restriction (or none): each turn is
+    searched where its own request says, and both are saved in the one conversation."""
+    from ragcore.documents import collections, create_collection
+
+    other = ingest_pdf(api.db, api.settings, api.embedder, pdfs.text_pdf(["Madde 1 - Yonetmeligin amaci ucrettir."]),
+                       filename="ucret.pdf", roles=["isg"]).document_id
+    wages = create_collection(api.db, "Ücretler")
+    collections.set_members(api.db, wages.public_id, [other])
+    isg = person(api.db, "mehmet", "isg")
+    first = api.client.post("/v1/chat", json={"question": QUESTION, "collection": wages.public_id},
+                            headers=bearer(isg)).json()
+    assert first["sources"] and {s["document_id"] for s in first["sources"]} == {find_pid(api, other)}
+    second = api.client.post("/v1/chat", json={"question": QUESTION, "conversation_id": first["conversation_id"]},
+                             headers=bearer(isg)).json()
+    assert second["conversation_id"] == first["conversation_id"] and second["turn"] == 2
+    assert law in {s["document_id"] for s in second["sources"]}  # no restriction carried over
+
+
 def find_pid(api, document_id: int) -> str:
     with api.db.connection() as conn:
         return conn.execute("SELECT public_id::text FROM documents WHERE id = %s", (document_id,)).fetchone()[0]
