@@ -47,6 +47,7 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "DATABASE_READ_URL": ("(unset)", "read replica for retrieval (answers, search); unset: DATABASE_URL serves it"),
     "DATA_DIR": ("./data", "embedded database, stored uploads, secrets, caches"),
     "MIN_FREE_DISK_MB": ("1024", "uploads are refused while DATA_DIR (or the embedded database's folder) has less free space; 0 turns the check off"),
+    "BACKUP_SECONDS": ("3600", "longest a backup's pg_dump or a restore's pg_restore may run (`python -m ragcore backup`)"),
     "OLLAMA_BASE_URL": ("http://127.0.0.1:11434", "Ollama server for embeddings and answers"),
     "EMBED_BACKEND": ("auto", "auto | e5 (embedded multilingual-e5-small) | ollama | use (embedded USE, small machines)"),
     "EMBED_MODEL": ("bge-m3", "Ollama embedding model"),
@@ -229,6 +230,7 @@ class Settings:
     database_read_url: str | None = None
     data_dir: Path = Path("data")
     min_free_disk_mb: int = 1024  # below this much free space an upload is refused before anything is written
+    backup_seconds: float = 3600.0
     ollama_base_url: str = "http://127.0.0.1:11434"
     embed_backend: str = "auto"
     embed_model: str = "bge-m3"
@@ -300,6 +302,7 @@ class Settings:
             database_read_url=_opt(merged, "DATABASE_READ_URL"),
             data_dir=Path(merged.get("DATA_DIR", "").strip() or "data").expanduser().absolute(),
             min_free_disk_mb=_int(merged, "MIN_FREE_DISK_MB", 1024),
+            backup_seconds=_bounded_float(merged, "BACKUP_SECONDS", 3600.0, (10.0, 86_400.0)),
             ollama_base_url=(_opt(merged, "OLLAMA_BASE_URL") or "http://127.0.0.1:11434").rstrip("/"),
             embed_backend=_choice(merged, "EMBED_BACKEND", EMBED_BACKENDS, "auto"),
             embed_model=_opt(merged, "EMBED_MODEL") or "bge-m3",
