@@ -211,3 +211,32 @@ def test_one_scan_is_queued_at_a_time_and_none_without_a_folder(db, settings, wa
 
     assert jobs.get_job(db, first.id).status == jobs.SUCCEEDED
     assert [doc.title for doc in list_documents(db, "admin")] == ["a"]
+
+
+def test_the_documents_page_lists_failed_files_first_with_their_reason(db, settings, share, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_support import REPO, reset_app, set_app_env
+
+    put(share, "bozuk.pdf", b"plain text, not a PDF at all")
+    jobs.scan(db, settings.with_(watch_dir=share))
+    set_app_env(monkeypatch, DATABASE_URL=settings.database_url, DATA_DIR=str(settings.data_dir),
+                ADMIN_PASSWORD="yonetici-parola-1", WATCH_DIR=str(share), WORKER_IN_APP="false")
+    reset_app(db)
+    try:
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+        at.run()
+        at.text_input(key="login_username").input("admin")
+        at.text_input(key="login_password").input("yonetici-parola-1")
+        next(b for b in at.button if b.label == "Giriş yap").click()
+        at.run()
+        at.switch_page("pages/documents.py").run()
+        assert not at.exception, at.exception
+
+        [section] = [e for e in at.expander if e.label.startswith("İzlenen klasör")]
+        assert section.label.endswith("1 hatalı dosya")
+        frame = section.dataframe[0].value
+        assert list(frame["Dosya"]) == ["bozuk.pdf"] and list(frame["Durum"]) == ["hatalı"]
+        assert "PDF" in frame["Sebep"][0] or "Word" in frame["Sebep"][0]
+    finally:
+        reset_app(db)

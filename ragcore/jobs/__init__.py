@@ -37,7 +37,8 @@ from ragcore.jobs.tasks import (
     submit_reembed,
     warm_quotes,
 )
-from ragcore.jobs.watch import WATCH, ScanReport, WatchError, queue_scan, scan
+from ragcore.jobs.watch import STATE_LABELS as WATCH_STATE_LABELS
+from ragcore.jobs.watch import WATCH, ScanReport, WatchedFile, WatchError, queue_scan, scan, watched_files
 from ragcore.jobs.worker import STALLED_REASON, BackgroundWorker, run_worker, runs_jobs_here
 
 __all__ = [
@@ -47,5 +48,6 @@ __all__ = [
     "list_jobs", "live_workers", "load_job_modules", "queue_conversation_retention", "queue_unwarmed_quotes",
     "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "runs_jobs_here", "staged_path", "submit",
     "submit_ingest",
-    "submit_reembed", "warm_quotes", "WATCH", "ScanReport", "WatchError", "queue_scan", "scan",
+    "submit_reembed", "warm_quotes", "WATCH", "WATCH_STATE_LABELS", "ScanReport", "WatchError", "WatchedFile", "queue_scan", "scan",
+    "watched_files",
 ]

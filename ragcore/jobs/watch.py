@@ -52,6 +52,19 @@ class SeenFile:
     mtime_ns: int
 
 
+@dataclass(frozen=True)
+class WatchedFile:
+    """A file as the last scan recorded it, for the admin's list."""
+
+    path: str
+    state: str
+    error: str | None
+    changed_at: Any
+
+
+STATE_LABELS = {QUEUED: "yükleniyor", STORED: "kayıtlı", FAILED: "hatalı", RETIRED: "kaldırıldı"}
+
+
 @dataclass
 class ScanReport:
     """What one scan did, for the job's result and the command line."""
@@ -115,6 +128,15 @@ UPDATE watched_files SET state = %(state)s, document_id = %(document_id)s, error
 WHERE path = %(path)s AND job_id = %(job_id)s"""
 # A job's result names its document by the public id users see; the row keeps the key.
 DOCUMENT_KEY_SQL = "SELECT id FROM documents WHERE public_id = %s::uuid"
+
+
+def watched_files(db: Database, *, limit: int = 500) -> list[WatchedFile]:
+    """What the scans recorded, the failed files first (what an admin must act on), then by path."""
+    with db.connection() as conn:
+        rows = conn.execute(
+            "SELECT path, state, error, changed_at FROM watched_files "
+            "ORDER BY state <> 'failed', path LIMIT %s", (limit,)).fetchall()
+    return [WatchedFile(*row) for row in rows]
 
 
 def recorded(db: Database) -> dict[str, dict[str, Any]]:
