@@ -21,6 +21,7 @@ from ui.context import AppContext
 from ui.jobs import remember_job, render_jobs
 from ui.markdown import alert, escape_markdown
 from ui.upload import confirm_wide_access, role_picker, roles_text, upload_document, uploader_in_turkish
+from ui.watch import render_watch_status
 
 # "Parça" is our one word for a chunk ("bölüm" is a law's chapter); the cards count them, so it is explained here.
 CHUNK_EXPLAINED = ("Parça: bir belgenin arama için bölündüğü, birkaç paragraflık metin. Sohbet ve arama, cevabı bu "
@@ -199,6 +200,7 @@ def render_documents_page(ctx: AppContext, user: User) -> None:
         alert(*flash)
     if user.role == "admin":  # the jobs first: a job queued by "Yükle" is on screen without scrolling
         render_jobs(ctx, user)
+        render_watch_status(ctx)
         render_upload(ctx, user)
     documents = list_documents(ctx.db, user.role)
     if not documents:

@@ -90,6 +90,10 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "WORKER_IN_APP": ("true", "the app (`make run`) and the REST API (`make api`) each run a job worker inside them; false: only separate `python -m ragcore worker` processes run jobs"),
     "JOB_MODULES": ("eval.jobs", "comma-separated modules that register extra job kinds (the lab's); loaded by workers"),
     "JOB_HEARTBEAT_SECONDS": ("10", "worker heartbeat; a worker silent for 3× this long is taken for dead, its job failed"),
+    "WATCH_DIR": ("(unset)", "a folder (a mounted share) whose documents are kept in Dayanak: new files ingested, changed ones new versions, removed ones retired"),
+    "WATCH_INTERVAL_SECONDS": ("300", "how often a worker scans WATCH_DIR"),
+    "WATCH_DEFAULT_ROLES": ("admin", "roles of a watched file whose folder has no rule file (.dayanak.toml)"),
+    "WATCH_MAX_FILES": ("10000", "most files one scan of WATCH_DIR reads; more are reported and left for the admin"),
     "API_HOST": ("127.0.0.1", "address `python -m ragcore api` binds to (REST API)"),
     "API_PORT": ("8502", "port of the REST API"),
     "TRUSTED_PROXIES": ("(none)", "comma-separated proxy IPs/networks whose X-Forwarded-For names the client (throttles)"),
@@ -219,6 +223,11 @@ def _docx_depth(env: Mapping[str, str]) -> int:
     return value
 
 
+def _optional_dir(env: Mapping[str, str], name: str) -> Path | None:
+    value = _opt(env, name)
+    return Path(value).expanduser() if value else None
+
+
 def _opt(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name, "").strip()
     return value or None
@@ -276,6 +285,10 @@ class Settings:
     log_level: str = "INFO"
     worker_in_app: bool = True
     job_heartbeat_seconds: float = 10.0
+    watch_dir: Path | None = None  # a watched share; None: no folder is watched
+    watch_interval_seconds: float = 300.0
+    watch_default_roles: tuple[str, ...] = ("admin",)
+    watch_max_files: int = 10_000
     job_modules: tuple[str, ...] = ("eval.jobs",)
     api_host: str = "127.0.0.1"
     api_port: int = 8502
@@ -344,6 +357,10 @@ class Settings:
             log_level=(_opt(merged, "LOG_LEVEL") or "INFO").upper(),
             worker_in_app=_bool(merged, "WORKER_IN_APP", True),
             job_heartbeat_seconds=_positive_float(merged, "JOB_HEARTBEAT_SECONDS", 10.0),
+            watch_dir=_optional_dir(merged, "WATCH_DIR"),
+            watch_interval_seconds=_bounded_float(merged, "WATCH_INTERVAL_SECONDS", 300.0, (10.0, 86_400.0)),
+            watch_default_roles=_names(merged, "WATCH_DEFAULT_ROLES", ("admin",)),
+            watch_max_files=_bounded_int(merged, "WATCH_MAX_FILES", 10_000, (1, 1_000_000)),
             job_modules=_names(merged, "JOB_MODULES", ("eval.jobs",)),
             api_host=_opt(merged, "API_HOST") or "127.0.0.1",
             api_port=_port(merged, "API_PORT", 8502),

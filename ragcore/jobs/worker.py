@@ -254,9 +254,11 @@ async def sweep(app: procrastinate.App, ctx: WorkerContext) -> list[Job]:
 
 
 async def _sweep_forever(app: procrastinate.App, ctx: WorkerContext) -> None:
-    """Sweep every heartbeat interval; and queue the conversations' retention once a day (the
-    worker's start queued one), so a worker that runs for months still enforces it."""
+    """Sweep every heartbeat interval; queue the conversations' retention once a day (the
+    worker's start queued one), so a worker that runs for months still enforces it, and a scan
+    of the watched folder every WATCH_INTERVAL_SECONDS (when WATCH_DIR is set)."""
     retention_due = time.monotonic() + RETENTION_EVERY_S
+    watch_due = time.monotonic() + ctx.settings.watch_interval_seconds
     while True:
         try:
             await sweep(app, ctx)
@@ -265,6 +267,9 @@ async def _sweep_forever(app: procrastinate.App, ctx: WorkerContext) -> None:
         if time.monotonic() >= retention_due:
             retention_due = time.monotonic() + RETENTION_EVERY_S
             await asyncio.to_thread(_queue_retention, ctx.db, ctx.settings)
+        if time.monotonic() >= watch_due:
+            watch_due = time.monotonic() + ctx.settings.watch_interval_seconds
+            await asyncio.to_thread(_queue_watch, ctx.db, ctx.settings)
         await asyncio.sleep(ctx.settings.job_heartbeat_seconds)
 
 
@@ -301,6 +306,7 @@ def _queue_start_up_work(db: Database, settings: Settings) -> None:
     from ragcore.jobs import tasks
 
     _queue_retention(db, settings)
+    _queue_watch(db, settings)
     try:
         job = tasks.queue_unwarmed_quotes(db)
     except Exception:  # any failure here only leaves the fill to the next start
@@ -321,6 +327,18 @@ def _queue_retention(db: Database, settings: Settings) -> None:
         return
     if job is not None:
         log.info("job %d queued: conversations past their retention", job.id)
+
+
+def _queue_watch(db: Database, settings: Settings) -> None:
+    from ragcore.jobs import watch
+
+    try:
+        job = watch.queue_scan(db, settings)
+    except Exception:  # the next interval queues it again
+        log.warning("could not queue a scan of the watched folder", exc_info=True)
+        return
+    if job is not None:
+        log.info("job %d queued: a scan of the watched folder %s", job.id, settings.watch_dir)
 
 
 def run_worker(settings: Settings, *, concurrency: int = 1, name: str | None = None, wait: bool = True,
