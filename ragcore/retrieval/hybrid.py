@@ -16,7 +16,7 @@ postings are never read, not even to be filtered out. Admin's statistics and ind
 The lexical leg is BM25Okapi exactly as `rank_bm25` computes it over the role's chunks (their
 lexical texts, `ragcore.documents.lexical_texts`: a continuation of a long article with the
 article's heading), with one deliberate difference: Turkish stop words (`ragcore.core.text.STOPWORDS`) are dropped from the
-query (`query_terms`). Pruning (`ragcore.bm25`) reads only the postings that can change the
+query (`query_terms`). Pruning (`ragcore.retrieval.bm25`) reads only the postings that can change the
 top candidates and is exact. A retrieval is a short sequence of statements in one read-only
 REPEATABLE READ transaction (`read_snapshot`): the role's statistics for the query terms, the
 pruning threshold when the terms are common, the lexical leg (one round, rarely two), then one
@@ -147,7 +147,7 @@ FROM seed s CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
 ) x
 GROUP BY s.chunk_id"""
 
-# Lexical leg: exact BM25 top candidates under a plan of ragcore.bm25. Terms read `all` have
+# Lexical leg: exact BM25 top candidates under a plan of ragcore.retrieval.bm25. Terms read `all` have
 # every posting read (index-only scan of the covering primary key), terms read `high` only
 # their high-impact postings (the partial covering index). A chunk's bound is its score over
 # what was read plus what the unread postings could add to it; chunks whose bound stays below
@@ -468,7 +468,7 @@ class LexicalResult:
 
 def lexical_leg(conn: psycopg.Connection, terms: list[str], base: dict, *, exhaustive: bool = False) -> tuple[
         LexicalResult, int, dict[str, int], float]:
-    """Exact BM25 top candidates for the role, pruned where that pays (ragcore.bm25).
+    """Exact BM25 top candidates for the role, pruned where that pays (ragcore.retrieval.bm25).
 
     Returns the result, the role's chunk count, its df per query term, and avgdl (the
     evidence weights use them). `exhaustive=True` skips pruning (tests compare the two).
