@@ -10,11 +10,15 @@ from collections.abc import Iterator
 
 import ldap3
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from ragcore.access import auth, directory, ldap, sessions, tokens, users
 from ragcore.core import Settings, SettingsError
 from ragcore.store import Database
 from tests import ldap_support as slapd
+from tests.app_support import REPO, reset_app, set_app_env
+from ui.auth import DIRECTORY_REVOKED
+from ui.markdown import escape_markdown
 
 _MISSING = slapd.missing()
 pytestmark = pytest.mark.skipif(_MISSING is not None, reason=_MISSING or "")
@@ -236,3 +240,85 @@ def test_group_role_table_validates_roles_sources_and_duplicates(db: Database):
         directory.add_group_role(db, "ldap", "isg-ekibi", "isg")
     assert directory.mapped_roles(db, "ldap", ["isg-EKIBI"]) == ["isg"]
     assert directory.mapped_roles(db, "oidc", ["isg-ekibi"]) == []
+
+
+# ----------------------------------------------------------------------------- the app
+
+
+@pytest.fixture()
+def ldap_app(db: Database, pg_url: str, tmp_path, monkeypatch: pytest.MonkeyPatch,
+             directory_server: slapd.Slapd) -> Iterator[None]:
+    set_app_env(monkeypatch, DATABASE_URL=pg_url, DATA_DIR=str(tmp_path / "data"), ADMIN_PASSWORD="yonetici-parola-1",
+                LDAP_URL=directory_server.url, LDAP_ALLOW_PLAIN="true", LDAP_USER_BASE_DN=slapd.PEOPLE,
+                LDAP_GROUP_BASE_DN=slapd.GROUPS, LDAP_BIND_DN=slapd.SERVICE_DN, LDAP_BIND_PASSWORD=slapd.SERVICE_PASSWORD,
+                LDAP_RECHECK_SECONDS="0")
+    with db.connection() as conn:
+        conn.execute("DELETE FROM login_attempts")
+    reset_app(db)
+    yield
+    reset_app(db)
+
+
+def _app_login(uid: str, password: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    assert ldap.PLAIN_WARNING in [w.value for w in at.warning]  # plain LDAP is said on the login page
+    at.text_input(key="login_username").input(uid)
+    at.text_input(key="login_password").input(password or slapd.password(uid))
+    next(b for b in at.button if b.label == "Giriş yap").click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _signed_in(at: AppTest) -> bool:
+    return bool(at.session_state["authentication_status"]) if "authentication_status" in at.session_state else False
+
+
+def test_the_login_form_signs_a_directory_user_in_and_out_when_removed_from_the_group(
+        ldap_app: None, mapped: Database, directory_server: slapd.Slapd):
+    at = _app_login("ali")
+    assert _signed_in(at) and users.get_user(mapped, "ali").roles == ("isg",)
+    at.run()
+    assert _signed_in(at)  # the re-check on this run found him in the group
+    _move(directory_server, "ali", ldap3.MODIFY_DELETE)
+    try:
+        at.run()
+        assert not _signed_in(at)
+        assert escape_markdown(DIRECTORY_REVOKED) in [i.value for i in at.info]
+    finally:
+        _move(directory_server, "ali", ldap3.MODIFY_ADD)
+
+
+def test_the_login_form_shows_why_a_directory_user_is_refused(ldap_app: None, mapped: Database):
+    at = _app_login("grupsuz")
+    assert not _signed_in(at)
+    assert [e.value for e in at.error] == [escape_markdown(directory.NO_MAPPED_ROLE)]
+
+
+def test_the_admin_maps_a_group_to_a_role_and_sees_each_users_source(ldap_app: None, db: Database):
+    assert _app_login("ayse").error[0].value == escape_markdown(directory.NO_MAPPED_ROLE)  # nothing mapped yet
+    admin = _app_login("admin", "yonetici-parola-1")
+    admin.switch_page("pages/users.py").run()
+    admin.selectbox(key="users_directory_source").set_value("ldap")
+    admin.text_input(key="users_directory_group").input("CN=isg-ekibi,OU=groups,DC=dayanak,DC=test")
+    admin.selectbox(key="users_directory_role").set_value("isg")
+    next(b for b in admin.button if b.label == "Eşlemeyi ekle").click()
+    admin.run()
+    assert not admin.exception, admin.exception
+    assert [(m.group_name, m.role, m.created_by) for m in directory.list_group_roles(db)] == [
+        ("CN=isg-ekibi,OU=groups,DC=dayanak,DC=test", "isg", "admin")]
+
+    ayse = _app_login("ayse")
+    assert _signed_in(ayse) and users.get_user(db, "ayse").roles == ("isg",)
+    admin.run()
+    table = admin.dataframe[0].value
+    assert dict(zip(table["Kullanıcı adı"], table["Giriş"], strict=True)) == {
+        "admin": "Yerel parola", "ayse": "LDAP / Active Directory"}
+
+    next(b for b in admin.button if b.label == "Eşlemeyi sil").click()
+    admin.run()
+    assert directory.list_group_roles(db) == []
+    ayse.run()  # her next request: no mapped group any more
+    assert not _signed_in(ayse)

@@ -21,7 +21,8 @@ against the library source in .venv/.../streamlit_authenticator):
   rebuild navigation, issues #3/#91); the cookie delete component is rendered on the first
   signed-out run, otherwise a reload would sign the user straight back in.
 * The role and the active flag are read from the database on every run, so a role change
-  or a deactivation takes effect on the user's next rerun.
+  or a deactivation takes effect on the user's next rerun; a directory (LDAP) user is re-read
+  from the directory at most every LDAP_RECHECK_SECONDS (`ragcore.access.ldap.recheck`).
 * Passwords are checked only by `ragcore.access.auth.login`, which counts the attempt per username
   and client address *before* bcrypt; the library is then told who signed in through its
   token path (the same call its cookie re-authentication makes), so it never checks a
@@ -45,7 +46,7 @@ import jwt
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.access import MAX_PASSWORD_BYTES, addresses, credentials, get_user, sessions
+from ragcore.access import MAX_PASSWORD_BYTES, addresses, credentials, get_user, ldap, sessions
 from ragcore.access import auth as throttle
 from ragcore.core import User, cookie_key
 from ui.context import AppContext
@@ -76,19 +77,31 @@ SESSION_ENDED = "Oturumunuz sona erdi. Lütfen yeniden giriş yapın."
 SESSION_REVOKED = ("Oturumunuz kapatıldı (çıkış, parola değişikliği ya da yönetici işlemi). "
                    "Lütfen yeniden giriş yapın.")
 DEACTIVATED = "Hesabınız devre dışı bırakıldı; oturumunuz kapatıldı. Yöneticinize başvurun."
+DIRECTORY_REVOKED = ("Dizin (LDAP/Active Directory) artık bu hesaba Dayanak erişimi vermiyor: hesap silinmiş, "
+                     "kapatılmış ya da rol verilen gruplardan çıkarılmış. Oturumunuz kapatıldı; BT birimine başvurun.")
+# A directory user has no password here; the library's credentials need a string, and this one
+# is no bcrypt hash, so nothing can ever match it (passwords are checked by ragcore.access.auth anyway).
+DIRECTORY_PASSWORD = "!dizin"
 
 
 def build_credentials(ctx: AppContext) -> dict[str, Any]:
     """A fresh credentials dict for this run: active users only, stored bcrypt hashes, DB roles."""
-    users: dict[str, Any] = {}
-    for user, password_hash in credentials(ctx.db):
-        users[user.username] = {
-            "name": user.display_name,
-            "email": user.email or f"{user.username}@dayanak.local",
-            "password": password_hash,
-            "roles": [user.role],
-        }
-    return {"usernames": users}
+    return {"usernames": {user.username: _credential(user, password_hash) for user, password_hash in credentials(ctx.db)}}
+
+
+def _credential(user: User, password_hash: str | None) -> dict[str, Any]:
+    return {
+        "name": user.display_name,
+        "email": user.email or f"{user.username}@dayanak.local",
+        "password": password_hash or DIRECTORY_PASSWORD,
+        "roles": list(user.roles),
+    }
+
+
+def _known_to_library(authenticator: stauth.Authenticate, user: User) -> None:
+    """A directory user created by this very sign-in is not in this run's credentials yet."""
+    known = authenticator.authentication_controller.authentication_model.credentials["usernames"]
+    known.setdefault(user.username, _credential(user, None))
 
 
 def make_authenticator(ctx: AppContext) -> stauth.Authenticate:
@@ -224,9 +237,13 @@ def attempt_login(ctx: AppContext, authenticator: stauth.Authenticate, username:
     password = password.strip()  # as the library did: stored passwords cannot start or end with a space
     if len(password.encode("utf-8")) > MAX_PASSWORD_BYTES:
         password = ""  # can never match a stored hash; still counted as an attempt
-    result = throttle.login(ctx.db, username, password, client_address(ctx))
-    if result.user is not None and _sign_in(authenticator, result.user.username, started):
-        return None
+    result = throttle.login(ctx.db, username, password, client_address(ctx), settings=ctx.settings)
+    if result.user is not None:
+        _known_to_library(authenticator, result.user)
+        if _sign_in(authenticator, result.user.username, started):
+            return None
+    if result.refusal:
+        return result.refusal
     if result.locked_now:
         gate = result.gate if not result.gate.allowed else throttle.check(ctx.db, username, client_address(ctx))
         if not gate.allowed:
@@ -303,6 +320,10 @@ def resolve_user(ctx: AppContext, authenticator: stauth.Authenticate) -> User | 
         return None
     if not sessions.session_valid(sessions.epochs(ctx.db, username), st.session_state.get(SIGNED_IN_AT)):
         sign_out(ctx, authenticator, SESSION_REVOKED, revoke=False)
+        return None
+    user = ldap.recheck(ctx.db, ctx.settings, user)
+    if user is None:
+        sign_out(ctx, authenticator, DIRECTORY_REVOKED, revoke=False)
         return None
     st.session_state[USER] = user
     st.session_state["roles"] = [user.role]
