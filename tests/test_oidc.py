@@ -127,3 +127,19 @@ def test_oidc_settings_are_all_or_nothing():
     with pytest.raises(SettingsError, match="missing: OIDC_CLIENT_SECRET, OIDC_REDIRECT_URL"):
         Settings.from_env({"OIDC_ISSUER_URL": "https://giris.firma.test", "OIDC_CLIENT_ID": "x"}, dotenv=None)
     assert Settings.from_env({}, dotenv=None).oidc_issuer_url is None
+
+
+def test_st_login_secrets_are_written_private_and_a_foreign_file_is_left_alone(oidc_settings: Settings, tmp_path):
+    from ui.oidc import write_secrets
+
+    path = tmp_path / ".streamlit" / "secrets.toml"
+    assert write_secrets(oidc_settings, path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert tomllib.loads(path.read_text())["auth"][oidc.PROVIDER]["client_id"] == CLIENT_ID
+    assert write_secrets(oidc_settings.with_(oidc_client_id="yeni"), path)  # ours: rewritten from the settings
+    assert tomllib.loads(path.read_text())["auth"][oidc.PROVIDER]["client_id"] == "yeni"
+    path.write_text('[auth]\nredirect_uri = "operatorun"\n')
+    assert not write_secrets(oidc_settings, path)
+    assert path.read_text() == '[auth]\nredirect_uri = "operatorun"\n'
+    assert not write_secrets(oidc_settings.with_(oidc_issuer_url=None), tmp_path / "yok.toml")
+    assert not (tmp_path / "yok.toml").exists()

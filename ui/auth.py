@@ -46,9 +46,10 @@ import jwt
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.access import MAX_PASSWORD_BYTES, addresses, credentials, get_user, ldap, sessions
+from ragcore.access import MAX_PASSWORD_BYTES, addresses, credentials, get_user, ldap, oidc, sessions
 from ragcore.access import auth as throttle
 from ragcore.core import User, cookie_key
+from ui import oidc as oidc_ui
 from ui.context import AppContext
 from ui.markdown import escape_markdown
 
@@ -209,6 +210,8 @@ def sign_out(ctx: AppContext, authenticator: stauth.Authenticate, notice: str | 
     username = st.session_state.get("username")
     if revoke and username:
         sessions.revoke(ctx.db, username)
+    if oidc.configured(ctx.settings) and st.user.is_logged_in:
+        st.session_state[oidc_ui.LOGOUT_PENDING] = True  # else the provider's cookie signs them straight back in
     if st.session_state.get("authentication_status"):
         authenticator.authentication_controller.logout()
     st.session_state[DELETE_COOKIE] = True
@@ -300,6 +303,37 @@ def _sign_in_from_cookie(ctx: AppContext, authenticator: stauth.Authenticate) ->
     st.session_state[COOKIE_WRITTEN_FOR] = claims.username  # the browser already holds a valid cookie
 
 
+def _sign_in_from_provider(ctx: AppContext, authenticator: stauth.Authenticate) -> None:
+    """Turn an OpenID Connect sign-in (`st.user`, from `st.login`) into our session.
+
+    After our sign-out, or once the ID token has expired, the provider's session is ended
+    instead (`st.logout`), so a logout or a revocation is not undone by the provider's cookie
+    and no old groups are trusted. A refused `sub` is not retried on every run.
+    """
+    claims = oidc_ui.provider_claims(ctx.settings)
+    if claims is None:
+        st.session_state.pop(oidc_ui.LOGOUT_PENDING, None)
+        return
+    if st.session_state.pop(oidc_ui.LOGOUT_PENDING, False) or oidc_ui.expired(claims):
+        st.logout()
+        return
+    sub = str(claims.get("sub"))
+    if st.session_state.get(oidc_ui.REFUSED_SUB) == sub:
+        return
+    started = time.time()
+    user, refusal = oidc.sign_in(ctx.db, ctx.settings, claims)
+    if user is None:
+        st.session_state[oidc_ui.REFUSED_SUB] = sub
+        st.session_state[LOGIN_ERROR] = refusal or "Kurumsal hesapla giriş yapılamadı."
+        return
+    _known_to_library(authenticator, user)
+    if _sign_in(authenticator, user.username, started):
+        st.session_state[REMEMBER] = False  # the provider's session remembers; ours would outlive its groups
+        st.session_state.pop(LOGIN_ERROR, None)
+        st.session_state.pop(NOTICE, None)
+        st.session_state.pop(COOKIE_WRITTEN_FOR, None)
+
+
 def resolve_user(ctx: AppContext, authenticator: stauth.Authenticate) -> User | None:
     """The signed-in, still active, unrevoked user with the role from the database, or None.
 
@@ -309,6 +343,8 @@ def resolve_user(ctx: AppContext, authenticator: stauth.Authenticate) -> User | 
     """
     if not st.session_state.get("authentication_status"):
         _sign_in_from_cookie(ctx, authenticator)
+        if not st.session_state.get("authentication_status"):
+            _sign_in_from_provider(ctx, authenticator)
         time.sleep(ctx.settings.login_sleep_time)
     if not st.session_state.get("authentication_status") or not st.session_state.get("username"):
         st.session_state.pop(USER, None)

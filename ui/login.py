@@ -7,7 +7,7 @@ import streamlit_authenticator as stauth
 
 from ragcore.access import ldap
 from ragcore.core import initial_admin_password_path
-from ui import auth
+from ui import auth, oidc
 from ui.context import AppContext
 from ui.technical import technical_details
 
@@ -46,3 +46,4 @@ def render_login_page(ctx: AppContext, authenticator: stauth.Authenticate) -> No
         if ldap.plain(ctx.settings):
             st.warning(ldap.PLAIN_WARNING, icon=":material/warning:")
     auth.render_login_form(ctx, authenticator)
+    oidc.render_button(ctx.settings)
