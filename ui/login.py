@@ -9,6 +9,7 @@ from ragcore.access import ldap
 from ragcore.core import initial_admin_password_path
 from ui import auth, oidc
 from ui.context import AppContext
+from ui.markdown import escape_markdown
 from ui.technical import technical_details
 
 
@@ -44,6 +45,6 @@ def render_login_page(ctx: AppContext, authenticator: stauth.Authenticate) -> No
     if ldap.configured(ctx.settings):
         st.caption("Şirket hesabınızın (Active Directory/LDAP) kullanıcı adı ve parolasıyla giriş yapabilirsiniz.")
         if ldap.plain(ctx.settings):
-            st.warning(ldap.PLAIN_WARNING, icon=":material/warning:")
+            st.warning(escape_markdown(ldap.PLAIN_WARNING), icon=":material/warning:")
     auth.render_login_form(ctx, authenticator)
     oidc.render_button(ctx.settings)

@@ -1,17 +1,13 @@
 """Streamlit's side of OpenID Connect sign-in: `st.login`'s secrets file, the button, `st.user`.
 
 `st.login` reads its provider from `.streamlit/secrets.toml` (`[auth]`); the file is written at
-app start from the OIDC_* settings (`ragcore.access.oidc.secrets_toml`), mode 0600, replaced
-atomically and only when it changed. A secrets.toml that Dayanak did not write is left alone
-(logged): the operator keeps their own then. What the claims mean (groups → roles, the user
+app start from the OIDC_* settings (`ragcore.access.oidc.write_secrets`). What the claims mean (groups → roles, the user
 created or refreshed) is `ragcore.access.oidc`; ui/auth.py turns an accepted sign-in into our
 session, so revocation, the remember-me cookie and the role checks work as for any user.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -20,8 +16,6 @@ import streamlit as st
 
 from ragcore.access import oidc
 from ragcore.core import Settings
-
-log = logging.getLogger(__name__)
 
 BUTTON = "Kurumsal hesapla giriş"
 # Session-state keys owned by this module.
@@ -36,27 +30,8 @@ def secrets_path() -> Path:
 
 
 def write_secrets(settings: Settings, path: Path | None = None) -> bool:
-    """Write st.login's `[auth]` section; False when OIDC is off or the file is someone else's."""
-    if not oidc.configured(settings):
-        return False
-    path = path or secrets_path()
-    text = oidc.secrets_toml(settings)
-    if path.is_file():
-        current = path.read_text(encoding="utf-8")
-        if current == text:
-            path.chmod(0o600)
-            return True
-        if not current.startswith(text.splitlines()[0]):
-            log.error("%s exists and was not written by Dayanak; OpenID Connect sign-in uses it as it is "
-                      "(remove it to let Dayanak write it from the OIDC_* settings)", path)
-            return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(staging, path)
-    return True
+    """Write st.login's `[auth]` section where Streamlit reads it (`ragcore.access.oidc.write_secrets`)."""
+    return oidc.write_secrets(settings, path or secrets_path())
 
 
 def provider_claims(settings: Settings) -> dict[str, Any] | None:

@@ -19,10 +19,12 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from ragcore.access import directory
-from ragcore.core import Settings, User, cookie_key
+from ragcore.core import Settings, User, cookie_key, create_private
 from ragcore.store import Database
 
 log = logging.getLogger(__name__)
@@ -64,6 +66,31 @@ def secrets_toml(settings: Settings) -> str:
         'client_kwargs = { scope = "openid profile email" }',
         "",
     ])
+
+
+def write_secrets(settings: Settings, path: Path) -> bool:
+    """Write `secrets_toml` to `path`: mode 0600 from creation, replaced atomically, only when it
+    changed. A file Dayanak did not write is left alone (logged; the operator keeps their own).
+    False when OIDC is off or the file is someone else's."""
+    if not configured(settings):
+        return False
+    text = secrets_toml(settings)
+    if path.is_file():
+        current = path.read_text(encoding="utf-8")
+        if current == text:
+            path.chmod(0o600)
+            return True
+        if not current.startswith(text.splitlines()[0]):
+            log.error("%s exists and was not written by Dayanak; OpenID Connect sign-in uses it as it is "
+                      "(remove it to let Dayanak write it from the OIDC_* settings)", path)
+            return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.{os.getpid()}")
+    staging.unlink(missing_ok=True)
+    with create_private(staging) as out:
+        out.write(text.encode("utf-8"))
+    os.replace(staging, path)
+    return True
 
 
 def _text(claims: Mapping[str, object], name: str) -> str:
