@@ -322,3 +322,41 @@ def test_the_admin_maps_a_group_to_a_role_and_sees_each_users_source(ldap_app: N
     assert directory.list_group_roles(db) == []
     ayse.run()  # her next request: no mapped group any more
     assert not _signed_in(ayse)
+
+
+def test_migration_022_keeps_every_existing_user_and_token_exactly(pg_url: str, tmp_path):
+    """A database with local users and tokens from before 022: after it, the same rows, every user
+    local with their password, and a local user without a password is still impossible."""
+    from ragcore import store as dbmod
+
+    namespace = "test_upgrade_022"
+    database = dbmod.Database(pg_url, namespace)
+    dbmod.drop_namespace(database, namespace)
+    database.close()
+    database = dbmod.Database(pg_url, namespace)
+    try:
+        before = tmp_path / "before_022"
+        before.mkdir()
+        for version, name, body in dbmod.migration_files():
+            if version < 22:
+                (before / f"{version:03d}_{name}.sql").write_text(body)
+        dbmod.apply_migrations(database, before)
+        for name, role in [("admin", "admin"), ("ayse", "isg"), ("mehmet", "uretim")]:
+            users.create_user(database, name, role, f"{name}-parola-1")
+        tokens.create_token(database, "ayse", created_by="admin")
+        with database.connection() as conn:  # as the code before 022 deactivated
+            conn.execute("UPDATE users SET active = false, sessions_valid_after = now() WHERE username = 'mehmet'")
+        columns = "id, username, display_name, email, password_hash, role, active, created_at, updated_at"
+        with database.connection() as conn:
+            rows = conn.execute(f"SELECT {columns} FROM users ORDER BY id").fetchall()
+            token_rows = conn.execute("SELECT * FROM api_tokens ORDER BY id").fetchall()
+        assert dbmod.migrate(database) == ["022_directory"]
+        with database.connection() as conn:
+            assert conn.execute(f"SELECT {columns} FROM users ORDER BY id").fetchall() == rows
+            assert conn.execute("SELECT * FROM api_tokens ORDER BY id").fetchall() == token_rows
+            assert conn.execute("SELECT DISTINCT auth_source, external_id FROM users").fetchall() == [("local", None)]
+        assert users.authenticate(database, "ayse", "ayse-parola-1") is not None
+        with pytest.raises(Exception, match="users_local_has_password"), database.connection() as conn:
+            conn.execute("UPDATE users SET password_hash = NULL WHERE username = 'ayse'")
+    finally:
+        dbmod.drop_namespace(database, namespace)
