@@ -360,3 +360,23 @@ def test_migration_022_keeps_every_existing_user_and_token_exactly(pg_url: str, 
             conn.execute("UPDATE users SET password_hash = NULL WHERE username = 'ayse'")
     finally:
         dbmod.drop_namespace(database, namespace)
+
+
+def test_the_rest_api_refuses_a_directory_users_token_once_the_directory_drops_them(
+        mapped: Database, ldap_settings: Settings, directory_server: slapd.Slapd):
+    """The API's token check re-asks the directory too (ragcore.api.deps.current_user)."""
+    from tests.api_support import api_app
+    from tests.retrieval_support import make_test_embedder
+
+    assert _login(mapped, ldap_settings, "ali").user is not None
+    secret = tokens.create_token(mapped, "ali", created_by="test").secret
+    headers = {"Authorization": f"Bearer {secret}"}
+    with api_app(mapped, ldap_settings, make_test_embedder()) as api:
+        assert api.client.get("/v1/documents", headers=headers).status_code == 200
+        _move(directory_server, "ali", ldap3.MODIFY_DELETE)
+        try:
+            response = api.client.get("/v1/documents", headers=headers)
+        finally:
+            _move(directory_server, "ali", ldap3.MODIFY_ADD)
+    assert response.status_code == 401
+    assert users.get_user(mapped, "ali").active is False
