@@ -1,4 +1,5 @@
-"""Who is asking: the bearer token → the user and role as the database holds them now.
+"""Who is asking: the bearer token → the user and role as the database holds them now (and, for
+a directory user past LDAP_RECHECK_SECONDS since the last check, as the directory holds them now).
 
 Every authenticated request reads the token and its user afresh (`ragcore.access.tokens.authenticate`),
 so a role change applies to the next request and a deactivated user's token stops at once.
@@ -14,7 +15,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ragcore.access import tokens
+from ragcore.access import ldap, tokens
 from ragcore.api import errors
 from ragcore.api.context import ApiContext, Services
 from ragcore.core import ROLES, User
@@ -46,7 +47,10 @@ def current_user(request: Request, context: Context,
         raise errors.too_many_attempts(check.gate.retry_after)
     if check.user is None:
         raise errors.invalid_token()
-    return check.user
+    user = ldap.recheck(context.database(), context.settings, check.user)  # a directory user still in the directory?
+    if user is None:  # just deactivated: the token is revoked with it
+        raise errors.invalid_token()
+    return user
 
 
 CurrentUser = Annotated[User, Depends(current_user)]

@@ -86,6 +86,24 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "TQUAD_DIR": ("../shared/data/tquad", "TQuAD v0.1 train/dev JSON files"),
     "DOCUMENTS_DIR": ("../shared/data/documents", "sample law PDFs"),
     "LOGIN_SLEEP_TIME": ("0.7", "seconds the login form waits on each signed-out run (slows guessing)"),
+    "LDAP_URL": ("(none)", "LDAP/Active Directory server, `ldaps://dc1.firma.local` (or `ldap://` with LDAP_START_TLS); unset: no directory sign-in"),
+    "LDAP_START_TLS": ("false", "upgrade an `ldap://` connection with StartTLS before any password is sent"),
+    "LDAP_ALLOW_PLAIN": ("false", "allow `ldap://` without TLS (passwords cross the network readable; logged and shown as a warning)"),
+    "LDAP_CA_FILE": ("(system)", "PEM file of the CA that signed the directory's certificate (default: the system's CAs)"),
+    "LDAP_BIND_DN": ("(anonymous)", "service account that searches for users and re-checks them (e.g. `CN=dayanak-svc,OU=Servis,DC=firma,DC=local`)"),
+    "LDAP_BIND_PASSWORD": ("(none)", "password of LDAP_BIND_DN"),
+    "LDAP_USER_BASE_DN": ("(none)", "where users are searched (required with LDAP_URL)"),
+    "LDAP_USER_FILTER": ("(uid={username})", "filter that finds a user by the typed name; AD: `(sAMAccountName={username})`"),
+    "LDAP_GROUP_BASE_DN": ("(LDAP_USER_BASE_DN)", "where groups (groupOfNames/group `member`) are searched"),
+    "LDAP_DISABLED_GROUP": ("(none)", "members of this group (DN or cn) are refused, like a disabled account"),
+    "LDAP_TIMEOUT_SECONDS": ("5", "connect and operation timeout of one directory request"),
+    "LDAP_RECHECK_SECONDS": ("300", "a directory user's groups and account are re-read at most this long after the last check; removed users lose access at the next request after it (0: every request)"),
+    "OIDC_ISSUER_URL": ("(none)", "OpenID Connect provider (its `/.well-known/openid-configuration` is read); unset: no 'Kurumsal hesapla giriş'"),
+    "OIDC_CLIENT_ID": ("(none)", "client id registered at the provider"),
+    "OIDC_CLIENT_SECRET": ("(none)", "client secret registered at the provider"),
+    "OIDC_REDIRECT_URL": ("(none)", "the app's callback as registered at the provider, `https://dayanak.firma.local/oauth2callback`"),
+    "OIDC_GROUPS_CLAIM": ("groups", "the ID-token claim that lists the user's groups"),
+    "OIDC_USERNAME_CLAIM": ("preferred_username", "the claim that names the user (lowercased; must fit the username rules)"),
     "LOG_LEVEL": ("INFO", "Python log level"),
     "WORKER_IN_APP": ("true", "the app (`make run`) and the REST API (`make api`) each run a job worker inside them; false: only separate `python -m ragcore worker` processes run jobs"),
     "JOB_MODULES": ("eval.jobs", "comma-separated modules that register extra job kinds (the lab's); loaded by workers"),
@@ -228,6 +246,56 @@ def _optional_dir(env: Mapping[str, str], name: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def _ldap(env: Mapping[str, str]) -> dict[str, object]:
+    """The directory settings, checked together: plain `ldap://` needs LDAP_START_TLS or an
+    explicit LDAP_ALLOW_PLAIN, because the users' passwords travel in the bind."""
+    url = _opt(env, "LDAP_URL")
+    start_tls, allow_plain = _bool(env, "LDAP_START_TLS", False), _bool(env, "LDAP_ALLOW_PLAIN", False)
+    user_filter = _opt(env, "LDAP_USER_FILTER") or "(uid={username})"
+    base = _opt(env, "LDAP_USER_BASE_DN")
+    ca_file = _opt(env, "LDAP_CA_FILE")
+    if url is not None:
+        if not url.lower().startswith(("ldap://", "ldaps://")):
+            raise SettingsError(f"LDAP_URL must start with ldaps:// or ldap://, got {url!r}")
+        if url.lower().startswith("ldap://") and not start_tls and not allow_plain:
+            raise SettingsError("LDAP_URL is plain ldap://: use ldaps://, or set LDAP_START_TLS=true; "
+                                "LDAP_ALLOW_PLAIN=true sends passwords readable and is for test networks only")
+        if base is None:
+            raise SettingsError("LDAP_USER_BASE_DN is required with LDAP_URL (where the users are searched)")
+    if "{username}" not in user_filter or not (user_filter.startswith("(") and user_filter.endswith(")")):
+        raise SettingsError(f"LDAP_USER_FILTER must be a parenthesised filter containing {{username}}, got {user_filter!r}")
+    return {
+        "ldap_url": url, "ldap_start_tls": start_tls, "ldap_allow_plain": allow_plain,
+        "ldap_ca_file": Path(ca_file).expanduser() if ca_file else None,
+        "ldap_bind_dn": _opt(env, "LDAP_BIND_DN"), "ldap_bind_password": _opt(env, "LDAP_BIND_PASSWORD"),
+        "ldap_user_base_dn": base, "ldap_user_filter": user_filter,
+        "ldap_group_base_dn": _opt(env, "LDAP_GROUP_BASE_DN"),
+        "ldap_disabled_group": _opt(env, "LDAP_DISABLED_GROUP"),
+        "ldap_timeout_seconds": _positive_float(env, "LDAP_TIMEOUT_SECONDS", 5.0),
+        "ldap_recheck_seconds": _nonnegative_float(env, "LDAP_RECHECK_SECONDS", 300.0),
+    }
+
+
+_OIDC_REQUIRED = ("OIDC_ISSUER_URL", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET", "OIDC_REDIRECT_URL")
+
+
+def _oidc(env: Mapping[str, str]) -> dict[str, object]:
+    """OpenID Connect settings: all four of `_OIDC_REQUIRED` or none (a half-set provider fails at start)."""
+    values = {name: _opt(env, name) for name in _OIDC_REQUIRED}
+    missing = [name for name, value in values.items() if value is None]
+    if missing and len(missing) < len(values):
+        raise SettingsError(f"OpenID Connect needs {', '.join(_OIDC_REQUIRED)} together; missing: {', '.join(missing)}")
+    issuer = values["OIDC_ISSUER_URL"]
+    if issuer is not None and not issuer.lower().startswith(("https://", "http://")):
+        raise SettingsError(f"OIDC_ISSUER_URL must be an http(s) URL, got {issuer!r}")
+    return {
+        "oidc_issuer_url": issuer.rstrip("/") if issuer else None, "oidc_client_id": values["OIDC_CLIENT_ID"],
+        "oidc_client_secret": values["OIDC_CLIENT_SECRET"], "oidc_redirect_url": values["OIDC_REDIRECT_URL"],
+        "oidc_groups_claim": _opt(env, "OIDC_GROUPS_CLAIM") or "groups",
+        "oidc_username_claim": _opt(env, "OIDC_USERNAME_CLAIM") or "preferred_username",
+    }
+
+
 def _opt(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name, "").strip()
     return value or None
@@ -282,6 +350,24 @@ class Settings:
     tquad_dir: Path = Path("../shared/data/tquad")
     documents_dir: Path = Path("../shared/data/documents")
     login_sleep_time: float = 0.7
+    ldap_url: str | None = None
+    ldap_start_tls: bool = False
+    ldap_allow_plain: bool = False
+    ldap_ca_file: Path | None = None
+    ldap_bind_dn: str | None = None
+    ldap_bind_password: str | None = field(default=None, repr=False)
+    ldap_user_base_dn: str | None = None
+    ldap_user_filter: str = "(uid={username})"
+    ldap_group_base_dn: str | None = None
+    ldap_disabled_group: str | None = None
+    ldap_timeout_seconds: float = 5.0
+    ldap_recheck_seconds: float = 300.0
+    oidc_issuer_url: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: str | None = field(default=None, repr=False)
+    oidc_redirect_url: str | None = None
+    oidc_groups_claim: str = "groups"
+    oidc_username_claim: str = "preferred_username"
     log_level: str = "INFO"
     worker_in_app: bool = True
     job_heartbeat_seconds: float = 10.0
@@ -354,6 +440,8 @@ class Settings:
             tquad_dir=Path(merged.get("TQUAD_DIR", "").strip() or "../shared/data/tquad").expanduser(),
             documents_dir=Path(merged.get("DOCUMENTS_DIR", "").strip() or "../shared/data/documents").expanduser(),
             login_sleep_time=_nonnegative_float(merged, "LOGIN_SLEEP_TIME", 0.7),
+            **_ldap(merged),
+            **_oidc(merged),
             log_level=(_opt(merged, "LOG_LEVEL") or "INFO").upper(),
             worker_in_app=_bool(merged, "WORKER_IN_APP", True),
             job_heartbeat_seconds=_positive_float(merged, "JOB_HEARTBEAT_SECONDS", 10.0),
