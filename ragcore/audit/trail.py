@@ -93,7 +93,8 @@ class ShownPassage:
     filename: str
     locator: str
     article: str | None
-    document_key: int | None
+    document_key: int | None  # the database key, for the code (filters); never shown
+    document_id: str | None  # the public id (rows written before the audit trail lack it)
     sha256: str | None
     uploaded_at: datetime | None
     use: str
@@ -193,6 +194,7 @@ def _passage(outcome: str, index: int, record: dict) -> ShownPassage:
         rank=int(record.get("rank") or index), title=str(record.get("title") or ""),
         filename=str(record.get("filename") or ""), locator=str(record.get("locator") or ""),
         article=record.get("article"), document_key=key if isinstance(key, int) else None,
+        document_id=record.get("document_public_id") or None,
         sha256=record.get("sha256"), uploaded_at=_moment(record.get("uploaded_at")), use=_use(outcome, record))
 
 
