@@ -297,3 +297,21 @@ def test_migration_023_fills_old_rows_exactly(pg_url) -> None:
         assert rows[1][2] == []
     finally:
         dbmod.drop_namespace(database, namespace)
+
+
+def test_a_question_spooled_before_the_audit_trail_is_written_with_its_role_and_versions(db, world, tmp_path) -> None:
+    """A spool file written by the previous version (no asker_roles, no cited flags) is flushed
+    after the upgrade: its one role stands for its roles, its passages get their versions."""
+    from ragcore.answer import QuestionSpool
+
+    record = question_record(world["ayse"], "Eski soru?", answer="cevap", status="answered", generator="extractive",
+                             llm_called=False, sources=[_source(1, world["law"], "İş Kanunu", 3)], outcome="answer")
+    record.pop("asker_roles")
+    record["sources"] = json.dumps([{k: v for k, v in s.items() if k not in ("cited", "document_public_id")}
+                                    for s in json.loads(record["sources"])])
+    spool = QuestionSpool(tmp_path / "spool.jsonl")
+    spool.append(record)
+    assert spool.flush(db) == 1
+    row = audit.audit_page(db, world["admin"], audit.AuditFilter(username="ayse")).rows[0]
+    assert (row.question, row.roles) == ("Eski soru?", ("ik",))
+    assert (row.passages[0].sha256, row.passages[0].use) == (SHA_LAW, "shown")
