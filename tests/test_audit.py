@@ -109,7 +109,7 @@ def test_a_row_says_who_asked_what_with_which_roles_and_what_was_shown(db, world
         "İş Kanunu", "s. 31", "Madde 5", SHA_LAW, "cited")
     assert cited.uploaded_at is not None and cited.document_key == world["law"]
     assert (unused.title, unused.sha256, unused.use) == ("Yönetmelik", SHA_RULES, "unused")
-    assert cited.label().endswith(f"s. 31 · sha256 {SHA_LAW[:12]} · {cited.uploaded_at.astimezone():%d.%m.%Y} · "
+    assert cited.label().endswith(f"s. 31 · sürüm {SHA_LAW[:12]} · {cited.uploaded_at.astimezone():%d.%m.%Y} · "
                                   "cevapta kaynak")
     closest = page.rows[2]
     assert closest.outcome == "closest" and [p.use for p in closest.passages] == ["closest"]
@@ -187,8 +187,8 @@ def test_the_csv_has_turkish_headers_a_bom_and_every_shown_passage(db, world, se
     answered = dict(zip(rows[0], rows[1], strict=True))
     assert answered["Kullanıcı"] == "ayse" and answered["Roller"] == "İnsan kaynakları"
     assert answered["Soru"] == "Doğum izni kaç hafta?" and answered["Sonuç"] == "Cevap verildi"
-    assert answered["Gösterilen kaynaklar"].startswith("[1] İş Kanunu · Madde 5 · s. 31 · sha256 aaaaaaaaaaaa · ")
-    assert "cevapta kaynak | [2] Yönetmelik · Madde 5 · s. 4 · sha256 bbbbbbbbbbbb" in answered["Gösterilen kaynaklar"]
+    assert answered["Gösterilen kaynaklar"].startswith(f"[1] İş Kanunu · Madde 5 · s. 31 · sürüm {SHA_LAW} · ")
+    assert f"cevapta kaynak | [2] Yönetmelik · Madde 5 · s. 4 · sürüm {SHA_RULES}" in answered["Gösterilen kaynaklar"]
     assert (answered["Geri bildirim"], answered["Geri bildirim yorumu"]) == ("olumsuz (👎)", "eksik")
     assert answered["Soru kimliği"] == world["ids"]["answer"]
     failed = dict(zip(rows[0], rows[5], strict=True))

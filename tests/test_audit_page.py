@@ -61,7 +61,7 @@ def test_an_admin_reads_every_users_questions_and_the_usage(app_env: Path, db: D
     assert [r["Kullanıcı"] for r in rows] == ["mehmet", "ayse"]
     ayse = rows[1]
     assert (ayse["Soru"], ayse["Roller"], ayse["Sonuç"]) == (AYSE_ASKS, "İnsan kaynakları", "Cevap verildi")
-    assert ayse["Gösterilen kaynaklar"].startswith("[1] İş Kanunu · Madde 74 · s. 31 · sha256 cccccccccccc · ")
+    assert ayse["Gösterilen kaynaklar"].startswith("[1] İş Kanunu · Madde 74 · s. 31 · sürüm cccccccccccc · ")
     assert rows[0]["Sonuç"] == "Cevap yok (dokümanlarda bulunamadı)"
     assert [b.proto.label for b in at.get("download_button")] == ["Kayıtları indir (Excel için CSV)"]
     titles = [json.loads(c.proto.spec).get("title") for c in at.get("vega_lite_chart")]

@@ -1,6 +1,7 @@
 """The audit trail as a CSV file an auditor opens in Excel: Turkish headers, UTF-8 with a BOM (so
 Excel reads "ş" as "ş"), `;` between fields (Excel's separator where the decimal mark is a comma,
-as in Turkey), one row per question with every shown passage in one cell.
+as in Turkey), one row per question with every shown passage in one cell (its document's whole
+sha256: the file can be matched byte for byte).
 
 Written as it is read (`csv_chunks` yields text row by row from `audit_rows`' server-side cursor),
 so memory stays flat whatever the size, and cut at AUDIT_EXPORT_MAX_ROWS rows: a cut file says so
@@ -48,7 +49,7 @@ def csv_values(row: AuditRow) -> list[str]:
     """One question as the CSV's cells, in the order of HEADERS."""
     values = [
         row.asked_at.astimezone().strftime("%d.%m.%Y %H:%M:%S"), row.username, role_names(row.roles), row.question,
-        row.outcome_label, row.answer or "", row.error or "", " | ".join(p.label() for p in row.passages),
+        row.outcome_label, row.answer or "", row.error or "", " | ".join(p.label(full=True) for p in row.passages),
         FEEDBACK_LABELS.get(row.feedback, "") if row.feedback is not None else "", row.feedback_comment or "",
         row.question_id,
     ]

@@ -99,18 +99,18 @@ class ShownPassage:
     uploaded_at: datetime | None
     use: str
 
-    @property
-    def version(self) -> str:
-        """"sha256 3f2a9c1e4b7d · 05.01.2026", or "sürüm bilinmiyor" (deleted before it was recorded)."""
+    def version(self, full: bool = False) -> str:
+        """"sürüm 3f2a9c1e4b7d · 05.01.2026" (the file's sha256, cut to 12 unless `full`, and its
+        upload day), or "sürüm bilinmiyor" (deleted before the log recorded versions)."""
         if not self.sha256:
             return "sürüm bilinmiyor"
         day = f" · {formatting.date(self.uploaded_at)}" if self.uploaded_at else ""
-        return f"sha256 {self.sha256[:12]}{day}"
+        return f"sürüm {self.sha256 if full else self.sha256[:12]}{day}"
 
-    def label(self) -> str:
-        """"[1] Kanun · Madde 5 · s. 7 · sha256 3f2a9c1e4b7d · 05.01.2026 · cevapta kaynak"."""
+    def label(self, full: bool = False) -> str:
+        """"[1] Kanun · Madde 5 · s. 7 · sürüm 3f2a9c1e4b7d · 05.01.2026 · cevapta kaynak"."""
         parts = [f"[{self.rank}] {self.title}", *([self.article] if self.article else []), self.locator,
-                 self.version, USE_LABELS[self.use]]
+                 self.version(full), USE_LABELS[self.use]]
         return " · ".join(parts)
 
 
