@@ -8,6 +8,8 @@ red an error), and numbers the Turkish locale (`eval.gold_charts.turkish`).
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import altair as alt
 import pandas as pd
 
@@ -16,10 +18,12 @@ from eval.gold_charts import turkish
 from ragcore.audit import OUTCOME_LABELS, Usage
 
 HEIGHT = 260
+MIN_DAYS = 14  # the per-day chart spans at least two weeks
 OUTCOME_ORDER = ("answer", "closest", "refused", "error")
 OUTCOME_COLOURS = {"answer": RESULT_COLOURS["answered"], "closest": RESULT_COLOURS["closest"],
                    "refused": RESULT_COLOURS["refused"], "error": RESULT_COLOURS["wrong"]}
-FEEDBACK_NAMES = {1: "Olumlu (👍)", -1: "Olumsuz (👎)", 0: "Geri bildirim yok"}
+# Words, not 👍/👎: the charts' font draws no emoji.
+FEEDBACK_NAMES = {1: "Olumlu", -1: "Olumsuz", 0: "Geri bildirim yok"}
 FEEDBACK_COLOURS = {1: "#2e7d32", -1: "#c62828", 0: "#bdbdbd"}
 
 
@@ -28,12 +32,21 @@ def _outcome_scale() -> alt.Scale:
                      range=[OUTCOME_COLOURS[o] for o in OUTCOME_ORDER])
 
 
+def _days_shown(figures: Usage) -> list[str]:
+    """At least MIN_DAYS days on the axis, so a day's bar stays a bar and not the whole width."""
+    days = [day for day, _, _ in figures.per_day]
+    first, last = min(days), max(days)
+    first = min(first, last - timedelta(days=MIN_DAYS - 1))  # the weeks before the last day asked
+    return [first.isoformat(), (last + timedelta(days=1)).isoformat()]
+
+
 def questions_per_day(figures: Usage) -> alt.TopLevelMixin:
     """One bar a day, split by outcome."""
     data = pd.DataFrame([{"gün": pd.Timestamp(day), "sonuç": OUTCOME_LABELS[o], "soru": n}
                          for day, o, n in figures.per_day], columns=["gün", "sonuç", "soru"])
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("yearmonthdate(gün):T", title="Gün", axis=alt.Axis(format="%d.%m", labelAngle=0)),
+        x=alt.X("yearmonthdate(gün):T", title="Gün", scale=alt.Scale(domain=_days_shown(figures)),
+                axis=alt.Axis(format="%d.%m", labelAngle=0, labelOverlap=True)),
         y=alt.Y("sum(soru):Q", title="Soru sayısı", axis=alt.Axis(tickMinStep=1)),
         color=alt.Color("sonuç:N", title="Sonuç", scale=_outcome_scale(), legend=legend()),
         tooltip=[alt.Tooltip("yearmonthdate(gün):T", title="Gün", format="%d.%m.%Y"), alt.Tooltip("sonuç:N", title="Sonuç"),
