@@ -7,6 +7,10 @@ count, first and last time and the roles that asked, ranked by how often it was 
 how often it was rated down; questions the gate refused with nothing related in the
 documents (a weather forecast, the canteen's menu) are set apart as off-topic. The queue is
 the admin's alone: nothing a user sees depends on what other users asked.
+The whole log, every user's rows, is read by an admin or an auditor only, as the audit trail
+(`ragcore.audit`, which also deletes rows past AUDIT_RETENTION_DAYS); each row records the
+asker's roles at that moment and, per shown passage, whether the answer cited it and its
+document's version (migration 023).
 A user names their question by its public id (`insert_question` returns it, `set_feedback`
 takes it); the bigint key, a count of everybody's questions, stays with the code.
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, time, timedelta
 
 from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, User, formatting, parse_public_id
 from ragcore.store import Database
@@ -78,7 +78,16 @@ class AuditFilter:
         if self.outcome is not None and self.outcome not in OUTCOME_LABELS:
             raise AuditFilterError(f"Bilinmeyen sonuç: {self.outcome}. Geçerli sonuçlar: {', '.join(OUTCOME_LABELS)}.")
         return {"username": self.username or None, "role": self.role or None, "document": self.document,
-                "since": self.since, "until": self.until, "outcome": self.outcome}
+                "since": _midnight(self.since), "until": _midnight(self.until, after=True), "outcome": self.outcome,
+                "offset": datetime.now().astimezone().utcoffset()}
+
+
+def _midnight(day: date | None, after: bool = False) -> datetime | None:
+    """The day's start (or, `after`, the next day's) in the server's local time zone: the days the
+    page shows (`formatting.date_time`) are the days the filter means, whatever the database's zone."""
+    if day is None:
+        return None
+    return datetime.combine(day + timedelta(days=1) if after else day, time.min).astimezone()
 
 
 EVERY_ROW = AuditFilter()
@@ -151,8 +160,8 @@ WHERE (%(username)s::text IS NULL OR q.username = %(username)s)
   AND (%(role)s::text IS NULL OR %(role)s = ANY (q.asker_roles))
   AND (%(document)s::bigint IS NULL
        OR q.sources @> jsonb_build_array(jsonb_build_object('document_id', %(document)s::bigint)))
-  AND (%(since)s::date IS NULL OR q.created_at >= %(since)s::date)
-  AND (%(until)s::date IS NULL OR q.created_at < %(until)s::date + 1)
+  AND (%(since)s::timestamptz IS NULL OR q.created_at >= %(since)s::timestamptz)
+  AND (%(until)s::timestamptz IS NULL OR q.created_at < %(until)s::timestamptz)
   AND (%(outcome)s::text IS NULL OR {OUTCOME_SQL} = %(outcome)s)"""
 _COLUMNS = f"""q.public_id::text, q.created_at, q.username, q.asker_roles, q.question, {OUTCOME_SQL}, q.answer,
                q.error, q.sources, q.feedback, q.feedback_comment"""

@@ -2,7 +2,7 @@
 outcome, the outcomes' shares, the most cited documents, the questions most often left unanswered
 (grouped as the review queue groups them: `ragcore.answer.question_key`) and the feedback.
 
-Counted in SQL except the unanswered groups, whose key is Turkish text folding done in Python
+Days are the server's local days (its UTC offset now), as the page shows times. Counted in SQL except the unanswered groups, whose key is Turkish text folding done in Python
 over at most UNANSWERED_READ of the newest unanswered rows.
 """
 
@@ -21,7 +21,7 @@ TOP_UNANSWERED = 10
 UNANSWERED_READ = 5000  # the newest unanswered rows grouped (a busy month of misses)
 
 PER_DAY_SQL = f"""
-SELECT (q.created_at AT TIME ZONE current_setting('TimeZone'))::date AS day, {OUTCOME_SQL} AS outcome, count(*)
+SELECT (q.created_at AT TIME ZONE %(offset)s::interval)::date AS day, {OUTCOME_SQL} AS outcome, count(*)
 FROM questions q {FILTER_SQL}
 GROUP BY 1, 2 ORDER BY 1, 2"""
 FEEDBACK_SQL = f"""
