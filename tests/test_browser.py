@@ -788,3 +788,39 @@ def test_review_queue_groups_a_question_asked_three_times_and_keeps_off_topic_on
     off_topic.click()
     expect(weather).to_be_visible()
     _logout(page)
+
+
+def test_the_audit_page_reads_at_1280_by_800(app_url: str, browser_page: object, db: Database) -> None:
+    """Denetim at a laptop's 1280×800: the trail and every usage chart fit the width (no sideways
+    scrolling), every word on both tabs is Turkish, and the users' questions show for the admin."""
+    from playwright.sync_api import expect
+
+    from ragcore.answer.questions import insert_question, question_record
+
+    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    _ensure_user(db, "ayse", "ik", "ayse-parola-1")
+    ayse = users.get_user(db, "ayse")
+    for question, outcome in (("Kreş yardımı var mı?", "refused"), ("kres yardimi var mi", "refused"),
+                              ("Yıllık izin kaç gün?", "closest")):
+        insert_question(db, question_record(ayse, question, answer=None, status="needs_review", generator=None,
+                                            llm_called=False, outcome=outcome))
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 800})  # type: ignore[attr-defined]
+    _login(page, app_url, "admin", ADMIN_PASSWORD)
+    _open_page(page, "Denetim", "Denetim")
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text("Dayanak'a sorulan her soru kaydedilir", exact=False)).to_be_visible()
+    expect(main.get_by_text("365 gün saklanır", exact=False)).to_be_visible()
+    expect(main.get_by_test_id("stDataFrame")).to_be_visible()
+    _shot(page, "audit", publish=True)
+    _walk(page, ("admin", "denetim"))  # both tabs: the trail, then the charts
+    charts = main.get_by_test_id("stVegaLiteChart")
+    expect(charts).to_have_count(4)  # per day, outcomes, unanswered, feedback (no answer cited a document)
+    width = page.evaluate("document.documentElement.scrollWidth")  # type: ignore[attr-defined]
+    assert width <= 1280, width
+    for index in range(charts.count()):
+        box = charts.nth(index).bounding_box()
+        assert box and 400 < box["width"] <= 1280 and box["x"] >= 0, (index, box)
+        charts.nth(index).screenshot(path=str(ARTIFACTS / f"audit_chart_{index}.png"))  # type: ignore[attr-defined]
+    _shot(page, "audit_usage", publish=True)
+    _logout(page)

@@ -18,6 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from ragcore.access import ldap, tokens
 from ragcore.api import errors
 from ragcore.api.context import ApiContext, Services
+from ragcore.audit import can_read_audit
 from ragcore.core import ROLES, User
 
 # auto_error=False: a missing or non-Bearer header gets our bilingual 401, not FastAPI's 403.
@@ -65,6 +66,17 @@ def require_admin(user: CurrentUser) -> User:
 
 
 Admin = Annotated[User, Depends(require_admin)]
+
+
+def require_audit_reader(user: CurrentUser) -> User:
+    """403 for everyone but an admin or an auditor (`ragcore.audit.can_read_audit`), before any
+    filter is read, so the answer says nothing about what the log holds."""
+    if not can_read_audit(user):
+        raise errors.audit_only()
+    return user
+
+
+AuditReader = Annotated[User, Depends(require_audit_reader)]
 
 
 def search_role(user: User, requested: str | None) -> str:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 
 from ragcore.answer import MAX_COMMENT_CHARS
+from ragcore.audit import AuditPage, AuditRow, ShownPassage
 from ragcore.conversations import Citation, Conversation, PreparedTurn, Turn
 from ragcore.core import Answer, Document, Source
 
@@ -34,6 +35,65 @@ class ErrorDetail(BaseModel):
 
 class ErrorResponse(BaseModel):
     error: ErrorDetail
+
+
+# ----------------------------------------------------------------------------- the audit trail
+
+
+class ShownPassageOut(BaseModel):
+    rank: int = Field(description="the [n] the asker saw")
+    document_id: PublicId | None = Field(description="the document's public id (null for rows logged before the "
+                                                     "audit trail)")
+    title: str
+    filename: str
+    locator: str = Field(description='where the passage is: "s. 7" or a Word section label')
+    article: str | None
+    sha256: str | None = Field(description="the document's file at the time (null: deleted before it was recorded)")
+    uploaded_at: datetime | None
+    use: Literal["cited", "unused", "closest", "shown"] = Field(
+        description="cited by the answer | shown under it, not used | one of the closest passages | shown "
+                    "(logged before cited and unused were told apart)")
+
+    @classmethod
+    def of(cls, passage: ShownPassage) -> ShownPassageOut:
+        return cls(rank=passage.rank, document_id=passage.document_id, title=passage.title,
+                   filename=passage.filename, locator=passage.locator, article=passage.article,
+                   sha256=passage.sha256, uploaded_at=passage.uploaded_at, use=passage.use)
+
+
+class AuditQuestionOut(BaseModel):
+    question_id: PublicId
+    asked_at: datetime
+    username: str
+    roles: list[str] = Field(description="every role the asker held when asking")
+    question: str
+    outcome: Literal["answer", "closest", "refused", "error"]
+    outcome_label: str = Field(description="the outcome in Turkish")
+    answer: str | None
+    error: str | None
+    passages: list[ShownPassageOut] = Field(description="every passage the asker was shown, in order")
+    feedback: Literal[-1, 1] | None
+    feedback_comment: str | None
+
+    @classmethod
+    def of(cls, row: AuditRow) -> AuditQuestionOut:
+        return cls(question_id=row.question_id, asked_at=row.asked_at, username=row.username, roles=list(row.roles),
+                   question=row.question, outcome=row.outcome, outcome_label=row.outcome_label, answer=row.answer,
+                   error=row.error, passages=[ShownPassageOut.of(p) for p in row.passages], feedback=row.feedback,
+                   feedback_comment=row.feedback_comment)
+
+
+class AuditQuestionList(BaseModel):
+    total: int = Field(description="questions matching the filters")
+    page: int
+    page_size: int
+    pages: int
+    questions: list[AuditQuestionOut] = Field(description="newest first")
+
+    @classmethod
+    def of(cls, page: AuditPage) -> AuditQuestionList:
+        return cls(total=page.total, page=page.page, page_size=page.page_size, pages=page.pages,
+                   questions=[AuditQuestionOut.of(r) for r in page.rows])
 
 
 # ----------------------------------------------------------------------------- chat

@@ -81,6 +81,8 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "MAX_QUESTION_CHARS": ("1000", "longest question accepted"),
     "CONVERSATION_RETENTION_DAYS": ("180", "saved conversations untouched this many days are deleted (the expire_conversations job)"),
     "CONVERSATION_MAX_TURNS": ("200", "questions one saved conversation holds; then the user starts a new one"),
+    "AUDIT_RETENTION_DAYS": ("365", "rows of the questions log (the audit trail) older than this many days are deleted by the expire_audit job; 0 keeps them forever"),
+    "AUDIT_EXPORT_MAX_ROWS": ("100000", "most rows one CSV export of the audit trail holds; narrow the filters for more"),
     "COOKIE_KEY": ("(generated)", "login cookie signing key; generated into DATA_DIR if unset"),
     "ADMIN_PASSWORD": ("(generated)", "first admin password; generated and printed once if unset"),
     "TQUAD_DIR": ("../shared/data/tquad", "TQuAD v0.1 train/dev JSON files"),
@@ -345,6 +347,8 @@ class Settings:
     max_question_chars: int = 1000
     conversation_retention_days: int = 180  # a saved conversation untouched this long is deleted
     conversation_max_turns: int = 200  # questions per saved conversation
+    audit_retention_days: int = 365  # the questions log keeps a row this long; 0: forever
+    audit_export_max_rows: int = 100_000  # rows per CSV export of the audit trail
     cookie_key: str | None = field(default=None, repr=False)
     admin_password: str | None = field(default=None, repr=False)
     tquad_dir: Path = Path("../shared/data/tquad")
@@ -435,6 +439,8 @@ class Settings:
             max_question_chars=_int(merged, "MAX_QUESTION_CHARS", 1000, minimum=10),
             conversation_retention_days=_int(merged, "CONVERSATION_RETENTION_DAYS", 180, minimum=1),
             conversation_max_turns=_int(merged, "CONVERSATION_MAX_TURNS", 200, minimum=1),
+            audit_retention_days=_int(merged, "AUDIT_RETENTION_DAYS", 365, minimum=0),
+            audit_export_max_rows=_int(merged, "AUDIT_EXPORT_MAX_ROWS", 100_000, minimum=1),
             cookie_key=_opt(merged, "COOKIE_KEY"),
             admin_password=_opt(merged, "ADMIN_PASSWORD"),
             tquad_dir=Path(merged.get("TQUAD_DIR", "").strip() or "../shared/data/tquad").expanduser(),

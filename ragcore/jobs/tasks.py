@@ -1,7 +1,8 @@
 """The document jobs: `ingest_document` (one uploaded PDF or Word file), `reembed` (every chunk)
 and `warm_quotes` (the quoter's sentences of documents stored without them, queued by a starting
 worker: `queue_unwarmed_quotes`); and `expire_conversations`, the saved conversations' retention
-(queued by every worker at its start and once a day: `queue_conversation_retention`).
+(queued by every worker at its start and once a day: `queue_conversation_retention`), and `expire_audit`, the questions
+log's (the audit trail's) retention, queued the same way (`queue_audit_retention`).
 
 An upload's stages: extract (the text layer) → ocr (pages without one, when there are any) →
 chunk → embed → store; cancelling takes effect at the next page or batch of any of them. Then,
@@ -74,6 +75,7 @@ INGEST = "ingest_document"
 REEMBED = "reembed"
 QUOTES = "warm_quotes"
 RETENTION = "expire_conversations"
+AUDIT_RETENTION = "expire_audit"
 
 # An upload is tried at most this often (first run and retries): a retryable failure keeps the
 # staged file until then, never for good.
@@ -445,4 +447,39 @@ RETENTION_KIND = register_kind(JobKind(
                             f"({formatting.integer(result.get('days'))} günden uzun süredir kullanılmayanlar)"),
     queueing_lock=RETENTION,
     already_queued="Sırada bekleyen bir eski sohbet silme işi zaten var.",
+))
+
+
+# --------------------------------------------------------------------------- the audit trail's retention
+
+
+def queue_audit_retention(db: Database, settings: Settings) -> Job | None:
+    """Queue the deletion of the questions log's rows older than AUDIT_RETENTION_DAYS (a worker
+    does at its start and once a day, as for conversations); None when none is that old, when
+    the setting is 0 (kept forever), or when one job is queued already."""
+    from ragcore.audit import expired_audit_rows
+
+    if not expired_audit_rows(db, settings.audit_retention_days):
+        return None
+    try:
+        return service.submit(db, AUDIT_RETENTION, {}, label="Eski denetim kayıtları")
+    except JobError:  # another worker queued it a moment ago
+        return None
+
+
+def _run_audit_retention(run: JobRun) -> dict[str, Any]:
+    from ragcore.audit import expire_audit_rows
+
+    days = run.settings.audit_retention_days
+    return {"deleted": expire_audit_rows(run.db, days), "days": days}
+
+
+AUDIT_RETENTION_KIND = register_kind(JobKind(
+    name=AUDIT_RETENTION,
+    label="Eski denetim kayıtlarının silinmesi",
+    run=_run_audit_retention,
+    summary=lambda result: (f"{formatting.integer(result.get('deleted'))} soru kaydı silindi "
+                            f"({formatting.integer(result.get('days'))} günden eski olanlar)"),
+    queueing_lock=AUDIT_RETENTION,
+    already_queued="Sırada bekleyen bir eski denetim kaydı silme işi zaten var.",
 ))

@@ -50,7 +50,7 @@ EARLIER_ATTEMPT_RUNNING = ("Bu işin önceki denemesi başka bir işçide hâlâ
                            "yürütülmez. O deneme bitince gerekirse yeniden deneyin.")
 PROGRESS_INTERVAL_S = 0.5  # at most two progress writes per second per job (plus stage changes)
 SHUTDOWN_GRACE_S = 5.0  # a stopping worker lets a job finish this long before interrupting it
-RETENTION_EVERY_S = 24 * 3600.0  # a running worker queues the conversations' retention this often
+RETENTION_EVERY_S = 24 * 3600.0  # a running worker queues the conversations' and audit trail's retention this often
 
 
 SERVER_PROCESSES = ("app", "api")  # the server processes that may run a job worker of their own
@@ -254,9 +254,9 @@ async def sweep(app: procrastinate.App, ctx: WorkerContext) -> list[Job]:
 
 
 async def _sweep_forever(app: procrastinate.App, ctx: WorkerContext) -> None:
-    """Sweep every heartbeat interval; queue the conversations' retention once a day (the
-    worker's start queued one), so a worker that runs for months still enforces it, and a scan
-    of the watched folder every WATCH_INTERVAL_SECONDS (when WATCH_DIR is set)."""
+    """Sweep every heartbeat interval; queue the retentions (conversations, audit trail) once a
+    day (the worker's start queued them), so a worker that runs for months still enforces them,
+    and a scan of the watched folder every WATCH_INTERVAL_SECONDS (when WATCH_DIR is set)."""
     retention_due = time.monotonic() + RETENTION_EVERY_S
     watch_due = time.monotonic() + ctx.settings.watch_interval_seconds
     while True:
@@ -300,8 +300,8 @@ async def serve(ctx: WorkerContext, *, concurrency: int = 1, wait: bool = True,
 
 def _queue_start_up_work(db: Database, settings: Settings) -> None:
     """Work a serving worker queues when it starts: the quoter's sentences of documents stored
-    without them (`tasks.queue_unwarmed_quotes`) and the conversations' retention
-    (`tasks.queue_conversation_retention`, when a conversation is past it). Never stops the
+    without them (`tasks.queue_unwarmed_quotes`) and the retentions (`_queue_retention`: conversations,
+    the audit trail; when a row is past them). Never stops the
     worker: a cache fill and a deletion the next start or day queues again."""
     from ragcore.jobs import tasks
 
@@ -318,15 +318,18 @@ def _queue_start_up_work(db: Database, settings: Settings) -> None:
 
 
 def _queue_retention(db: Database, settings: Settings) -> None:
+    """The conversations' retention, then the audit trail's; a failure of one leaves the other."""
     from ragcore.jobs import tasks
 
-    try:
-        job = tasks.queue_conversation_retention(db, settings)
-    except Exception:  # the next start or day queues it again
-        log.warning("could not queue the conversations' retention", exc_info=True)
-        return
-    if job is not None:
-        log.info("job %d queued: conversations past their retention", job.id)
+    for queue_it, what in ((tasks.queue_conversation_retention, "conversations"),
+                           (tasks.queue_audit_retention, "questions log rows")):
+        try:
+            job = queue_it(db, settings)
+        except Exception:  # the next start or day queues it again
+            log.warning("could not queue the retention of %s", what, exc_info=True)
+            continue
+        if job is not None:
+            log.info("job %d queued: %s past their retention", job.id, what)
 
 
 def _queue_watch(db: Database, settings: Settings) -> None:
