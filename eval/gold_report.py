@@ -47,7 +47,16 @@ from eval.gold_stats import (
     score_separation,
 )
 from eval.numbers import MISSING, integer, number, percent, percent_with_ci, signed, with_ci
-from eval.report import PACKAGES, describe_model, git_commit, machine, package_versions, write_json
+from eval.report import (
+    PACKAGES,
+    describe_model,
+    git_commit,
+    machine,
+    package_versions,
+    read_text,
+    stored,
+    write_json,
+)
 
 SUMMARY = "summary.json"
 PER_QUESTION = "per_question.csv"
@@ -314,9 +323,9 @@ def load_summary(folder: Path) -> dict:
 
 def load_cases(folder: Path) -> list[dict]:
     path = Path(folder) / CASES
-    if not path.is_file():
+    if stored(path) is None:
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in read_text(path).splitlines() if line.strip()]
 
 
 # --------------------------------------------------------------------------- Turkish tables

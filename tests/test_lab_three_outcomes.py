@@ -66,3 +66,10 @@ def test_a_three_outcome_run_shows_its_curve_and_the_closest_passages(tmp_path: 
     assert "En yakın parçalar" in _domains(at)
     table = next(d.value for d in at.dataframe if "En yakın parçalar (cevaplanabilir)" in d.value.columns)
     assert table["En yakın parçalar (cevaplanabilir)"].iloc[0].startswith("%33,3")
+
+
+def test_a_kept_card_offers_its_report_and_files_though_it_keeps_them_compressed_or_not_at_all() -> None:
+    assert not (EARLIER / gold_report.REPORT).exists()  # slimmed: rendered again when asked for
+    at = AppTest.from_function(_show, args=(str(EARLIER),), default_timeout=60).run()
+    labels = {b.proto.label.replace("\\", "") for b in at.get("download_button")}  # escaped Markdown
+    assert {"Rapor (HTML)", "Soru başına sonuçlar (CSV)", "Vakalar (JSONL)"} <= labels, labels

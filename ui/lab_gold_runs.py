@@ -164,7 +164,9 @@ def render_gold_results(folder: Path, *, key: str) -> None:
         st.caption(escape_markdown(f"Klasör: {folder}"))
     a, b, c, d = st.columns(4)
     with a:
-        download("Rapor (HTML)", folder / gold_report.REPORT, f"{folder.name}-rapor.html", "text/html", f"dl_html_{key}")
+        report = folder / gold_report.REPORT
+        download("Rapor (HTML)", report, f"{folder.name}-rapor.html", "text/html", f"dl_html_{key}",
+                 render=None if report.is_file() else lambda: gold_report.render_html(summary, cases).encode("utf-8"))
     with b:
         download(DOWNLOADS[gold_report.SUMMARY], folder / gold_report.SUMMARY, f"{folder.name}-summary.json",
                  "application/json", f"dl_json_{key}")
