@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from eval import gold_report
 from tests.app_support import REPO
-from tests.test_gold_stats import PAYLOADS, _Config
+from tests.gold_stats_support import PAYLOADS, GoldConfig
 
 EARLIER = REPO / "docs" / "eval_runs" / "r4-gold-everyday-dev"
 
@@ -54,7 +54,7 @@ def test_a_three_outcome_run_shows_its_curve_and_the_closest_passages(tmp_path: 
     folder = tmp_path / "run"
     shutil.copytree(EARLIER, folder)
     summary = gold_report.load_summary(folder)
-    block, _ = gold_report.configuration_summary(_Config(), PAYLOADS, None, None)
+    block, _ = gold_report.configuration_summary(GoldConfig(), PAYLOADS, None, None)
     summary["configurations"] = [{**c, **{k: block[k] for k in ("gate_outcomes", "outcome_curve", "threshold")}}
                                  for c in summary["configurations"]]
     (folder / gold_report.SUMMARY).write_text(json.dumps(summary, ensure_ascii=False), encoding="utf-8")
