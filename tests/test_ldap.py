@@ -350,7 +350,7 @@ def test_migration_022_keeps_every_existing_user_and_token_exactly(pg_url: str, 
         with database.connection() as conn:
             rows = conn.execute(f"SELECT {columns} FROM users ORDER BY id").fetchall()
             token_rows = conn.execute("SELECT * FROM api_tokens ORDER BY id").fetchall()
-        assert dbmod.migrate(database) == ["022_directory"]
+        assert dbmod.migrate(database)[0] == "022_directory"  # and the later ones
         with database.connection() as conn:
             assert conn.execute(f"SELECT {columns} FROM users ORDER BY id").fetchall() == rows
             assert conn.execute("SELECT * FROM api_tokens ORDER BY id").fetchall() == token_rows

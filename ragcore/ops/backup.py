@@ -71,9 +71,7 @@ def backup(settings: Settings, db: Database, target: Path) -> BackupResult:
     target.mkdir(parents=True, exist_ok=True)
     _check_room(settings, db, target)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    final = target / f"dayanak-{stamp}"
-    if final.exists():
-        raise BackupError(f"Yedek klasörü zaten var: {final}. Bir saniye sonra yeniden deneyin.")
+    final = _free_name(target, f"dayanak-{stamp}")
     partial = Path(tempfile.mkdtemp(prefix=f".dayanak-{stamp}-", dir=target))
     try:
         _dump(settings, partial / DUMP)
@@ -92,6 +90,15 @@ def backup(settings: Settings, db: Database, target: Path) -> BackupResult:
         shutil.rmtree(partial, ignore_errors=True)
         raise
     return BackupResult(final, (final / DUMP).stat().st_size, (final / FILES).stat().st_size, migrations)
+
+
+def _free_name(target: Path, name: str) -> Path:
+    """`target/name`, or `name-2`, `name-3`… when a backup of the same second is there."""
+    candidate, n = target / name, 1
+    while candidate.exists():
+        n += 1
+        candidate = target / f"{name}-{n}"
+    return candidate
 
 
 def _check_room(settings: Settings, db: Database, target: Path) -> None:
