@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from ragcore import store as dbmod
+from ragcore.core import formatting
 from ragcore.documents import (
     DuplicateDocument,
     VersionError,
@@ -101,7 +102,7 @@ def test_sources_name_their_version(db, settings, embedder):
     _upload(db, settings, embedder, V2_TEXT, new_version_of=first.document_id)
     source = retrieve(db, embedder, QUESTION, "isg", k=1, mode="weighted").sources[0]
     day = get_document(db, source.document_id, "admin").created_at
-    assert source.version_no == 2 and source.version_label == f"sürüm 2 · {day:%d.%m.%Y}"
+    assert source.version_no == 2 and source.version_label == f"sürüm 2 · {formatting.date(day)}"
     assert source.as_dict()["version"]["label"] == source.version_label
 
 

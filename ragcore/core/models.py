@@ -90,7 +90,10 @@ class Document:
 
 
 def version_label(version_no: int, uploaded_at: datetime | date | None) -> str:
-    """"sürüm 2 · 06.12.2026" (the day alone when the date is unknown: "sürüm 2")."""
+    """"sürüm 2 · 06.12.2026", the day in the server's time zone as every date shown ("sürüm 2"
+    when the date is unknown)."""
+    if isinstance(uploaded_at, datetime) and uploaded_at.tzinfo is not None:
+        uploaded_at = uploaded_at.astimezone()
     return f"sürüm {version_no}" + (f" · {uploaded_at:%d.%m.%Y}" if uploaded_at else "")
 
 

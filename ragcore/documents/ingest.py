@@ -105,10 +105,12 @@ class IngestResult:
     oversized_pages: list[int] = field(default_factory=list)  # page images drawn below DISPLAY_DPI
     undrawable_pages: list[int] = field(default_factory=list)  # page images refused: too large to draw
     too_large_for_ocr: list[int] = field(default_factory=list)  # pages without text not read: too large
+    version_no: int = 1  # the document's version this upload became (migration 024)
 
     def as_dict(self) -> dict:
         return {
             "document_id": self.public_id,
+            "version": self.version_no,
             "title": self.title,
             "file_format": self.file_format,
             "pages": self.pages,
@@ -635,8 +637,9 @@ def ingest_file(
     seconds = time.perf_counter() - started
     log.info("ingested %s as document %d: %d pages (%d by OCR), %d chunks in %.2fs", name, document_id,
              extracted.page_count, len(extracted.ocr_pages), len(chunks), seconds)
+    public_id, version_no = _public_id(db, document_id)
     return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages,
-                        public_id=_public_id(db, document_id), windows=len(embedded.windows),
+                        public_id=public_id, version_no=version_no, windows=len(embedded.windows),
                         file_format=extracted.file_format, ocr_pages=extracted.ocr_pages,
                         oversized_pages=sizes.reduced, undrawable_pages=sizes.refused,
                         too_large_for_ocr=extracted.too_large_for_ocr)
@@ -697,9 +700,11 @@ def _store_with_file(
             raise
 
 
-def _public_id(db: dbmod.Database, document_id: int) -> str:
+def _public_id(db: dbmod.Database, document_id: int) -> tuple[str, int]:
+    """The stored document's public id and version number."""
     with db.connection() as conn:
-        return conn.execute("SELECT public_id::text FROM documents WHERE id = %s", (document_id,)).fetchone()[0]
+        row = conn.execute("SELECT public_id::text, version_no FROM documents WHERE id = %s", (document_id,)).fetchone()
+    return row[0], row[1]
 
 
 def _existing(db: dbmod.Database, digest: str) -> tuple[str, str] | None:
