@@ -224,3 +224,49 @@ def test_an_upload_with_a_stored_title_or_file_name_is_offered_as_a_revision(db,
     assert revision_of(db, title="Baska bir belge", filename="baska.pdf") is None
     second = _upload(db, settings, embedder, V2_TEXT, new_version_of=first.document_id)
     assert revision_of(db, title=TITLE).id == second.document_id  # the current version
+
+
+def test_migration_024_makes_every_stored_document_its_own_current_first_version(pg_url, tmp_path) -> None:
+    """A database holding documents before migration 024: each becomes version 1 of a lineage of
+    its own, current, with its chunks' role bits and the per-role statistics unchanged."""
+    from collections import Counter
+
+    from ragcore.core import lexical_tokens
+
+    namespace = "test_upgrade_024"
+    database = dbmod.Database(pg_url, namespace)
+    dbmod.drop_namespace(database, namespace)
+    database.close()
+    database = dbmod.Database(pg_url, namespace)
+    before_024 = tmp_path / "sql"
+    before_024.mkdir()
+    for version, name, body in dbmod.migration_files():
+        if version < 24:
+            (before_024 / f"{version:03d}_{name}.sql").write_text(body, encoding="utf-8")
+    try:
+        dbmod.apply_migrations(database, before_024)
+        with database.connection() as conn:
+            for n, roles in enumerate([["isg"], ["ik", "personel"], ["admin"]]):
+                doc = conn.execute(
+                    "INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
+                    "VALUES ('eski', 'eski.pdf', %s, 1, 1, %s) RETURNING id", (f"{n:064x}", roles)).fetchone()[0]
+                text = f"Eski belge {n}: forklift hizi ve kalip tasima kurallari."
+                tokens = lexical_tokens(text)
+                chunk = conn.execute(
+                    "INSERT INTO chunks (document_id, ordinal, page_start, page_end, text, char_start, char_end,"
+                    " lex_length, allowed_roles) VALUES (%s, 0, 1, 1, %s, 0, 1, %s, %s) RETURNING id",
+                    (doc, text, len(tokens), roles)).fetchone()[0]
+                for term, tf in Counter(tokens).items():
+                    conn.execute("INSERT INTO postings (term, chunk_id, tf) VALUES (%s, %s, %s)", (term, chunk, tf))
+            masks = conn.execute("SELECT id, roles_mask FROM chunks ORDER BY id").fetchall()
+        statistics = _statistics(database)
+        assert dbmod.migrate(database) == ["024_document_versions"]
+        with database.connection() as conn:
+            rows = conn.execute("SELECT lineage, version_no, is_current FROM documents ORDER BY id").fetchall()
+            assert conn.execute("SELECT id, roles_mask FROM chunks ORDER BY id").fetchall() == masks
+        assert len({row[0] for row in rows}) == 3 and all(row[1:] == (1, True) for row in rows)
+        assert _statistics(database) == statistics
+        _check_statistics_exact(database)
+    finally:
+        dbmod.drop_namespace(database, namespace)
+        database.close()
