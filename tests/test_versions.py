@@ -226,6 +226,38 @@ def test_an_upload_with_a_stored_title_or_file_name_is_offered_as_a_revision(db,
     assert revision_of(db, title=TITLE).id == second.document_id  # the current version
 
 
+def _before_024(pg_url: str, namespace: str, folder) -> dbmod.Database:
+    """A fresh namespace migrated up to 023 (the files before 024 copied into `folder`)."""
+    database = dbmod.Database(pg_url, namespace)
+    dbmod.drop_namespace(database, namespace)
+    database.close()
+    database = dbmod.Database(pg_url, namespace)
+    folder.mkdir()
+    for version, name, body in dbmod.migration_files():
+        if version < 24:
+            (folder / f"{version:03d}_{name}.sql").write_text(body, encoding="utf-8")
+    dbmod.apply_migrations(database, folder)
+    return database
+
+
+def test_migration_024_stops_when_roles_mask_is_no_longer_003s(pg_url, tmp_path) -> None:
+    """A merge guard: 024 redefines roles_mask as 003's plus "no roles, no bits"; after a migration
+    that changed roles_mask, it refuses (and changes nothing) rather than put 003's bits back."""
+    import psycopg
+
+    database = _before_024(pg_url, "test_guard_024", tmp_path / "sql")
+    try:
+        with database.connection() as conn:
+            conn.execute("CREATE OR REPLACE FUNCTION roles_mask(roles text[]) RETURNS smallint LANGUAGE sql "
+                         "IMMUTABLE STRICT PARALLEL SAFE AS $$ SELECT 1::smallint $$")
+        with pytest.raises(psycopg.errors.RaiseException, match="no roles, no bits"):
+            dbmod.migrate(database)
+        assert dbmod.migration_status(database)[1] == [24]
+    finally:
+        dbmod.drop_namespace(database, "test_guard_024")
+        database.close()
+
+
 def test_migration_024_makes_every_stored_document_its_own_current_first_version(pg_url, tmp_path) -> None:
     """A database holding documents before migration 024: each becomes version 1 of a lineage of
     its own, current, with its chunks' role bits and the per-role statistics unchanged."""
@@ -234,17 +266,8 @@ def test_migration_024_makes_every_stored_document_its_own_current_first_version
     from ragcore.core import lexical_tokens
 
     namespace = "test_upgrade_024"
-    database = dbmod.Database(pg_url, namespace)
-    dbmod.drop_namespace(database, namespace)
-    database.close()
-    database = dbmod.Database(pg_url, namespace)
-    before_024 = tmp_path / "sql"
-    before_024.mkdir()
-    for version, name, body in dbmod.migration_files():
-        if version < 24:
-            (before_024 / f"{version:03d}_{name}.sql").write_text(body, encoding="utf-8")
+    database = _before_024(pg_url, namespace, tmp_path / "sql")
     try:
-        dbmod.apply_migrations(database, before_024)
         with database.connection() as conn:
             for n, roles in enumerate([["isg"], ["ik", "personel"], ["admin"]]):
                 doc = conn.execute(

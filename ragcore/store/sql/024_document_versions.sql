@@ -33,6 +33,18 @@ $$;
 
 -- No roles, no bits: bit 0 (admin) only on a chunk some role reads. Existing chunks all have
 -- roles (documents.allowed_roles is never empty), so their stored masks are unchanged.
+-- The body below is migration 003's with that one clause added. A migration that changed how
+-- roles become bits before this one (the roles work of issue 38) must carry the clause itself:
+-- this one then stops here, loudly, rather than put 003's bits back.
+DO $$
+BEGIN
+    IF regexp_replace((SELECT prosrc FROM pg_proc WHERE oid = 'roles_mask(text[])'::regprocedure), '\s+', ' ', 'g')
+       <> ' SELECT (1 | coalesce(bit_or(CASE r WHEN ''isg'' THEN 2 WHEN ''ik'' THEN 4 WHEN ''uretim'' THEN 8 '
+          'WHEN ''personel'' THEN 16 ELSE 0 END), 0))::smallint FROM unnest(roles) AS r ' THEN
+        RAISE EXCEPTION 'roles_mask(text[]) is no longer migration 003''s: add "no roles, no bits" to it and drop '
+                        'its redefinition from 024_document_versions.sql';
+    END IF;
+END $$;
 CREATE OR REPLACE FUNCTION roles_mask(roles text[]) RETURNS smallint
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT CASE WHEN cardinality(roles) = 0 THEN 0::smallint ELSE
