@@ -53,6 +53,7 @@ def test_ingest_chunks_documents_delete_round_trip(cli, tmp_path):
     assert code == 0 and listed == [{
         "document_id": result["document_id"], "title": result["title"], "filename": LAW_6331.name,
         "file_format": "pdf", "pages": 24, "chunks": result["chunks"], "allowed_roles": ["isg", "personel"],
+        "version": 1,
     }]
     assert cli("documents", "--role", "ik", "--json")[1] == []
 

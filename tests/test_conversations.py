@@ -401,7 +401,7 @@ def test_a_stored_conversation_exports_with_its_citations_and_versions(db, servi
     assert text.startswith(f"# {FIRST_QUESTION}\n") and "## 2. Peki doğumdan sonra?" in text
     assert f"*Şöyle anladım: {second.resolved_question.split(' (')[0]}" in text
     assert "[1] İş Kanunu — Madde 74 – Analık halinde çalışma ve süt izni — s. 31" in text
-    assert "— s. 31 — sürüm 1 · " in text and "sha256" not in text and "Belge sürümleri" in text
+    assert "— s. 31 — sürüm 1 · " in text and "sürüm: sha256" not in text and "Belge sürümleri" in text
     document = export_conversation(db, service.settings, ayse, conversation.id, "pdf")
     assert document.data.startswith(b"%PDF") and document.media_type == "application/pdf"
     pdf_text = " ".join("".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(document.data)).pages).split())

@@ -45,6 +45,7 @@ from ragcore.documents import (
     IngestError,
     PdfError,
     UnusableFile,
+    VersionBaseGone,
     check_free_space,
     check_name,
     check_size,
@@ -287,10 +288,11 @@ def _documents(db: Database, document_ids: list[int] | None) -> list[int]:
 
 
 def _repeats_on_same_bytes(exc: IngestError) -> bool:
-    """A duplicate, or a file that cannot be read: a retry of the same staged bytes fails alike.
-    (A removed duplicate is uploaded again; a changed embedding model or a database error may
-    pass on a retry.)"""
-    return isinstance(exc, DuplicateDocument) or isinstance(exc.__cause__, (PdfError, UnusableFile))
+    """A duplicate, a file that cannot be read, or a new version of a deleted document: a retry of
+    the same staged bytes fails alike. (A removed duplicate is uploaded again; a changed embedding
+    model or a database error may pass on a retry.)"""
+    return (isinstance(exc, (DuplicateDocument, VersionBaseGone))
+            or isinstance(exc.__cause__, (PdfError, UnusableFile)))
 
 
 def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
