@@ -146,3 +146,47 @@ def test_a_conversation_export_names_the_cited_version(db, settings, model) -> N
     conversation = Conversation(id="c" * 32, title="Kalıp", created_at=day, updated_at=day, turns=(turn,))
     text = export_file(conversation, "md", exported_at=day).data.decode("utf-8")
     assert f"[1] Kalıp değiştirme talimatı — s. 1 — sürüm 2 · {formatting.date(day)}" in text
+
+
+def _documents_page(username: str, password: str):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_support import REPO
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.text_input(key="login_username").input(username)
+    at.text_input(key="login_password").input(password)
+    next(b for b in at.button if b.label == "Giriş yap").click()
+    at.run()
+    at.switch_page("pages/documents.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_card_lists_versions_and_the_admin_rolls_back(db, settings, model, monkeypatch) -> None:
+    from tests.app_support import reset_app, set_app_env
+
+    set_app_env(monkeypatch, DATABASE_URL=settings.database_url, DATA_DIR=str(settings.data_dir),
+                ADMIN_PASSWORD="yonetici-parola-1", WORKER_IN_APP="false")
+    reset_app(db)
+    try:
+        first = _first(db, settings, model)
+        ingest_file(db, settings, model, pdfs.text_pdf([V2]), filename="kalip-v2.pdf", roles=["uretim"],
+                    new_version_of=first.document_id)
+        users.create_user(db, "ali", "uretim", "ali-parola-1")
+
+        reader = _documents_page("ali", "ali-parola-1")
+        captions = [c.value.replace("\\", "") for c in reader.caption]
+        assert any(c.startswith("sürüm 2 · ") and "güncel" in c for c in captions), captions
+        assert any(c.startswith("sürüm 1 · ") and "arşivde" in c for c in captions), captions
+        assert not [b for b in reader.button if b.label == "Bu sürüme dön"]  # not for a reader
+
+        admin = _documents_page("admin", "yonetici-parola-1")
+        (rollback,) = [b for b in admin.button if b.label == "Bu sürüme dön"]
+        rollback.click().run()
+        assert not admin.exception, admin.exception
+        assert get_document(db, first.document_id, "admin").is_current
+        assert [d.id for d in list_documents(db, "uretim")] == [first.document_id]
+    finally:
+        reset_app(db)
