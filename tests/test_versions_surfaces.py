@@ -190,3 +190,17 @@ def test_the_card_lists_versions_and_the_admin_rolls_back(db, settings, model, m
         assert [d.id for d in list_documents(db, "uretim")] == [first.document_id]
     finally:
         reset_app(db)
+
+
+def test_a_revised_documents_sources_name_their_version_in_the_label() -> None:
+    from datetime import UTC, datetime
+
+    from ragcore.core import Source
+    from ui.sources import source_label
+
+    day = datetime(2026, 12, 6, 9, 30, tzinfo=UTC)
+    first = Source(rank=1, chunk_id=1, document_id=1, title="Talimat", filename="t.pdf", page_start=3, page_end=3,
+                   article="Madde 4", score=1.0, text="…", version_no=1, version_date=day)
+    revised = Source(**{**first.__dict__, "version_no": 2})
+    assert source_label(first) == "Talimat · Madde 4 · s. 3"  # a first version is named inside the source
+    assert source_label(revised) == f"Talimat · Madde 4 · s. 3 · sürüm 2 · {formatting.date(day)}"
