@@ -1,8 +1,9 @@
 """Documents in and out: telling an upload's format by its bytes, PDF and Word (.docx) reading,
 OCR of scanned pages, article-aware chunking, titles, the upload pipeline, re-embedding, the
 sentence windows the dense leg scores besides each chunk, the clean-up of orphaned uploads, the
-role-scoped catalog, the re-index of postings built from an older lexical text (`lexical_index`)
-and the cited source pages (text, PDF and the page drawn as an image with the passage marked).
+role-scoped catalog, a document's versions (`versions`: the kept ones, rolling back, the stored
+document an upload looks like a revision of), the re-index of postings built from an older
+lexical text (`lexical_index`) and the cited source pages (text, PDF and the page drawn as an image with the passage marked).
 Every drawing of a page stays within a pixel budget (`rendering.PixelBudget`; `PageTooLarge`).
 """
 

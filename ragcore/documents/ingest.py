@@ -12,6 +12,11 @@ the file is put in place under its final name (its sha256) just before that tran
 committed document always has its file. Any failure leaves no rows, an unchanged lexicon and
 no stored file; a crash leaves at most an unreferenced file (see `ragcore.documents.orphans`).
 
+A new version of a stored document (`new_version_of`, migration 024) goes the same way; inside the
+same transaction, under its document's lock, the current version is retired (`start_version`)
+before the new one is inserted as current, so a question sees one of them, never both or
+neither, and a failure anywhere leaves the old one current.
+
 Uploads of the same bytes take turns: an advisory lock keyed by the sha256 is held from placing
 the file through the transaction to the clean-up after a failure, so an interrupted upload
 cannot remove the file of a concurrent one that commits. Inside the transaction the recorded
