@@ -58,6 +58,13 @@ def revision_notice(doc: Document) -> str:
             "cevaplarda kullanılmaz. Ayrı bir belgeyse “Ayrı belge olarak yükle”yi seçin.")
 
 
+def revision_elsewhere(doc: Document) -> str:
+    """Where the offer cannot be made (the review queue's upload): what to do instead."""
+    return (f"“{doc.title}” adlı bir belge zaten var ({doc.version_label}); doküman yüklenmedi. Bu dosya onun yeni "
+            "sürümüyse Dokümanlar sayfasında belgenin kartındaki “Yeni sürüm yükle” ile yükleyin; ayrı bir belgeyse "
+            "başka bir başlık yazıp yeniden yükleyin.")
+
+
 def upload_document(
     ctx: AppContext,
     user: User,

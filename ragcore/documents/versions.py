@@ -98,15 +98,17 @@ def make_current(db: dbmod.Database, document_id: int) -> Document:
 
 
 def revision_of(db: dbmod.Database, *, title: str | None = None, filename: str | None = None) -> Document | None:
-    """The stored document (current version) an upload looks like a revision of: the same title
-    (letter case aside, after the upload form's cleaning) or the same file name; None when none
-    does. Admins upload, so every document is considered."""
+    """The stored document (current version) an upload looks like a revision of: the same typed
+    title (letter case aside, after the upload form's cleaning), or with no title typed the same
+    file name; None when none does. A typed title names the document, so a different one means
+    a different document even from a file of the same name. Admins upload: every document counts.
+    (A title read from the file itself is known only once the job has read it: not matched here.)"""
     wanted_title = turkish_lower(_clean(title))
     wanted_name = (filename or "").strip()
     if not wanted_title and not wanted_name:
         return None
     for doc in list_documents(db, "admin"):
-        if (wanted_title and turkish_lower(doc.title) == wanted_title) or (wanted_name and doc.filename == wanted_name):
+        if turkish_lower(doc.title) == wanted_title if wanted_title else doc.filename == wanted_name:
             return doc
     return None
 
