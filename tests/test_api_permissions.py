@@ -53,7 +53,7 @@ N_DOCS = 12
 
 EXPECTED_PATHS = {
     "api.documents.list", "api.documents.get", "api.documents.chunks", "api.documents.file", "api.documents.page",
-    "api.search",
+    "api.documents.versions", "api.search",
     "api.search.role", "api.chat", "api.chat.sse", "api.feedback", "api.jobs", "api.upload", "api.delete",
     "api.role-change", "api.deactivation", "api.revocation", "api.markers.visible", "api.ids",
     "api.conversations", "api.conversations.chat", "api.conversations.others", "api.conversations.history",
@@ -133,7 +133,7 @@ def test_document_list_detail_chunks_and_file_per_role(world: ApiWorld) -> None:
         world.ledger.ok("api.documents.list", set(ids) == {d for d in world.readable if world.may_read(role, d)},
                         (role, ids))
         for suffix, path in (("", "api.documents.get"), ("?chunks=true", "api.documents.chunks"),
-                             ("/file", "api.documents.file")):
+                             ("/file", "api.documents.file"), ("/versions", "api.documents.versions")):
             missing = world.get(role, f"/v1/documents/{missing_id}{suffix}")
             for doc_id in world.readable:
                 by_key = world.get(role, f"/v1/documents/{doc_id}{suffix}")  # the database key is no id
@@ -143,7 +143,8 @@ def test_document_list_detail_chunks_and_file_per_role(world: ApiWorld) -> None:
                 if world.may_read(role, doc_id):
                     ok = response.status_code == 200 and (
                         response.content == world.data[doc_id] if suffix == "/file"
-                        else response.json()["id"] == world.public[doc_id])
+                        else [v["document_id"] for v in response.json()["versions"]] == [world.public[doc_id]]
+                        if suffix == "/versions" else response.json()["id"] == world.public[doc_id])
                     world.ledger.ok(path, ok, (role, doc_id, response.status_code))
                 else:
                     world.ledger.ok(path, response.status_code == 404 and response.content == missing.content,

@@ -615,8 +615,8 @@ def test_the_audit_page_reads_at_1280_by_800(app_url: str, browser_page: object,
 
     from ragcore.answer.questions import insert_question, question_record
 
-    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
-    _ensure_user(db, "ayse", "ik", "ayse-parola-1")
+    ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    ensure_user(db, "ayse", "ik", "ayse-parola-1")
     ayse = users.get_user(db, "ayse")
     for question, outcome in (("Kreş yardımı var mı?", "refused"), ("kres yardimi var mi", "refused"),
                               ("Yıllık izin kaç gün?", "closest")):
@@ -624,13 +624,13 @@ def test_the_audit_page_reads_at_1280_by_800(app_url: str, browser_page: object,
                                             llm_called=False, outcome=outcome))
     page = browser_page
     page.set_viewport_size({"width": 1280, "height": 800})  # type: ignore[attr-defined]
-    _login(page, app_url, "admin", ADMIN_PASSWORD)
+    login(page, app_url, "admin", ADMIN_PASSWORD)
     _open_page(page, "Denetim", "Denetim")
     main = page.get_by_test_id("stMain")
     expect(main.get_by_text("Dayanak'a sorulan her soru kaydedilir", exact=False)).to_be_visible()
     expect(main.get_by_text("365 gün saklanır", exact=False)).to_be_visible()
     expect(main.get_by_test_id("stDataFrame")).to_be_visible()
-    _shot(page, "audit", publish=True)
+    shot(page, "audit", publish=True)
     _walk(page, ("admin", "denetim"))  # both tabs: the trail, then the charts
     charts = main.get_by_test_id("stVegaLiteChart")
     expect(charts).to_have_count(4)  # per day, outcomes, unanswered, feedback (no answer cited a document)
@@ -639,6 +639,6 @@ def test_the_audit_page_reads_at_1280_by_800(app_url: str, browser_page: object,
     for index in range(charts.count()):
         box = charts.nth(index).bounding_box()
         assert box and 400 < box["width"] <= 1280 and box["x"] >= 0, (index, box)
-        charts.nth(index).screenshot(path=str(ARTIFACTS / f"audit_chart_{index}.png"))  # type: ignore[attr-defined]
-    _shot(page, "audit_usage", publish=True)
+        charts.nth(index).screenshot(path=str(browser_support.ARTIFACTS / f"audit_chart_{index}.png"))  # type: ignore[attr-defined]
+    shot(page, "audit_usage", publish=True)
     _logout(page)

@@ -122,7 +122,9 @@ def _source(citation: Citation, chunk: Chunk) -> Source:
                   title=citation.title, filename=citation.filename, page_start=citation.page_start,
                   page_end=citation.page_end, article=citation.article, score=0.0, text=chunk.text,
                   document_public_id=citation.document_id, locator_kind=citation.locator_kind,
-                  locator=citation.locator if section else None, ocr=chunk.ocr)
+                  locator=citation.locator if section else None, ocr=chunk.ocr,
+                  version_no=(citation.version.number if citation.version else None) or 1,
+                  version_date=citation.version.uploaded_at if citation.version else None)
 
 
 # ----------------------------------------------------------------------------- the sidebar

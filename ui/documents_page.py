@@ -1,7 +1,9 @@
-"""Dokümanlar: the documents the role may read; for the admin also upload, jobs, roles and delete.
+"""Dokümanlar: the documents the role may read; for the admin also upload, jobs, roles, versions and delete.
 
-Each card's actions sit in one row (download; for the admin: title, roles, delete); deleting
-asks in a dialog (`st.dialog`). An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py),
+Each card's actions sit in one row (download; for the admin: title, roles, a new version, delete);
+deleting asks in a dialog (`st.dialog`). A card lists its document's kept versions, and the admin
+can make an earlier one current again ("Bu sürüme dön"). An upload whose file name or title is a
+stored document's asks whether it is that document's new version (ui/upload.py). An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py),
 at the top of the page, follows it; the page itself never waits for a PDF to be parsed or embedded.
 
 The list comes from `ragcore.documents.catalog.list_documents(db, role)`, which applies the same role
@@ -20,7 +22,14 @@ from ragcore.documents import UPLOAD_EXTENSIONS, count_unit, page_size_notes
 from ui.context import AppContext
 from ui.jobs import remember_job, render_jobs
 from ui.markdown import alert, escape_markdown
-from ui.upload import confirm_wide_access, role_picker, roles_text, upload_document, uploader_in_turkish
+from ui.upload import (
+    confirm_wide_access,
+    revision_notice,
+    role_picker,
+    roles_text,
+    upload_document,
+    uploader_in_turkish,
+)
 from ui.watch import render_watch_status
 
 # "Parça" is our one word for a chunk ("bölüm" is a law's chapter); the cards count them, so it is explained here.
@@ -38,6 +47,40 @@ UPLOAD_RESET = "doc_upload_reset"  # set by a queued upload: empty the other fie
 # browser showing the old choice (it keeps a widget's value unless the server sends one).
 UPLOAD_FIELDS = {"doc_upload_title": "", "doc_upload_roles": [], "doc_upload_wide_herkes": False,
                  "doc_upload_wide_personel": False}
+REVISION = "doc_upload_revision_of"  # the stored document the chosen file looks like a new version of
+AS_VERSION = "Yeni sürüm olarak yükle"
+AS_NEW = "Ayrı belge olarak yükle"
+
+
+def _queued(outcome, picker_round: int) -> None:
+    """A queued upload: say so, follow its job, and start the next upload from an empty form."""
+    _flash(outcome.message)
+    remember_job(outcome.job_id)  # its card heads the page until the session ends
+    st.session_state.pop(REVISION, None)
+    st.session_state[UPLOAD_ROUND] = picker_round + 1
+    st.session_state[UPLOAD_RESET] = True
+    st.rerun()
+
+
+def _offer_revision(ctx: AppContext, admin: User, roles: list[str], confirmed: bool, picker_round: int) -> None:
+    """The file looked like a new version of a stored document: ask which it is. The chosen file
+    and title are still the form's (it is not cleared), so either button uploads them."""
+    doc = st.session_state.get(REVISION)
+    file = st.session_state.get(f"doc_upload_file_{picker_round}")
+    if doc is None or file is None:
+        st.session_state.pop(REVISION, None)
+        return
+    st.info(escape_markdown(revision_notice(doc)), icon=":material/history:")
+    with st.container(horizontal=True, gap="small"):
+        as_version = st.button(AS_VERSION, key="doc_upload_as_version", type="primary", icon=":material/history:")
+        as_new = st.button(AS_NEW, key="doc_upload_as_new")
+    if as_version or as_new:
+        outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles,
+                                  st.session_state.get("doc_upload_title"), wide_access_confirmed=confirmed,
+                                  new_version_of=doc.id if as_version else None, as_new_document=as_new)
+        if outcome.ok:
+            _queued(outcome, picker_round)
+        st.error(escape_markdown(outcome.message))
 
 
 def render_upload(ctx: AppContext, admin: User) -> None:
@@ -72,12 +115,13 @@ def render_upload(ctx: AppContext, admin: User) -> None:
         outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title,
                                   wide_access_confirmed=confirmed)
         if outcome.ok:
-            _flash(outcome.message)
-            remember_job(outcome.job_id)  # its card heads the page until the session ends
-            st.session_state[UPLOAD_ROUND] = picker_round + 1
-            st.session_state[UPLOAD_RESET] = True
-            st.rerun()
-        st.error(escape_markdown(outcome.message))
+            _queued(outcome, picker_round)
+        if outcome.revision_of is None:
+            st.error(escape_markdown(outcome.message))
+            return
+        st.session_state[REVISION] = outcome.revision_of
+    if st.session_state.get(REVISION) is not None:
+        _offer_revision(ctx, admin, roles, confirmed, picker_round)
 
 
 def _download(ctx: AppContext, user: User, doc: Document) -> None:
@@ -137,6 +181,60 @@ def _edit_roles(ctx: AppContext, doc: Document) -> None:
             st.rerun()
 
 
+def _new_version(ctx: AppContext, admin: User, doc: Document) -> None:
+    """Upload the document's next version from its card: roles preselected as the current version's."""
+    from ui.upload import UploadOutcome
+
+    with st.popover("Yeni sürüm yükle", icon=":material/upload_file:"):
+        st.caption(escape_markdown(f"Yeni sürüm işlendiğinde “{doc.title}” belgesinin {doc.version_label} yerine "
+                                   "geçer; eski sürüm arşivde kalır ve cevaplarda kullanılmaz."))
+        file = st.file_uploader("Yeni sürümün dosyası", type=list(UPLOAD_EXTENSIONS),
+                                key=f"doc_version_file_{doc.public_id}", max_upload_size=ctx.settings.max_upload_mb)
+        roles = role_picker(f"doc_version_roles_{doc.public_id}", default=doc.allowed_roles)
+        confirmed = confirm_wide_access(f"doc_version_wide_{doc.public_id}", roles)
+        if st.button(AS_VERSION, key=f"doc_version_save_{doc.public_id}", type="primary"):
+            if file is None:
+                st.error("Lütfen yeni sürümün dosyasını seçin.")
+                return
+            outcome: UploadOutcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, None,
+                                                     wide_access_confirmed=confirmed, new_version_of=doc.id)
+            if not outcome.ok:
+                st.error(escape_markdown(outcome.message))
+                return
+            _flash(outcome.message)
+            remember_job(outcome.job_id)
+            st.rerun()
+
+
+def _versions(ctx: AppContext, user: User, doc: Document) -> None:
+    """The document's kept versions, newest first; for the admin a roll-back button on each earlier one."""
+    from ragcore.documents import VersionError, list_versions, make_current
+
+    try:
+        versions = list_versions(ctx.db, doc.id, user.role)
+    except LookupError:
+        return
+    if len(versions) < 2:
+        return
+    with st.expander(f"Sürümler ({len(versions)})", icon=":material/history:"):
+        for version in versions:
+            with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+                state = "güncel, cevaplarda kullanılıyor" if version.is_current else "arşivde, cevaplarda kullanılmıyor"
+                st.caption(escape_markdown(f"{version.label} · {version.filename} · yükleyen: "
+                                           f"{version.uploaded_by or '-'} · {state}"))
+                if user.is_admin and not version.is_current and st.button(
+                        "Bu sürüme dön", key=f"doc_rollback_{version.public_id}", icon=":material/undo:"):
+                    try:
+                        make_current(ctx.db, version.document_id)
+                    except VersionError as exc:
+                        _flash(str(exc), "warning")
+                    except LookupError:
+                        _flash("Sürüm bu arada silinmiş.", "warning")
+                    else:
+                        _flash(f"“{doc.title}” artık {version.label} ile cevaplanıyor; diğer sürümler arşivde.")
+                    st.rerun()
+
+
 CONFIRM = "doc_confirm_delete"  # the document whose delete dialog is open (survives full reruns)
 
 
@@ -149,8 +247,8 @@ def confirm_delete(ctx: AppContext, doc: Document) -> None:
     """The confirmation, in a dialog: nothing is deleted until "Evet, sil"."""
     from ragcore.documents import delete_document
 
-    st.warning(escape_markdown(f"“{doc.title}” ve bütün parçaları kalıcı olarak silinecek; sohbet artık bu "
-                               "dokümandan kaynak gösteremez. Emin misiniz?"), icon=":material/warning:")
+    st.warning(escape_markdown(f"“{doc.title}”, bütün sürümleri ve parçaları kalıcı olarak silinecek; sohbet artık "
+                               "bu dokümandan kaynak gösteremez. Emin misiniz?"), icon=":material/warning:")
     with st.container(horizontal=True, horizontal_alignment="right"):
         if st.button("Vazgeç", key=f"doc_delete_no_{doc.public_id}"):
             _forget_confirm()
@@ -169,7 +267,7 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
     with st.container(border=True):
         st.markdown(f"**{escape_markdown(doc.title)}**")
         meta = (f"{doc.filename} · {formatting.integer(doc.page_count)} {count_unit(doc.file_format)} · "
-                f"{formatting.integer(doc.chunk_count)} parça · {formatting.date(doc.created_at)}")
+                f"{formatting.integer(doc.chunk_count)} parça · {doc.version_label}")
         if doc.uploaded_by:
             meta += f" · yükleyen: {doc.uploaded_by}"
         st.caption(escape_markdown(meta))
@@ -180,11 +278,13 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
             st.caption(escape_markdown(f"Metni okunamayan sayfalar: {', '.join(map(str, doc.skipped_pages))}"))
         for note in page_size_notes(doc.oversized_pages, doc.undrawable_pages):
             st.caption(escape_markdown(note))
+        _versions(ctx, user, doc)
         with st.container(horizontal=True, gap="small", vertical_alignment="center"):  # the card's actions, one row
             _download(ctx, user, doc)
             if user.role == "admin":
                 _edit_title(ctx, doc)
                 _edit_roles(ctx, doc)
+                _new_version(ctx, user, doc)
                 if st.button("Sil", key=f"doc_delete_{doc.public_id}", icon=":material/delete:"):
                     st.session_state[CONFIRM] = doc.id
                 if st.session_state.get(CONFIRM) == doc.id:

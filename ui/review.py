@@ -26,7 +26,13 @@ from ui.context import AppContext
 from ui.jobs import job_subject
 from ui.markdown import escape_answer, escape_markdown
 from ui.review_gold import render_gold_control
-from ui.upload import confirm_wide_access, role_picker, upload_document, uploader_in_turkish
+from ui.upload import (
+    confirm_wide_access,
+    revision_elsewhere,
+    role_picker,
+    upload_document,
+    uploader_in_turkish,
+)
 
 OFF_TOPIC_HELP = ("Sohbetin dokümanlarda ilgili hiçbir şey bulamayıp “dokümanlarda yok” dediği sorular (hava "
                   "durumu, yemek listesi gibi). Çoğu kez yapılacak bir şey yoktur; şirkete ait bir belgeyle "
@@ -190,7 +196,8 @@ def _upload_control(ctx: AppContext, admin: User, group: ReviewGroup) -> None:
                 if outcome.ok:
                     _flash(outcome.message + " Doküman eklenince bu sorunun bütün soruluşları çözülecek.")
                     st.rerun()
-                st.error(escape_markdown(outcome.message))
+                st.error(escape_markdown(outcome.message if outcome.revision_of is None
+                                         else revision_elsewhere(outcome.revision_of)))
 
 
 def _expansion_control(ctx: AppContext, admin: User, group: ReviewGroup, flash: Callable[[str], None]) -> None:

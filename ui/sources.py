@@ -24,11 +24,15 @@ from ui.markdown import escape_markdown, highlight
 
 def source_label(source: Source) -> str:
     """Title · article · page, the way a lawyer cites ("… (6331) · Madde 14 · s. 9"); a Word
-    file's heading and paragraph instead of the page ("… · Madde 3 · § BİRİNCİ BÖLÜM · paragraf 2")."""
+    file's heading and paragraph instead of the page ("… · Madde 3 · § BİRİNCİ BÖLÜM · paragraf 2").
+    A revised document's version follows ("… · s. 9 · sürüm 2 · 06.12.2026"); a first version's
+    is named inside the source (`render_source`), not in every label."""
     parts = [source.title]
     if source.article:
         parts.append(source.article)
     parts.append(source.locator_label)
+    if source.version_no > 1:
+        parts.append(source.version_label)
     return " · ".join(parts)
 
 
@@ -62,7 +66,7 @@ def render_source(ctx: AppContext, user: User, source: Source, terms: Collection
         st.markdown(highlight(passage_text(source), terms, marked))
         cols = st.columns([3, 2], vertical_alignment="center")
         score = f" · {score_name} {formatting.number(source.score)}" if score_name else ""
-        cols[0].caption(escape_markdown(f"{source.filename}{score}"))
+        cols[0].caption(escape_markdown(f"{source.filename} · {source.version_label}{score}"))
         if cols[1].button(escape_markdown(page_button_label(source)), key=f"{key}_page", icon=":material/menu_book:",
                           width="stretch"):
             open_page_dialog(ctx, user, source, terms, key)
@@ -83,6 +87,11 @@ def _page_text(_settings: object, _doc: object, _role: str, sha256: str, number:
 
     page = read_page(_settings, _doc, number, _role)
     return page.page_count, page.text, page.heading
+
+
+def _version(doc: Document) -> str:
+    """"sürüm 2 · 06.12.2026", and for a version kept in the archive that it no longer answers."""
+    return doc.version_label + ("" if doc.is_current else " (arşivde; artık cevaplarda kullanılmıyor)")
 
 
 def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str) -> None:
@@ -118,7 +127,7 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
         st.error(escape_markdown(str(exc)))
         return
     scanned = " · OCR ile okundu" if number in doc.ocr_pages else ""
-    st.caption(escape_markdown(f"Sayfa {number} / {count} · {doc.filename}{scanned}"))
+    st.caption(escape_markdown(f"Sayfa {number} / {count} · {doc.filename} · {_version(doc)}{scanned}"))
     if image is not None:
         st.image(image.png, width="stretch", alt=escape_markdown(f"Sayfa {number}, alıntı işaretli"))
         if not image.marked:
@@ -161,7 +170,7 @@ def _section_dialog(ctx: AppContext, user: User, doc: Document, source: Source, 
         number = st.segmented_control("Kısım", sections, default=cited, format_func=lambda n: f"{n}. kısım",
                                       key=f"{key}_section_choice") or cited
     count, text, heading = read[number]
-    st.caption(escape_markdown(f"§ {heading} · kısım {number} / {count} · {doc.filename}"))
+    st.caption(escape_markdown(f"§ {heading} · kısım {number} / {count} · {doc.filename} · {_version(doc)}"))
     with st.container(height=420, border=True):
         st.markdown(highlight(text, terms) if text else "*Bu kısımda metin yok.*")  # a Word file's lines are its paragraphs
     path = document_file(ctx.settings, doc, user.role)

@@ -127,6 +127,12 @@ class Understood(BaseModel):
                    shown=r.shown, notice=r.notice)
 
 
+class SourceVersionOut(BaseModel):
+    number: int = Field(description="the document's version (1 for its first upload)")
+    date: datetime | None = Field(description="when that version was uploaded")
+    label: str = Field(description='as cited: "sürüm 2 · 06.12.2026"')
+
+
 class SourceOut(BaseModel):
     rank: int = Field(description="the [n] the answer cites")
     document_id: PublicId
@@ -143,6 +149,7 @@ class SourceOut(BaseModel):
     score: float
     text: str
     ocr: bool = Field(description="the passage was read by OCR from a scanned page: check it on the page itself")
+    version: SourceVersionOut = Field(description="the document's version the passage is from")
 
     @classmethod
     def of(cls, source: Source) -> SourceOut:
@@ -256,6 +263,8 @@ class DocumentOut(BaseModel):
                                        "(RENDER_MAX_MEGAPIXELS) at the page image's resolution: drawn smaller")
     undrawable_pages: list[int] = Field(default_factory=list, description="pages too large to draw as an image "
                                         "even at PAGE_IMAGE_MIN_DPI: their page image answers 422 page_too_large")
+    version: int = Field(default=1, description="this row's version of the document (GET …/versions lists them)")
+    current: bool = Field(default=True, description="false: a kept earlier version, never retrieved")
 
     @classmethod
     def of(cls, doc: Document) -> DocumentOut:
@@ -263,7 +272,23 @@ class DocumentOut(BaseModel):
                    size_bytes=doc.size_bytes, allowed_roles=list(doc.allowed_roles), uploaded_by=doc.uploaded_by,
                    created_at=doc.created_at, skipped_pages=list(doc.skipped_pages), file_format=doc.file_format,
                    ocr_pages=list(doc.ocr_pages), oversized_pages=list(doc.oversized_pages),
-                   undrawable_pages=list(doc.undrawable_pages))
+                   undrawable_pages=list(doc.undrawable_pages), version=doc.version_no, current=doc.is_current)
+
+
+class DocumentVersionOut(BaseModel):
+    document_id: PublicId = Field(description="this version's own public id (GET /v1/documents/{id} reads it)")
+    version: int
+    current: bool
+    label: str = Field(description='"sürüm 2 · 06.12.2026"')
+    uploaded_at: datetime
+    uploaded_by: str | None
+    filename: str
+    chunks: int
+    retired_at: datetime | None = Field(description="when it last stopped being the current version")
+
+
+class DocumentVersionList(BaseModel):
+    versions: list[DocumentVersionOut] = Field(description="newest first, those the caller's role may read")
 
 
 class ChunkOut(BaseModel):
@@ -329,9 +354,11 @@ class ConversationList(BaseModel):
 
 
 class VersionOut(BaseModel):
-    sha256: str = Field(description="the cited file's sha256 at the time of the answer (documents have no "
-                                    "versions yet: this and the upload date stand in for one)")
+    sha256: str = Field(description="the cited version's file's sha256")
     uploaded_at: datetime | None
+    number: int | None = Field(default=None, description="the cited version's number (null for answers given "
+                                                         "before documents had versions)")
+    label: str = Field(default="", description='as cited: "sürüm 2 · 06.12.2026"')
 
 
 class CitationOut(BaseModel):
@@ -352,7 +379,8 @@ class CitationOut(BaseModel):
         return cls(number=citation.number, document_id=citation.document_id, title=citation.title,
                    article=citation.article, heading=citation.heading, locator=citation.locator,
                    locator_kind=citation.locator_kind, page_start=citation.page_start, page_end=citation.page_end,
-                   version=VersionOut(sha256=version.sha256, uploaded_at=version.uploaded_at) if version else None)
+                   version=VersionOut(sha256=version.sha256, uploaded_at=version.uploaded_at, number=version.number,
+                                      label=version.label) if version else None)
 
 
 class TurnOut(BaseModel):

@@ -39,6 +39,7 @@ from ragcore.core.models import (
     Page,
     Source,
     User,
+    version_label,
 )
 from ragcore.core.ollama import (
     OllamaStatus,
@@ -107,6 +108,7 @@ __all__ = [
     "TOKENIZERS",
     "ascii_typed_words",
     "User",
+    "version_label",
     "cookie_key",
     "create_private",
     "disk_space",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 STATUS_ANSWERED = "answered"
 STATUS_FALLBACK = "fallback"
@@ -77,6 +77,24 @@ class Document:
     ocr_pages: tuple[int, ...] = ()  # pages whose text was read by OCR
     oversized_pages: tuple[int, ...] = ()  # pages whose image is drawn smaller (too large for the pixel budget)
     undrawable_pages: tuple[int, ...] = ()  # pages too large to draw as an image at all
+    # Versions (migration 024): the rows of one document share `lineage`; one of them is current,
+    # the others are kept for the audit trail and never retrieved. `created_at` is the version's date.
+    version_no: int = 1
+    is_current: bool = True
+    lineage: str = ""
+
+    @property
+    def version_label(self) -> str:
+        """"sürüm 2 · 06.12.2026": the version and the day it was uploaded."""
+        return version_label(self.version_no, self.created_at)
+
+
+def version_label(version_no: int, uploaded_at: datetime | date | None) -> str:
+    """"sürüm 2 · 06.12.2026", the day in the server's time zone as every date shown ("sürüm 2"
+    when the date is unknown)."""
+    if isinstance(uploaded_at, datetime) and uploaded_at.tzinfo is not None:
+        uploaded_at = uploaded_at.astimezone()
+    return f"sürüm {version_no}" + (f" · {uploaded_at:%d.%m.%Y}" if uploaded_at else "")
 
 
 @dataclass(frozen=True)
@@ -104,6 +122,13 @@ class Source:
     locator_kind: str = LOCATOR_PAGE
     locator: str | None = None
     ocr: bool = False  # the passage was read by OCR from a scanned page: check it on the page image
+    version_no: int = 1  # the document's version it was read from (migration 024) and that version's date
+    version_date: datetime | None = None
+
+    @property
+    def version_label(self) -> str:
+        """"sürüm 2 · 06.12.2026": which version of the document the passage is from."""
+        return version_label(self.version_no, self.version_date)
 
     @property
     def page_label(self) -> str:
@@ -132,6 +157,9 @@ class Source:
             "score": self.score,
             "text": self.text,
             "ocr": self.ocr,
+            "version": {"number": self.version_no,
+                        "date": self.version_date.isoformat() if self.version_date else None,
+                        "label": self.version_label},
         }
 
 

@@ -1,12 +1,13 @@
 """Documents in and out: telling an upload's format by its bytes, PDF and Word (.docx) reading,
 OCR of scanned pages, article-aware chunking, titles, the upload pipeline, re-embedding, the
 sentence windows the dense leg scores besides each chunk, the clean-up of orphaned uploads, the
-role-scoped catalog, the re-index of postings built from an older lexical text (`lexical_index`)
-and the cited source pages (text, PDF and the page drawn as an image with the passage marked).
+role-scoped catalog, a document's versions (`versions`: the kept ones, rolling back, the stored
+document an upload looks like a revision of), the re-index of postings built from an older
+lexical text (`lexical_index`) and the cited source pages (text, PDF and the page drawn as an image with the passage marked).
 Every drawing of a page stays within a pixel budget (`rendering.PixelBudget`; `PageTooLarge`).
 """
 
-from ragcore.documents import catalog, formats, ingest, ocr, pdf, windows, word
+from ragcore.documents import catalog, formats, ingest, ocr, pdf, versions, windows, word
 from ragcore.documents.catalog import (
     DocumentNotFound,
     delete_document,
@@ -51,6 +52,7 @@ from ragcore.documents.ingest import (
     DuplicateDocument,
     IndexModelMismatch,
     IngestError,
+    VersionBaseGone,
     check_free_space,
     check_size,
     check_upload,
@@ -92,6 +94,7 @@ from ragcore.documents.titles import (
     heading_title,
     turkish_title_case,
 )
+from ragcore.documents.versions import Version, VersionError, list_versions, make_current, revision_of
 from ragcore.documents.windows import MAX_WINDOWS, Window, chunk_windows, document_windows
 from ragcore.documents.word import (
     CorruptWord,
@@ -145,6 +148,9 @@ __all__ = [
     "PixelBudget",
     "RenderError",
     "TitleError",
+    "Version",
+    "VersionBaseGone",
+    "VersionError",
     "Window",
     "article_headings",
     "catalog",
@@ -174,9 +180,11 @@ __all__ = [
     "ingest_file",
     "ingest_pdf",
     "low_disk_message",
+    "make_current",
     "joined_text",
     "lexical_texts",
     "list_documents",
+    "list_versions",
     "locate",
     "ocr",
     "ocr_status",
@@ -190,6 +198,7 @@ __all__ = [
     "readable_passages",
     "reembed_all",
     "reindex_stale",
+    "revision_of",
     "remove_orphan_files",
     "section_label",
     "sentence_units",
@@ -200,6 +209,7 @@ __all__ = [
     "term_document_frequencies",
     "turkish_title_case",
     "validate_roles",
+    "versions",
     "windows",
     "word",
 ]

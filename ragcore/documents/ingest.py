@@ -12,6 +12,11 @@ the file is put in place under its final name (its sha256) just before that tran
 committed document always has its file. Any failure leaves no rows, an unchanged lexicon and
 no stored file; a crash leaves at most an unreferenced file (see `ragcore.documents.orphans`).
 
+A new version of a stored document (`new_version_of`, migration 024) goes the same way; inside the
+same transaction, under its document's lock, the current version is retired (`start_version`)
+before the new one is inserted as current, so a question sees one of them, never both or
+neither, and a failure anywhere leaves the old one current.
+
 Uploads of the same bytes take turns: an advisory lock keyed by the sha256 is held from placing
 the file through the transaction to the clean-up after a failure, so an interrupted upload
 cannot remove the file of a concurrent one that commits. Inside the transaction the recorded
@@ -72,10 +77,19 @@ class IngestError(ValueError):
 class DuplicateDocument(IngestError):
     """The same file (same sha256) is already stored; `public_id` names the stored one."""
 
-    def __init__(self, public_id: str, title: str) -> None:
-        super().__init__(f"Bu dosya zaten yüklü: “{title}” (belge {public_id}). Aynı dosya ikinci kez eklenmez.")
+    def __init__(self, public_id: str, title: str, message: str | None = None) -> None:
+        super().__init__(message or f"Bu dosya zaten yüklü: “{title}” (belge {public_id}). Aynı dosya ikinci kez "
+                                    "eklenmez.")
         self.public_id = public_id
         self.title = title
+
+
+class VersionBaseGone(IngestError):
+    """The document a new version was meant for is no longer stored (deleted while it was read)."""
+
+    def __init__(self) -> None:
+        super().__init__("Yeni sürümü yüklenecek belge bulunamadı; silinmiş olabilir. Dosyayı yeni bir belge olarak "
+                         "yükleyin ya da belgeler listesinden doğru belgeyi seçin.")
 
 
 @dataclass(frozen=True)
@@ -96,10 +110,12 @@ class IngestResult:
     oversized_pages: list[int] = field(default_factory=list)  # page images drawn below DISPLAY_DPI
     undrawable_pages: list[int] = field(default_factory=list)  # page images refused: too large to draw
     too_large_for_ocr: list[int] = field(default_factory=list)  # pages without text not read: too large
+    version_no: int = 1  # the document's version this upload became (migration 024)
 
     def as_dict(self) -> dict:
         return {
             "document_id": self.public_id,
+            "version": self.version_no,
             "title": self.title,
             "file_format": self.file_format,
             "pages": self.pages,
@@ -336,16 +352,92 @@ LEXICAL_VERSION = 2
 
 
 def _insert_document(conn: psycopg.Connection, meta: dict) -> int:
+    """The documents row, current: version 1 of a new lineage unless `meta` names the lineage and
+    version (a new version, whose predecessor `start_version` retired in this transaction)."""
     return conn.execute(
         """INSERT INTO documents (title, filename, sha256, size_bytes, page_count, skipped_pages,
                                   ocr_pages, allowed_roles, uploaded_by, file_format, lexical_version,
-                                  oversized_pages, undrawable_pages)
+                                  oversized_pages, undrawable_pages, lineage, version_no)
            VALUES (%(title)s, %(filename)s, %(sha256)s, %(size_bytes)s, %(page_count)s,
                    %(skipped_pages)s, %(ocr_pages)s, %(allowed_roles)s, %(uploaded_by)s, %(file_format)s,
-                   %(lexical_version)s, %(oversized_pages)s, %(undrawable_pages)s)
+                   %(lexical_version)s, %(oversized_pages)s, %(undrawable_pages)s,
+                   coalesce(%(lineage)s::uuid, gen_random_uuid()), %(version_no)s)
            RETURNING id""",
-        {**meta, "lexical_version": LEXICAL_VERSION},
+        {"lineage": None, "version_no": 1, **meta, "lexical_version": LEXICAL_VERSION},
     ).fetchone()[0]
+
+
+# --------------------------------------------------------------------------- versions (migration 024)
+
+
+def lineage_lock(lineage: str) -> str:
+    """The transaction lock every change of one document's versions takes: a new version's store
+    and a roll-back take turns, so the version numbers and the one current row stay right."""
+    return f"dayanak-lineage:{lineage}"
+
+
+def lock_lineage(conn: psycopg.Connection, lineage: str) -> None:
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (lineage_lock(lineage),))
+
+
+@dataclass(frozen=True)
+class VersionBase:
+    """The document a new version continues: its lineage and, as the new version's defaults, the
+    current version's title and roles."""
+
+    lineage: str
+    title: str
+    allowed_roles: tuple[str, ...]
+
+
+def version_base(conn: psycopg.Connection, document_id: int) -> VersionBase:
+    """The lineage of the document `document_id` (any of its versions) with its current version's
+    title and roles; VersionBaseGone when it is no longer stored."""
+    row = conn.execute(
+        """SELECT cur.lineage::text, cur.title, cur.allowed_roles FROM documents d
+           JOIN documents cur ON cur.lineage = d.lineage AND cur.is_current
+           WHERE d.id = %s""", (document_id,)).fetchone()
+    if row is None:
+        raise VersionBaseGone()
+    return VersionBase(row[0], row[1], tuple(row[2]))
+
+
+def start_version(conn: psycopg.Connection, lineage: str, digest: str) -> int:
+    """Inside the store transaction of a new version: take the lineage's lock, refuse bytes that
+    are already one of its versions (Turkish message), retire the current version and return the
+    new version's number. The insert that follows makes the new one current in the same
+    transaction, so no reader ever sees both versions or neither."""
+    lock_lineage(conn, lineage)
+    rows = conn.execute(
+        """SELECT id, public_id::text, title, version_no, is_current, sha256 FROM documents
+           WHERE lineage = %s::uuid ORDER BY version_no""", (lineage,)).fetchall()
+    current = next((row for row in rows if row[4]), None)
+    if current is None:
+        raise VersionBaseGone()
+    same = next((row for row in rows if row[5] == digest), None)
+    if same is not None:
+        raise DuplicateDocument(same[1], same[2], same_version_message(same[2], same[3], is_current=same[4]))
+    conn.execute("UPDATE documents SET is_current = false, retired_at = now() WHERE id = %s", (current[0],))
+    return max(row[3] for row in rows) + 1
+
+
+def start_version_check(conn: psycopg.Connection, base: VersionBase, digest: str) -> None:
+    """Before any slow work: bytes that are already one of the document's versions are refused
+    at once (`start_version` checks again inside the store transaction)."""
+    row = conn.execute(
+        "SELECT public_id::text, title, version_no, is_current FROM documents WHERE lineage = %s::uuid AND sha256 = %s",
+        (base.lineage, digest)).fetchone()
+    if row is not None:
+        raise DuplicateDocument(row[0], row[1], same_version_message(row[1], row[2], is_current=row[3]))
+
+
+def same_version_message(title: str, version_no: int, *, is_current: bool) -> str:
+    """A new version with the bytes of a stored one: which one, and what to do."""
+    if is_current:
+        return (f"Bu dosya “{title}” belgesinin güncel sürümüyle (sürüm {version_no}) aynı: içerik değişmemiş, yeni "
+                "sürüm eklenmedi. Değiştirilmiş dosyayı seçin.")
+    return (f"Bu dosya “{title}” belgesinin {version_no}. sürümüyle aynı; aynı dosya ikinci kez eklenmez. O sürüme "
+            "dönmek için belgenin sürüm listesinde “Bu sürüme dön” düğmesini kullanın.")
 
 
 def insert_chunks(
@@ -458,6 +550,8 @@ def _store(db: dbmod.Database, meta: dict, embedded: EmbeddedDocument, report: P
             recorded = dbmod.lock_embedding_space(conn)
             if recorded != space or recorded.windows != space.windows:
                 raise EmbeddingModelChanged(recorded.model if recorded else "yok", space.model)
+            if meta.get("lineage"):
+                meta = {**meta, "version_no": start_version(conn, meta["lineage"], meta["sha256"])}
             existing = find_by_sha256(conn, meta["sha256"])
             if existing:
                 raise DuplicateDocument(*existing)
@@ -487,16 +581,27 @@ def ingest_file(
     title: str | None = None,
     uploaded_by: str | None = None,
     progress: Progress | None = None,
+    new_version_of: int | None = None,
 ) -> IngestResult:
-    """Validate, extract, chunk, embed and store one PDF or .docx; all or nothing."""
+    """Validate, extract, chunk, embed and store one PDF or .docx; all or nothing.
+
+    `new_version_of` (a document's key, any of its versions): store the file as that document's
+    next version, switched in when it is stored (migration 024). Its roles default to the
+    current version's (`roles` empty), its title to the current version's (`title` None)."""
     started = time.perf_counter()
     report: Progress = progress or (lambda stage, done, total: None)
+    base = None
+    digest = sha256_bytes(data)
+    with db.connection() as conn:
+        if new_version_of is not None:
+            base = version_base(conn, new_version_of)
+            title = title or base.title
+            roles = list(roles or ()) or list(base.allowed_roles)
+            start_version_check(conn, base, digest)
+        existing = find_by_sha256(conn, digest)
     allowed = validate_roles(roles)
     check_size(data, settings)
     check_free_space(settings)
-    digest = sha256_bytes(data)
-    with db.connection() as conn:
-        existing = find_by_sha256(conn, digest)
     if existing:
         raise DuplicateDocument(*existing)
 
@@ -530,14 +635,16 @@ def ingest_file(
         "allowed_roles": allowed,
         "uploaded_by": uploaded_by,
         "file_format": extracted.file_format,
+        "lineage": base.lineage if base else None,
     }
     document_id = _store_with_file(db, settings, meta, data, embedded, report)
     _keep_ocr_readings(settings, digest, extracted.ocr_results)
     seconds = time.perf_counter() - started
     log.info("ingested %s as document %d: %d pages (%d by OCR), %d chunks in %.2fs", name, document_id,
              extracted.page_count, len(extracted.ocr_pages), len(chunks), seconds)
+    public_id, version_no = _public_id(db, document_id)
     return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages,
-                        public_id=_public_id(db, document_id), windows=len(embedded.windows),
+                        public_id=public_id, version_no=version_no, windows=len(embedded.windows),
                         file_format=extracted.file_format, ocr_pages=extracted.ocr_pages,
                         oversized_pages=sizes.reduced, undrawable_pages=sizes.refused,
                         too_large_for_ocr=extracted.too_large_for_ocr)
@@ -598,9 +705,11 @@ def _store_with_file(
             raise
 
 
-def _public_id(db: dbmod.Database, document_id: int) -> str:
+def _public_id(db: dbmod.Database, document_id: int) -> tuple[str, int]:
+    """The stored document's public id and version number."""
     with db.connection() as conn:
-        return conn.execute("SELECT public_id::text FROM documents WHERE id = %s", (document_id,)).fetchone()[0]
+        row = conn.execute("SELECT public_id::text, version_no FROM documents WHERE id = %s", (document_id,)).fetchone()
+    return row[0], row[1]
 
 
 def _existing(db: dbmod.Database, digest: str) -> tuple[str, str] | None:

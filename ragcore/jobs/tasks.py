@@ -46,6 +46,7 @@ from ragcore.documents import (
     IngestError,
     PdfError,
     UnusableFile,
+    VersionBaseGone,
     check_free_space,
     check_name,
     check_size,
@@ -181,8 +182,12 @@ def submit_ingest(
     title: str | None = None,
     created_by: str | None = None,
     resolves_question_id: int | None = None,
+    new_version_of: int | None = None,
 ) -> Job:
     """Stage the bytes and queue their ingestion; returns at once with the queued job.
+
+    `new_version_of` (a document's key): the file is that document's next version, switched in
+    when the job has stored it (`ingest_file`); `roles` may then be empty (the current version's).
 
     The cheap checks (empty, too big, roles, the format told by the first bytes and a name that
     claims the other one, too little free disk: MIN_FREE_DISK_MB) refuse here with the documents
@@ -193,7 +198,7 @@ def submit_ingest(
     if not data:
         raise JobError("Dosya boş; lütfen bir PDF ya da Word (.docx) dosyası seçin.")
     try:
-        allowed = validate_roles(roles)
+        allowed = validate_roles(roles) if roles or new_version_of is None else []
         check_size(data, settings)
         file_format = detect_format(data)
         check_name(filename, file_format)
@@ -203,6 +208,8 @@ def submit_ingest(
     name = Path(filename).name or f"belge{EXTENSIONS[file_format]}"
     arguments = {"filename": name, "roles": allowed, "title": (title or "").strip() or None,
                  "size_bytes": len(data), "file_format": file_format}
+    if new_version_of is not None:
+        arguments["new_version_of"] = int(new_version_of)
     return service.submit(db, INGEST, arguments, label=name, created_by=created_by,
                           resolves_question_id=resolves_question_id,
                           stage_inputs=lambda job: _stage(settings, job, data))
@@ -242,7 +249,7 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
         embedder = run.embedder()
         result = ingest_file(run.db, run.settings, embedder, data, filename=args["filename"],
                             roles=args["roles"], title=args.get("title"), uploaded_by=run.job.created_by,
-                            progress=in_parts(run.progress))
+                            progress=in_parts(run.progress), new_version_of=args.get("new_version_of"))
     except IngestError as exc:
         raise JobFailed(str(exc), retryable=not _repeats_on_same_bytes(exc)) from exc
     except EmbeddingError as exc:
@@ -283,10 +290,11 @@ def _documents(db: Database, document_ids: list[int] | None) -> list[int]:
 
 
 def _repeats_on_same_bytes(exc: IngestError) -> bool:
-    """A duplicate, or a file that cannot be read: a retry of the same staged bytes fails alike.
-    (A removed duplicate is uploaded again; a changed embedding model or a database error may
-    pass on a retry.)"""
-    return isinstance(exc, DuplicateDocument) or isinstance(exc.__cause__, (PdfError, UnusableFile))
+    """A duplicate, a file that cannot be read, or a new version of a deleted document: a retry of
+    the same staged bytes fails alike. (A removed duplicate is uploaded again; a changed embedding
+    model or a database error may pass on a retry.)"""
+    return (isinstance(exc, (DuplicateDocument, VersionBaseGone))
+            or isinstance(exc.__cause__, (PdfError, UnusableFile)))
 
 
 def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
@@ -303,7 +311,8 @@ def _ingest_summary(result: dict[str, Any]) -> str:
     """"“Başlık” aranabilir: 24 sayfa, 102 parça; 4 dk 28 sn sürdü" — the title, not the document's id."""
     skipped = result.get("skipped_pages") or []
     pages = "başlık" if result.get("file_format") == DOCX else "sayfa"  # a Word file's sections, by their headings
-    text = (f"“{result.get('title')}” aranabilir: {formatting.integer(result.get('pages'))} {pages}, "
+    version = f" (sürüm {result['version']}, önceki sürüm arşivde)" if (result.get("version") or 1) > 1 else ""
+    text = (f"“{result.get('title')}”{version} aranabilir: {formatting.integer(result.get('pages'))} {pages}, "
             f"{formatting.integer(result.get('chunks'))} parça; {formatting.duration(result.get('seconds', 0))} sürdü")
     scanned = result.get("ocr_pages") or []
     text += f"; OCR ile okunan sayfalar: {', '.join(map(str, scanned))}" if scanned else ""

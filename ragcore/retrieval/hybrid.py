@@ -333,7 +333,7 @@ ranked AS (
 SELECT c.id, c.document_id, d.title, d.filename, c.page_start, c.page_end, c.article, c.text,
        r.score, r.dense_score, r.lexical_score,
        e.best_cosine, e.best_bm25, e.coverage, e.permitted_hits, d.public_id::text, e.best_window_cosine,
-       c.locator, d.file_format, c.ocr
+       c.locator, d.file_format, c.ocr, d.version_no, d.created_at
 FROM evidence e
 LEFT JOIN ranked r ON true
 LEFT JOIN chunks c ON c.id = r.id
@@ -559,6 +559,8 @@ def _row_to_hit(rank: int, row: tuple) -> Hit:
         locator_kind=LOCATOR_SECTION if row[18] == DOCX else LOCATOR_PAGE,
         locator=row[17],
         ocr=bool(row[19]),
+        version_no=row[20],
+        version_date=row[21],
     )
     return Hit(source, None if row[9] is None else float(row[9]), None if row[10] is None else float(row[10]))
 

@@ -1,5 +1,5 @@
-"""Documents and jobs: the caller's role's list, one document, its file, a cited page as an image;
-upload, job status, delete (admin).
+"""Documents and jobs: the caller's role's list, one document, its file, a cited page as an image,
+its versions; upload, a new version, making a kept version current again, job status, delete (admin).
 
 Reads go through `ragcore.documents.catalog` (the role predicate in every query), so a document the
 caller may not read is answered exactly like one that does not exist: the same 404 body. Documents
@@ -34,6 +34,8 @@ from ragcore.api.schemas import (
     DocumentDetail,
     DocumentList,
     DocumentOut,
+    DocumentVersionList,
+    DocumentVersionOut,
     ErrorResponse,
     JobOut,
 )
@@ -54,9 +56,12 @@ from ragcore.documents import (
     PdfError,
     UnsupportedFile,
     UnusableFile,
+    VersionError,
     WordTooLarge,
     check_free_space,
     check_upload,
+    list_versions,
+    make_current,
 )
 from ragcore.documents import catalog as docs
 from ragcore.documents import page_image as page_image_of
@@ -163,6 +168,33 @@ def delete(document_id: Id, admin: Admin, context: Context) -> Deleted:
     return Deleted(deleted=DocumentOut.of(doc))
 
 
+@router.get("/v1/documents/{document_id}/versions", response_model=DocumentVersionList, responses=NOT_FOUND,
+            summary="The document's kept versions, newest first (any version's id names the document)")
+def versions(document_id: Id, user: CurrentUser, context: Context) -> DocumentVersionList:
+    doc = _readable(context, document_id, user.role)
+    try:
+        found = list_versions(context.database(), doc.id, user.role)
+    except docs.DocumentNotFound:  # deleted or revoked in between
+        raise errors.document_not_found() from None
+    return DocumentVersionList(versions=[
+        DocumentVersionOut(document_id=v.public_id, version=v.version_no, current=v.is_current, label=v.label,
+                           uploaded_at=v.uploaded_at, uploaded_by=v.uploaded_by, filename=v.filename,
+                           chunks=v.chunk_count, retired_at=v.retired_at) for v in found])
+
+
+@router.post("/v1/documents/{document_id}/current", response_model=DocumentOut,
+             responses={**NOT_FOUND, 403: {"model": ErrorResponse}, 409: {"model": ErrorResponse}},
+             summary="Make this kept version the document's current one: a roll-back (admin); 409 when it already is")
+def set_current(document_id: Id, admin: Admin, context: Context) -> DocumentOut:
+    doc = _readable(context, document_id, admin.role)
+    try:
+        return DocumentOut.of(make_current(context.database(), doc.id))
+    except docs.DocumentNotFound:
+        raise errors.document_not_found() from None
+    except VersionError as exc:
+        raise errors.ApiError(409, "already_current", str(exc), "This version is already the current one.") from None
+
+
 @router.get("/v1/jobs/{job_id}", response_model=JobOut, summary="A background job's status and progress (admin)",
             responses={404: {"model": ErrorResponse}, 403: {"model": ErrorResponse}})
 def get_job(job_id: Id, admin: Admin, context: Context) -> JobOut:
@@ -247,7 +279,7 @@ def _form_value(form: FormData, name: str) -> list[str]:
     return values  # type: ignore[return-value]
 
 
-def _upload_fields(form: FormData) -> tuple[UploadFile, list[str], str | None]:
+def _upload_fields(form: FormData, *, roles_required: bool = True) -> tuple[UploadFile, list[str], str | None]:
     files = form.getlist("file")
     if not files:
         raise errors.validation_error([{"loc": ("body", "file"), "type": "missing"}])
@@ -255,7 +287,7 @@ def _upload_fields(form: FormData) -> tuple[UploadFile, list[str], str | None]:
         raise errors.ApiError(422, "invalid_request", "İstek geçersiz: 'file' bir dosya olmalı.",
                               "Invalid request: 'file' must be a file part.")
     roles = _form_value(form, "roles")
-    if not roles:
+    if not roles and roles_required:
         raise errors.validation_error([{"loc": ("body", "roles"), "type": "missing"}])
     titles = _form_value(form, "title")
     title = titles[0] if titles else None
@@ -265,13 +297,16 @@ def _upload_fields(form: FormData) -> tuple[UploadFile, list[str], str | None]:
     return files[0], roles, title
 
 
-def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[str], title: str | None) -> jobs.Job:
-    allowed = parse_roles(roles)
+def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[str], title: str | None,
+                  new_version_of: str | None = None) -> jobs.Job:
+    base = _readable(context, new_version_of, admin.role).id if new_version_of is not None else None
+    allowed = parse_roles(roles) if roles or base is None else []
     data = _checked_file(file, context.settings)
     try:
         return jobs.submit_ingest(context.database(), context.settings, data,
                                   filename=Path(file.filename or "").name or "belge.pdf", roles=allowed,
-                                  title=(title or "").strip() or None, created_by=admin.username)
+                                  title=(title or "").strip() or None, created_by=admin.username,
+                                  new_version_of=base)
     except jobs.JobError as exc:
         raise errors.ApiError(422, "upload_refused", str(exc), "The upload was refused (see message_tr).") from None
 
@@ -288,6 +323,37 @@ async def upload(request: Request, admin: Admin, context: Context, response: Res
     """The body is read only after the token was checked and found to be an admin's: an
     anonymous or non-admin caller cannot make the server receive (and spool) an upload; and
     only while the disk has room for it (MIN_FREE_DISK_MB)."""
+    return await _upload(request, admin, context, response)
+
+
+VERSION_UPLOAD_SCHEMA = {**UPLOAD_SCHEMA, "content": {"multipart/form-data": {"schema": {
+    **UPLOAD_SCHEMA["content"]["multipart/form-data"]["schema"], "required": ["file"],
+    "properties": {**UPLOAD_SCHEMA["content"]["multipart/form-data"]["schema"]["properties"],
+                   "roles": {"type": "array", "items": {"type": "string", "enum": list(ROLES)},
+                             "description": "roles that may read the new version (default: the current version's)"},
+                   "title": {"type": "string", "maxLength": MAX_TITLE_CHARS,
+                             "description": "default: the current version's title"}},
+}}}}
+
+
+@upload_router.post(
+    "/v1/documents/{document_id}/versions", status_code=202, response_model=JobOut,
+    openapi_extra={"requestBody": VERSION_UPLOAD_SCHEMA},
+    summary="Upload a new version of a document (admin): multipart `file`, optional `roles` and `title` (the "
+            "current version's by default); 202 with the background job, which switches the new version in when "
+            "it is stored",
+    responses={**NOT_FOUND, 403: {"model": ErrorResponse}, 413: {"model": ErrorResponse},
+               415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 400: {"model": ErrorResponse},
+               507: {"model": ErrorResponse}},
+)
+async def upload_version(document_id: Id, request: Request, admin: Admin, context: Context,
+                         response: Response) -> JobOut:
+    """As `upload`, for the next version of `document_id` (any of its versions' ids)."""
+    return await _upload(request, admin, context, response, new_version_of=document_id)
+
+
+async def _upload(request: Request, admin: User, context: Context, response: Response,
+                  new_version_of: str | None = None) -> JobOut:
     try:
         check_free_space(context.settings)
     except DiskSpaceLow as exc:
@@ -301,8 +367,8 @@ async def upload(request: Request, admin: Admin, context: Context, response: Res
             raise
         raise errors.form_refused(str(exc.detail), UPLOAD_FORM_LIMITS, MAX_TITLE_CHARS) from None
     try:
-        file, roles, title = _upload_fields(form)
-        job = await run_in_threadpool(_queue_upload, context, admin, file, roles, title)
+        file, roles, title = _upload_fields(form, roles_required=new_version_of is None)
+        job = await run_in_threadpool(_queue_upload, context, admin, file, roles, title, new_version_of)
         workers = await run_in_threadpool(jobs.live_workers, context.database(), context.settings)
     finally:
         await form.close()
