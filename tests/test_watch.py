@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragcore import jobs
-from ragcore.documents import list_documents
+from ragcore.documents import list_documents, list_versions
 from ragcore.embed import make_embedder
 from ragcore.jobs import watch
 from tests import pdfs
@@ -109,20 +109,27 @@ def test_a_changed_file_replaces_its_document_once_the_new_content_is_stored(db,
 
     [new] = list_documents(db, "admin")
     assert new.id != old.id and new.sha256 != old.sha256
+    assert [(v.version_no, v.is_current) for v in list_versions(db, new.id, "admin")] == [(2, True), (1, False)]
 
 
-def test_a_removed_file_is_retired(db, watching, share, embedder):
+def test_a_removed_file_is_retired_and_kept_and_comes_back_with_its_file(db, watching, share, embedder):
     path = put(share, "gecici.pdf", law("gecici"))
     jobs.scan(db, watching)
     work(watching, embedder)
     jobs.scan(db, watching)
+    [doc] = list_documents(db, "admin")
+    data = path.read_bytes()
     path.unlink()
 
     report = jobs.scan(db, watching)
 
     assert report.retired == ["gecici.pdf"]
-    assert list_documents(db, "admin") == []
+    assert list_documents(db, "admin") == []  # no longer answers
+    assert [v.is_current for v in list_versions(db, doc.id, "admin")] == [False]  # kept for the audit trail
     assert jobs.scan(db, watching).retired == []  # retired once
+    path.write_bytes(data)
+    assert jobs.scan(db, watching).stored == ["gecici.pdf"]
+    assert [d.id for d in list_documents(db, "admin")] == [doc.id]
 
 
 def test_a_broken_file_is_reported_and_not_tried_again_until_it_changes(db, watching, share, embedder):

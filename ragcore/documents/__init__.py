@@ -94,7 +94,7 @@ from ragcore.documents.titles import (
     heading_title,
     turkish_title_case,
 )
-from ragcore.documents.versions import Version, VersionError, list_versions, make_current, revision_of
+from ragcore.documents.versions import Version, VersionError, list_versions, make_current, retire, revision_of
 from ragcore.documents.windows import MAX_WINDOWS, Window, chunk_windows, document_windows
 from ragcore.documents.word import (
     CorruptWord,
@@ -181,6 +181,7 @@ __all__ = [
     "ingest_pdf",
     "low_disk_message",
     "make_current",
+    "retire",
     "joined_text",
     "lexical_texts",
     "list_documents",

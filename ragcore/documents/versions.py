@@ -97,6 +97,23 @@ def make_current(db: dbmod.Database, document_id: int) -> Document:
     return get_document(db, document_id, "admin")  # type: ignore[return-value]
 
 
+def retire(db: dbmod.Database, document_id: int) -> bool:
+    """Stop a document answering without deleting it: its current version is retired (kept, with
+    every other version, for the audit trail; `make_current` brings one back). The watched
+    folder's answer to a file removed from the share. Admin-only: check before. False when the
+    document had no current version (retired already)."""
+    doc = get_document(db, document_id, "admin")
+    if doc is None:
+        raise DocumentNotFound(document_id)
+    with db.connection() as conn:
+        lock_lineage(conn, doc.lineage)
+        retired = conn.execute("UPDATE documents SET is_current = false, retired_at = now() "
+                               "WHERE lineage = %s::uuid AND is_current RETURNING id", (doc.lineage,)).fetchall()
+    if retired:
+        log.info("document %s retired", doc.lineage)
+    return bool(retired)
+
+
 def revision_of(db: dbmod.Database, *, title: str | None = None, filename: str | None = None) -> Document | None:
     """The stored document (current version) an upload looks like a revision of: the same typed
     title (letter case aside, after the upload form's cleaning), or with no title typed the same

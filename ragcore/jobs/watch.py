@@ -5,7 +5,9 @@ A scan (the `watch_folder` job, queued by every worker each WATCH_INTERVAL_SECON
 what the last scan recorded (`watched_files`, migration 028):
 - a new file is uploaded as a normal ingest job, with the roles of its folder's rule file
   (`watch_rules`), so it shows on the jobs list with its progress like any upload;
-- a changed file (other content) is uploaded again; a file gone from the folder is retired;
+- a changed file (other content) is uploaded as its document's next version, switched in when
+  stored; a file gone from the folder has its document retired (kept for the audit trail, no
+  longer answering), and the same file back brings that version back;
 - a file that failed is reported with its Turkish reason and left alone until its content
   changes: a broken file is not tried again on every scan.
 Each action is logged one line each. A file is hashed only when its size or modification time
@@ -25,7 +27,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from ragcore.core import Settings, formatting
-from ragcore.documents import EXTENSIONS, DocumentNotFound, delete_document
+from ragcore.documents import EXTENSIONS, DocumentNotFound, VersionError, make_current, retire
 from ragcore.jobs import service, store
 from ragcore.jobs.kinds import JobError, JobFailed, JobKind, JobRun, Stage, register_kind
 from ragcore.jobs.tasks import submit_ingest
@@ -161,7 +163,7 @@ def scan(db: Database, settings: Settings, progress: Any = None) -> ScanReport:
     files, truncated = walk(root, settings.watch_max_files)
     report = ScanReport(seen=len(files), truncated=truncated)
     rows = recorded(db)
-    _settle_finished_jobs(db, settings, rows, report)
+    _settle_finished_jobs(db, rows, report)
     rules = RuleBook(root, settings.watch_default_roles)
     for done, seen in enumerate(files, 1):
         _reconcile(db, settings, rules, seen, rows.get(seen.path), report)
@@ -171,7 +173,7 @@ def scan(db: Database, settings: Settings, progress: Any = None) -> ScanReport:
         present = {seen.path for seen in files}
         for path, row in rows.items():
             if path not in present and row["state"] != RETIRED:
-                _retire(db, settings, path, row, report)
+                _retire(db, path, row, report)
     else:
         log.warning("watched folder: more than %d files; the rest were not read (WATCH_MAX_FILES)",
                     settings.watch_max_files)
@@ -202,12 +204,16 @@ def _reconcile(db: Database, settings: Settings, rules: RuleBook, seen: SeenFile
         log.warning("watched folder: %s could not be read: %s", seen.path, exc)
         return  # a file being written or locked: the next scan tries again
     digest = hashlib.sha256(data).hexdigest()
+    if row is not None and row["state"] == RETIRED and row["sha256"] == digest and row["document_id"] is not None:
+        _bring_back(db, seen, row, report)
+        return
     if row is not None and row["sha256"] == digest and row["state"] != RETIRED:
         with db.connection() as conn:  # touched, not changed: nothing to ingest
             conn.execute(TOUCH_SQL, {"path": seen.path, "size_bytes": seen.size_bytes, "mtime_ns": seen.mtime_ns})
         report.unchanged += 1
         return
-    _ingest(db, settings, rules, seen, data, digest, report, current=row["document_id"] if row else None)
+    current = row["document_id"] if row is not None and row["state"] != RETIRED else None
+    _ingest(db, settings, rules, seen, data, digest, report, current=current)
 
 
 def _read(seen: SeenFile, settings: Settings) -> bytes:
@@ -219,14 +225,15 @@ def _read(seen: SeenFile, settings: Settings) -> bytes:
 
 def _ingest(db: Database, settings: Settings, rules: RuleBook, seen: SeenFile, data: bytes, digest: str,
             report: ScanReport, *, current: int | None) -> None:
-    """Queue the file's upload. `current`: the document an earlier content of the file became,
-    which keeps answering until the new content is stored (then it is replaced) — and goes on
-    answering if the new content is refused."""
+    """Queue the file's upload. `current`: the document an earlier content of the file became;
+    the new content is its next version, switched in when stored (`new_version_of`), and the
+    earlier one goes on answering if the new content is refused."""
     stat = {"sha256": digest, "size_bytes": seen.size_bytes, "mtime_ns": seen.mtime_ns, "document_id": current}
     try:
         rule = rules.rule_for(seen.path)
         job = submit_ingest(db, settings, data, filename=Path(seen.path).name, roles=rule.roles,
-                            title=Path(seen.path).stem, created_by=CREATED_BY)
+                            title=None if current is not None else Path(seen.path).stem, created_by=CREATED_BY,
+                            new_version_of=current)
     except (RuleError, JobError) as exc:
         with db.connection() as conn:
             _record(conn, seen.path, state=FAILED, error=str(exc), **stat)
@@ -239,10 +246,9 @@ def _ingest(db: Database, settings: Settings, rules: RuleBook, seen: SeenFile, d
     log.info("watched folder: %s queued as job %d (roles %s)", seen.path, job.id, ", ".join(rule.roles))
 
 
-def _settle_finished_jobs(db: Database, settings: Settings, rows: dict[str, dict[str, Any]],
-                          report: ScanReport) -> None:
-    """Queued files whose job ended: stored with its document (replacing the one an earlier
-    content became), or failed with its reason (the earlier document, if any, still answers)."""
+def _settle_finished_jobs(db: Database, rows: dict[str, dict[str, Any]], report: ScanReport) -> None:
+    """Queued files whose job ended: stored with its document (a new version of the one an
+    earlier content became), or failed with its reason (the earlier document, if any, still answers)."""
     for path, row in rows.items():
         if row["state"] != QUEUED or row["job_id"] is None:
             continue
@@ -254,8 +260,6 @@ def _settle_finished_jobs(db: Database, settings: Settings, rows: dict[str, dict
         elif job.status == "succeeded":
             settled = {"state": STORED, "document_id": _document_key(db, (job.result or {}).get("document_id")),
                        "error": None}
-            if row["document_id"] is not None and row["document_id"] != settled["document_id"]:
-                _delete_quietly(db, settings, row["document_id"])
             report.stored.append(path)
         else:
             continue
@@ -265,14 +269,16 @@ def _settle_finished_jobs(db: Database, settings: Settings, rows: dict[str, dict
         log.info("watched folder: %s %s", path, "stored" if settled["state"] == STORED else f"failed: {settled['error']}")
 
 
-def _retire(db: Database, settings: Settings, path: str, row: dict[str, Any], report: ScanReport) -> None:
-    """A file gone from the folder: its document stops answering and the row remembers it was
-    retired."""
+def _retire(db: Database, path: str, row: dict[str, Any], report: ScanReport) -> None:
+    """A file gone from the folder: its document stops answering (kept for the audit trail) and
+    the row remembers it was retired, and which document it was."""
     if row["document_id"] is not None:
-        _delete_quietly(db, settings, row["document_id"])
+        try:
+            retire(db, row["document_id"])
+        except DocumentNotFound:
+            pass  # an admin deleted it by hand already
     with db.connection() as conn:
-        conn.execute("UPDATE watched_files SET state = %s, document_id = NULL, changed_at = now() WHERE path = %s",
-                     (RETIRED, path))
+        conn.execute("UPDATE watched_files SET state = %s, changed_at = now() WHERE path = %s", (RETIRED, path))
     report.retired.append(path)
     log.info("watched folder: %s removed from the folder; its document was retired", path)
 
@@ -285,11 +291,18 @@ def _document_key(db: Database, public_id: str | None) -> int | None:
     return row[0] if row else None
 
 
-def _delete_quietly(db: Database, settings: Settings, document_id: int) -> None:
+def _bring_back(db: Database, seen: SeenFile, row: dict[str, Any], report: ScanReport) -> None:
+    """The file of a retired document is back with the same content: that version answers again."""
     try:
-        delete_document(db, settings, document_id)
-    except DocumentNotFound:
-        pass  # an admin deleted it by hand already
+        make_current(db, row["document_id"])
+    except (DocumentNotFound, VersionError) as exc:
+        log.info("watched folder: %s is back but its document cannot be restored: %s", seen.path, exc)
+        return
+    with db.connection() as conn:
+        conn.execute("UPDATE watched_files SET state = %s, size_bytes = %s, mtime_ns = %s, changed_at = now() "
+                     "WHERE path = %s", (STORED, seen.size_bytes, seen.mtime_ns, seen.path))
+    report.stored.append(seen.path)
+    log.info("watched folder: %s is back; its document answers again", seen.path)
 
 
 # ----------------------------------------------------------------------------- the job
