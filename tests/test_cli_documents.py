@@ -70,7 +70,7 @@ def test_failures_exit_non_zero_with_the_message(cli, tmp_path):
     fake = tmp_path / "rapor.pdf"
     fake.write_bytes(pdfs.not_a_pdf())
     code, _, err = cli("ingest", str(fake), "--roles", "isg", "--json")
-    assert code == 1 and "PDF ya da Word (.docx) belgesi değil" in err
+    assert code == 1 and "PDF, Word (.docx), Excel (.xlsx) ya da PowerPoint (.pptx) belgesi değil" in err
     code, _, err = cli("ingest", str(tmp_path / "yok.pdf"), "--roles", "isg")
     assert code == 1 and "okunamadı" in err
     code, _, err = cli("chunks", "12345")

@@ -20,6 +20,7 @@ from ragcore.documents import (
     IndexModelMismatch,
     IngestError,
     count_unit,
+    hidden_note,
     ingest_file,
     page_size_notes,
     reembed_all,
@@ -29,7 +30,7 @@ from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ingest", help="add a PDF or Word .docx (extract, chunk, embed, store)")
+    p = sub.add_parser("ingest", help="add a PDF, Word .docx, Excel .xlsx or PowerPoint .pptx (extract, chunk, embed, store)")
     p.add_argument("file", type=Path)
     p.add_argument("--roles", nargs="+", required=True, choices=ROLES, help="roles that may read it")
     p.add_argument("--title", help="title shown in citations (default: from the file name)")
@@ -82,9 +83,10 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     def human() -> str:
         skipped = f"; metinsiz sayfalar atlandı: {result.skipped_pages}" if result.skipped_pages else ""
         scanned = f"; OCR ile okunan sayfalar: {result.ocr_pages}" if result.ocr_pages else ""
+        hidden = f"; {hidden_note(result.file_format, result.hidden_parts)}" if result.hidden_parts else ""
         notes = page_size_notes(result.oversized_pages, result.undrawable_pages, result.too_large_for_ocr)
         return " ".join([f"belge {result.public_id} “{result.title}”: {result.pages} {count_unit(result.file_format)}, "
-                         f"{result.chunks} parça, {result.seconds:.1f} sn{scanned}{skipped}" + ("." if notes else ""),
+                         f"{result.chunks} parça, {result.seconds:.1f} sn{scanned}{skipped}{hidden}" + ("." if notes else ""),
                          *notes])
 
     emit(payload, args.json, human)
