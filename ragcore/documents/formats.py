@@ -42,8 +42,8 @@ _OLE_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")
 # The stream name of an encrypted Office package, as OLE directory entries spell it (UTF-16LE).
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 # The main part each program writes; a package is told by which one it holds. A ZIP whose
-# directory cannot be read is told by the names in its local headers (stored uncompressed), so a
-# truncated .xlsx is refused as a broken Excel file, not as a broken Word file.
+# directory cannot be read is told by the folders of the names in its local headers (stored
+# uncompressed), so a truncated .xlsx is refused as a broken Excel file, not as a broken Word file.
 _MAIN_PARTS = {"word/document.xml": DOCX, "xl/workbook.xml": XLSX, "ppt/presentation.xml": PPTX}
 
 
@@ -120,14 +120,31 @@ def _ole_refusal(data: bytes, filename: str) -> UnusableFile:
     return _old_powerpoint() if suffix in _POWERPOINT_SUFFIXES else OldWordFormat()
 
 
+_FOLDERS = {"word/": DOCX, "xl/": XLSX, "ppt/": PPTX}
+
+
+def _local_names(data: bytes) -> list[str]:
+    """The member names in the local file headers (`PK 03 04`, the name's length at byte 26, the
+    name from byte 30): what is left to read of a ZIP whose directory, at its end, is cut off."""
+    names, start = [], data.find(_ZIP_MAGIC)
+    while start >= 0:
+        length = int.from_bytes(data[start + 26 : start + 28], "little")
+        names.append(data[start + 30 : start + 30 + length].decode("utf-8", "replace"))
+        start = data.find(_ZIP_MAGIC, start + 4)
+    return names
+
+
 def _package_format(data: bytes) -> str:
-    """DOCX, XLSX or PPTX by the main part the ZIP holds; a ZIP that holds none of them is left
-    to the Word reader, whose refusal names the three kinds (`word.NotAWordDocument`)."""
+    """DOCX, XLSX or PPTX by the main part the ZIP holds (a broken ZIP: by the folder its first
+    Office part sits in); a ZIP that holds none of them is left to the Word reader, whose refusal
+    names the three kinds (`word.NotAWordDocument`)."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
             names = set(package.namelist())
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError):
-        names = {name for name in _MAIN_PARTS if name.encode() in data}
+        folders = (_FOLDERS[name.split("/", 1)[0] + "/"] for name in _local_names(data)
+                   if name.split("/", 1)[0] + "/" in _FOLDERS)
+        return next(folders, DOCX)
     return next((file_format for name, file_format in _MAIN_PARTS.items() if name in names), DOCX)
 
 

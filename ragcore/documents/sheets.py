@@ -151,7 +151,8 @@ def _too_many(count: int, what: str, setting: str) -> ExcelTooLarge:
 
 class _Cells:
     """Excel's own counts for the streaming counter: rows, cells and shared strings (all sheets
-    together), and cells per row (Excel writes at most 16,384)."""
+    together, hidden ones too: the count runs before the workbook says which are hidden), and
+    cells per row (Excel writes at most 16,384)."""
 
     def __init__(self, limits: SheetLimits) -> None:
         self.limits = limits
