@@ -36,7 +36,7 @@ def test_ingest_chunks_documents_delete_round_trip(cli, tmp_path):
     code, result, _ = cli("ingest", str(LAW_6331), "--roles", "isg", "personel", "--json")
     assert code == 0
     assert set(result) == {"document_id", "title", "file_format", "pages", "chunks", "windows", "seconds", "ocr_pages",
-                           "oversized_pages", "undrawable_pages", "too_large_for_ocr", "quote_sentences"}
+                           "oversized_pages", "undrawable_pages", "too_large_for_ocr", "hidden_parts", "quote_sentences"}
     assert (result["oversized_pages"], result["undrawable_pages"], result["too_large_for_ocr"]) == ([], [], [])
     assert result["quote_sentences"] > result["chunks"]  # the quoter's sentences, embedded after the commit
     assert result["file_format"] == "pdf"

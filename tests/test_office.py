@@ -38,12 +38,13 @@ from ragcore.documents import (
     stored_path,
 )
 from ragcore.retrieval import search
-from tests import officefiles
+from tests import officefiles, test_cli_documents
 from tests.api_support import api_app, bearer, error_code, person
 from tests.retrieval_support import make_test_embedder
 from tests.test_ingest import check_lexical_index, state
 
 REPO = Path(__file__).resolve().parent.parent
+cli = test_cli_documents.cli  # the command line as a user runs it (a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -373,3 +374,21 @@ def test_the_api_takes_a_workbook_and_cites_its_rows(db, settings, embedder) -> 
         listed = api.client.get("/v1/documents", headers=bearer(admin)).json()
         document = listed["documents"][0]
         assert document["file_format"] == "xlsx" and document["hidden_parts"] == ["Maaşlar"]
+
+
+# ----------------------------------------------------------------------------- the command line
+
+
+def test_the_cli_ingests_a_workbook_and_says_what_was_hidden(cli, tmp_path) -> None:
+    path = tmp_path / "izinler.xlsx"
+    path.write_bytes(officefiles.staff_xlsx())
+    code, out, err = cli("ingest", str(path), "--roles", "ik")
+    assert code == 0, err
+    assert "3 çalışma sayfası" in out and "gizli olduğu için okunmayan sayfalar: Maaşlar" in out
+    code, listed, _ = cli("documents", "--json")
+    assert [d["file_format"] for d in listed] == ["xlsx"]
+    code, chunks, _ = cli("chunks", listed[0]["document_id"], "--json")
+    assert all(c["locator"].startswith("Personel · satır ") for c in chunks), chunks
+    path.with_suffix(".xls").write_bytes(officefiles.encrypted_office())
+    code, _, err = cli("ingest", str(path.with_suffix(".xls")), "--roles", "ik")
+    assert code == 1 and "Excel dosyası şifreli" in err

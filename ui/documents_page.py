@@ -56,7 +56,7 @@ def render_upload(ctx: AppContext, admin: User) -> None:
         confirmed = confirm_wide_access("doc_upload_wide", roles)
         # Enter in the title does not upload (and Streamlit's English "Press Enter to submit form" is not shown).
         with st.form("doc_upload", border=False, enter_to_submit=False):
-            file = st.file_uploader(f"{KINDS_TEXT} dosyası", type=list(UPLOAD_EXTENSIONS),
+            file = st.file_uploader(escape_markdown(f"{KINDS_TEXT} dosyası"), type=list(UPLOAD_EXTENSIONS),
                                     key=f"doc_upload_file_{picker_round}", max_upload_size=ctx.settings.max_upload_mb,
                                     help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar OCR ile "
                                          "okunur (sunucuda Tesseract kuruluysa). Word belgelerinde kaynaklar sayfa "
@@ -66,7 +66,7 @@ def render_upload(ctx: AppContext, admin: User) -> None:
             submitted = st.form_submit_button("Yükle", type="primary", icon=":material/upload:")
     if submitted:
         if file is None:
-            st.error(f"Lütfen bir {KINDS_TEXT} dosyası seçin.")
+            st.error(escape_markdown(f"Lütfen bir {KINDS_TEXT} dosyası seçin."))
             return
         outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title,
                                   wide_access_confirmed=confirmed)

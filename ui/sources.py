@@ -215,6 +215,6 @@ def _office_dialog(ctx: AppContext, user: User, doc: Document, source: Source, t
         st.markdown(highlight(text, terms) if text else "*Burada metin yok.*")  # one line per row or text line
     path = document_file(ctx.settings, doc, user.role)
     if path is not None:
-        st.download_button(_WHOLE_FILE.get(doc.file_format, "Belgenin tamamı"), data=path.read_bytes,
+        st.download_button(escape_markdown(_WHOLE_FILE.get(doc.file_format, "Belgenin tamamı")), data=path.read_bytes,
                            file_name=doc.filename, mime=MIME_TYPES[doc.file_format], icon=":material/download:",
                            key=f"{key}_page_doc", width="stretch")
