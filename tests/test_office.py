@@ -392,3 +392,74 @@ def test_the_cli_ingests_a_workbook_and_says_what_was_hidden(cli, tmp_path) -> N
     path.with_suffix(".xls").write_bytes(officefiles.encrypted_office())
     code, _, err = cli("ingest", str(path.with_suffix(".xls")), "--roles", "ik")
     assert code == 1 and "Excel dosyası şifreli" in err
+
+
+# ----------------------------------------------------------------------------- the document card
+
+
+def test_the_card_names_the_hidden_sheets_and_counts_sheets(db, settings, embedder, monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from ragcore.access import users
+    from tests.app_support import reset_app, set_app_env
+
+    set_app_env(monkeypatch, DATABASE_URL=settings.database_url, DATA_DIR=str(settings.data_dir),
+                ADMIN_PASSWORD="yonetici-parola-1")
+    reset_app(db)
+    try:
+        ingest_file(db, settings, embedder, officefiles.staff_xlsx(), filename="izinler.xlsx", roles=["ik"])
+        users.create_user(db, "ayse", "ik", "ayse-parola-1")
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+        at.run()
+        at.text_input(key="login_username").input("ayse")
+        at.text_input(key="login_password").input("ayse-parola-1")
+        next(b for b in at.button if b.label == "Giriş yap").click()
+        at.run()
+        at.switch_page("pages/documents.py").run()
+        assert not at.exception, at.exception
+        captions = [c.value.replace("\\", "") for c in at.caption]  # the card escapes Markdown
+        assert any(c.startswith("izinler.xlsx · 3 çalışma sayfası · ") for c in captions), captions
+        assert "Gizli olduğu için okunmayan sayfalar: Maaşlar" in captions, captions
+        assert "Boş çalışma sayfaları: 2" in captions, captions
+    finally:
+        reset_app(db)
+
+
+# ----------------------------------------------------------------------------- the source dialog
+
+
+def _show_office(ctx, user, source) -> None:
+    """The dialog's body for one source (st.dialog itself needs a browser to open)."""
+    from ragcore.documents import get_document
+    from ui.sources import _office_dialog
+
+    _office_dialog(ctx, user, get_document(ctx.db, source.document_id, user.role), source, (), "s1")
+
+
+def test_the_source_dialogs_show_the_cited_rows_and_the_slide_with_its_notes(db, settings, embedder) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from ragcore.access import users
+    from ui.context import AppContext
+
+    ingest_file(db, settings, embedder, officefiles.staff_xlsx(), filename="izinler.xlsx", roles=["isg"])
+    ingest_file(db, settings, embedder, officefiles.training_pptx(), filename="egitim.pptx", roles=["isg"])
+    user = users.create_user(db, "ayse", "isg", "ayse-parola-1")
+    ctx = AppContext(settings=settings, db=db)
+    found = search(db, embedder, "Kemal Aksoy yıllık izin", "isg", k=5, mode="lexical", settings=settings)
+    rows = next(s for s in found if s.locator_kind == LOCATOR_ROWS)
+    at = AppTest.from_function(_show_office, args=(ctx, user, rows)).run()
+    assert not at.exception, at.exception
+    assert [c.value.replace("\\", "") for c in at.caption] == [f"{rows.locator_label} · izinler.xlsx"]
+    assert "Kemal Aksoy" in " ".join(m.value for m in at.markdown)
+    assert [b.label.replace("\\", "") for b in at.get("download_button")] == ["Dosyanın tamamı (Excel)"]
+
+    found = search(db, embedder, "baretin üretim tarihi nerede yazar", "isg", k=5, mode="lexical", settings=settings)
+    slide = next(s for s in found if s.locator_kind == LOCATOR_SLIDE and "iç kısımda" in s.text)
+    assert slide.locator_label == "slayt 2"
+    at = AppTest.from_function(_show_office, args=(ctx, user, slide)).run()
+    assert not at.exception, at.exception
+    assert any(c.value.replace("\\", "").startswith("Slayt 2 / 4 · egitim.pptx") for c in at.caption), at.caption
+    shown = " ".join(m.value for m in at.markdown).replace("\\", "")  # highlight() escapes Markdown
+    assert "Konuşmacı notları:" in shown and "iç kısımda yazar" in shown
+    assert [b.label.replace("\\", "") for b in at.get("download_button")] == ["Sununun tamamı (PowerPoint)"]
