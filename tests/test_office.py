@@ -463,3 +463,29 @@ def test_the_source_dialogs_show_the_cited_rows_and_the_slide_with_its_notes(db,
     shown = " ".join(m.value for m in at.markdown).replace("\\", "")  # highlight() escapes Markdown
     assert "Konuşmacı notları:" in shown and "iç kısımda yazar" in shown
     assert [b.label.replace("\\", "") for b in at.get("download_button")] == ["Sununun tamamı (PowerPoint)"]
+
+
+# ----------------------------------------------------------------------------- migration 026
+
+
+def test_migration_026_upgrades_stored_documents_exactly(db, settings, embedder) -> None:
+    """The step from the schema before 026 (file_format pdf/docx, no hidden_parts), run on a
+    database holding a document: the row is unchanged, its hidden_parts empty, and the two new
+    formats are allowed. Rolled back at the end (the fixture's schema has 026 applied)."""
+    from ragcore.store.migrations import CORE_SQL
+
+    ingest_file(db, settings, embedder, officefiles.training_pptx(), filename="egitim.pptx", roles=["isg"])
+    step = (CORE_SQL / "026_office_formats.sql").read_text(encoding="utf-8")
+    with db.connection() as conn:
+        conn.execute("UPDATE documents SET file_format = 'docx'")  # the old schema knew pdf and docx only
+        conn.execute("ALTER TABLE documents DROP COLUMN hidden_parts")
+        conn.execute("ALTER TABLE documents DROP CONSTRAINT documents_file_format_known")
+        conn.execute("ALTER TABLE documents ADD CONSTRAINT documents_file_format_known "
+                     "CHECK (file_format IN ('pdf', 'docx'))")
+        before = conn.execute("SELECT to_jsonb(d) FROM documents d").fetchall()
+        conn.execute(step)
+        after = conn.execute("SELECT to_jsonb(d) - 'hidden_parts', d.hidden_parts FROM documents d").fetchall()
+        assert [(row[0], []) for row in before] == [tuple(row) for row in after]
+        conn.execute("UPDATE documents SET file_format = 'xlsx'")
+        conn.execute("UPDATE documents SET file_format = 'pptx'")
+        conn.rollback()
