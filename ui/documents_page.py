@@ -18,7 +18,7 @@ from pathlib import Path
 import streamlit as st
 
 from ragcore.core import Document, User, formatting
-from ragcore.documents import UPLOAD_EXTENSIONS, count_unit, page_size_notes
+from ragcore.documents import KINDS_TEXT, UPLOAD_EXTENSIONS, count_unit, hidden_note, page_size_notes
 from ui.context import AppContext
 from ui.jobs import remember_job, render_jobs
 from ui.markdown import alert, escape_markdown
@@ -100,7 +100,7 @@ def render_upload(ctx: AppContext, admin: User) -> None:
         confirmed = confirm_wide_access("doc_upload_wide", roles)
         # Enter in the title does not upload (and Streamlit's English "Press Enter to submit form" is not shown).
         with st.form("doc_upload", border=False, enter_to_submit=False):
-            file = st.file_uploader("PDF ya da Word (.docx) dosyası", type=list(UPLOAD_EXTENSIONS),
+            file = st.file_uploader(escape_markdown(f"{KINDS_TEXT} dosyası"), type=list(UPLOAD_EXTENSIONS),
                                     key=f"doc_upload_file_{picker_round}", max_upload_size=ctx.settings.max_upload_mb,
                                     help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar OCR ile "
                                          "okunur (sunucuda Tesseract kuruluysa). Word belgelerinde kaynaklar sayfa "
@@ -110,7 +110,7 @@ def render_upload(ctx: AppContext, admin: User) -> None:
             submitted = st.form_submit_button("Yükle", type="primary", icon=":material/upload:")
     if submitted:
         if file is None:
-            st.error("Lütfen bir PDF ya da Word (.docx) dosyası seçin.")
+            st.error(escape_markdown(f"Lütfen bir {KINDS_TEXT} dosyası seçin."))
             return
         outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title,
                                   wide_access_confirmed=confirmed)
@@ -263,6 +263,11 @@ def confirm_delete(ctx: AppContext, doc: Document) -> None:
             st.rerun()
 
 
+# What a document's skipped "pages" are, by its format: a workbook's sheets and a presentation's
+# slides without text are numbered as the file numbers them.
+SKIPPED_LABELS = {"xlsx": "Boş çalışma sayfaları", "pptx": "Metni olmayan slaytlar"}
+
+
 def _card(ctx: AppContext, user: User, doc: Document) -> None:
     with st.container(border=True):
         st.markdown(f"**{escape_markdown(doc.title)}**")
@@ -275,7 +280,11 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
         if doc.ocr_pages:
             st.caption(escape_markdown(f"OCR ile okunan sayfalar: {', '.join(map(str, doc.ocr_pages))}"))
         if doc.skipped_pages:
-            st.caption(escape_markdown(f"Metni okunamayan sayfalar: {', '.join(map(str, doc.skipped_pages))}"))
+            label = SKIPPED_LABELS.get(doc.file_format, "Metni okunamayan sayfalar")
+            st.caption(escape_markdown(f"{label}: {', '.join(map(str, doc.skipped_pages))}"))
+        if doc.hidden_parts:
+            note = hidden_note(doc.file_format, doc.hidden_parts)
+            st.caption(escape_markdown(note[:1].upper() + note[1:]))
         for note in page_size_notes(doc.oversized_pages, doc.undrawable_pages):
             st.caption(escape_markdown(note))
         _versions(ctx, user, doc)

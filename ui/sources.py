@@ -7,6 +7,9 @@ page itself as a one-page PDF to open in the browser's own viewer. A passage rea
 scanned page says so ("OCR"), so the reader checks it against the image. A Word file has no
 pages: its source is labelled by heading and paragraph ("… · Madde 3 · § BİRİNCİ BÖLÜM ·
 paragraf 2"), and the dialog shows the cited section's text with the whole .docx to download.
+An Excel source is labelled by sheet and rows ("Sayfa1 · satır 12–30") and its dialog shows the
+cited rows under their header; a PowerPoint source by slide ("slayt 7") and its dialog shows the
+slide's text with its notes; both offer the whole file to download.
 Chat and Kaynak arama share it.
 """
 
@@ -17,7 +20,17 @@ from functools import partial
 
 import streamlit as st
 
-from ragcore.core import LOCATOR_SECTION, Document, Source, User, formatting, reflow
+from ragcore.core import (
+    LOCATOR_PAGE,
+    LOCATOR_ROWS,
+    LOCATOR_SECTION,
+    LOCATOR_SLIDE,
+    Document,
+    Source,
+    User,
+    formatting,
+    reflow,
+)
 from ui.context import AppContext
 from ui.markdown import escape_markdown, highlight
 
@@ -41,13 +54,17 @@ def page_button_label(source: Source) -> str:
     section (its heading is in the source's label already)."""
     if source.locator_kind == LOCATOR_SECTION:
         return "Kısmı aç" if source.page_start == source.page_end else "Kısımları aç"
+    if source.locator_kind == LOCATOR_ROWS:
+        return "Satırları aç"
+    if source.locator_kind == LOCATOR_SLIDE:
+        return "Slaytı aç"
     return ("Sayfayı aç" if source.page_start == source.page_end else "Sayfaları aç") + f" · {source.page_label}"
 
 
 def passage_text(source: Source) -> str:
     """The passage as shown: a PDF's wrapped lines re-flowed; a Word file's lines are its
-    paragraphs already, and stay."""
-    return source.text if source.locator_kind == LOCATOR_SECTION else reflow(source.text)
+    paragraphs already, a sheet's its rows, a slide's its text boxes' lines, and stay."""
+    return reflow(source.text) if source.locator_kind == LOCATOR_PAGE else source.text
 OCR_HINT = ("Bu bölüm taranmış bir sayfadan OCR ile okundu; okuma hataları olabilir. "
             "Alıntıyı sayfanın görüntüsünden kontrol edin (Sayfayı aç).")
 
@@ -110,6 +127,9 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
         return
     if source.locator_kind == LOCATOR_SECTION:
         _section_dialog(ctx, user, doc, source, terms, key)
+        return
+    if source.locator_kind in (LOCATOR_ROWS, LOCATOR_SLIDE):
+        _office_dialog(ctx, user, doc, source, terms, key)
         return
     pages = list(range(source.page_start, source.page_end + 1))
     number = pages[0]
@@ -177,4 +197,33 @@ def _section_dialog(ctx: AppContext, user: User, doc: Document, source: Source, 
     if path is not None:
         st.download_button("Belgenin tamamı (Word)", data=path.read_bytes, file_name=doc.filename,
                            mime=MIME_TYPES[doc.file_format], icon=":material/download:",
+                           key=f"{key}_page_doc", width="stretch")
+
+
+# The whole file's button in an Excel or PowerPoint source's dialog.
+_WHOLE_FILE = {"xlsx": "Dosyanın tamamı (Excel)", "pptx": "Sununun tamamı (PowerPoint)"}
+
+
+def _office_dialog(ctx: AppContext, user: User, doc: Document, source: Source, terms: Collection[str], key: str) -> None:
+    """An Excel source's rows under their header (the cited chunk itself: a sheet may hold
+    thousands of rows), or a PowerPoint source's slide, its text and notes read again from the
+    stored file; the whole file to download."""
+    from ragcore.documents import MIME_TYPES, PageNotFound, document_file
+
+    if source.locator_kind == LOCATOR_ROWS:
+        st.caption(escape_markdown(f"{source.locator_label} · {doc.filename}"))
+        text = source.text
+    else:
+        try:
+            count, text, _ = _page_text(ctx.settings, doc, user.role, doc.sha256, source.page_start)
+        except PageNotFound as exc:
+            st.error(escape_markdown(str(exc)))
+            return
+        st.caption(escape_markdown(f"Slayt {source.page_start} / {count} · {doc.filename}"))
+    with st.container(height=420, border=True):
+        st.markdown(highlight(text, terms) if text else "*Burada metin yok.*")  # one line per row or text line
+    path = document_file(ctx.settings, doc, user.role)
+    if path is not None:
+        st.download_button(escape_markdown(_WHOLE_FILE.get(doc.file_format, "Belgenin tamamı")), data=path.read_bytes,
+                           file_name=doc.filename, mime=MIME_TYPES[doc.file_format], icon=":material/download:",
                            key=f"{key}_page_doc", width="stretch")

@@ -1,4 +1,4 @@
-"""Uploading a PDF or Word (.docx) file from the browser: the handler (testable without a browser) and its widgets.
+"""Uploading a PDF, Word (.docx), Excel (.xlsx) or PowerPoint (.pptx) file from the browser: the handler (testable without a browser) and its widgets.
 
 `upload_document` is the one code path for the Dokümanlar page and the review queue's
 "resolve by uploading": it stages the file and queues an ingest job (ragcore.jobs), then
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ragcore.core import ROLE_LABELS, ROLES, Document, User
-from ragcore.documents import UPLOAD_EXTENSIONS
+from ragcore.documents import KINDS_TEXT, UPLOAD_EXTENSIONS
 from ui.context import AppContext
 from ui.markdown import escape_markdown
 
@@ -36,8 +36,8 @@ NO_ROLE = ("Doküman yüklenmedi: kimlerin okuyabileceği seçilmedi. “Kimler 
 WIDE_UNCONFIRMED = ("Doküman yüklenmedi: seçtiğiniz roller dokümanı tüm çalışanlara açıyor. Bunu istiyorsanız "
                     "onay kutusunu işaretleyin; istemiyorsanız yalnızca ilgili rolleri seçin.")
 WIDE_CONFIRM_LABEL = "Evet, bu doküman tüm çalışanlara açılsın"
-EMPTY_FILE = "Dosya boş; lütfen bir PDF ya da Word (.docx) dosyası seçin."
-WRONG_KIND = "Yalnızca PDF ve Word (.docx) dosyaları yüklenebilir."
+EMPTY_FILE = f"Dosya boş; lütfen bir {KINDS_TEXT} dosyası seçin."
+WRONG_KIND = "Yalnızca PDF, Word (.docx), Excel (.xlsx) ve PowerPoint (.pptx) dosyaları yüklenebilir."
 QUEUE_FAILED = ("Doküman sıraya alınamadı: beklenmeyen bir hata oluştu. Biraz sonra yeniden deneyin; sorun "
                 "sürerse yöneticinize başvurun.")
 
@@ -78,10 +78,11 @@ def upload_document(
     new_version_of: int | None = None,
     as_new_document: bool = False,
 ) -> UploadOutcome:
-    """Queue one PDF or .docx for `roles`; never raises for user errors, returns a Turkish message instead.
+    """Queue one PDF, .docx, .xlsx or .pptx for `roles`; never raises for user errors, returns a
+    Turkish message instead.
 
-    The name must end in .pdf or .docx (what the widget offers); the content decides which it
-    is, and a content that is neither is refused when queueing (`jobs.submit_ingest`).
+    The name must end in one of UPLOAD_EXTENSIONS (what the widget offers); the content decides
+    which it is, and a content that is none of them is refused when queueing (`jobs.submit_ingest`).
 
     No role (unless it is a new version: the current version's roles), or a choice that opens
     the document to every employee without `wide_access_confirmed`, is refused before anything
@@ -184,7 +185,7 @@ UPLOAD_BUTTON_TEXT = "Dosya seç"
 DROP_TEXT = "Dosyayı buraya bırakın"
 
 
-DOCUMENT_KINDS = "PDF ya da Word (.docx)"
+DOCUMENT_KINDS = "PDF, Word, Excel ya da PowerPoint"
 
 
 def uploader_limits_text(max_mb: int, kinds: str = DOCUMENT_KINDS) -> str:

@@ -138,14 +138,19 @@ class SourceOut(BaseModel):
     document_id: PublicId
     title: str
     filename: str
-    page_start: int = Field(description="first page; for a Word file (locator_kind `section`), its section number")
+    page_start: int = Field(description="first page; for a Word file (locator_kind `section`), its section number; "
+                                        "for an Excel file (`rows`) its sheet's number; for a PowerPoint file "
+                                        "(`slide`) its slide's number")
     page_end: int
     page_label: str = Field(description='where the passage is, as cited: "s. 7", "s. 7–8", or for a Word file '
-                                        '"§ BİRİNCİ BÖLÜM · paragraf 2" (the same as `locator`)')
+                                        '"§ BİRİNCİ BÖLÜM · paragraf 2", an Excel file "Sayfa1 · satır 12–30", a '
+                                        'PowerPoint file "slayt 7" (the same as `locator`)')
     article: str | None
-    locator_kind: Literal["page", "section"] = Field(
-        description='"page": a PDF, cited by pages; "section": a Word file (no pages), cited by heading and paragraph')
-    locator: str = Field(description='where the citation points: "s. 7" or "§ BİRİNCİ BÖLÜM · paragraf 2"')
+    locator_kind: Literal["page", "section", "rows", "slide"] = Field(
+        description='"page": a PDF, cited by pages; "section": a Word file (no pages), cited by heading and paragraph; '
+                    '"rows": an Excel file, cited by sheet and rows; "slide": a PowerPoint file, cited by slide')
+    locator: str = Field(description='where the citation points: "s. 7", "§ BİRİNCİ BÖLÜM · paragraf 2", '
+                                     '"Sayfa1 · satır 12–30" or "slayt 7"')
     score: float
     text: str
     ocr: bool = Field(description="the passage was read by OCR from a scanned page: check it on the page itself")
@@ -256,8 +261,9 @@ class DocumentOut(BaseModel):
     uploaded_by: str | None
     created_at: datetime
     skipped_pages: list[int]
-    file_format: Literal["pdf", "docx"] = Field(description="told by the file's content; a docx's `pages` counts "
-                                                            "its sections (it has no pages)")
+    file_format: Literal["pdf", "docx", "xlsx", "pptx"] = Field(
+        description="told by the file's content; a docx's `pages` counts its sections (it has no pages), a xlsx's "
+                    "its sheets, a pptx's its slides")
     ocr_pages: list[int] = Field(description="pages whose text was read by OCR (scanned, no text layer)")
     oversized_pages: list[int] = Field(default_factory=list, description="pages too large for the pixel budget "
                                        "(RENDER_MAX_MEGAPIXELS) at the page image's resolution: drawn smaller")
@@ -265,6 +271,8 @@ class DocumentOut(BaseModel):
                                         "even at PAGE_IMAGE_MIN_DPI: their page image answers 422 page_too_large")
     version: int = Field(default=1, description="this row's version of the document (GET …/versions lists them)")
     current: bool = Field(default=True, description="false: a kept earlier version, never retrieved")
+    hidden_parts: list[str] = Field(default_factory=list, description="not read because their author hid them: a "
+                                    "xlsx's hidden sheets by name, a pptx's hidden slides by number")
 
     @classmethod
     def of(cls, doc: Document) -> DocumentOut:
@@ -272,7 +280,8 @@ class DocumentOut(BaseModel):
                    size_bytes=doc.size_bytes, allowed_roles=list(doc.allowed_roles), uploaded_by=doc.uploaded_by,
                    created_at=doc.created_at, skipped_pages=list(doc.skipped_pages), file_format=doc.file_format,
                    ocr_pages=list(doc.ocr_pages), oversized_pages=list(doc.oversized_pages),
-                   undrawable_pages=list(doc.undrawable_pages), version=doc.version_no, current=doc.is_current)
+                   undrawable_pages=list(doc.undrawable_pages), version=doc.version_no, current=doc.is_current,
+                   hidden_parts=list(doc.hidden_parts))
 
 
 class DocumentVersionOut(BaseModel):
@@ -296,7 +305,8 @@ class ChunkOut(BaseModel):
     page_start: int
     page_end: int
     article: str | None
-    locator: str | None = Field(default=None, description="a Word file's section label; null for a PDF")
+    locator: str | None = Field(default=None, description="a Word file's section label, an Excel file's sheet and "
+                                                          "rows, a PowerPoint file's slide; null for a PDF")
     text: str
 
 
@@ -367,8 +377,9 @@ class CitationOut(BaseModel):
     title: str
     article: str | None
     heading: str = Field(description="the article's title, \"\" when unknown")
-    locator: str = Field(description='"s. 7" or a Word file\'s "§ BİRİNCİ BÖLÜM · paragraf 2"')
-    locator_kind: Literal["page", "section"]
+    locator: str = Field(description='"s. 7", a Word file\'s "§ BİRİNCİ BÖLÜM · paragraf 2", an Excel file\'s '
+                                     '"Sayfa1 · satır 12–30" or a PowerPoint file\'s "slayt 7"')
+    locator_kind: Literal["page", "section", "rows", "slide"]
     page_start: int
     page_end: int
     version: VersionOut | None

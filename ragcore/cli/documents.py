@@ -22,6 +22,7 @@ from ragcore.documents import (
     IngestError,
     VersionError,
     count_unit,
+    hidden_note,
     ingest_file,
     list_versions,
     make_current,
@@ -33,7 +34,7 @@ from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ingest", help="add a PDF or Word .docx (extract, chunk, embed, store)")
+    p = sub.add_parser("ingest", help="add a PDF, Word .docx, Excel .xlsx or PowerPoint .pptx (extract, chunk, embed, store)")
     p.add_argument("file", type=Path)
     p.add_argument("--roles", nargs="+", choices=ROLES,
                    help="roles that may read it (required, except for a new version: the current version's)")
@@ -106,10 +107,11 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     def human() -> str:
         skipped = f"; metinsiz sayfalar atlandı: {result.skipped_pages}" if result.skipped_pages else ""
         scanned = f"; OCR ile okunan sayfalar: {result.ocr_pages}" if result.ocr_pages else ""
+        hidden = f"; {hidden_note(result.file_format, result.hidden_parts)}" if result.hidden_parts else ""
         notes = page_size_notes(result.oversized_pages, result.undrawable_pages, result.too_large_for_ocr)
         version = f" (sürüm {result.version_no})" if result.version_no > 1 else ""
         return " ".join([f"belge {result.public_id} “{result.title}”{version}: {result.pages} {count_unit(result.file_format)}, "
-                         f"{result.chunks} parça, {result.seconds:.1f} sn{scanned}{skipped}" + ("." if notes else ""),
+                         f"{result.chunks} parça, {result.seconds:.1f} sn{scanned}{skipped}{hidden}" + ("." if notes else ""),
                          *notes])
 
     emit(payload, args.json, human)

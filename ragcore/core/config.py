@@ -73,11 +73,14 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "ANSWER_POLICY": ("rules", "rules (evidence gate, sentence quoter, quote check) | reader (the cross-encoder in ragcore/reader; see docs/reader.md)"),
     "READER_CANDIDATES": ("12", "ANSWER_POLICY=reader: retrieved chunks the reader reads per question (1-50)"),
     "MAX_UPLOAD_MB": ("50", "largest PDF accepted for upload"),
-    "DOCX_MAX_UNPACKED_MB": ("256", "a .docx may unpack to at most this many MB (all its parts); refused before any XML is read"),
-    "DOCX_MAX_ELEMENTS": ("3000000", "XML elements (attributes, namespace declarations and comments count too) in all parts of a .docx; counted while streaming, before any tree is built"),
+    "DOCX_MAX_UNPACKED_MB": ("256", "a .docx (and a .xlsx or .pptx) may unpack to at most this many MB (all its parts); refused before any XML is read"),
+    "DOCX_MAX_ELEMENTS": ("3000000", "XML elements (attributes, namespace declarations and comments count too) in all parts of a .docx (and a .xlsx or .pptx); counted while streaming, before any tree is built"),
     "DOCX_MAX_PARAGRAPHS": ("200000", "paragraphs (w:p, table cells' and headers' too) in a .docx"),
-    "DOCX_MAX_DEPTH": ("100", "nesting depth of a .docx's XML (10-256; Word writes a few dozen levels at most)"),
-    "DOCX_MAX_CHARACTERS": ("10000000", "characters of text read from a .docx (numbering and merged table cells included)"),
+    "DOCX_MAX_DEPTH": ("100", "nesting depth of a .docx's (and a .xlsx's or .pptx's) XML (10-256; Office writes a few dozen levels at most)"),
+    "DOCX_MAX_CHARACTERS": ("10000000", "characters of text read from a .docx (numbering and merged table cells included), a .xlsx (its header row repeated in each chunk included) or a .pptx"),
+    "XLSX_MAX_ROWS": ("100000", "rows of a .xlsx, all sheets together (hidden ones too); counted in the XML before openpyxl reads it, and again while reading (empty rows between rows included)"),
+    "XLSX_MAX_CELLS": ("1000000", "cells of a .xlsx, all sheets together (hidden ones too), and at most as many shared strings; counted in the XML before openpyxl reads it, and again while reading (empty cells padded into a row included)"),
+    "PPTX_MAX_SLIDES": ("1000", "slides of a .pptx; counted from the package's directory before python-pptx reads it"),
     "MAX_QUESTION_CHARS": ("1000", "longest question accepted"),
     "CONVERSATION_RETENTION_DAYS": ("180", "saved conversations untouched this many days are deleted (the expire_conversations job)"),
     "CONVERSATION_MAX_TURNS": ("200", "questions one saved conversation holds; then the user starts a new one"),
@@ -344,6 +347,11 @@ class Settings:
     docx_max_paragraphs: int = 200_000
     docx_max_depth: int = 100
     docx_max_characters: int = 10_000_000
+    # The caps a .xlsx and a .pptx are read under besides the package caps above
+    # (ragcore.documents.sheets / slides; the reasons in SETTINGS_DOC).
+    xlsx_max_rows: int = 100_000
+    xlsx_max_cells: int = 1_000_000
+    pptx_max_slides: int = 1000
     max_question_chars: int = 1000
     conversation_retention_days: int = 180  # a saved conversation untouched this long is deleted
     conversation_max_turns: int = 200  # questions per saved conversation
@@ -436,6 +444,9 @@ class Settings:
             docx_max_paragraphs=_int(merged, "DOCX_MAX_PARAGRAPHS", 200_000, minimum=1),
             docx_max_depth=_docx_depth(merged),
             docx_max_characters=_int(merged, "DOCX_MAX_CHARACTERS", 10_000_000, minimum=1),
+            xlsx_max_rows=_int(merged, "XLSX_MAX_ROWS", 100_000, minimum=1),
+            xlsx_max_cells=_int(merged, "XLSX_MAX_CELLS", 1_000_000, minimum=1),
+            pptx_max_slides=_int(merged, "PPTX_MAX_SLIDES", 1000, minimum=1),
             max_question_chars=_int(merged, "MAX_QUESTION_CHARS", 1000, minimum=10),
             conversation_retention_days=_int(merged, "CONVERSATION_RETENTION_DAYS", 180, minimum=1),
             conversation_max_turns=_int(merged, "CONVERSATION_MAX_TURNS", 200, minimum=1),

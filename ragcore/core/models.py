@@ -20,10 +20,14 @@ OUTCOME_REFUSED = "refused"
 OUTCOMES = (OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED)
 
 
-# Which kind of place a source's citation names: a PDF's pages ("s. 7"), or a Word file's
-# section and paragraph ("§ BİRİNCİ BÖLÜM · paragraf 2"; a .docx has no pages).
+# Which kind of place a source's citation names: a PDF's pages ("s. 7"), a Word file's section
+# and paragraph ("§ BİRİNCİ BÖLÜM · paragraf 2"; a .docx has no pages), an Excel sheet's rows
+# ("Sayfa1 · satır 12–30") or a PowerPoint slide ("slayt 7").
 LOCATOR_PAGE = "page"
 LOCATOR_SECTION = "section"
+LOCATOR_ROWS = "rows"
+LOCATOR_SLIDE = "slide"
+LOCATOR_KINDS = (LOCATOR_PAGE, LOCATOR_SECTION, LOCATOR_ROWS, LOCATOR_SLIDE)
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,8 @@ class Chunk:
 
     `char_start`/`char_end` index into the text the chunker was given (the pages joined, or a
     TQuAD article), so the evaluation lab can test whether a chunk contains an answer span.
-    `locator` is a Word file's section label (`ragcore.documents.word.locate`); None for a PDF.
+    `locator` is a Word file's section label (`ragcore.documents.word.locate`), an Excel chunk's
+    sheet and rows, a PowerPoint chunk's slide; None for a PDF.
     """
 
     ordinal: int
@@ -73,7 +78,7 @@ class Document:
     size_bytes: int = 0
     skipped_pages: tuple[int, ...] = ()
     public_id: str = ""
-    file_format: str = "pdf"  # "pdf" | "docx" (ragcore.documents.formats): told by the bytes at upload
+    file_format: str = "pdf"  # "pdf" | "docx" | "xlsx" | "pptx" (ragcore.documents.formats): told by the bytes at upload
     ocr_pages: tuple[int, ...] = ()  # pages whose text was read by OCR
     oversized_pages: tuple[int, ...] = ()  # pages whose image is drawn smaller (too large for the pixel budget)
     undrawable_pages: tuple[int, ...] = ()  # pages too large to draw as an image at all
@@ -82,6 +87,7 @@ class Document:
     version_no: int = 1
     is_current: bool = True
     lineage: str = ""
+    hidden_parts: tuple[str, ...] = ()  # not read, hidden by the author: a .xlsx's sheets by name, a .pptx's slides by number
 
     @property
     def version_label(self) -> str:
@@ -105,7 +111,9 @@ class Source:
     the CLI print) names the document by `document_public_id` (ragcore.core.public_ids).
     `locator_kind` says what the citation names: LOCATOR_PAGE (page_start/page_end are pages)
     or LOCATOR_SECTION (a Word file: page_start/page_end number its sections, and `locator` is
-    the label "§ BİRİNCİ BÖLÜM · paragraf 2").
+    the label "§ BİRİNCİ BÖLÜM · paragraf 2"), LOCATOR_ROWS (an Excel file: page_start is the
+    sheet's number, `locator` "Sayfa1 · satır 12–30") or LOCATOR_SLIDE (a PowerPoint file:
+    page_start is the slide's number, `locator` "slayt 7").
     """
 
     rank: int
@@ -138,8 +146,8 @@ class Source:
 
     @property
     def locator_label(self) -> str:
-        """Where the passage is, as cited: "s. 7" for a PDF, the section label for a Word file."""
-        if self.locator_kind == LOCATOR_SECTION and self.locator:
+        """Where the passage is, as cited: "s. 7" for a PDF, the stored label for the others."""
+        if self.locator_kind != LOCATOR_PAGE and self.locator:
             return self.locator
         return self.page_label
 

@@ -24,7 +24,7 @@ _VISIBLE = "(%(role)s = 'admin' OR %(role)s = ANY(d.allowed_roles))"
 _COLUMNS = """d.id, d.title, d.filename, d.sha256, d.page_count, d.allowed_roles, d.uploaded_by,
               d.created_at, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id),
               d.size_bytes, d.skipped_pages, d.public_id::text, d.file_format, d.ocr_pages,
-              d.oversized_pages, d.undrawable_pages, d.version_no, d.is_current, d.lineage::text"""
+              d.oversized_pages, d.undrawable_pages, d.version_no, d.is_current, d.lineage::text, d.hidden_parts"""
 
 
 class DocumentNotFound(LookupError):
@@ -46,7 +46,7 @@ def _document(row: tuple) -> Document:
         allowed_roles=tuple(row[5]), uploaded_by=row[6], created_at=row[7], chunk_count=row[8],
         size_bytes=row[9], skipped_pages=tuple(row[10] or ()), public_id=row[11], file_format=row[12],
         ocr_pages=tuple(row[13] or ()), oversized_pages=tuple(row[14] or ()), undrawable_pages=tuple(row[15] or ()),
-        version_no=row[16], is_current=row[17], lineage=row[18],
+        version_no=row[16], is_current=row[17], lineage=row[18], hidden_parts=tuple(row[19] or ()),
     )
 
 

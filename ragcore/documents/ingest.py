@@ -1,9 +1,11 @@
-"""Upload (PDF or Word .docx) → stored document: validate, extract, chunk, embed, then write
-everything at once.
+"""Upload (PDF, Word .docx, Excel .xlsx or PowerPoint .pptx) → stored document: validate,
+extract, chunk, embed, then write everything at once.
 
 The file's kind is told by its bytes (`ragcore.documents.formats`); a PDF is read page by page
-(`pdf`), a .docx section by section (`word`), and both go through the same chunker, checks and
-transaction. A Word chunk carries its citation label (`Chunk.locator`) instead of pages.
+(`pdf`), a .docx section by section (`word`), and both go through the same chunker; a .xlsx is
+read sheet by sheet into chunks of rows under their header (`sheets`), a .pptx slide by slide,
+each slide chunked on its own (`slides`). All go through the same checks and transaction. A
+Word, Excel or PowerPoint chunk carries its citation label (`Chunk.locator`) instead of pages.
 
 All checks and all slow work (extraction, embedding) happen before the database is touched;
 the document, its chunks with vectors, their sentence windows with vectors (when the index is
@@ -55,9 +57,20 @@ from ragcore.core import (
 )
 from ragcore.documents import ocr, page_images
 from ragcore.documents.chunking import chunk_pages, lexical_texts
-from ragcore.documents.formats import DOCX, PDF, UnusableFile, check_name, detect_format, extension
+from ragcore.documents.formats import (
+    DOCX,
+    PDF,
+    PPTX,
+    XLSX,
+    UnusableFile,
+    check_name,
+    detect_format,
+    extension,
+)
 from ragcore.documents.pdf import PdfError, check_header, extract_pages
 from ragcore.documents.rendering import RenderError
+from ragcore.documents.sheets import SheetLimits, SheetText, check_workbook, chunk_sheets, extract_sheets
+from ragcore.documents.slides import SlideLimits, SlideText, check_presentation, chunk_slides, extract_slides
 from ragcore.documents.titles import MAX_TITLE_CHARS, default_title
 from ragcore.documents.windows import Window, document_windows
 from ragcore.documents.word import WordLimits, WordText, check_package, extract_sections, locate
@@ -67,7 +80,9 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 32
-STAGES = ("extract", "ocr", "read_word", "chunk", "embed", "store")  # a PDF's "extract" (and "ocr" for pages without a text layer), or a .docx's "read_word"
+# a PDF's "extract" (and "ocr" for pages without a text layer), or a .docx's "read_word", a .xlsx's
+# "read_sheets", a .pptx's "read_slides"
+STAGES = ("extract", "ocr", "read_word", "read_sheets", "read_slides", "chunk", "embed", "store")
 
 
 class IngestError(ValueError):
@@ -105,7 +120,8 @@ class IngestResult:
     skipped_pages: list[int] = field(default_factory=list)
     public_id: str = ""
     windows: int = 0  # sentence windows stored besides the chunks (their vectors are part of the embed stage)
-    file_format: str = PDF  # for a .docx, `pages` counts its sections
+    file_format: str = PDF  # for a .docx, `pages` counts its sections; a .xlsx's its sheets, a .pptx's its slides
+    hidden_parts: list[str] = field(default_factory=list)  # hidden sheets (names) or slides (numbers), not read
     ocr_pages: list[int] = field(default_factory=list)  # pages whose text was read by OCR
     oversized_pages: list[int] = field(default_factory=list)  # page images drawn below DISPLAY_DPI
     undrawable_pages: list[int] = field(default_factory=list)  # page images refused: too large to draw
@@ -127,6 +143,7 @@ class IngestResult:
             "oversized_pages": self.oversized_pages,
             "undrawable_pages": self.undrawable_pages,
             "too_large_for_ocr": self.too_large_for_ocr,
+            "hidden_parts": self.hidden_parts,
         }
 
 
@@ -251,13 +268,19 @@ def check_upload(data: bytes, filename: str = "", settings: Settings | None = No
     """The cheap checks for a front end that refuses a file before queueing it (the REST API):
     its kind by content, a name that claims the other kind, and what can be told without reading
     the text (a PDF cut off at the end, a ZIP that holds no Word document or unpacks past
-    DOCX_MAX_UNPACKED_MB). Returns the format; raises `PdfError` or `UnusableFile` (Turkish messages)."""
-    file_format = detect_format(data)
+    DOCX_MAX_UNPACKED_MB; for a .xlsx or .pptx the streamed counts too: macros, rows, cells,
+    slides). Returns the format; raises `PdfError` or `UnusableFile` (Turkish messages)."""
+    settings = settings or Settings()
+    file_format = detect_format(data, filename)
     check_name(filename, file_format)
     if file_format == PDF:
         check_header(data)
+    elif file_format == XLSX:
+        check_workbook(data, SheetLimits.of(settings))
+    elif file_format == PPTX:
+        check_presentation(data, SlideLimits.of(settings))
     else:
-        check_package(data, WordLimits.of(settings or Settings()))
+        check_package(data, WordLimits.of(settings))
     return file_format
 
 
@@ -268,7 +291,8 @@ def check_upload(data: bytes, filename: str = "", settings: Settings | None = No
 class UploadText:
     """An upload's text for the chunker, whatever its format: pages (a .docx's sections), the
     page count, pages skipped as empty, the title its metadata holds, and for a .docx where
-    each paragraph sits (for the chunks' citation labels)."""
+    each paragraph sits (for the chunks' citation labels); for a .xlsx its sheets' rows, for a .pptx
+    its slides (each chunked apart), and what their authors hid (not read)."""
 
     file_format: str
     pages: list[Page]
@@ -279,6 +303,18 @@ class UploadText:
     ocr_pages: list[int] = field(default_factory=list)  # a PDF's pages read by OCR
     ocr_results: dict = field(default_factory=dict, compare=False, repr=False)  # their readings (word boxes)
     too_large_for_ocr: list[int] = field(default_factory=list)  # a PDF's pages without text too large to read
+    sheets: SheetText | None = None
+    slides: SlideText | None = None
+    hidden_parts: list[str] = field(default_factory=list)
+
+    def chunks(self, settings: Settings) -> list[Chunk]:
+        """The chunks of the text, each format by its own rule, with their citation labels."""
+        if self.sheets is not None:
+            return chunk_sheets(self.sheets, settings.chunk_size)
+        if self.slides is not None:
+            return chunk_slides(self.slides, settings.chunk_size, settings.chunk_overlap)
+        chunks = mark_ocr(chunk_pages(self.pages, settings.chunk_size, settings.chunk_overlap), self.ocr_pages)
+        return locate(chunks, self.word) if self.word is not None else chunks
 
 
 def read_upload(data: bytes, filename: str, report: Progress, settings: Settings | None = None) -> UploadText:
@@ -286,8 +322,10 @@ def read_upload(data: bytes, filename: str, report: Progress, settings: Settings
     text; an unusable file is an `IngestError` (its cause the reader's `PdfError` or `UnusableFile`).
     OCR runs within the `settings`' limits (the default settings' when None)."""
     try:
-        file_format = detect_format(data)
+        file_format = detect_format(data, filename)
         check_name(filename, file_format)
+        if file_format in (XLSX, PPTX):
+            return _read_office(data, file_format, report, settings or Settings())
         if file_format == DOCX:
             word = extract_sections(data, WordLimits.of(settings or Settings()),
                                     progress=lambda done, total: report("read_word", done, total))
@@ -300,6 +338,22 @@ def read_upload(data: bytes, filename: str, report: Progress, settings: Settings
     return UploadText(PDF, extracted.pages, extracted.page_count, extracted.skipped_pages, extracted.title,
                       ocr_pages=extracted.ocr_pages, ocr_results=extracted.ocr_results,
                       too_large_for_ocr=extracted.too_large_for_ocr)
+
+
+def _read_office(data: bytes, file_format: str, report: Progress, settings: Settings) -> UploadText:
+    """A .xlsx's visible sheets or a .pptx's visible slides (reading is quick; one step each way)."""
+    stage = "read_sheets" if file_format == XLSX else "read_slides"
+    report(stage, 0, 1)
+    if file_format == XLSX:
+        sheets = extract_sheets(data, SheetLimits.of(settings))
+        text = UploadText(XLSX, sheets.pages, sheets.sheet_count, sheets.empty, sheets.title, sheets=sheets,
+                          hidden_parts=sheets.hidden)
+    else:
+        slides = extract_slides(data, SlideLimits.of(settings))
+        text = UploadText(PPTX, slides.pages, slides.slide_count, slides.empty, slides.title, slides=slides,
+                          hidden_parts=[str(n) for n in slides.hidden])
+    report(stage, 1, 1)
+    return text
 
 
 def _page_sizes(settings: Settings, extracted: UploadText, data: bytes) -> page_images.PageSizes:
@@ -357,11 +411,11 @@ def _insert_document(conn: psycopg.Connection, meta: dict) -> int:
     return conn.execute(
         """INSERT INTO documents (title, filename, sha256, size_bytes, page_count, skipped_pages,
                                   ocr_pages, allowed_roles, uploaded_by, file_format, lexical_version,
-                                  oversized_pages, undrawable_pages, lineage, version_no)
+                                  oversized_pages, undrawable_pages, lineage, version_no, hidden_parts)
            VALUES (%(title)s, %(filename)s, %(sha256)s, %(size_bytes)s, %(page_count)s,
                    %(skipped_pages)s, %(ocr_pages)s, %(allowed_roles)s, %(uploaded_by)s, %(file_format)s,
                    %(lexical_version)s, %(oversized_pages)s, %(undrawable_pages)s,
-                   coalesce(%(lineage)s::uuid, gen_random_uuid()), %(version_no)s)
+                   coalesce(%(lineage)s::uuid, gen_random_uuid()), %(version_no)s, %(hidden_parts)s)
            RETURNING id""",
         {"lineage": None, "version_no": 1, **meta, "lexical_version": LEXICAL_VERSION},
     ).fetchone()[0]
@@ -505,12 +559,12 @@ def store_document(
     The one write path for document content: uploads use it, and so does the evaluation lab
     for its pre-chunked corpus. `meta` has the documents columns (title, filename, sha256,
     size_bytes, page_count, skipped_pages, ocr_pages, allowed_roles, uploaded_by, file_format,
-    oversized_pages, undrawable_pages).
+    oversized_pages, undrawable_pages, hidden_parts).
     """
     tick: Progress = report or (lambda stage, done, total: None)
     document_id = _insert_document(conn, {"skipped_pages": [], "ocr_pages": [], "uploaded_by": None,
                                           "file_format": PDF, "oversized_pages": [], "undrawable_pages": [],
-                                          **meta})
+                                          "hidden_parts": [], **meta})
     tick("store", 1, 3)
     lexical = lexical_texts([chunk.text for chunk in chunks], [chunk.article for chunk in chunks])
     chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"], lexical)
@@ -583,7 +637,7 @@ def ingest_file(
     progress: Progress | None = None,
     new_version_of: int | None = None,
 ) -> IngestResult:
-    """Validate, extract, chunk, embed and store one PDF or .docx; all or nothing.
+    """Validate, extract, chunk, embed and store one PDF, .docx, .xlsx or .pptx; all or nothing.
 
     `new_version_of` (a document's key, any of its versions): store the file as that document's
     next version, switched in when it is stored (migration 024). Its roles default to the
@@ -607,9 +661,7 @@ def ingest_file(
 
     extracted = read_upload(data, filename, report, settings)
     sizes = _page_sizes(settings, extracted, data)
-    chunks = mark_ocr(chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap), extracted.ocr_pages)
-    if extracted.word is not None:
-        chunks = locate(chunks, extracted.word)
+    chunks = extracted.chunks(settings)
     report("chunk", len(chunks), len(chunks))
     try:
         space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim, windows=settings.dense_windows)
@@ -636,6 +688,7 @@ def ingest_file(
         "uploaded_by": uploaded_by,
         "file_format": extracted.file_format,
         "lineage": base.lineage if base else None,
+        "hidden_parts": extracted.hidden_parts,
     }
     document_id = _store_with_file(db, settings, meta, data, embedded, report)
     _keep_ocr_readings(settings, digest, extracted.ocr_results)
@@ -647,7 +700,7 @@ def ingest_file(
                         public_id=public_id, version_no=version_no, windows=len(embedded.windows),
                         file_format=extracted.file_format, ocr_pages=extracted.ocr_pages,
                         oversized_pages=sizes.reduced, undrawable_pages=sizes.refused,
-                        too_large_for_ocr=extracted.too_large_for_ocr)
+                        too_large_for_ocr=extracted.too_large_for_ocr, hidden_parts=extracted.hidden_parts)
 
 
 # The entry point's first name, from when only PDFs were read: the lab, the benchmarks and the

@@ -1,4 +1,4 @@
-"""The document jobs: `ingest_document` (one uploaded PDF or Word file), `reembed` (every chunk)
+"""The document jobs: `ingest_document` (one uploaded PDF, Word, Excel or PowerPoint file), `reembed` (every chunk)
 and `warm_quotes` (the quoter's sentences of documents stored without them, queued by a starting
 worker: `queue_unwarmed_quotes`); and `expire_conversations`, the saved conversations' retention
 (queued by every worker at its start and once a day: `queue_conversation_retention`), and `expire_audit`, the questions
@@ -14,7 +14,7 @@ progress callback, so a background upload and `python -m ragcore ingest` store e
 same thing, and cancelling (the callback raises) rolls the single ingest transaction back.
 
 Upload bytes are staged as a file before the job is queued: `DATA_DIR/uploads/incoming/<job
-id>.pdf` (`.docx` for a Word file: the format is told by the bytes when the job is queued, and
+id>.pdf` (`.docx`, `.xlsx`, `.pptx` for an Office file: the format is told by the bytes when the job is queued, and
 recorded in its arguments), mode 0600, written and fsynced before the row commits. A file rather than a bytea
 column because the finished document lives under `DATA_DIR/uploads` anyway (named by its
 sha256, served for download by the app), so every machine that runs workers must already
@@ -39,8 +39,8 @@ from typing import Any
 from ragcore.core import Settings, formatting, short_id
 from ragcore.documents import (
     DISK_FULL,
-    DOCX,
     EXTENSIONS,
+    KINDS_TEXT,
     PDF,
     DuplicateDocument,
     IngestError,
@@ -50,7 +50,9 @@ from ragcore.documents import (
     check_free_space,
     check_name,
     check_size,
+    count_unit,
     detect_format,
+    hidden_note,
     ingest_file,
     page_size_notes,
     reembed_all,
@@ -88,6 +90,8 @@ INGEST_STAGES = {
     "extract": Stage("PDF metni çıkarılıyor", 0.0, 0.1, "sayfa"),
     "ocr": Stage("Sayfa okunuyor (OCR)", 0.1, 0.25, "sayfa"),
     "read_word": Stage("Word belgesi okunuyor", 0.0, 0.25, "paragraf"),
+    "read_sheets": Stage("Excel dosyası okunuyor", 0.0, 0.25),
+    "read_slides": Stage("PowerPoint sunusu okunuyor", 0.0, 0.25),
     "chunk": Stage("Parçalara ayrılıyor", 0.25, 0.3, "parça"),
     # counted in parts, as the result is (`in_parts`): the vectors of a part's windows are the admin's no concern
     "embed": Stage("Parçalar aramaya hazırlanıyor", 0.3, 0.8, "parça"),
@@ -196,11 +200,11 @@ def submit_ingest(
     message instead.
     """
     if not data:
-        raise JobError("Dosya boş; lütfen bir PDF ya da Word (.docx) dosyası seçin.")
+        raise JobError(f"Dosya boş; lütfen bir {KINDS_TEXT} dosyası seçin.")
     try:
         allowed = validate_roles(roles) if roles or new_version_of is None else []
         check_size(data, settings)
-        file_format = detect_format(data)
+        file_format = detect_format(data, filename)
         check_name(filename, file_format)
         check_free_space(settings)  # before the bytes are staged
     except (IngestError, PdfError, UnusableFile) as exc:
@@ -310,13 +314,14 @@ def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
 def _ingest_summary(result: dict[str, Any]) -> str:
     """"“Başlık” aranabilir: 24 sayfa, 102 parça; 4 dk 28 sn sürdü" — the title, not the document's id."""
     skipped = result.get("skipped_pages") or []
-    pages = "başlık" if result.get("file_format") == DOCX else "sayfa"  # a Word file's sections, by their headings
+    pages = count_unit(result.get("file_format") or PDF)  # a Word file's sections, a workbook's sheets, slides
     version = f" (sürüm {result['version']}, önceki sürüm arşivde)" if (result.get("version") or 1) > 1 else ""
     text = (f"“{result.get('title')}”{version} aranabilir: {formatting.integer(result.get('pages'))} {pages}, "
             f"{formatting.integer(result.get('chunks'))} parça; {formatting.duration(result.get('seconds', 0))} sürdü")
     scanned = result.get("ocr_pages") or []
     text += f"; OCR ile okunan sayfalar: {', '.join(map(str, scanned))}" if scanned else ""
     text += f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else ""
+    text += f"; {hidden_note(result.get('file_format') or PDF, hidden)}" if (hidden := result.get("hidden_parts")) else ""
     notes = page_size_notes(result.get("oversized_pages") or [], result.get("undrawable_pages") or [],
                             result.get("too_large_for_ocr") or [])
     return " ".join([text + ("." if notes else ""), *notes])

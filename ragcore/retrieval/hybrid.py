@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import psycopg
 
-from ragcore.core import LOCATOR_PAGE, LOCATOR_SECTION, ROLES, Settings, Source
-from ragcore.documents import DOCX
+from ragcore.core import ROLES, Settings, Source
+from ragcore.documents import locator_kind
 from ragcore.retrieval import bm25, measurements
 from ragcore.retrieval.modes import MODES
 from ragcore.retrieval.query import LexicalQuery, dense_question, lexical_query
@@ -556,7 +556,7 @@ def _row_to_hit(rank: int, row: tuple) -> Hit:
         score=float(row[8]),
         text=row[7],
         document_public_id=row[15],
-        locator_kind=LOCATOR_SECTION if row[18] == DOCX else LOCATOR_PAGE,
+        locator_kind=locator_kind(row[18]),
         locator=row[17],
         ocr=bool(row[19]),
         version_no=row[20],

@@ -42,18 +42,29 @@ from ragcore.api.schemas import (
 from ragcore.core import ROLES, Document, Settings, User, sanitize
 from ragcore.documents import (
     MIME_TYPES,
+    CorruptExcel,
     CorruptPdf,
+    CorruptPowerPoint,
     CorruptWord,
     DiskSpaceLow,
     EmptyFile,
+    EncryptedExcel,
+    EncryptedPowerPoint,
     EncryptedWord,
+    ExcelTooLarge,
+    ExcelWithDoctype,
     IngestError,
+    MacroExcel,
+    MacroPowerPoint,
     MismatchedExtension,
     NotAWordDocument,
+    OldOfficeFormat,
     OldWordFormat,
     PageNotFound,
     PageTooLarge,
     PdfError,
+    PowerPointTooLarge,
+    PowerPointWithDoctype,
     UnsupportedFile,
     UnusableFile,
     VersionError,
@@ -124,7 +135,7 @@ def get_document(document_id: Id, user: CurrentUser, context: Context,
 
 
 @router.get("/v1/documents/{document_id}/file", response_class=FileResponse, responses=NOT_FOUND,
-            summary="Download the stored file, PDF or .docx (404 when missing or not readable)")
+            summary="Download the stored file, PDF, .docx, .xlsx or .pptx (404 when missing or not readable)")
 def download(document_id: Id, user: CurrentUser, context: Context) -> FileResponse:
     doc = _readable(context, document_id, user.role)
     path = docs.document_file(context.settings, doc, user.role)
@@ -225,14 +236,30 @@ def parse_roles(values: list[str]) -> list[str]:
 
 _FILE_ERRORS = {
     EmptyFile: (422, "empty_file", "The file is empty (0 bytes)."),
-    UnsupportedFile: (415, "unsupported_file", "The file is neither a PDF nor a Word .docx (whatever its name says)."),
+    UnsupportedFile: (415, "unsupported_file",
+                      "The file is none of PDF, Word .docx, Excel .xlsx, PowerPoint .pptx (whatever its name says)."),
     CorruptPdf: (422, "corrupt_pdf", "The PDF is damaged or incomplete (its end is missing)."),
     CorruptWord: (422, "corrupt_docx", "The Word file is damaged or incomplete."),
-    NotAWordDocument: (415, "not_a_docx", "The file is a ZIP package but not a Word document."),
+    NotAWordDocument: (415, "not_a_docx", "The file is a ZIP package but not a Word, Excel or PowerPoint document."),
     EncryptedWord: (422, "encrypted_docx", "The Word file is password-protected; upload an unprotected copy."),
     OldWordFormat: (415, "old_word_format", "The file is an old binary .doc (or another OLE file); save it as .docx."),
     MismatchedExtension: (415, "extension_mismatch", "The file name's extension claims the other format than its content."),
     WordTooLarge: (413, "docx_too_large", "The Word file unpacks to more than DOCX_MAX_UNPACKED_MB."),
+    CorruptExcel: (422, "corrupt_xlsx", "The Excel file is damaged or incomplete."),
+    EncryptedExcel: (422, "encrypted_xlsx", "The Excel file is encrypted (password-protected); upload an unprotected copy."),
+    MacroExcel: (415, "macro_xlsx", "The Excel file holds macros (.xlsm); save it as .xlsx without macros."),
+    ExcelTooLarge: (413, "xlsx_too_large", "The Excel file is past a cap (DOCX_MAX_UNPACKED_MB, DOCX_MAX_ELEMENTS, "
+                    "XLSX_MAX_ROWS, XLSX_MAX_CELLS; the Turkish message names it)."),
+    ExcelWithDoctype: (422, "xlsx_doctype", "The Excel file holds a DOCTYPE declaration, which Excel never writes."),
+    CorruptPowerPoint: (422, "corrupt_pptx", "The PowerPoint file is damaged or incomplete."),
+    EncryptedPowerPoint: (422, "encrypted_pptx", "The PowerPoint file is encrypted (password-protected); upload an "
+                          "unprotected copy."),
+    MacroPowerPoint: (415, "macro_pptx", "The PowerPoint file holds macros (.pptm); save it as .pptx without macros."),
+    PowerPointTooLarge: (413, "pptx_too_large", "The PowerPoint file is past a cap (DOCX_MAX_UNPACKED_MB, "
+                         "DOCX_MAX_ELEMENTS, PPTX_MAX_SLIDES; the Turkish message names it)."),
+    PowerPointWithDoctype: (422, "pptx_doctype", "The PowerPoint file holds a DOCTYPE declaration, which PowerPoint "
+                            "never writes."),
+    OldOfficeFormat: (415, "old_office_format", "The file is an old binary .xls or .ppt; save it as .xlsx or .pptx."),
 }
 
 
@@ -263,7 +290,8 @@ UPLOAD_SCHEMA = {
         "type": "object", "required": ["file", "roles"],
         "properties": {
             "file": {"type": "string", "format": "binary",
-                     "description": "the PDF or Word .docx (at most MAX_UPLOAD_MB; the content decides which)"},
+                     "description": "the PDF, Word .docx, Excel .xlsx or PowerPoint .pptx (at most MAX_UPLOAD_MB; "
+                                    "the content decides which)"},
             "roles": {"type": "array", "items": {"type": "string", "enum": list(ROLES)},
                       "description": "roles that may read it (repeat the field, or separate with commas)"},
             "title": {"type": "string", "maxLength": MAX_TITLE_CHARS, "description": "shown in citations"},
@@ -313,7 +341,7 @@ def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[s
 
 @upload_router.post(
     "/v1/documents", status_code=202, response_model=JobOut, openapi_extra={"requestBody": UPLOAD_SCHEMA},
-    summary="Upload a PDF or .docx (admin): multipart `file`, `roles` (repeat or comma-separate), optional `title`; "
+    summary="Upload a PDF, .docx, .xlsx or .pptx (admin): multipart `file`, `roles` (repeat or comma-separate), optional `title`; "
             "202 with the background job",
     responses={401: {"model": ErrorResponse}, 403: {"model": ErrorResponse}, 413: {"model": ErrorResponse},
                415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 400: {"model": ErrorResponse},
