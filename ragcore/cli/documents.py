@@ -72,7 +72,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             embedder = CachedEmbedder(make_embedder(settings), db)
             result = ingest_file(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
                                 title=args.title, progress=jobs.in_parts(bars))
-            sentences = jobs.warm_quotes(db, embedder, [result.document_id], bars)
+            sentences = jobs.warm_quotes(db, embedder, [result.document_id], bars) if jobs.quotes_read(settings) else 0
         except IndexModelMismatch as exc:  # the operator at the server can run the command
             raise CommandError(f"{exc}\nTo re-embed every chunk with the configured model: {exc.command}") from exc
         except (IngestError, EmbeddingError) as exc:
@@ -160,7 +160,7 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
             count = reembed_all(db, embedder, progress=bars, windows=settings.dense_windows)
-            sentences = jobs.warm_quotes(db, embedder, None, bars)
+            sentences = jobs.warm_quotes(db, embedder, None, bars) if jobs.quotes_read(settings) else 0
         except EmbeddingError as exc:
             raise CommandError(str(exc)) from exc
     payload = {"chunks": count, "model": embedder.name, "dim": embedder.dim, "quote_sentences": sentences}

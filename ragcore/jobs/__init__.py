@@ -31,6 +31,7 @@ from ragcore.jobs.tasks import (
     in_parts,
     queue_conversation_retention,
     queue_unwarmed_quotes,
+    quotes_read,
     remove_orphan_staged_files,
     staged_path,
     submit_ingest,
@@ -44,7 +45,7 @@ __all__ = [
     "STATUS_LABELS", "SUCCEEDED", "BackgroundWorker", "Job", "JobCancelled", "JobError", "JobFailed", "JobKind",
     "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "format_duration", "get_job", "get_kind", "in_parts",
     "list_jobs", "live_workers", "load_job_modules", "queue_conversation_retention", "queue_unwarmed_quotes",
-    "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "runs_jobs_here", "staged_path", "submit",
+    "quotes_read", "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "runs_jobs_here", "staged_path", "submit",
     "submit_ingest",
     "submit_reembed", "warm_quotes",
 ]
