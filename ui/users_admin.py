@@ -18,10 +18,11 @@ import pandas as pd
 import streamlit as st
 
 from ragcore.access import auth as throttle
+from ragcore.access import directory
 from ragcore.access import tokens as tokensmod
 from ragcore.access import users as usersmod
 from ragcore.core import ROLE_LABELS, ROLES, User
-from ui import auth
+from ui import auth, directory_admin
 from ui.context import AppContext
 from ui.markdown import alert, escape_markdown
 from ui.technical import technical_details
@@ -67,8 +68,10 @@ def _show_flash(where: str = PAGE_TOP) -> None:
 
 def render_table(ctx: AppContext) -> list[User]:
     users = usersmod.list_users(ctx.db)
+    sources = directory.sources(ctx.db)
     frame = pd.DataFrame(
-        [{"Kullanıcı adı": u.username, "Ad": u.display_name, "Rol": ROLE_LABELS.get(u.role, u.role),
+        [{"Kullanıcı adı": u.username, "Ad": u.display_name, "Rol": ", ".join(ROLE_LABELS.get(r, r) for r in u.roles),
+          "Giriş": directory.SOURCE_LABELS.get(sources.get(u.username, "local"), "?"),
           "Durum": "etkin" if u.active else "devre dışı"} for u in users]
     )
     st.dataframe(frame, hide_index=True, width="stretch")
@@ -109,17 +112,21 @@ def render_manage(ctx: AppContext, me: User, users: list[User]) -> None:
     selected = st.selectbox("Kullanıcı", names, key="users_selected")
     target = next(u for u in users if u.username == selected)
     is_me = target.username == me.username
+    from_directory = directory.source_of(ctx.db, target.username) not in (None, "local")
 
     cols = st.columns([2, 1], vertical_alignment="bottom")
     new_role = cols[0].selectbox("Rol", ROLES, index=ROLES.index(target.role), format_func=_role_label,
-                                 key=f"users_role_{target.username}", disabled=is_me)
-    if cols[1].button("Rolü kaydet", key=f"users_role_save_{target.username}", disabled=is_me or new_role == target.role):
+                                 key=f"users_role_{target.username}", disabled=is_me or from_directory)
+    if cols[1].button("Rolü kaydet", key=f"users_role_save_{target.username}",
+                      disabled=is_me or from_directory or new_role == target.role):
         usersmod.set_role(ctx.db, target.username, new_role)
         _flash(f"'{target.username}' rolü: {ROLE_LABELS[new_role]}. Kullanıcının bir sonraki işleminde geçerli olur; "
                "'beni hatırla' çerezleri geçersiz oldu.")
         st.rerun()
     if is_me:
         st.caption("Kendi rolünüzü ya da hesabınızın durumunu değiştiremezsiniz (yönetici kalmaması önlenir).")
+    if from_directory:
+        st.caption("Bu kullanıcı dizinden giriş yapıyor: rolünü aşağıdaki grup–rol tablosu, parolasını dizin belirler.")
 
     if target.active:
         if st.button("Devre dışı bırak", key=f"users_deactivate_{target.username}", disabled=is_me,
@@ -132,7 +139,8 @@ def render_manage(ctx: AppContext, me: User, users: list[User]) -> None:
         _flash(f"'{target.username}' yeniden etkin.")
         st.rerun()
 
-    render_password_form(ctx, target, is_me)
+    if not from_directory:
+        render_password_form(ctx, target, is_me)
     render_lock(ctx, target)
     render_tokens(ctx, me, target)
 
@@ -259,3 +267,4 @@ def render_users_page(ctx: AppContext, me: User) -> None:
     users = render_table(ctx)
     render_create(ctx)
     render_manage(ctx, me, users)
+    directory_admin.render_group_roles(ctx, me)

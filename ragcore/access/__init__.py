@@ -1,8 +1,9 @@
 """Who may do what: users and roles, the first admin, sign-in with throttling, server-side
-session revocation, API tokens, and which client address the throttles believe.
+session revocation, API tokens, which client address the throttles believe, and sign-in through
+the company's directory (LDAP/Active Directory, OpenID Connect) with its group → role table.
 """
 
-from ragcore.access import addresses, auth, first_admin, sessions, tokens, users
+from ragcore.access import addresses, auth, directory, first_admin, ldap, oidc, sessions, tokens, users
 from ragcore.access.first_admin import announce_initial_admin, ensure_initial_admin
 from ragcore.access.users import (
     MAX_PASSWORD_BYTES,
@@ -18,9 +19,12 @@ __all__ = [
     "auth",
     "create_user",
     "credentials",
+    "directory",
     "ensure_initial_admin",
     "first_admin",
     "get_user",
+    "ldap",
+    "oidc",
     "sessions",
     "tokens",
     "users",
