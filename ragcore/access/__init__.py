@@ -1,9 +1,10 @@
-"""Who may do what: users and roles, the first admin, sign-in with throttling, server-side
+"""Who may do what: users and roles (roles are data: `roles`, several per user), the first admin, sign-in with throttling, server-side
 session revocation, API tokens, and which client address the throttles believe.
 """
 
-from ragcore.access import addresses, auth, first_admin, sessions, tokens, users
+from ragcore.access import addresses, auth, first_admin, roles, sessions, tokens, users
 from ragcore.access.first_admin import announce_initial_admin, ensure_initial_admin
+from ragcore.access.roles import Role, RoleError, list_roles, role_names
 from ragcore.access.users import (
     MAX_PASSWORD_BYTES,
     create_user,
@@ -13,6 +14,8 @@ from ragcore.access.users import (
 
 __all__ = [
     "MAX_PASSWORD_BYTES",
+    "Role",
+    "RoleError",
     "addresses",
     "announce_initial_admin",
     "auth",
@@ -21,6 +24,9 @@ __all__ = [
     "ensure_initial_admin",
     "first_admin",
     "get_user",
+    "list_roles",
+    "role_names",
+    "roles",
     "sessions",
     "tokens",
     "users",

@@ -15,7 +15,7 @@ from pathlib import Path
 from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.cli.progress import StageBars
-from ragcore.core import ROLES, Document, Settings
+from ragcore.core import Document, Settings
 from ragcore.documents import (
     IndexModelMismatch,
     IngestError,
@@ -31,20 +31,20 @@ from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ingest", help="add a PDF or Word .docx (extract, chunk, embed, store)")
     p.add_argument("file", type=Path)
-    p.add_argument("--roles", nargs="+", required=True, choices=ROLES, help="roles that may read it")
+    p.add_argument("--roles", nargs="+", required=True, help="roles that may read it (`roles` lists them)")
     p.add_argument("--title", help="title shown in citations (default: from the file name)")
     p.add_argument("--background", action="store_true", help="queue it as a job and return at once")
     add_json_flag(p)
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("documents", help="list stored documents")
-    p.add_argument("--role", default="admin", choices=ROLES, help="list as this role sees it")
+    p.add_argument("--role", default="admin", help="list as this role sees it (several: isg+uretim)")
     add_json_flag(p)
     p.set_defaults(func=cmd_documents)
 
     p = sub.add_parser("chunks", help="show a document's chunks")
     p.add_argument("document_id", help="the document's public id (as `documents` lists it)")
-    p.add_argument("--role", default="admin", choices=ROLES)
+    p.add_argument("--role", default="admin", help="as this role sees it (several: isg+uretim)")
     add_json_flag(p)
     p.set_defaults(func=cmd_chunks)
 

@@ -20,6 +20,7 @@ from ragcore.core.files import (
     sha256_file,
 )
 from ragcore.core.models import (
+    ADMIN_ROLE,
     CLOSEST_LEAD,
     FALLBACK_ANSWER,
     LOCATOR_PAGE,
@@ -39,6 +40,8 @@ from ragcore.core.models import (
     Page,
     Source,
     User,
+    reader_key,
+    reader_members,
 )
 from ragcore.core.ollama import (
     OllamaStatus,
@@ -74,6 +77,7 @@ from ragcore.core.text import (
 )
 
 __all__ = [
+    "ADMIN_ROLE",
     "ANSWER_POLICIES",
     "CLOSEST_LEAD",
     "OUTCOMES",
@@ -107,6 +111,8 @@ __all__ = [
     "TOKENIZERS",
     "ascii_typed_words",
     "User",
+    "reader_key",
+    "reader_members",
     "cookie_key",
     "create_private",
     "disk_space",

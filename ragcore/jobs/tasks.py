@@ -191,7 +191,7 @@ def submit_ingest(
     if not data:
         raise JobError("Dosya boş; lütfen bir PDF ya da Word (.docx) dosyası seçin.")
     try:
-        allowed = validate_roles(roles)
+        allowed = validate_roles(db, roles)
         check_size(data, settings)
         file_format = detect_format(data)
         check_name(filename, file_format)

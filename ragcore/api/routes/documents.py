@@ -26,6 +26,7 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragcore import jobs
+from ragcore.access import role_names
 from ragcore.api import errors
 from ragcore.api.deps import Admin, Context, CurrentUser
 from ragcore.api.schemas import (
@@ -37,7 +38,7 @@ from ragcore.api.schemas import (
     ErrorResponse,
     JobOut,
 )
-from ragcore.core import ROLES, Document, Settings, User, sanitize
+from ragcore.core import Document, Settings, User, sanitize
 from ragcore.documents import (
     MIME_TYPES,
     CorruptPdf,
@@ -176,18 +177,19 @@ def get_job(job_id: Id, admin: Admin, context: Context) -> JobOut:
 # ----------------------------------------------------------------------------- upload
 
 
-def parse_roles(values: list[str]) -> list[str]:
-    """Repeated `roles` fields, each possibly comma-separated; every one must be a known role."""
+def parse_roles(values: list[str], known: tuple[str, ...]) -> list[str]:
+    """Repeated `roles` fields, each possibly comma-separated; every one must be a known role
+    (`known`: the roles registry's names)."""
     roles = list(dict.fromkeys(r.strip().lower() for value in values for r in value.split(",") if r.strip()))
     if not roles:
         raise errors.ApiError(422, "roles_required",
                               "En az bir rol seçilmeli: belgeyi kimlerin okuyabileceği boş bırakılamaz.",
                               "At least one role is required: who may read the document cannot be left empty.")
-    unknown = [r for r in roles if r not in ROLES]
+    unknown = [r for r in roles if r not in known]
     if unknown:
         raise errors.ApiError(422, "unknown_role",
-                              f"Bilinmeyen rol: {', '.join(unknown)}. Geçerli roller: {', '.join(ROLES)}.",
-                              f"Unknown role: {', '.join(unknown)}. Valid roles: {', '.join(ROLES)}.")
+                              f"Bilinmeyen rol: {', '.join(unknown)}. Geçerli roller: {', '.join(known)}.",
+                              f"Unknown role: {', '.join(unknown)}. Valid roles: {', '.join(known)}.")
     return roles
 
 
@@ -232,7 +234,7 @@ UPLOAD_SCHEMA = {
         "properties": {
             "file": {"type": "string", "format": "binary",
                      "description": "the PDF or Word .docx (at most MAX_UPLOAD_MB; the content decides which)"},
-            "roles": {"type": "array", "items": {"type": "string", "enum": list(ROLES)},
+            "roles": {"type": "array", "items": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "maxLength": 40},
                       "description": "roles that may read it (repeat the field, or separate with commas)"},
             "title": {"type": "string", "maxLength": MAX_TITLE_CHARS, "description": "shown in citations"},
         },
@@ -266,7 +268,7 @@ def _upload_fields(form: FormData) -> tuple[UploadFile, list[str], str | None]:
 
 
 def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[str], title: str | None) -> jobs.Job:
-    allowed = parse_roles(roles)
+    allowed = parse_roles(roles, role_names(context.database()))
     data = _checked_file(file, context.settings)
     try:
         return jobs.submit_ingest(context.database(), context.settings, data,
