@@ -109,8 +109,7 @@ def create_role(db: Database, name: str, label: str, description: str = "") -> R
     try:
         with db.connection() as conn, conn.transaction():
             conn.execute("INSERT INTO roles (name, label, description) VALUES (%s, %s, %s)", (name, label, description))
-            _ensure_reader(conn, (name,))
-            create_role_indexes(conn)
+            sync_readers(conn)
     except psycopg.errors.UniqueViolation:
         raise RoleError(f"'{name}' adında bir rol zaten var.") from None
     return Role(name, label, description, False)
@@ -187,23 +186,43 @@ def sync_readers(conn: psycopg.Connection) -> list[str]:
         "FROM users u WHERE EXISTS (SELECT FROM user_roles ur WHERE ur.user_id = u.id)")
         if ADMIN_ROLE not in row[0] and len(row[0]) > 1}
     existing = {tuple(row[0]) for row in conn.execute("SELECT members FROM role_bits")}
-    for members in sorted(existing - wanted):
-        _drop_reader(conn, members)
-    created = [reader_key(members) for members in sorted(wanted - existing, key=lambda m: (len(m), m))
-               if _ensure_reader(conn, members)]
+    moved = sum(_drop_reader(conn, members) for members in sorted(existing - wanted))
+    created = []
+    for members in sorted(wanted - existing, key=lambda m: (len(m), m)):
+        moved += _ensure_reader(conn, members)
+        created.append(reader_key(members))
     if created:
         create_role_indexes(conn)
+    if moved:
+        _compact_postings(conn)
     return created
 
 
-def _ensure_reader(conn: psycopg.Connection, members: tuple[str, ...]) -> bool:
-    """Create the reader of `members` unless it exists; True when created. Its bit is set on every
-    chunk whose roles meet the members (the chunks trigger of 021 computes it; the statistics
-    and the postings' and windows' copies follow through 003's and 012's triggers)."""
+def _compact_postings(conn: psycopg.Connection) -> None:
+    """Rebuild the postings' indexes after a reader's bits were set or cleared.
+
+    Every posting of a chunk whose mask changed was rewritten (roles_mask is in the covering
+    indexes, so no update is HOT), which leaves every posting index with a copy of those
+    entries until VACUUM and half-empty pages after it. The planner prices an index by its
+    pages: a bloated per-reader index next to a global one can tip a plan to the global index
+    — and from then on, to a plan whose work shows other readers' postings (the property
+    tests/test_role_postings.py holds). A rebuild restores the sizes a fresh store would have;
+    it blocks writes to postings meanwhile, a cost paid when a role or a new set of roles is
+    given, not at question time. The HNSW graphs are left as they are (a rebuild takes minutes
+    at 100k chunks; the dense leg's plan does not price them by pages).
+    """
+    conn.execute("REINDEX TABLE postings")
+
+
+def _ensure_reader(conn: psycopg.Connection, members: tuple[str, ...]) -> int:
+    """Create the reader of `members` unless it exists; return the number of chunks given its bit.
+    Its bit is set on every chunk whose roles meet the members (the chunks trigger of 021
+    computes it; the statistics and the postings' and windows' copies follow through 003's and
+    012's triggers)."""
     key = reader_key(members)
     conn.execute("SELECT lexical_statistics_lock()")
     if conn.execute("SELECT FROM role_bits WHERE role = %s", (key,)).fetchone():
-        return False
+        return 0
     bit = conn.execute(
         "SELECT b FROM (SELECT (1::bigint << g) AS b FROM generate_series(0, %s) AS g) free "
         "WHERE NOT EXISTS (SELECT FROM role_bits WHERE bit = free.b) ORDER BY b LIMIT 1", (MAX_READERS - 1,)).fetchone()
@@ -213,18 +232,18 @@ def _ensure_reader(conn: psycopg.Connection, members: tuple[str, ...]) -> bool:
                         f"birbirine benzetin.")
     conn.execute("INSERT INTO role_bits (role, bit, members) VALUES (%s, %s, %s)", (key, bit[0], list(members)))
     conn.execute("INSERT INTO lex_stats (role) VALUES (%s)", (key,))
-    conn.execute("UPDATE chunks SET roles_mask = reader_mask(allowed_roles) WHERE allowed_roles && %s::text[]",
-                 (list(members),))
-    return True
+    return conn.execute("UPDATE chunks SET roles_mask = reader_mask(allowed_roles) WHERE allowed_roles && %s::text[]",
+                        (list(members),)).rowcount
 
 
-def _drop_reader(conn: psycopg.Connection, members: tuple[str, ...]) -> None:
+def _drop_reader(conn: psycopg.Connection, members: tuple[str, ...]) -> int:
     """Drop a reader: its statistics, its row, and its bit from every chunk (the postings and
-    windows follow; its indexes stay, empty, for the next reader given the bit)."""
+    windows follow; its indexes stay, empty, for the next reader given the bit). Returns the
+    number of chunks that lost the bit."""
     key = reader_key(members)
     conn.execute("SELECT lexical_statistics_lock()")
     bit = conn.execute("DELETE FROM role_bits WHERE role = %s RETURNING bit", (key,)).fetchone()[0]
     conn.execute("DELETE FROM lexicon WHERE role = %s", (key,))
     conn.execute("DELETE FROM lex_df_histogram WHERE role = %s", (key,))
-    conn.execute("UPDATE chunks SET roles_mask = reader_mask(allowed_roles) WHERE (roles_mask & %s::bigint) <> 0",
-                 (bit,))
+    return conn.execute("UPDATE chunks SET roles_mask = reader_mask(allowed_roles) "
+                        "WHERE (roles_mask & %s::bigint) <> 0", (bit,)).rowcount

@@ -29,12 +29,13 @@ ADMIN_BIT = 1
 def reader_bits(conn: psycopg.Connection) -> list[int]:
     """Every reader's bit (role_bits, migration 021) but admin's, which is on every chunk: admin
     reads the global indexes."""
-    return [row[0] for row in conn.execute("SELECT bit FROM role_bits WHERE bit <> %s ORDER BY bit", (ADMIN_BIT,))]
+    return [row[0] for row in conn.execute("SELECT bit FROM role_bits WHERE bit <> %(admin)s ORDER BY bit",
+                                           {"admin": ADMIN_BIT})]
 
 
 def reader_bit(conn: psycopg.Connection, reader: str) -> int | None:
     """The reader's bit in chunks.roles_mask, or None when no such reader exists."""
-    row = conn.execute("SELECT bit FROM role_bits WHERE role = %s", (reader,)).fetchone()
+    row = conn.execute("SELECT bit FROM role_bits WHERE role = %(reader)s", {"reader": reader}).fetchone()
     return None if row is None else int(row[0])
 
 
