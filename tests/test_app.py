@@ -488,7 +488,7 @@ def test_upload_handler_directly(app_env: Path, db: Database) -> None:
     admin = users.get_user(db, "admin")
     assert upload_document(ctx, admin, "x.txt", b"abc", ["isg"]).message == "Yalnızca PDF ve Word (.docx) dosyaları yüklenebilir."
     assert not upload_document(ctx, admin, "x.pdf", b"", ["isg"]).ok
-    nobody = User(id=0, username="x", display_name="x", role="isg", active=True)
+    nobody = User(id=0, username="x", display_name="x", roles=("isg",), active=True)
     assert "yalnızca yöneticiye" in upload_document(ctx, nobody, "x.pdf", b"%PDF", ["isg"]).message
     outcome = upload_document(ctx, admin, "x.pdf", b"%PDF-1.4", [])
     assert not outcome.ok and "rol" in outcome.message

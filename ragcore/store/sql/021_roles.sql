@@ -87,7 +87,10 @@ DROP INDEX IF EXISTS chunks_embedding_hnsw_isg, chunks_embedding_hnsw_ik, chunks
     postings_high_impact_uretim, postings_high_impact_personel;
 
 -- ------------------------------------------------------------------ readers
+-- (003's CHECK on bit was stored with casts to integer: made again for bigint)
+ALTER TABLE role_bits DROP CONSTRAINT role_bits_bit_check;
 ALTER TABLE role_bits ALTER COLUMN bit TYPE bigint;
+ALTER TABLE role_bits ADD CONSTRAINT role_bits_bit_check CHECK (bit > 0 AND (bit & (bit - 1)) = 0);
 ALTER TABLE role_bits ADD COLUMN members text[];
 UPDATE role_bits SET members = ARRAY[role];
 ALTER TABLE role_bits ALTER COLUMN members SET NOT NULL;
