@@ -204,7 +204,7 @@ def test_admin_creates_user_and_deactivation_logs_them_out(app_env: Path, db: Da
     assert admin.title[0].value == "Kullanıcılar"
     admin.text_input(key="users_new_name").input("mehmet")
     admin.text_input(key="users_new_display").input("Mehmet Yılmaz")
-    admin.selectbox(key="users_new_role").set_value("isg")
+    admin.multiselect(key="users_new_roles").set_value(["isg", "uretim"])
     admin.text_input(key="users_new_password").input("mehmet-parola-1")
     admin.text_input(key="users_new_repeat").input("mehmet-parola-1")
     button(admin, "Kullanıcı oluştur").click()
@@ -212,7 +212,7 @@ def test_admin_creates_user_and_deactivation_logs_them_out(app_env: Path, db: Da
     assert not admin.exception
     assert any("'mehmet' oluşturuldu" in text for text in shown(admin.success))
     created = users.get_user(db, "mehmet")
-    assert created and created.role == "isg" and created.display_name == "Mehmet Yılmaz"
+    assert created and created.roles == ("isg", "uretim") and created.display_name == "Mehmet Yılmaz"
 
     mehmet = login(new_app(), "mehmet", "mehmet-parola-1")
     assert signed_in(mehmet)

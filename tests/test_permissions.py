@@ -17,8 +17,8 @@ from ragcore.access import roles as role_registry
 from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ANSWER_POLICIES, ROLES, Settings
-from ragcore.reader import shipped_reader
 from ragcore.documents import set_document_roles
+from ragcore.reader import shipped_reader
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
 

@@ -22,7 +22,8 @@ import numpy as np
 import psycopg
 import pytest
 
-from ragcore.access import roles, users
+from ragcore.access import roles as role_registry
+from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ROLES, Chunk, Settings, lexical_tokens
 from ragcore.documents import (
@@ -352,7 +353,7 @@ def test_a_role_created_and_deleted_at_run_time(world, embedder) -> None:
     and every statistic is again a recount."""
     database, settings, _, service = world
     before = {role: _view(world, embedder, role) for role in ("isg", "isg+uretim")}
-    roles.create_role(database, "bakim", "Bakım", "Bakım birimi")
+    role_registry.create_role(database, "bakim", "Bakım", "Bakım birimi")
     alone = users.create_user(database, "stat-only-bakim", ["bakim"], "parola-123")
     both = users.create_user(database, "stat-bakim-isg", ["bakim", "isg"], "parola-123")
     assert both.reader == "bakim+isg"
@@ -365,10 +366,10 @@ def test_a_role_created_and_deleted_at_run_time(world, embedder) -> None:
                                                                      k=5, mode="lexical").hits}
         for role in before:
             assert _view(world, embedder, role) == before[role], role
-        with pytest.raises(roles.RoleError, match="stat-only-bakim"):
-            roles.delete_role(database, "bakim")  # that user would hold no role
+        with pytest.raises(role_registry.RoleError, match="stat-only-bakim"):
+            role_registry.delete_role(database, "bakim")  # that user would hold no role
         users.set_roles(database, alone.username, ["personel"])
-        roles.delete_role(database, "bakim")
+        role_registry.delete_role(database, "bakim")
         both = users.get_user(database, both.username)
         assert both.roles == ("isg",) and both.reader == "isg"
         with database.connection() as conn:

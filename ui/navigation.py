@@ -27,7 +27,8 @@ from urllib.parse import urlparse
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.core import ROLE_LABELS, User
+from ragcore.access.roles import labels as role_labels
+from ragcore.core import User
 from ui import auth
 from ui.context import AppContext
 from ui.health import render_health_panel
@@ -146,11 +147,12 @@ def _open_requested_page(chosen: st.Page, pages: list[st.Page]) -> None:
 def render_sidebar(ctx: AppContext, user: User, authenticator: stauth.Authenticate) -> None:
     """Who is signed in: the display name once, then the role (or the user name when the display
     name already is the role's name, as for the first admin "Yönetici")."""
-    role = ROLE_LABELS.get(user.role, user.role)
+    labels = role_labels(ctx.db)
+    role = ", ".join(labels.get(r, r) for r in user.roles)
     if user.display_name.strip().casefold() == role.casefold():
         second = f"Kullanıcı adı: {user.username}"
     else:
-        second = f"Rol: {role}"
+        second = f"{'Roller' if len(user.roles) > 1 else 'Rol'}: {role}"
     with st.sidebar:
         st.markdown(f"**{escape_markdown(user.display_name)}**")
         st.caption(escape_markdown(second))
