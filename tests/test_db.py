@@ -191,8 +191,9 @@ def test_lexical_statistics_follow_inserts_and_cascading_deletes(db):
 
 
 def test_schema_rejects_unknown_roles_and_empty_role_lists(db):
-    for roles in ("{}", "{muhasebe}"):
-        with pytest.raises(psycopg.errors.CheckViolation), db.connection() as conn:
+    """An empty list by a CHECK; a name that is not a role (the roles table, migration 021) by a trigger."""
+    for roles, error in (("{}", psycopg.errors.CheckViolation), ("{muhasebe}", psycopg.errors.ForeignKeyViolation)):
+        with pytest.raises(error), db.connection() as conn:
             conn.execute(
                 "INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
                 "VALUES ('t', 't.pdf', repeat('d', 64), 1, 1, %s)",

@@ -26,7 +26,7 @@ TURKISH_MESSAGES = {
     "IngestError", "DuplicateDocument", "PdfError", "TitleError", "DocumentNotFound", "PageNotFound", "PageTooLarge",
     "RetrievalError", "UserError", "TokenError", "GoldRunError", "GoldFormatError", "GoldSetError",
     "ReaderModelError", "ConversationError", "ConversationNotFound", "ConversationFull", "AccountInactive",
-    "InvalidTitle", "ExportError",
+    "InvalidTitle", "ExportError", "RoleError",
 }
 LOGGERS = {"log", "logger", "logging"}
 # Calls that write the exception into a record for the log, never onto the page.

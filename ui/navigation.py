@@ -28,7 +28,7 @@ import streamlit as st
 import streamlit_authenticator as stauth
 
 from ragcore.access.roles import labels as role_labels
-from ragcore.core import User
+from ragcore.core import User, reader_members
 from ui import auth
 from ui.context import AppContext
 from ui.health import render_health_panel
@@ -56,10 +56,11 @@ DEFAULT_PAGE = "pages/chat.py"
 
 
 def allowed_pages(role: str) -> list[str]:
-    """Page files this role may open (the eval lab only once its file exists)."""
+    """Page files this role may open (the eval lab only once its file exists); `role`: a user's
+    reader key, so a page any of their roles may open is theirs."""
     files = []
     for path, _title, _icon, _url, roles in PAGES:
-        if roles is not None and role not in roles:
+        if roles is not None and not set(reader_members(role)) & set(roles):
             continue
         if path == "pages/eval_lab.py" and not EVAL_LAB.is_file():
             continue

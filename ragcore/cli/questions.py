@@ -6,7 +6,8 @@ import argparse
 
 from ragcore import store as dbmod
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
-from ragcore.core import Settings, Source
+from ragcore.access import role_names
+from ragcore.core import Settings, Source, reader_members
 from ragcore.reader import ReaderModelError
 from ragcore.retrieval import MODES, RetrievalError, resolve_mode, retrieve
 
@@ -60,6 +61,11 @@ def _source_lines(sources: list[Source]) -> str:
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    with open_db(settings) as db:
+        known = role_names(db)
+    if not set(reader_members(args.role)) <= set(known):
+        raise CommandError(f"unknown role {args.role!r}; choose from {', '.join(known)} "
+                           "(a user's several roles: joined by '+', e.g. isg+uretim)")
     k = args.k or settings.top_k
     if k < 1:
         raise CommandError("--k must be at least 1")
