@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ragcore import store as dbmod
-from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.access import role_names
+from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.core import Settings, Source, reader_members
 from ragcore.reader import ReaderModelError
 from ragcore.retrieval import MODES, RetrievalError, resolve_mode, retrieve
