@@ -179,7 +179,10 @@ def set_user_roles(conn: psycopg.Connection, user_id: int, roles: tuple[str, ...
 def sync_readers(conn: psycopg.Connection) -> list[str]:
     """Inside the caller's transaction: a reader for every role and for every set of roles a user
     holds, and none other; return the keys of the readers created. Sets holding admin need
-    none (admin reads everything)."""
+    none (admin reads everything). The statistics lock first: two role changes at once then
+    see each other's users, and a document stored meanwhile waits (its chunks' masks are
+    computed under the same lock)."""
+    conn.execute("SELECT lexical_statistics_lock()")
     wanted: set[tuple[str, ...]] = {(row[0],) for row in conn.execute("SELECT name FROM roles")}
     wanted |= {tuple(row[0]) for row in conn.execute(
         "SELECT DISTINCT ARRAY(SELECT ur.role FROM user_roles ur WHERE ur.user_id = u.id ORDER BY ur.role) "
