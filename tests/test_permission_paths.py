@@ -205,7 +205,7 @@ def test_questions_table_and_review_queue(world: World) -> None:
     for role in WORLD_READERS:
         for question in questions_for(world, role, rng, n_plain=2, n_targeted=2):
             answer = service.ask(world.people[role], question)
-            set_feedback(world.db, answer.question_id, f"kisi-{role}", -1, f"yetersiz: {question}")
+            set_feedback(world.db, answer.question_id, world.people[role].username, -1, f"yetersiz: {question}")
     with world.db.connection() as conn:
         rows = conn.execute("SELECT username, role, question, answer, sources::text FROM questions").fetchall()
     assert rows
@@ -355,7 +355,7 @@ def test_cli_search_ask_documents_and_chunks(world: World, cli_env, capsys) -> N
                 world.source("cli.search", role, world.key(r["document_id"]), text=r["text"] + r["title"])
             code, out, err = _cli(capsys, "search", question, "--role", role, "--mode", mode)  # human output
             world.scan("cli.search", role, out + err, question, question)
-            code, out, err = _cli(capsys, "ask", question, "--user", f"kisi-{role}", "--json")
+            code, out, err = _cli(capsys, "ask", question, "--user", world.people[role].username, "--json")
             assert code == 0, err
             world.scan("cli.ask", role, out + err, question, question)
             world.ids("cli.ids", role, json.loads(out), "ask")
