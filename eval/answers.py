@@ -36,7 +36,7 @@ from eval.gold_stats import RESULTS, rate
 from eval.relevance import relevance
 from eval.retrievers import Workspace, make_retriever
 from eval.tquad import Progress, Question
-from ragcore.answer import without_lead
+from ragcore.answer import REFUSAL_MAX_WORDS, REFUSAL_PHRASES, is_refusal, strip_citations, without_lead
 from ragcore.core import (
     FALLBACK_ANSWER,
     OUTCOME_ANSWER,
@@ -61,14 +61,6 @@ OUTCOMES = ("correct", "correct_not_in_context", "fallback", "wrong")
 # outcome and probability; 3: the closest outcome's marked sentences) are asked again rather than misread.
 ROW_FORMAT = 3
 RECALL_THRESHOLD = 0.5
-# Phrases by which a model says the answer is not in its context (the fallback sentence is one).
-REFUSAL_PHRASES = (
-    "bulunmuyor", "bulunmamaktadır", "bulunmamakta", "yer almıyor", "yer almamaktadır", "bilgi yok",
-    "bilgi bulunm", "belirtilmemiş", "belirtilmemektedir", "cevap veremiyorum", "yanıt veremiyorum",
-    "bilmiyorum", "erişebildiğiniz dokümanlarda",
-)
-REFUSAL_MAX_WORDS = 25  # a long quote that merely contains "bulunmuyor" is not a refusal
-_MARKERS = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]")
 _QUOTE_LINE = re.compile(r"^> “.*” \[\d+\]$", re.MULTILINE)  # one quoted sentence (ragcore.answer.extractive)
 
 
@@ -76,7 +68,8 @@ _QUOTE_LINE = re.compile(r"^> “.*” \[\d+\]$", re.MULTILINE)  # one quoted se
 
 
 def strip_markers(text: str) -> str:
-    return _MARKERS.sub(" ", text)
+    """The answer without its [n] markers: the app's own parser (ragcore.answer.strip_citations)."""
+    return strip_citations(text)
 
 
 def quoted_sentences(answer: str) -> int:
@@ -111,11 +104,9 @@ def token_recall(gold: str, answer: str) -> float:
 
 
 def is_refused(answer: str, kind: str | None = None) -> bool:
-    """The fallback (or finalize's refusal), or a short answer saying the information is absent."""
-    if kind == "refusal" or FALLBACK_ANSWER in answer:
-        return True
-    text = turkish_lower(strip_markers(answer))
-    return len(words(text)) <= REFUSAL_MAX_WORDS and any(p in text for p in REFUSAL_PHRASES)
+    """What the user met was a refusal: finalize's kind, the fallback sentence anywhere in what was
+    shown, or what the app's own detector (ragcore.answer.is_refusal) takes for one."""
+    return kind == "refusal" or FALLBACK_ANSWER in answer or is_refusal(answer)
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,17 @@ Shares are drawn on a fixed 0–100 % axis so two runs' charts can be compared b
 
 An exported image (the HTML report, scripts/render_charts.py) has no container to fill, so
 `for_export` gives it a fixed width.
+
+A title or an axis title is one line of text that Vega neither wraps nor shrinks: in a column of
+two at 1280×800 a long one ran past the chart's edges and was cut. So long titles are broken into
+lines (`chart_title`, `axis_title`) short enough for the narrowest column (COLUMN_WIDTH), and a chart's
+second legend goes above the plot (`top_legend`) instead of beside the first, where it ran out of
+the column.
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import TypeVar
 
 import altair as alt
@@ -21,6 +28,10 @@ import altair as alt
 LABEL_LIMIT = 480  # px; a configuration's name is about 300 px at the default font
 EXPORT_WIDTH = 720  # px; the HTML report's column is 960 px wide
 BAR_STEP = 30  # px per bar of a horizontal bar chart
+COLUMN_WIDTH = 400  # px; the narrowest column a lab chart is drawn in (one of two at 1280×800)
+TITLE_CHARS = 36  # characters of a title's line: about 280 px of 13 px bold, inside COLUMN_WIDTH
+SUBTITLE_CHARS = 52  # the subtitle's font is smaller
+AXIS_TITLE_CHARS = 44  # an axis title's line (11 px bold); a y axis title runs along a 300 px plot
 AUTOSIZE = alt.AutoSizeParams(type="fit-x", contains="padding")
 
 Chart = TypeVar("Chart", bound=alt.TopLevelMixin)
@@ -34,6 +45,28 @@ RESULT_COLOURS = {"correct": "#2e7d32", "wrong": "#c62828", "closest": "#f9a825"
 def legend() -> alt.Legend:
     """A legend below the plot, one entry a line, names in full."""
     return alt.Legend(orient="bottom", direction="vertical", labelLimit=LABEL_LIMIT, titleLimit=LABEL_LIMIT)
+
+
+def top_legend() -> alt.Legend:
+    """A chart's second legend: above the plot, so that it never sits beside the first one."""
+    return alt.Legend(orient="top", direction="vertical", labelLimit=LABEL_LIMIT, titleLimit=LABEL_LIMIT)
+
+
+def lines(text: str, chars: int) -> list[str]:
+    """`text` broken at spaces into lines of at most `chars` characters (a Vega multi-line text)."""
+    return textwrap.wrap(text, chars, break_long_words=False) or [text]
+
+
+def chart_title(text: str, subtitle: str | None = None) -> alt.TitleParams:
+    """A chart title that fits COLUMN_WIDTH: broken into lines, the subtitle (a configuration's
+    name) on lines of its own."""
+    if subtitle is None:
+        return alt.TitleParams(text=lines(text, TITLE_CHARS))
+    return alt.TitleParams(text=lines(text, TITLE_CHARS), subtitle=lines(subtitle, SUBTITLE_CHARS))
+
+
+def axis_title(text: str) -> list[str]:
+    return lines(text, AXIS_TITLE_CHARS)
 
 
 def category_axis(**options: object) -> alt.Axis:

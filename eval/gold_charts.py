@@ -18,13 +18,16 @@ import pandas as pd
 
 from eval.chart_layout import (
     RESULT_COLOURS,
+    axis_title,
     bars,
     category_axis,
+    chart_title,
     colour_scale,
     legend,
     page_sized,
     share_axis,
     share_scale,
+    top_legend,
 )
 from eval.gold_stats import RESULTS, metric_label
 from eval.labels import RESULT_LABELS, UNANSWERABLE_RESULT_LABELS
@@ -80,7 +83,7 @@ def recall_curves(summary: dict) -> alt.Chart:
         y=alt.Y("recall:Q", title="ilk k sonuçta bulma oranı", scale=share_scale(), axis=share_axis()),
         color=alt.Color("yapılandırma:N", title="yapılandırma", sort=_labels(summary), legend=legend()),
         tooltip=["yapılandırma", "k", alt.Tooltip("recall:Q", format=".3f", title="bulma oranı")],
-    ).properties(title="İlk k sonuçta bulma oranı")
+    ).properties(title=chart_title("İlk k sonuçta bulma oranı"))
     return page_sized(chart, HEIGHT)
 
 
@@ -105,15 +108,16 @@ def abstention_curve(summary: dict) -> alt.LayerChart:
     curve, operating = abstention_frame(summary)
     tooltip = ["yapılandırma", alt.Tooltip("eşik:Q", format=".3f"), alt.Tooltip("kapsam:Q", format=".1%"),
                alt.Tooltip("seçici doğruluk:Q", format=".1%"), alt.Tooltip("doğruluk:Q", format=".1%")]
-    x = alt.X("kapsam:Q", title="kapsam (cevaplanan vakaların payı)", scale=share_scale(), axis=share_axis())
-    y = alt.Y("seçici doğruluk:Q", title="seçici doğruluk (cevaplananlar içinde doğru)", scale=share_scale(),
+    x = alt.X("kapsam:Q", title=axis_title("kapsam (cevaplanan vakaların payı)"), scale=share_scale(),
+              axis=share_axis())
+    y = alt.Y("seçici doğruluk:Q", title=axis_title("seçici doğruluk (cevaplananlar içinde doğru)"), scale=share_scale(),
               axis=share_axis())
     colour = alt.Color("yapılandırma:N", title="yapılandırma", sort=_labels(summary), legend=legend())
     lines = alt.Chart(curve).mark_line(interpolate="step-after", point=True).encode(
         x=x, y=y, color=colour, order="eşik:Q", tooltip=tooltip)
     marks = alt.Chart(operating).mark_point(shape="diamond", size=220, filled=True, stroke="black").encode(
         x=x, y=y, color=colour, tooltip=tooltip)
-    return page_sized((lines + marks).properties(title="Geri çekilme eğrisi (◆ bugünkü eşik)"), HEIGHT)
+    return page_sized((lines + marks).properties(title=chart_title("Geri çekilme eğrisi (◆ bugünkü eşik)")), HEIGHT)
 
 
 def outcomes_frame(summary: dict) -> pd.DataFrame:
@@ -181,10 +185,10 @@ def outcome_curve(summary: dict, key: str, group: str = "answerable") -> alt.Lay
     data, cuts = outcome_curve_frame(summary, key, group)
     labels = GROUP_RESULT_LABELS[group]
     label = next((c["label"] for c in summary["configurations"] if c["key"] == key), key)
-    x = alt.X("eşik:Q", title="cevap eşiği (modelin olasılığı en az bu kadarsa cevap verilir)",
+    x = alt.X("eşik:Q", title=axis_title("cevap eşiği (modelin olasılığı en az bu kadarsa cevap verilir)"),
               scale=share_scale(), axis=alt.Axis(format=".1f", values=[n / 10 for n in range(11)]))
     lines = alt.Chart(data).mark_line(interpolate="step-before").encode(
-        x=x, y=alt.Y("pay:Q", title=f"{GROUP_LABELS[group]} vakaların payı", scale=share_scale(), axis=share_axis()),
+        x=x, y=alt.Y("pay:Q", title=axis_title(f"{GROUP_LABELS[group]} vakaların payı"), scale=share_scale(), axis=share_axis()),
         color=alt.Color("sonuç:N", title="sonuç", legend=legend(), scale=colour_scale(labels, RESULTS)),
         order="eşik:Q",
         tooltip=["sonuç", alt.Tooltip("eşik:Q", format=".3f", title="cevap eşiği"),
@@ -193,11 +197,11 @@ def outcome_curve(summary: dict, key: str, group: str = "answerable") -> alt.Lay
                           {"eşik": cuts["closest_at"], "çizgi": "en yakın parçalar eşiği"}] if cuts else [],
                          columns=["eşik", "çizgi"])
     rules = alt.Chart(marks).mark_rule(color="black").encode(
-        x="eşik:Q", strokeDash=alt.StrokeDash("çizgi:N", title="model", legend=legend(),
+        x="eşik:Q", strokeDash=alt.StrokeDash("çizgi:N", title="model", legend=top_legend(),
                                               scale=alt.Scale(domain=["bugünkü cevap eşiği", "en yakın parçalar eşiği"],
                                                               range=[[1, 0], [4, 4]])),
         tooltip=["çizgi", alt.Tooltip("eşik:Q", format=".3f")])
-    title = f"Cevap, en yakın parçalar ve ret: {GROUP_LABELS[group]} sorular · {label}"
+    title = chart_title(f"Cevap, en yakın parçalar ve ret: {GROUP_LABELS[group]} sorular", label)
     return page_sized((lines + rules).properties(title=title), HEIGHT)
 
 

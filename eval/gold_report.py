@@ -22,6 +22,7 @@ import base64
 import csv
 import hashlib
 import html
+import io
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -47,7 +48,16 @@ from eval.gold_stats import (
     score_separation,
 )
 from eval.numbers import MISSING, integer, number, percent, percent_with_ci, signed, with_ci
-from eval.report import PACKAGES, describe_model, git_commit, machine, package_versions, write_json
+from eval.report import (
+    PACKAGES,
+    describe_model,
+    git_commit,
+    machine,
+    package_versions,
+    read_text,
+    stored,
+    write_json,
+)
 
 SUMMARY = "summary.json"
 PER_QUESTION = "per_question.csv"
@@ -314,9 +324,88 @@ def load_summary(folder: Path) -> dict:
 
 def load_cases(folder: Path) -> list[dict]:
     path = Path(folder) / CASES
-    if not path.is_file():
+    if stored(path) is None:
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in read_text(path).splitlines() if line.strip()]
+
+
+# --------------------------------------------------------------------------- the recommendation
+
+# The recommendation compares configurations with each other; it does not say that the one it
+# picks is good enough. A configuration that answers fewer than half of the answerable questions
+# right leaves most users with a wrong answer or none, so it is never shown as "önerilen" (the
+# green banner): the page and the report say why instead and keep the comparison.
+RECOMMENDATION_FLOOR = 0.5
+
+
+def right_answer_rate(summary: dict, key: str | None) -> float | None:
+    """The share of answerable questions the configuration `key` answered right (None: unknown)."""
+    block = next((c for c in summary["configurations"] if c["key"] == key), None)
+    if block is None:
+        return None
+    return ((block.get("answers") or {}).get("answerable") or {}).get("rates", {}).get("correct", {}).get("mean")
+
+
+def recommendation_shown(summary: dict) -> tuple[bool, str]:
+    """(recommended, text): whether the picked configuration clears RECOMMENDATION_FLOOR, and the
+    text to show — the recommendation, or why there is none above the comparison's own words."""
+    recommendation = summary.get("recommendation") or {}
+    text = recommendation.get("text", "")
+    rate = right_answer_rate(summary, recommendation.get("chosen"))
+    if rate is None or rate >= RECOMMENDATION_FLOOR:
+        return rate is not None, text
+    label = next(c["label"] for c in summary["configurations"] if c["key"] == recommendation["chosen"])
+    return False, (f"Öneri yok: en iyi görünen yapılandırma ({label}) cevaplanabilir soruların yalnızca "
+                   f"{percent(rate)} kadarını doğru cevapladı. Bir yapılandırma, soruların en az "
+                   f"{percent(RECOMMENDATION_FLOOR, 0)} kadarını doğru cevaplıyorsa önerilir. Karşılaştırmanın sonucu: "
+                   + text.replace("Önerilen yapılandırma: ", "en iyi seçenek ", 1))
+
+
+# --------------------------------------------------------------------------- the CSV an analyst downloads
+
+# per_question.csv is stored with English column names and codes (the lab's own tools read it
+# back by them); the download is Turkish unless an analyst's script asks for the stored columns.
+CSV_COLUMNS = {
+    "configuration": "Yapılandırma", "qid": "Soru no", "role": "Rol", "answerable": "Cevaplanabilir",
+    "question": "Soru", "first_rank": "İlk ilgili parçanın sırası",
+    **{m: metric_label(m) for m in metrics.METRICS}, "relevant_total": "İlgili parça sayısı",
+    "outcome": "Sonuç", "status": "Durum", "gated": "Eşikte tutuldu", "gate_score": "Eşik puanı",
+    "gate_outcome": "Eşiğin kararı", "probability": "Cevap olasılığı", "outcome_behind_gate": "Eşik olmasa sonuç",
+    "leaks": "İzin sızıntısı", "retrieval_ms": "Arama süresi (ms)", "answer_ms": "Cevap süresi (ms)",
+    "top5": "İlk 5 kaynak", "answer": "Cevap",
+}
+YES_NO = {"True": "evet", "False": "hayır"}
+CSV_VALUES = {"answerable": YES_NO, "gated": YES_NO, "outcome": OUTCOME_LABELS, "outcome_behind_gate": OUTCOME_LABELS,
+              "status": STATUS_LABELS, "gate_outcome": GATE_LABELS}
+
+
+def _turkish_cell(column: str, value: str, labels: Mapping[str, str]) -> str:
+    if column == "configuration":
+        return labels.get(value, value)
+    if column in CSV_VALUES:
+        return CSV_VALUES[column].get(value, value)
+    try:
+        float(value)
+    except ValueError:
+        return value
+    return value.replace(".", ",") if column not in ("qid", "question", "answer", "top5") else value
+
+
+def per_question_csv(folder: Path, summary: dict, *, english: bool = False) -> bytes:
+    """The per-question table as downloaded: Turkish column names and values, `;`-separated with
+    decimal commas and a byte-order mark (what a Turkish spreadsheet opens as columns); with
+    `english`, the stored file as written (English column names, codes, `,` and `.`)."""
+    stored_text = read_text(Path(folder) / PER_QUESTION)
+    if english:
+        return stored_text.encode("utf-8")
+    labels = {c["key"]: c["label"] for c in summary["configurations"]}
+    out = io.StringIO()
+    reader = csv.DictReader(io.StringIO(stored_text, newline=""))
+    writer = csv.writer(out, delimiter=";")
+    writer.writerow([CSV_COLUMNS.get(c, c) for c in reader.fieldnames or []])
+    for row in reader:
+        writer.writerow([_turkish_cell(c, row[c] or "", labels) for c in reader.fieldnames or []])
+    return ("\ufeff" + out.getvalue()).encode("utf-8")
 
 
 # --------------------------------------------------------------------------- Turkish tables
@@ -330,6 +419,8 @@ def results_rows(summary: dict) -> list[dict[str, str]]:
     """One row per configuration with Turkish column names and Turkish numbers."""
     best = (summary.get("recommendation") or {}).get("best")
     chosen = (summary.get("recommendation") or {}).get("chosen")
+    if right_answer_rate(summary, chosen) is not None and not recommendation_shown(summary)[0]:
+        chosen = None  # below RECOMMENDATION_FLOOR: "en iyi", never "önerilen"
     rows = []
     for c in summary["configurations"]:
         r, a = c["retrieval"], c["answers"]
@@ -498,7 +589,7 @@ def render_html(summary: dict, cases: Sequence[dict]) -> str:
 <style>{STYLE}</style></head><body>
 <h1>Dayanak değerlendirme raporu</h1>
 <p>{html.escape(gold['name'])} · sürüm {gold['version']} · {html.escape(card['created'])}</p>
-<div class="oneri"><strong>Öneri.</strong> {html.escape(summary['recommendation'].get('text', ''))}</div>
+<div class="oneri"><strong>Öneri.</strong> {html.escape(recommendation_shown(summary)[1])}</div>
 {leak_text}
 {f'<div class="uyari"><strong>Uyarılar</strong><ul>{warnings}</ul></div>' if warnings else ''}
 <h2>Çalıştırma kartı</h2><table>{card_table}</table>

@@ -1,7 +1,7 @@
 """The documents a gold run asks about, and the index it builds of them by the normal ingest path.
 
 Two corpora: `company` — the documents ingested in the app (public namespace), each with its
-stored PDF and its allowed roles; `sample` — the three sample laws in DOCUMENTS_DIR with the
+stored file (PDF or .docx) and its allowed roles; `sample` — the three sample laws in DOCUMENTS_DIR with the
 roles of `eval/gold/paraphrase_laws.corpus.json`. Either way each configuration's index is
 built in a namespace of its own with `ragcore.documents.ingest.ingest_pdf`, the upload's own code, with
 the configuration's chunk size and embedder.
@@ -58,15 +58,18 @@ class CorpusDocument:
 
 
 def company_corpus(db: dbmod.Database, settings: Settings) -> list[CorpusDocument]:
-    """The app's documents (public namespace) with their stored PDFs, oldest first."""
+    """The app's documents (public namespace) with their stored files, whatever their format
+    (`<sha256>.pdf`, `<sha256>.docx`), oldest first."""
     with db.connection() as conn:
-        rows = conn.execute(
-            "SELECT filename, title, sha256, allowed_roles FROM public.documents ORDER BY created_at, id").fetchall()
+        rows = conn.execute("SELECT filename, title, sha256, allowed_roles, file_format FROM public.documents "
+                            "ORDER BY created_at, id").fetchall()
     documents = []
-    for filename, title, sha, roles in rows:
-        path = stored_path(settings, sha)
+    for filename, title, sha, roles, file_format in rows:
+        path = stored_path(settings, sha, file_format)
         if not path.is_file():
-            raise CorpusError(f"“{filename}” belgesinin dosyası yok ({path.name}); belge yeniden yüklenmeli.")
+            # The same file uploaded again is refused as a duplicate while its row exists: delete first.
+            raise CorpusError(f"“{filename}” belgesinin dosyası sunucuda yok ({path.name}). Belgeyi Dokümanlar "
+                              "sayfasından silip yeniden yükleyin.")
         documents.append(CorpusDocument(filename, title, sha, tuple(roles), path))
     if not documents:
         raise CorpusError("Uygulamada yüklü belge yok; önce Dokümanlar sayfasından belge yükleyin ya da örnek "

@@ -10,6 +10,8 @@ lab run (tuning, calibration, the mutation check, the benchmarks).
 from __future__ import annotations
 
 import csv
+import gzip
+import io
 import json
 import os
 import platform
@@ -220,6 +222,56 @@ def write_retrieval_run(result, out_dir: Path, settings=None, embedders: dict | 
     return summary
 
 
+# --------------------------------------------------------------------------- stored run files
+
+# What a kept run card stores compressed (docs/eval_runs holds the cards the docs cite; their per-case
+# data is most of their size): every reader goes through `stored`/`read_text`, which accept either form.
+COMPRESSED = (PER_QUESTION, "cases.jsonl")
+REGENERATED = ("report.html",)  # rendered again from summary.json and the cases when asked for
+
+
+def stored(path: Path) -> Path | None:
+    """The file behind `path` as written (`path`) or as kept (`path` + ".gz"); None when neither is there."""
+    path = Path(path)
+    packed = path.with_name(path.name + ".gz")
+    return path if path.is_file() else packed if packed.is_file() else None
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of a run file whether it was kept plain or gzip-compressed (FileNotFoundError if neither)."""
+    found = stored(path)
+    if found is None:
+        raise FileNotFoundError(path)
+    data = found.read_bytes()
+    return data if found == Path(path) else gzip.decompress(data)
+
+
+def read_text(path: Path) -> str:
+    return read_bytes(path).decode("utf-8")
+
+
+def slim_run(folder: Path) -> list[str]:
+    """Keep a run card small for docs/eval_runs: per-case files gzip-compressed (mtime 0, so packing
+    twice gives the same bytes), files that can be rendered again removed; summary.json untouched.
+    Returns what changed."""
+    folder = Path(folder)
+    changed = []
+    for name in COMPRESSED:
+        plain = folder / name
+        if plain.is_file():
+            buffer = io.BytesIO()
+            with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as packed:
+                packed.write(plain.read_bytes())
+            plain.with_name(name + ".gz").write_bytes(buffer.getvalue())
+            plain.unlink()
+            changed.append(f"{name} → {name}.gz")
+    for name in REGENERATED:
+        if (folder / name).is_file():
+            (folder / name).unlink()
+            changed.append(f"{name} removed")
+    return changed
+
+
 # --------------------------------------------------------------------------- earlier runs
 
 
@@ -270,10 +322,8 @@ def load_run(path: Path) -> tuple[dict, list[dict]]:
     path = Path(path)
     summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
     rows: list[dict] = []
-    csv_path = path / PER_QUESTION
-    if csv_path.is_file():
-        with csv_path.open(encoding="utf-8", newline="") as fh:
-            rows = list(csv.DictReader(fh))
+    if stored(path / PER_QUESTION):
+        rows = list(csv.DictReader(io.StringIO(read_text(path / PER_QUESTION), newline="")))
     return summary, rows
 
 

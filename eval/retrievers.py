@@ -27,7 +27,7 @@ from ragcore.core import TOKENIZERS, get_tokenizer
 from ragcore.retrieval import bm25
 from ragcore.retrieval import hybrid as retrieval
 
-# The app's constants, never retyped: BM25Okapi's k1/b/epsilon (ragcore.bm25), RRF's k and the
+# The app's constants, never retyped: BM25Okapi's k1/b/epsilon (ragcore.retrieval.bm25), RRF's k and the
 # per-leg candidates of ragcore.retrieval (max(MIN_CANDIDATES, 4k) = MIN_CANDIDATES for k <= 12).
 BM25_K1 = bm25.K1
 BM25_B = bm25.B

@@ -124,6 +124,8 @@ MUTATIONS = [
     Mutation("conversations-any-owner", "ragcore/conversations/store.py", "replace",
              'AND c.username = %(username)s AND {_LIVE}"""', 'AND {_LIVE}"""',
              "anyone may open, export and continue anyone's conversation"),
+    Mutation("audit-trail-anyone", "ragcore/audit/trail.py", "prepend", "can_read_audit", "return True",
+             "every role reads the audit trail: everybody's questions, over the API and on the Denetim page"),
     Mutation("cli-documents-internal-id", "ragcore/cli/documents.py", "replace",
              '{"document_id": d.public_id, "title": d.title,', '{"document_id": d.id, "title": d.title,',
              "`documents --json` prints the sequential key, so a reader's ids skip over forbidden documents"),

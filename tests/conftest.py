@@ -55,7 +55,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # public.embedding_cache is kept on purpose: it is content-addressed (a row is never wrong for a
 # later test), and keeping it makes the real-model tests pay for each text once per session.
 _SEEDED_ROLES = ["admin", "isg", "ik", "uretim", "personel", "denetci"]
-_TABLES = "users, user_roles, documents, chunks, postings, lexicon, lex_df_histogram, questions, login_attempts"
+_TABLES = ("users, user_roles, documents, chunks, postings, lexicon, lex_df_histogram, questions, login_attempts, "
+           "directory_group_roles")
 # The lab's tables (eval/migrations/001_gold_sets.sql, applied by eval.schema.migrate_lab): gold sets and lab runs with their result cache.
 _LAB_TABLES = "gold_sets, gold_set_versions, gold_questions, lab_runs, lab_results"
 # Our jobs and the queue library's jobs (ragcore.jobs), so no test's job reaches another's worker. Not

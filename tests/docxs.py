@@ -167,11 +167,12 @@ def broken_xml_docx() -> bytes:
 
 
 def zip_without_document() -> bytes:
-    """A ZIP that is no Word document (an .xlsx looks like this from afar)."""
+    """A ZIP that is no Word, Excel or PowerPoint document (an OpenDocument .odt looks like this
+    from afar; an .xlsx is told by its xl/workbook.xml now)."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as target:
-        target.writestr("[Content_Types].xml", "<Types/>")
-        target.writestr("xl/workbook.xml", "<workbook/>")
+        target.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        target.writestr("content.xml", "<office:document-content/>")
     return out.getvalue()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
+from eval import tquad
 from ragcore.core import Settings
 from ragcore.documents import stored_path
 from ragcore.store import Database
@@ -65,3 +66,9 @@ def add_company_documents(db: Database, settings: Settings) -> dict[str, str]:
 def lab_namespaces(db: Database) -> list[str]:
     with db.connection() as conn:
         return [r[0] for r in conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'lab\\_%'")]
+
+
+def small_corpus(full: tquad.Corpus, n_articles: int = 12) -> tquad.Corpus:
+    """The first dev articles of TQuAD with their questions: enough for rankings, small enough for a test."""
+    questions = [q for q in full.dev_questions if q.article < n_articles][:40]
+    return tquad.Corpus(full.articles[:n_articles], questions, [], 0, 0, 0, full.file_hashes)

@@ -21,7 +21,6 @@ from ragcore.core import (
     OUTCOME_REFUSED,
     STATUS_NEEDS_REVIEW,
     Settings,
-    Source,
 )
 from ragcore.embed import EmbeddingError
 from ragcore.retrieval import (
@@ -37,7 +36,8 @@ from ragcore.retrieval import (
     retrieve,
     threshold_for,
 )
-from ragcore.retrieval.hybrid import Evidence, Hit, Retrieval
+from ragcore.retrieval.hybrid import Evidence, Retrieval
+from tests.abstention_support import gate_model, gate_retrieval, with_quote_cut
 from tests.conftest import LAW_6331, require_data
 from tests.questions_support import logged_questions
 from tests.retrieval_support import clean, ingest_law, make_test_embedder
@@ -45,26 +45,8 @@ from tests.retrieval_support import clean, ingest_law, make_test_embedder
 RISK_QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
 
 
-def _source(rank: int, chunk_id: int) -> Source:
-    return Source(rank, chunk_id, 1, "6331", "6331.pdf", 3, 3, "Madde 10", 0.5, "metin")
-
-
-def _retrieval(cosines: list[float | None], lexical: list[float | None], coverage: float = 0.5) -> Retrieval:
-    hits = [Hit(_source(i + 1, 100 + i), c, b) for i, (c, b) in enumerate(zip(cosines, lexical, strict=True))]
-    evidence = Evidence(max((c for c in cosines if c is not None), default=None),
-                        max((b for b in lexical if b is not None), default=None), coverage, len(hits))
-    return Retrieval("soru", "isg", "weighted", hits, evidence, 1.0, {})
-
-
-def _model(answer_at: float, closest_at: float, cosine_weight: float = 8.0) -> AbstentionModel:
-    names = abstention.FEATURE_NAMES
-    coefficients = tuple(cosine_weight if n == "cosine" else 0.0 for n in names)
-    return AbstentionModel(names, coefficients, 0.0, tuple(0.8 if n == "cosine" else 0.0 for n in names),
-                           tuple(0.05 if n == "cosine" else 1.0 for n in names), answer_at, closest_at, "test")
-
-
 def test_features_read_the_legs_scores():
-    values = abstention.features(_retrieval([0.9, 0.8, None], [12.0, None, 6.0], coverage=0.75))
+    values = abstention.features(gate_retrieval([0.9, 0.8, None], [12.0, None, 6.0], coverage=0.75))
     assert "bm25" not in values  # absolute BM25 grows with the corpus: not a transferable signal
     assert values["cosine"] == pytest.approx(0.9)
     assert values["coverage"] == pytest.approx(0.75)
@@ -72,43 +54,43 @@ def test_features_read_the_legs_scores():
     assert values["lexical_ratio"] == pytest.approx(0.5)
     assert values["legs_agree"] == 1.0  # the best dense hit is also the best lexical one
     assert set(values) == set(abstention.FEATURE_NAMES)
-    assert abstention.features(_retrieval([0.9, 0.8], [1.0, 5.0]))["legs_agree"] == 0.0
+    assert abstention.features(gate_retrieval([0.9, 0.8], [1.0, 5.0]))["legs_agree"] == 0.0
 
 
 @pytest.mark.parametrize(("cosine", "outcome"), [(0.95, ANSWER), (0.80, CLOSEST), (0.60, REFUSED)])
 def test_three_outcomes_by_probability(cosine, outcome):
-    model = _model(answer_at=0.9, closest_at=0.2)
-    decision = decide(_retrieval([cosine], [3.0], coverage=0.1), model, threshold_for("", "weighted"))
+    model = gate_model(answer_at=0.9, closest_at=0.2)
+    decision = decide(gate_retrieval([cosine], [3.0], coverage=0.1), model, threshold_for("", "weighted"))
     assert decision.outcome == outcome
     assert decision.probability == pytest.approx(model.probability(decision.signals))
 
 
 def test_no_flat_refusal_where_the_single_threshold_would_answer():
     """The model says refuse, but the calibrated threshold sees enough evidence: closest passages."""
-    model = _model(answer_at=0.9, closest_at=0.2)
+    model = gate_model(answer_at=0.9, closest_at=0.2)
     threshold = threshold_for("", "weighted")  # coverage >= 0.45 answers
-    assert decide(_retrieval([0.60], [3.0], coverage=0.1), model, threshold).outcome == REFUSED
-    assert decide(_retrieval([0.60], [3.0], coverage=0.9), model, threshold).outcome == CLOSEST
+    assert decide(gate_retrieval([0.60], [3.0], coverage=0.1), model, threshold).outcome == REFUSED
+    assert decide(gate_retrieval([0.60], [3.0], coverage=0.9), model, threshold).outcome == CLOSEST
 
 
 def test_nothing_permitted_is_always_refused():
     empty = Retrieval("soru", "isg", "weighted", [], Evidence(None, None, 0.0, 0), 1.0, {})
-    assert decide(empty, _model(0.0, 0.0), threshold_for("", "weighted")).outcome == REFUSED
+    assert decide(empty, gate_model(0.0, 0.0), threshold_for("", "weighted")).outcome == REFUSED
 
 
 def test_without_a_model_the_single_threshold_decides():
     threshold = threshold_for("", "weighted")  # the model-independent coverage threshold
-    assert decide(_retrieval([0.9], [3.0], coverage=threshold.value + 0.1), None, threshold).outcome == ANSWER
-    assert decide(_retrieval([0.9], [3.0], coverage=threshold.value - 0.1), None, threshold).outcome == REFUSED
+    assert decide(gate_retrieval([0.9], [3.0], coverage=threshold.value + 0.1), None, threshold).outcome == ANSWER
+    assert decide(gate_retrieval([0.9], [3.0], coverage=threshold.value - 0.1), None, threshold).outcome == REFUSED
 
 
 def test_model_file_entries_are_checked(tmp_path):
     data = measurements.load(abstention.ABSTENTION_FILE)
-    entry = {**_model(0.9, 0.2).as_entry(), "measured": "t", "when": "t", "on": "t"}
+    entry = {**gate_model(0.9, 0.2).as_entry(), "measured": "t", "when": "t", "on": "t"}
     good = {**data, "entries": {"x": entry}}
     (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps(good), encoding="utf-8")
-    assert abstention.model_for("x", tmp_path) == _model(0.9, 0.2, ).__class__(**{
-        **_model(0.9, 0.2).__dict__, "measured": "t"})
+    assert abstention.model_for("x", tmp_path) == gate_model(0.9, 0.2, ).__class__(**{
+        **gate_model(0.9, 0.2).__dict__, "measured": "t"})
     assert abstention.model_for("not-measured", tmp_path) is None
     broken = {**data, "entries": {"x": {**entry, "features": ["cosine", "mystery"]}}}
     (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps(broken), encoding="utf-8")
@@ -157,7 +139,7 @@ def _mehmet(law_db):
 
 
 def test_closest_outcome_shows_passages_and_goes_to_review(law_db, embedder):
-    service, generator = _service(law_db, embedder, _model(answer_at=1.01, closest_at=0.0))
+    service, generator = _service(law_db, embedder, gate_model(answer_at=1.01, closest_at=0.0))
     answer = service.ask(_mehmet(law_db), RISK_QUESTION)
     assert answer.outcome == OUTCOME_CLOSEST
     assert answer.status == STATUS_NEEDS_REVIEW and not answer.llm_called and generator.calls == 0
@@ -197,21 +179,21 @@ class SentencesFail:
 
 
 def test_closest_passages_without_marks_when_the_sentences_cannot_be_embedded(law_db, embedder):
-    service, generator = _service(law_db, SentencesFail(embedder), _model(answer_at=1.01, closest_at=0.0))
+    service, generator = _service(law_db, SentencesFail(embedder), gate_model(answer_at=1.01, closest_at=0.0))
     answer = service.ask(_mehmet(law_db), RISK_QUESTION)
     assert answer.outcome == OUTCOME_CLOSEST and answer.sources and answer.nearest == ()  # the passages, unmarked
     assert answer.text.startswith(CLOSEST_LEAD) and generator.calls == 0
 
 
 def test_refused_outcome_says_the_fixed_sentence_without_a_model(law_db, embedder):
-    service, generator = _service(law_db, embedder, _model(answer_at=1.01, closest_at=1.01))
+    service, generator = _service(law_db, embedder, gate_model(answer_at=1.01, closest_at=1.01))
     answer = service.ask(_mehmet(law_db), "Yemekhane bugün saat kaçta açılıyor?")
     assert (answer.outcome, answer.text, answer.sources, generator.calls) == (OUTCOME_REFUSED, FALLBACK_ANSWER, (), 0)
     assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_REFUSED
 
 
 def test_answer_outcome_answers_with_citations(law_db, embedder):
-    service, generator = _service(law_db, embedder, _model(answer_at=0.0, closest_at=0.0))
+    service, generator = _service(law_db, embedder, gate_model(answer_at=0.0, closest_at=0.0))
     answer = service.ask(_mehmet(law_db), RISK_QUESTION)
     assert answer.outcome == OUTCOME_ANSWER and generator.calls == 1 and answer.cited
     # the gate's probability rides on an answered answer too (the lab's three-outcome curve reads it)
@@ -219,30 +201,22 @@ def test_answer_outcome_answers_with_citations(law_db, embedder):
     assert logged_questions(law_db, "mehmet")[0].outcome == OUTCOME_ANSWER
 
 
-def _with_quote_cut(model: AbstentionModel, quote_at: float, best_weight: float = 4.0) -> AbstentionModel:
-    """A quote check that reads only the quoter's best-sentence probability, with this cut."""
-    names = abstention.QUOTE_FEATURE_NAMES
-    check = QuoteCheck(names, tuple(best_weight if n == "best_sentence" else 0.0 for n in names), 0.0,
-                       tuple(0.5 if n == "best_sentence" else 0.0 for n in names), tuple(1.0 for _ in names), quote_at)
-    return dataclasses.replace(model, quote_check=check)
-
-
 def test_quote_features_combine_the_gate_and_the_quoter():
-    signals = abstention.features(_retrieval([0.9, 0.8], [12.0, 6.0], coverage=0.75))
+    signals = abstention.features(gate_retrieval([0.9, 0.8], [12.0, 6.0], coverage=0.75))
     values = abstention.quote_features(0.5, signals, QuoteSignals(0.7, 0.2, 2))
     assert set(values) == set(abstention.QUOTE_FEATURE_NAMES)
     assert values["gate_logit"] == pytest.approx(0.0) and values["best_sentence"] == 0.7
     assert values["sentence_margin"] == pytest.approx(0.5) and values["source_rank"] == 0.5
     assert values["coverage"] == 0.75 and values["legs_agree"] == 1.0
     assert abstention.quote_features(1.0, signals, QuoteSignals(0.0, 0.0, 0))["gate_logit"] < 20  # finite at p = 1
-    model = _with_quote_cut(_model(0.5, 0.2), 0.5)
+    model = with_quote_cut(gate_model(0.5, 0.2), 0.5)
     sure, unsure = (model.quote_probability(0.9, signals, QuoteSignals(b, 0.1, 1)) for b in (0.9, 0.1))
     assert sure > 0.5 > unsure  # the check reads the quoter's confidence through its fitted weight
-    assert _model(0.5, 0.2).quote_probability(0.9, signals, QuoteSignals(0.9, 0.1, 1)) is None  # no check
+    assert gate_model(0.5, 0.2).quote_probability(0.9, signals, QuoteSignals(0.9, 0.1, 1)) is None  # no check
 
 
 def test_an_unsure_quote_becomes_the_closest_passages(law_db, embedder):
-    service, generator = _service(law_db, embedder, _with_quote_cut(_model(answer_at=0.0, closest_at=0.0), 1.01))
+    service, generator = _service(law_db, embedder, with_quote_cut(gate_model(answer_at=0.0, closest_at=0.0), 1.01))
     answer = service.ask(_mehmet(law_db), RISK_QUESTION)
     assert answer.outcome == OUTCOME_CLOSEST and answer.text.startswith(CLOSEST_LEAD) and generator.calls == 0
     assert 0.0 < answer.extra["quote_confidence"] < 1.01
@@ -271,8 +245,8 @@ class LanguageModelDouble:
 def test_the_quote_checks_lower_answer_cut_is_for_quotes_only(law_db, embedder):
     """The quote check's gate cut is chosen together with it; a language model's answer has no
     such check, so the gate's own cut decides for it."""
-    gate = _model(answer_at=1.01, closest_at=0.0)  # the gate alone answers nothing
-    checked = _with_quote_cut(gate, 0.0)
+    gate = gate_model(answer_at=1.01, closest_at=0.0)  # the gate alone answers nothing
+    checked = with_quote_cut(gate, 0.0)
     checked = dataclasses.replace(checked, quote_check=dataclasses.replace(checked.quote_check, answer_at=0.0))
     assert checked.answer_cut(quoting=True) == 0.0 and checked.answer_cut(quoting=False) == 1.01
     quoting, _ = _service(law_db, embedder, checked)
@@ -288,7 +262,7 @@ def test_the_quote_checks_lower_answer_cut_is_for_quotes_only(law_db, embedder):
 
 
 def test_a_confident_quote_is_the_answer_and_reuses_the_checked_passages(law_db, embedder, monkeypatch):
-    service, generator = _service(law_db, embedder, _with_quote_cut(_model(answer_at=0.0, closest_at=0.0), 0.0))
+    service, generator = _service(law_db, embedder, with_quote_cut(gate_model(answer_at=0.0, closest_at=0.0), 0.0))
     from ragcore.answer import extractive
 
     ranked = []
@@ -302,10 +276,10 @@ def test_a_confident_quote_is_the_answer_and_reuses_the_checked_passages(law_db,
 
 def test_the_quote_check_is_read_from_the_model_file(tmp_path):
     data = measurements.load(abstention.ABSTENTION_FILE)
-    entry = {**_with_quote_cut(_model(0.9, 0.2), 0.42).as_entry(), "measured": "t", "when": "t", "on": "t"}
+    entry = {**with_quote_cut(gate_model(0.9, 0.2), 0.42).as_entry(), "measured": "t", "when": "t", "on": "t"}
     (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
     read = abstention.model_for("x", tmp_path)
-    assert read.quote_at == 0.42 and read.quote_check == _with_quote_cut(_model(0.9, 0.2), 0.42).quote_check
+    assert read.quote_at == 0.42 and read.quote_check == with_quote_cut(gate_model(0.9, 0.2), 0.42).quote_check
     entry["quote_check"]["features"] = ["best_sentence", "unknown"]
     (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
     with pytest.raises(measurements.MeasuredDataError, match="quote check"):
@@ -313,3 +287,31 @@ def test_the_quote_check_is_read_from_the_model_file(tmp_path):
     del entry["quote_check"]
     (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
     assert abstention.model_for("x", tmp_path).quote_at is None
+
+
+# --------------------------------------------------------------------------- the shipped gate model
+
+SHIPPED_CASES = [  # (question, outcome the shipped USE gate gives on law 6331, why)
+    (RISK_QUESTION, OUTCOME_ANSWER),  # Madde 10 says it word for word
+    ("Şirketimizin yıllık izin politikası nedir?", OUTCOME_CLOSEST),  # 6331 speaks of leave, not of a policy
+    ("Yemekhane bugün saat kaçta açılıyor?", OUTCOME_REFUSED),  # nothing in the law is near it
+]
+
+
+@pytest.mark.parametrize(("question", "outcome"), SHIPPED_CASES)
+def test_the_shipped_gate_model_gives_each_outcome(law_db, embedder, question, outcome):
+    """The model in ragcore/measured/abstention.json, as the app loads it (no cuts of the test's
+    own): each outcome is reached by a question that should reach it, and the recorded probability
+    sits on the side of the shipped cut that the outcome says."""
+    service = AnswerService(law_db, Settings(embed_backend="use"), embedder, CountingGenerator(embedder))
+    shipped = abstention.model_for(embedder.name)
+    assert shipped is not None and service.abstention == shipped
+    answer = service.ask(_mehmet(law_db), question)
+    assert answer.outcome == outcome, answer.text
+    assert logged_questions(law_db, "mehmet")[0].outcome == outcome
+    if outcome == OUTCOME_ANSWER:
+        assert answer.cited and answer.extra["probability"] >= shipped.answer_cut(quoting=True)
+    elif outcome == OUTCOME_CLOSEST:
+        assert answer.text.startswith(CLOSEST_LEAD) and answer.sources and service.generator.calls == 0
+    else:
+        assert (answer.text, answer.sources, service.generator.calls) == (FALLBACK_ANSWER, (), 0)

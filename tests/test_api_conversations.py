@@ -163,7 +163,7 @@ def test_export_as_markdown_and_pdf(api) -> None:
     assert markdown.headers["content-disposition"] == f'attachment; filename="sohbet-{conversation[:8]}.md"'
     text = markdown.content.decode("utf-8")
     assert text.startswith(f"# {QUESTION}") and f"## 2. {FOLLOW_UP}" in text and "Şöyle anladım: " in text
-    assert "[1] Ornek Yonetmelik — Madde 1 – Amac — s. 1 — sürüm: sha256 " in text
+    assert "[1] Ornek Yonetmelik — Madde 1 – Amac — s. 1 — sürüm 1 · " in text
     document = api.client.get(f"/v1/conversations/{conversation}/export?format=pdf", headers=mehmet)
     assert document.status_code == 200 and document.headers["content-type"] == "application/pdf"
     reader = pypdf.PdfReader(io.BytesIO(document.content))

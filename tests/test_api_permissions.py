@@ -53,10 +53,11 @@ N_DOCS = 12
 
 EXPECTED_PATHS = {
     "api.documents.list", "api.documents.get", "api.documents.chunks", "api.documents.file", "api.documents.page",
-    "api.search",
+    "api.documents.versions", "api.search",
     "api.search.role", "api.chat", "api.chat.sse", "api.feedback", "api.jobs", "api.upload", "api.delete",
     "api.role-change", "api.deactivation", "api.revocation", "api.markers.visible", "api.ids",
     "api.conversations", "api.conversations.chat", "api.conversations.others", "api.conversations.history",
+    "api.audit",
 }
 
 
@@ -132,7 +133,7 @@ def test_document_list_detail_chunks_and_file_per_role(world: ApiWorld) -> None:
         world.ledger.ok("api.documents.list", set(ids) == {d for d in world.readable if world.may_read(role, d)},
                         (role, ids))
         for suffix, path in (("", "api.documents.get"), ("?chunks=true", "api.documents.chunks"),
-                             ("/file", "api.documents.file")):
+                             ("/file", "api.documents.file"), ("/versions", "api.documents.versions")):
             missing = world.get(role, f"/v1/documents/{missing_id}{suffix}")
             for doc_id in world.readable:
                 by_key = world.get(role, f"/v1/documents/{doc_id}{suffix}")  # the database key is no id
@@ -142,7 +143,8 @@ def test_document_list_detail_chunks_and_file_per_role(world: ApiWorld) -> None:
                 if world.may_read(role, doc_id):
                     ok = response.status_code == 200 and (
                         response.content == world.data[doc_id] if suffix == "/file"
-                        else response.json()["id"] == world.public[doc_id])
+                        else [v["document_id"] for v in response.json()["versions"]] == [world.public[doc_id]]
+                        if suffix == "/versions" else response.json()["id"] == world.public[doc_id])
                     world.ledger.ok(path, ok, (role, doc_id, response.status_code))
                 else:
                     world.ledger.ok(path, response.status_code == 404 and response.content == missing.content,
@@ -433,6 +435,35 @@ def test_upload_job_and_delete_refuse_every_other_role(world: ApiWorld) -> None:
     world.ledger.ok("api.upload", len(jobs.list_jobs(world.db, limit=100)) == 1, "a refused upload queued a job")
     world.ledger.ok("api.delete", all(get_document(world.db, d, "admin") for d in world.readable), "a document went")
     jobs.cancel(world.db, world.settings, job_key)
+    world.assert_no_new_leaks(before)
+
+
+def test_the_audit_trail_is_the_admins_and_refuses_every_other_role(world: ApiWorld) -> None:
+    """Every other role gets 403 on both audit endpoints, whatever the filters, and not one asked
+    question, user name or marker; the admin gets every role's question (the positive control)."""
+    before = len(world.ledger.leaks)
+    rng = random.Random(f"{SEED}-audit")
+    asked = []
+    for role in ROLES:
+        question = f"{questions_for(world, role, rng, n_plain=1, n_targeted=0)[0]} ({role})"
+        assert world.post(role, "/v1/chat", json={"question": question}).status_code == 200
+        asked.append(question)
+    some_document = next(iter(world.public.values()))
+    for role in READER_ROLES:
+        for path in ("/v1/audit/questions", "/v1/audit/questions.csv"):
+            for params in ({}, {"page_size": 200}, {"document": some_document}, {"document": nobodys()},
+                           {"role": "admin"}, {"since": "2000-01-01"}):
+                response = world.get(role, path, params=params)
+                world.ledger.ok("api.audit", response.status_code == 403, (role, path, params, response.status_code))
+                world.scan("api.audit", role, response.text, (path, params))
+                world.ledger.ok("api.audit", not any(q in response.text for q in asked), (role, path, params))
+    listing = world.get("admin", "/v1/audit/questions", params={"page_size": 200})
+    world.ledger.ok("api.audit", listing.status_code == 200, ("admin", listing.status_code))
+    logged = {q["question"] for q in listing.json()["questions"]}
+    world.ledger.ok("api.audit", set(asked) <= logged, ("admin sees every role's question", set(asked) - logged))
+    world.ids("api.ids", "admin", listing.json(), "api.audit")
+    exported = world.get("admin", "/v1/audit/questions.csv").content.decode("utf-8")
+    world.ledger.ok("api.audit", all(q in exported for q in asked), "admin's CSV holds every role's question")
     world.assert_no_new_leaks(before)
 
 

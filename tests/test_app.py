@@ -486,7 +486,8 @@ def test_upload_handler_directly(app_env: Path, db: Database) -> None:
     at = new_app()  # builds the context
     ctx = context._app_context()
     admin = users.get_user(db, "admin")
-    assert upload_document(ctx, admin, "x.txt", b"abc", ["isg"]).message == "Yalnızca PDF ve Word (.docx) dosyaları yüklenebilir."
+    assert upload_document(ctx, admin, "x.txt", b"abc", ["isg"]).message == ("Yalnızca PDF, Word (.docx), Excel (.xlsx) ve PowerPoint (.pptx) dosyaları "
+                                                                              "yüklenebilir.")
     assert not upload_document(ctx, admin, "x.pdf", b"", ["isg"]).ok
     nobody = User(id=0, username="x", display_name="x", roles=("isg",), active=True)
     assert "yalnızca yöneticiye" in upload_document(ctx, nobody, "x.pdf", b"%PDF", ["isg"]).message

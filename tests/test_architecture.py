@@ -16,7 +16,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parent.parent
-SUB_PACKAGES = ("access", "answer", "api", "cli", "conversations", "core", "documents", "embed", "jobs", "ops", "reader",
+SUB_PACKAGES = ("access", "answer", "api", "audit", "cli", "conversations", "core", "documents", "embed", "jobs", "ops", "reader",
                 "retrieval", "store")
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 

@@ -37,6 +37,7 @@ from ragcore.answer import (
 from ragcore.cli import main as cli_main
 from ragcore.core import (
     FALLBACK_ANSWER,
+    OUTCOME_REFUSED,
     ROLES,
     STATUS_ANSWERED,
     STATUS_ERROR,
@@ -289,7 +290,8 @@ def test_injected_question_cannot_reach_another_roles_document(injected, db, set
     answer = service.ask(injected["ik"], QUESTION_INJECTION)
     assert all(s.title == "Gizli ucret tablosu" for s in answer.sources)
     assert "tatbikat" not in answer.text.lower() and DOC_INJECTION not in answer.text
-    assert answer.status in (STATUS_ANSWERED, STATUS_NEEDS_REVIEW)
+    # The salary table does not speak of fire drills: the gate refuses rather than quote it.
+    assert answer.status == STATUS_NEEDS_REVIEW and answer.outcome == OUTCOME_REFUSED, answer.text
 
 
 def _ollama_service(db, settings, embedder, fake_llm) -> AnswerService:

@@ -13,142 +13,38 @@ for the README.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
 import pytest
 
 from ragcore.access import users
 from ragcore.core import Settings
 from ragcore.store import Database
+from tests import browser_support
+from tests.browser_support import (
+    ADMIN_PASSWORD,
+    APP_DATA_DIR,
+    ATTEMPTS,
+    COOKIE_NAME,
+    TECHNICAL,
+    TIMINGS,
+    WAIT_MS,
+    cookie_present,
+    ensure_user,
+    idle,
+    login,
+    settled,
+    shot,
+)
 from tests.conftest import DOCUMENTS_DIR, LAW_6331
 from ui.upload import WIDE_CONFIRM_LABEL
 
 pytestmark = pytest.mark.browser
+app_url = browser_support.app_url  # the fixtures: a streamlit server for this module, a chromium page per test
+browser_page = browser_support.browser_page
 
-REPO = Path(__file__).resolve().parent.parent
-ARTIFACTS = REPO / "artifacts" / "browser"
-SCREENSHOTS = REPO / "docs" / "screenshots"
-ADMIN_PASSWORD = "yonetici-parola-1"
 QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
-COOKIE_NAME = "dayanak_oturum"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-TIMINGS: dict[str, float] = {}
-APP_DATA_DIR: list[Path] = []  # the running app's DATA_DIR (where its stored PDFs are), set by app_url
 LAW_5510 = DOCUMENTS_DIR / "5510-sosyal-sigortalar-ve-genel-saglik-sigortasi-kanunu.pdf"
-QUIET_S = 0.6  # how long no script run may start before a page counts as settled
-WAIT_MS = 90_000  # the longest any expected state may take to appear (a loaded CI machine), not a delay
-ATTEMPTS = 3  # an interaction a rerun swallowed is repeated at most this often
-
-
-def _chromium() -> str:
-    path = shutil.which("chromium")
-    if not path:
-        pytest.fail("chromium is not installed: run `apt-get install -y chromium` (.ci/run does this in CI). "
-                    "Do not use `playwright install`.")
-    return path
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def app_url(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`streamlit run app.py` on a free localhost port, DATABASE_URL at the test server."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    data_dir = tmp_path_factory.mktemp("browser-data")
-    APP_DATA_DIR.append(data_dir)
-    env = {
-        **os.environ,
-        "DATABASE_URL": pg_url,
-        "DATA_DIR": str(data_dir),
-        "EMBED_BACKEND": "use",
-        "LLM_BACKEND": "extractive",
-        "OLLAMA_BASE_URL": "http://127.0.0.1:9",
-        "COOKIE_KEY": "browser-test-cookie-key-0123456789abcdef",
-        "ADMIN_PASSWORD": ADMIN_PASSWORD,
-        "PYTHONUNBUFFERED": "1",
-    }
-    log = (ARTIFACTS / "server.log").open("w")
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--server.headless", "true"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with {proc.returncode}; see {ARTIFACTS / 'server.log'}")
-            try:
-                if httpx.get(f"{url}/_stcore/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("streamlit did not become healthy within 90 s")
-            time.sleep(0.2)
-        TIMINGS["server_healthy_s"] = round(time.perf_counter() - started, 2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-        (ARTIFACTS / "timings.json").write_text(json.dumps(TIMINGS, indent=2))
-
-
-@pytest.fixture()
-def browser_page(app_url: str) -> Iterator[object]:
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=WAIT_MS)  # the default 5 s is shorter than a cold first run
-    executable = _chromium()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="tr-TR")
-        page = context.new_page()
-        page.set_default_timeout(WAIT_MS)
-        try:
-            yield page
-        finally:
-            context.close()
-            browser.close()
-
-
-def _shot(page: object, name: str, publish: bool = False) -> None:
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=False)  # type: ignore[attr-defined]
-    if publish and os.environ.get("UPDATE_SCREENSHOTS") == "1":
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
-
-
-def _idle(page: object) -> None:
-    """Wait until the script run triggered by the last action has finished."""
-    from playwright.sync_api import expect
-
-    expect(page.get_by_test_id("stApp")).to_have_attribute(  # type: ignore[attr-defined]
-        "data-test-script-state", "notRunning")
 
 
 def _multiselect(page: object, label: str) -> object:
@@ -174,7 +70,7 @@ def _pick_option(page: object, label: str, option: str) -> None:
     widget = _multiselect(page, label)
     chosen = _chosen(page, label, option)
     for _ in range(ATTEMPTS):
-        _idle(page)
+        idle(page)
         if chosen.count():
             break
         widget.get_by_role("combobox").click()
@@ -193,7 +89,7 @@ def _ask(page: object, question: str) -> None:
 
     shown = page.get_by_test_id("stChatMessage").filter(has_text=question)  # type: ignore[attr-defined]
     for _ in range(ATTEMPTS):
-        _idle(page)
+        idle(page)
         if shown.count():
             break
         box = page.get_by_placeholder("Sorunuzu yazın…")  # type: ignore[attr-defined]
@@ -214,7 +110,7 @@ def _open_dialog(page: object, button: str, shows: str) -> object:
     dialog = page.get_by_role("dialog")  # type: ignore[attr-defined]
     wanted = dialog.get_by_text(shows, exact=False)
     for _ in range(ATTEMPTS):
-        _idle(page)
+        idle(page)
         if wanted.count():
             break
         page.get_by_role("button", name=button).first.click()  # type: ignore[attr-defined]
@@ -233,7 +129,7 @@ def _navigate(page: object, app_url: str, index: int, path: str) -> None:
 
     wanted = f"{app_url}/{path}"
     for _ in range(ATTEMPTS):
-        _idle(page)
+        idle(page)
         if page.url.rstrip("/") == wanted.rstrip("/"):  # type: ignore[attr-defined]
             break
         page.locator("[data-testid='stSidebarNav'] a").nth(index).click()  # type: ignore[attr-defined]
@@ -242,69 +138,7 @@ def _navigate(page: object, app_url: str, index: int, path: str) -> None:
         except PlaywrightTimeout:
             continue
     page.wait_for_url(wanted)  # type: ignore[attr-defined]
-    _idle(page)
-
-
-def _login(page: object, url: str, username: str, password: str) -> None:
-    """Sign in through the form; the submit is repeated once if it never reached the server.
-
-    The signed-out page may still be finishing its cookie work (a stale cookie refused, its
-    delete component reporting back), and a submit made in that second was once lost in a
-    fresh-clone CI run: the form kept the typed password (the submit callback empties it) and
-    no error showed. So the page is let settle first, and a second click is made only when the
-    password is still in the field, that is, when the first one was never handled.
-    """
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    from playwright.sync_api import expect
-
-    page.goto(url)  # type: ignore[attr-defined]
-    # A fresh server's first page includes its cold start (imports, database, the job worker).
-    expect(page.get_by_role("button", name="Giriş yap")).to_be_visible(timeout=30_000)  # type: ignore[attr-defined]
-    _settled(page)
-    page.get_by_label("Kullanıcı adı").fill(username)  # type: ignore[attr-defined]
-    page.get_by_label("Parola").fill(password)  # type: ignore[attr-defined]
-    started = time.perf_counter()
-    signed_in = page.get_by_role("button", name="Çıkış yap")  # type: ignore[attr-defined]
-    page.get_by_role("button", name="Giriş yap").click()  # type: ignore[attr-defined]
-    try:
-        expect(signed_in).to_be_visible(timeout=WAIT_MS // 6)
-    except (AssertionError, PlaywrightTimeout):
-        if page.get_by_label("Parola").input_value() != password:  # type: ignore[attr-defined]
-            raise  # the submit was handled and did not sign in: a real failure
-        TIMINGS["login_clicks_repeated"] = TIMINGS.get("login_clicks_repeated", 0) + 1
-        page.get_by_role("button", name="Giriş yap").click()  # type: ignore[attr-defined]
-        expect(signed_in).to_be_visible()
-    TIMINGS[f"login_{username}_s"] = round(time.perf_counter() - started, 2)
-    _settled_after_sign_in(page)
-
-
-def _settled_after_sign_in(page: object) -> None:
-    """Wait until the reruns that follow a sign-in are over.
-
-    The signed-in page is shown before the remember-me cookie component has run in its iframe;
-    when it reports back (and the cookie reader then sees the new cookie) Streamlit reruns the
-    page the browser had when the report left, so a navigation click made in that second is
-    undone (seen in a clean-clone CI run: the Dokümanlar click landed back on Sohbet). Done
-    when the cookie is there, the write component has left the page (only the reader's iframe
-    remains) and no script run has started for QUIET_S.
-    """
-    _cookie_present(page)
-    _settled(page)
-
-
-def _settled(page: object) -> None:
-    """Wait until only the cookie reader's iframe is on the page and no run started for QUIET_S."""
-    from playwright.sync_api import expect
-
-    expect(page.locator("iframe")).to_have_count(1)  # type: ignore[attr-defined]
-    deadline = time.monotonic() + WAIT_MS / 1000
-    quiet_since = time.monotonic()
-    while time.monotonic() < deadline and time.monotonic() - quiet_since < QUIET_S:
-        state = page.get_by_test_id("stApp").get_attribute("data-test-script-state")  # type: ignore[attr-defined]
-        if state != "notRunning":
-            quiet_since = time.monotonic()
-        time.sleep(0.05)
-    _idle(page)
+    idle(page)
 
 
 def _open_page(page: object, link: str, heading: str) -> None:
@@ -323,7 +157,7 @@ def _open_page(page: object, link: str, heading: str) -> None:
         TIMINGS["navigation_clicks_repeated"] = TIMINGS.get("navigation_clicks_repeated", 0) + 1
         page.get_by_role("link", name=link).click()  # type: ignore[attr-defined]
         expect(target).to_be_visible()
-    _idle(page)
+    idle(page)
 
 
 def _logout(page: object) -> None:
@@ -331,17 +165,7 @@ def _logout(page: object) -> None:
 
     page.get_by_role("button", name="Çıkış yap").click()  # type: ignore[attr-defined]
     expect(page.get_by_role("button", name="Giriş yap")).to_be_visible()  # type: ignore[attr-defined]
-    _settled(page)  # the cookie's delete component has reported back before the next page load
-
-
-def _cookie_present(page: object, deadline_s: float = 10) -> bool:
-    """Whether the remember-me cookie reached the browser (polled: cookies are not DOM content)."""
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if any(c["name"] == COOKIE_NAME for c in page.context.cookies()):  # type: ignore[attr-defined]
-            return True
-        time.sleep(0.2)
-    return False
+    settled(page)  # the cookie's delete component has reported back before the next page load
 
 
 def _cookie_gone(page: object, deadline_s: float = 10) -> bool:
@@ -351,11 +175,6 @@ def _cookie_gone(page: object, deadline_s: float = 10) -> bool:
             return True
         time.sleep(0.2)
     return False
-
-
-def _ensure_user(db: Database, username: str, role: str, password: str) -> None:
-    if users.get_user(db, username) is None:
-        users.create_user(db, username, role, password)
 
 
 @pytest.mark.needs_data("laws")
@@ -371,11 +190,11 @@ def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: 
     ingest_pdf(db, settings, make_embedder(settings), LAW_6331.read_bytes(), filename=LAW_6331.name,
                roles=["isg", "personel"], title="6331 sayılı İş Sağlığı ve Güvenliği Kanunu", uploaded_by="admin")
     TIMINGS["pre_ingest_s"] = round(time.perf_counter() - started, 2)
-    _ensure_user(db, "mehmet", "isg", "mehmet-parola-1")
+    ensure_user(db, "mehmet", "isg", "mehmet-parola-1")
 
-    _login(page, app_url, "mehmet", "mehmet-parola-1")
+    login(page, app_url, "mehmet", "mehmet-parola-1")
     expect(page.get_by_role("heading", name="Sohbet")).to_be_visible()
-    TIMINGS["cookie_set_after_login"] = float(_cookie_present(page))
+    TIMINGS["cookie_set_after_login"] = float(cookie_present(page))
 
     started = time.perf_counter()
     _ask(page, QUESTION)
@@ -389,7 +208,7 @@ def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: 
     chunk_line = page.get_by_text("Belirli risklerden etkilenecek", exact=False).first
     expect(chunk_line).to_be_visible()
     chunk_line.scroll_into_view_if_needed()  # waits until the expander has stopped animating
-    _shot(page, "chat", publish=True)
+    shot(page, "chat", publish=True)
 
     # The remember-me cookie signs the user back in after a reload (new websocket session).
     if TIMINGS["cookie_set_after_login"]:
@@ -403,7 +222,7 @@ def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: 
     TIMINGS["cookie_deleted_after_logout"] = float(_cookie_gone(page))
     page.reload()
     expect(page.get_by_role("button", name="Giriş yap")).to_be_visible()
-    _shot(page, "login")
+    shot(page, "login")
     # The copied cookie, presented by another browser after the logout, signs nobody in.
     assert copied, "no remember-me cookie to copy"
     other = page.context.browser.new_context(locale="tr-TR")
@@ -435,8 +254,8 @@ def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database
 
     page = browser_page
     title = "6331 sayılı İş Sağlığı ve Güvenliği Kanunu"
-    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
-    _login(page, app_url, "admin", ADMIN_PASSWORD)
+    ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    login(page, app_url, "admin", ADMIN_PASSWORD)
     _open_page(page, "Dokümanlar", "Doküman yükle")
     assert not (foreign := _foreign_words(page)), foreign
     dropzone = page.get_by_test_id("stFileUploaderDropzone")
@@ -470,7 +289,7 @@ def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database
     box.fill(title)
     expect(box).to_have_value(title)
     assert not (foreign := _foreign_words(page)), foreign  # "Press Enter to submit form" neither
-    _shot(page, "upload_form", publish=True)
+    shot(page, "upload_form", publish=True)
     started = time.perf_counter()
     page.get_by_role("button", name="Yükle", exact=True).click()
     expect(page.get_by_text("sıraya alındı").first).to_be_visible()  # the page returns at once with a job
@@ -482,7 +301,7 @@ def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database
     # The card shows it with a progress bar while it runs (a fast machine may finish first).
     running = page.get_by_role("progressbar").or_(page.get_by_text("Tamamlandı")).first
     expect(running).to_be_visible(timeout=3 * WAIT_MS)
-    _shot(page, "upload_progress")
+    shot(page, "upload_progress")
     # When the in-app worker has stored it, the fragment redraws the page with the new document.
     expect(page.get_by_text("Okuyabilen roller: İş sağlığı ve güvenliği, Tüm personel").first).to_be_visible(
         timeout=6 * WAIT_MS)  # 24 pages embedded on a CPU
@@ -491,7 +310,7 @@ def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database
     summary = page.get_by_text(f"“{title}” aranabilir: 24 sayfa", exact=False).first
     expect(summary).to_be_visible()
     assert "sürdü" in summary.inner_text() and "vektör" not in page.get_by_test_id("stMain").inner_text()
-    _shot(page, "upload", publish=True)
+    shot(page, "upload", publish=True)
     with db.connection() as conn:
         row = conn.execute("SELECT allowed_roles, uploaded_by FROM documents").fetchone()
     assert sorted(row[0]) == ["isg", "personel"] and row[1] == "admin"
@@ -533,7 +352,6 @@ INTERNAL = {"recall", "mrr", "ndcg", "rrf", "hnsw", "tquad", "bm25", "prefix5", 
             "sha256", "ragcore", "pgvector"}
 # A name that the rules above would catch and that stays: the embedded USE model ("gömülü USE").
 ALLOWED_FOREIGN = {"use"}
-TECHNICAL = "Teknik ayrıntılar"
 
 
 def _visible_words(page: object) -> set[str]:
@@ -599,7 +417,7 @@ def _walk(page: object, where: object) -> None:
         tab = tabs.nth(index)
         tab.click()
         expect(tab).to_have_attribute("aria-selected", "true")
-        _idle(page)
+        idle(page)
         _open_expanders(page)
         assert not (foreign := _foreign_words(page)), (where, tab.inner_text(), foreign)
 
@@ -624,37 +442,37 @@ def test_every_page_is_turkish_reload_keeps_it_and_a_citation_opens_its_page(
     app_settings = replace(settings, data_dir=APP_DATA_DIR[-1])  # the page dialog reads the app's stored file
     ingest_pdf(db, app_settings, make_embedder(settings), LAW_6331.read_bytes(), filename=LAW_6331.name,
                roles=["isg", "personel"], uploaded_by="admin")  # titled from its first heading
-    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
-    _ensure_user(db, "mehmet", "isg", "mehmet-parola-1")
+    ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    ensure_user(db, "mehmet", "isg", "mehmet-parola-1")
 
     for username, password in (("mehmet", "mehmet-parola-1"), ("admin", ADMIN_PASSWORD)):
-        _login(page, app_url, username, password)
+        login(page, app_url, username, password)
         for index, path in enumerate(_nav_paths(page, app_url)):
             _navigate(page, app_url, index, path)
             if path == "degerlendirme":  # the lab with a set in it: the set's details and the run form show
                 page.get_by_role("button", name="Örnek seti içe aktar").click()  # type: ignore[attr-defined]
                 expect(page.get_by_text("sürüm 1: 64 soru").first).to_be_visible()  # type: ignore[attr-defined]
-                _idle(page)
+                idle(page)
             _walk(page, (username, path))
             if username == "admin":  # the status panel was open in the walk: its plain lines were read
                 expect(page.get_by_test_id("stSidebar").get_by_text("Cevap üretici:").first).to_be_visible()  # type: ignore[attr-defined]
         # Reload keeps the page (a new session, signed in again by the cookie).
-        assert _cookie_present(page), "the remember-me cookie never reached the browser"
+        assert cookie_present(page), "the remember-me cookie never reached the browser"
         page.goto(f"{app_url}/dokumanlar")  # type: ignore[attr-defined]
         expect(page.get_by_role("heading", name="Dokümanlar", exact=True)).to_be_visible()  # type: ignore[attr-defined]
         page.reload()  # type: ignore[attr-defined]
         expect(page.get_by_role("button", name="Çıkış yap")).to_be_visible()  # type: ignore[attr-defined]
-        _idle(page)
+        idle(page)
         expect(page.get_by_role("heading", name="Dokümanlar", exact=True)).to_be_visible()  # type: ignore[attr-defined]
         assert page.url.rstrip("/").endswith("/dokumanlar"), page.url  # type: ignore[attr-defined]
         if username == "admin":  # the cards, below the jobs and the upload form
             page.get_by_role("heading", name="Tüm dokümanlar (1)").evaluate(  # type: ignore[attr-defined]
                 "heading => heading.scrollIntoView({block: 'start'})")
-            _shot(page, "documents", publish=True)
+            shot(page, "documents", publish=True)
         _logout(page)
 
     # A citation names title · article · page and opens that page.
-    _login(page, app_url, "mehmet", "mehmet-parola-1")
+    login(page, app_url, "mehmet", "mehmet-parola-1")
     _ask(page, QUESTION)
     label = page.locator("summary").filter(has_text="İş Sağlığı ve Güvenliği Kanunu (6331) · Madde 10 · s. 7").first  # type: ignore[attr-defined]
     expect(label).to_be_visible()
@@ -662,7 +480,7 @@ def test_every_page_is_turkish_reload_keeps_it_and_a_citation_opens_its_page(
     dialog = _open_dialog(page, "Sayfayı aç · s. 7", "Sayfa 7 / 24")
     expect(dialog.get_by_text("risk değerlendirmesi", exact=False).first).to_be_visible()
     expect(dialog.get_by_role("button", name="s. 7 (PDF)")).to_be_visible()
-    _shot(page, "source_page", publish=True)
+    shot(page, "source_page", publish=True)
     page.keyboard.press("Escape")  # type: ignore[attr-defined]
     _logout(page)
 
@@ -680,8 +498,8 @@ def test_upload_progress_bar_moves_with_numbers(app_url: str, browser_page: obje
     from playwright.sync_api import expect
 
     page = browser_page
-    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
-    _login(page, app_url, "admin", ADMIN_PASSWORD)
+    ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    login(page, app_url, "admin", ADMIN_PASSWORD)
     _open_page(page, "Dokümanlar", "Doküman yükle")
     _pick_option(page, "Kimler okuyabilir?", "İş sağlığı ve güvenliği")  # no role is preselected
     page.locator("input[type='file']").set_input_files(str(LAW_5510))  # type: ignore[attr-defined]
@@ -724,18 +542,18 @@ def test_a_follow_up_is_understood_and_the_conversation_survives_a_reload(
         ["Madde 14 - Isveren is kazasini uc is gunu icinde Sosyal Guvenlik Kurumuna bildirir.",
          "Madde 15 - Calisanlarin saglik gozetimi isveren tarafindan yaptirilir."]),
         filename="is-kazasi.pdf", roles=["isg"], title="Is Kazasi Talimati", uploaded_by="admin")
-    _ensure_user(db, "zeynep", "isg", "zeynep-parola-1")
+    ensure_user(db, "zeynep", "isg", "zeynep-parola-1")
     page = browser_page
     started = time.perf_counter()
-    _login(page, app_url, "zeynep", "zeynep-parola-1")
+    login(page, app_url, "zeynep", "zeynep-parola-1")
     _ask(page, first)
     expect(page.get_by_text("Sosyal Guvenlik Kurumuna", exact=False).first).to_be_visible()
     _ask(page, follow_up)
     understood = page.get_by_text("Şöyle anladım:", exact=False)  # type: ignore[attr-defined]
     expect(understood.first).to_be_visible()
-    _idle(page)
+    idle(page)
     assert "sohbet=" in page.url, page.url  # type: ignore[attr-defined]
-    _shot(page, "conversation")
+    shot(page, "conversation")
 
     page.reload()  # type: ignore[attr-defined]  # a new session, signed in again by the cookie
     expect(page.get_by_role("button", name="Çıkış yap")).to_be_visible()  # type: ignore[attr-defined]
@@ -761,9 +579,9 @@ def test_review_queue_groups_a_question_asked_three_times_and_keeps_off_topic_on
 
     from ragcore.answer.questions import insert_question, question_record
 
-    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
-    _ensure_user(db, "mehmet", "isg", "mehmet-parola-1")
-    _ensure_user(db, "ayse", "ik", "ayse-parola-1")
+    ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    ensure_user(db, "mehmet", "isg", "mehmet-parola-1")
+    ensure_user(db, "ayse", "ik", "ayse-parola-1")
     asked = [("mehmet", "Kreş yardımı var mı?", "closest"), ("ayse", "kres yardimi var mi", "closest"),
              ("mehmet", "KREŞ YARDIMI VAR MI?", "closest"), ("ayse", "Servis kaçta kalkıyor?", "closest"),
              ("mehmet", "Yarın İstanbul'da hava nasıl olacak?", "refused"),
@@ -773,7 +591,7 @@ def test_review_queue_groups_a_question_asked_three_times_and_keeps_off_topic_on
         insert_question(db, question_record(asker, question, answer=None, status="needs_review", generator=None,
                                             llm_called=False, outcome=outcome))
     page = browser_page
-    _login(page, app_url, "admin", ADMIN_PASSWORD)
+    login(page, app_url, "admin", ADMIN_PASSWORD)
     _open_page(page, "İnceleme kuyruğu", "İnceleme kuyruğu")
     main = page.get_by_test_id("stMain")
     expect(main.locator("strong").first).to_have_text("KREŞ YARDIMI VAR MI?")  # the most asked first, newest wording
@@ -784,7 +602,43 @@ def test_review_queue_groups_a_question_asked_three_times_and_keeps_off_topic_on
     off_topic = main.locator("[data-testid='stExpander'] summary").filter(has_text="Konu dışı sorular: 2 soru")
     expect(off_topic).to_be_visible()
     assert not (foreign := _foreign_words(page)), foreign
-    _shot(page, "review", publish=True)
+    shot(page, "review", publish=True)
     off_topic.click()
     expect(weather).to_be_visible()
+    _logout(page)
+
+
+def test_the_audit_page_reads_at_1280_by_800(app_url: str, browser_page: object, db: Database) -> None:
+    """Denetim at a laptop's 1280×800: the trail and every usage chart fit the width (no sideways
+    scrolling), every word on both tabs is Turkish, and the users' questions show for the admin."""
+    from playwright.sync_api import expect
+
+    from ragcore.answer.questions import insert_question, question_record
+
+    ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    ensure_user(db, "ayse", "ik", "ayse-parola-1")
+    ayse = users.get_user(db, "ayse")
+    for question, outcome in (("Kreş yardımı var mı?", "refused"), ("kres yardimi var mi", "refused"),
+                              ("Yıllık izin kaç gün?", "closest")):
+        insert_question(db, question_record(ayse, question, answer=None, status="needs_review", generator=None,
+                                            llm_called=False, outcome=outcome))
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 800})  # type: ignore[attr-defined]
+    login(page, app_url, "admin", ADMIN_PASSWORD)
+    _open_page(page, "Denetim", "Denetim")
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text("Dayanak'a sorulan her soru kaydedilir", exact=False)).to_be_visible()
+    expect(main.get_by_text("365 gün saklanır", exact=False)).to_be_visible()
+    expect(main.get_by_test_id("stDataFrame")).to_be_visible()
+    shot(page, "audit", publish=True)
+    _walk(page, ("admin", "denetim"))  # both tabs: the trail, then the charts
+    charts = main.get_by_test_id("stVegaLiteChart")
+    expect(charts).to_have_count(4)  # per day, outcomes, unanswered, feedback (no answer cited a document)
+    width = page.evaluate("document.documentElement.scrollWidth")  # type: ignore[attr-defined]
+    assert width <= 1280, width
+    for index in range(charts.count()):
+        box = charts.nth(index).bounding_box()
+        assert box and 400 < box["width"] <= 1280 and box["x"] >= 0, (index, box)
+        charts.nth(index).screenshot(path=str(browser_support.ARTIFACTS / f"audit_chart_{index}.png"))  # type: ignore[attr-defined]
+    shot(page, "audit_usage", publish=True)
     _logout(page)

@@ -18,19 +18,19 @@ from dataclasses import replace
 
 import pytest
 
-from eval import goldstore
+from eval import chart_layout, goldstore
 from eval.gold_run import GoldRunSpec, create_gold_run, run_gold
 from ragcore.core import Settings
 from ragcore.store import Database
-from tests import test_browser
+from tests import browser_support
+from tests.browser_support import ADMIN_PASSWORD, APP_DATA_DIR, ensure_user, idle, login, shot
 from tests.fakes import HashEmbedder
 from tests.lab_support import CHUNK_SIZE, GOLD_JSONL, add_company_documents
 from tests.pdfs import text_pdf
-from tests.test_browser import ADMIN_PASSWORD, APP_DATA_DIR, _ensure_user, _idle, _login, _shot
 
 pytestmark = pytest.mark.browser
-app_url = test_browser.app_url  # the same fixtures: a streamlit server for this module, a chromium page per test
-browser_page = test_browser.browser_page
+app_url = browser_support.app_url  # the same fixtures: a streamlit server for this module, a chromium page per test
+browser_page = browser_support.browser_page
 
 VIEWPORTS = ((1280, 800), (1920, 1080))
 SEARCH_TITLE = "6331 sayılı İş Sağlığı ve Güvenliği Kanunu — Çalışanların İş Sağlığı ve Güvenliği Eğitimleri Yönetmeliği"
@@ -97,6 +97,19 @@ def _chart_problems(page: object, where: str) -> list[str]:
     return problems
 
 
+def _narrow_chart_problems(page: object, where: str) -> list[str]:
+    """Every chart's column is at least chart_layout.COLUMN_WIDTH wide: tests/test_lab_layout.py
+    draws the charts at that width and checks that no title, axis title or legend is cut there.
+    (Their pixels are checked there, not here: in the page a chart's box also holds Streamlit's
+    chart menu and theme, which a pixel check cannot tell from a cut title.)"""
+    problems = []
+    for c in page.evaluate(CHARTS_JS):  # type: ignore[attr-defined]
+        if c["width"] < chart_layout.COLUMN_WIDTH - 1:
+            problems.append(f"{where}: chart {c['index']} is {c['width']:.0f} px wide, narrower than "
+                            f"chart_layout.COLUMN_WIDTH ({chart_layout.COLUMN_WIDTH})")
+    return problems
+
+
 def _table_problems(page: object, where: str, which: int) -> list[str]:
     tables = page.evaluate(TABLES_JS)  # type: ignore[attr-defined]
     if len(tables) <= which:
@@ -114,7 +127,7 @@ def _settled(page: object, charts: int = 0) -> None:
     """The page redrawn for its size: script idle, the charts drawn, their size no longer changing."""
     from playwright.sync_api import expect
 
-    _idle(page)
+    idle(page)
     if charts:
         expect(page.locator("[data-testid='stMain'] .vega-embed canvas, "  # type: ignore[attr-defined]
                             "[data-testid='stMain'] .vega-embed svg").nth(charts - 1)).to_be_visible()
@@ -130,11 +143,17 @@ def _open(page: object, url: str, url_path: str) -> None:
     """Click the sidebar link to `url_path` (its href, not its label)."""
     page.locator(f"[data-testid='stSidebarNav'] a[href$='/{url_path}']").click()  # type: ignore[attr-defined]
     page.wait_for_url(f"{url}/{url_path}")  # type: ignore[attr-defined]
-    _idle(page)
+    idle(page)
 
 
-def _gold_run(db: Database, settings: Settings) -> None:
-    """A finished gold run of the tiny company (four configurations, hash embedder: seconds)."""
+def _gold_run(db: Database, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finished gold run of the tiny company (four configurations, hash embedder: seconds),
+    its gate the shipped e5 three-outcome model, so that the page draws the threshold curves."""
+    from ragcore.answer import service
+    from ragcore.retrieval import abstention
+
+    shipped = abstention.model_for("e5-small-q4")
+    monkeypatch.setattr(service, "model_for", lambda name, *args, **kwargs: shipped)
     add_company_documents(db, settings)
     version, _ = goldstore.import_file(db, "küçük şirket", "g.jsonl", GOLD_JSONL.encode(), created_by="admin")
     spec = GoldRunSpec(version.set_id, version.version, embedders=("hash",),
@@ -143,13 +162,14 @@ def _gold_run(db: Database, settings: Settings) -> None:
     run_gold(db, settings, run.id, embedder_factory=lambda name: HashEmbedder())
 
 
-def test_lab_results_fit_the_page(app_url: str, browser_page: object, db: Database, settings: Settings) -> None:
+def test_lab_results_fit_the_page(app_url: str, browser_page: object, db: Database, settings: Settings,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from playwright.sync_api import expect
 
     page = browser_page
-    _gold_run(db, replace(settings, data_dir=APP_DATA_DIR[-1]))
-    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
-    _login(page, app_url, "admin", ADMIN_PASSWORD)
+    _gold_run(db, replace(settings, data_dir=APP_DATA_DIR[-1]), monkeypatch)
+    ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    login(page, app_url, "admin", ADMIN_PASSWORD)
     _open(page, app_url, "degerlendirme")
     page.get_by_test_id("stTabs").get_by_role("tab").nth(2).click()  # type: ignore[attr-defined]  # the runs and results
     expect(page.locator("[data-testid='stMain'] .vega-embed").nth(5)).to_be_visible()  # type: ignore[attr-defined]
@@ -159,8 +179,9 @@ def test_lab_results_fit_the_page(app_url: str, browser_page: object, db: Databa
         _settled(page, charts=6)
         where = f"lab {width}×{height}"
         page.evaluate(SHOW_RESULTS_JS)  # type: ignore[attr-defined]
-        _shot(page, f"lab_results_{width}", publish=True)
+        shot(page, f"lab_results_{width}", publish=True)
         problems += _chart_problems(page, where)
+        problems += _narrow_chart_problems(page, where)
         problems += _table_problems(page, where, 1)  # table 0 lists the runs, table 1 is the chosen run's results
     assert not problems, "\n".join(problems)
 
@@ -172,15 +193,15 @@ def _search(page: object, query: str) -> None:
     from playwright.sync_api import expect
 
     table = page.locator("[data-testid='stMain'] [data-testid='stDataFrame']")  # type: ignore[attr-defined]
-    for _ in range(test_browser.ATTEMPTS):
-        _idle(page)
+    for _ in range(browser_support.ATTEMPTS):
+        idle(page)
         if _technical(page).count():
             break
         form = page.get_by_test_id("stForm")  # type: ignore[attr-defined]
         form.locator("input[type='text']").first.fill(query)
         form.get_by_role("button").last.click()
         try:
-            expect(_technical(page)).to_be_visible(timeout=test_browser.WAIT_MS // 6)
+            expect(_technical(page)).to_be_visible(timeout=browser_support.WAIT_MS // 6)
         except AssertionError:
             continue
     if not table.first.is_visible():  # the scores sit under "Teknik ayrıntılar" (issue 41): the browser opens it
@@ -190,7 +211,7 @@ def _search(page: object, query: str) -> None:
 
 def _technical(page: object) -> object:
     return page.locator("[data-testid='stMain'] [data-testid='stExpander'] summary").filter(  # type: ignore[attr-defined]
-        has_text=test_browser.TECHNICAL).last
+        has_text=browser_support.TECHNICAL).last
 
 
 def test_search_table_fits_the_page(app_url: str, browser_page: object, db: Database, settings: Settings) -> None:
@@ -201,17 +222,17 @@ def test_search_table_fits_the_page(app_url: str, browser_page: object, db: Data
     ingest_pdf(db, replace(settings, data_dir=APP_DATA_DIR[-1]), make_embedder(settings), text_pdf(SEARCH_PAGES),
                filename="isg-egitim-yonetmeligi.pdf", roles=["isg", "personel"], title=SEARCH_TITLE,
                uploaded_by="admin")
-    _ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
-    _login(page, app_url, "admin", ADMIN_PASSWORD)
+    ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
+    login(page, app_url, "admin", ADMIN_PASSWORD)
     _open(page, app_url, "kaynak-arama")
     _search(page, SEARCH_QUERY)
     page.get_by_role("heading", name="Kaynak arama").scroll_into_view_if_needed()  # type: ignore[attr-defined]
-    _shot(page, "search", publish=True)  # what the admin meets first: the decision and its source
+    shot(page, "search", publish=True)  # what the admin meets first: the decision and its source
     problems = []
     for width, height in VIEWPORTS:
         page.set_viewport_size({"width": width, "height": height})  # type: ignore[attr-defined]
         _settled(page)
         page.get_by_test_id("stDataFrame").first.scroll_into_view_if_needed()  # type: ignore[attr-defined]
-        _shot(page, f"search_{width}", publish=True)
+        shot(page, f"search_{width}", publish=True)
         problems += _table_problems(page, f"search {width}×{height}", 0)
     assert not problems, "\n".join(problems)

@@ -35,8 +35,8 @@ def cli(db, settings, monkeypatch, tmp_path, capsys):
 def test_ingest_chunks_documents_delete_round_trip(cli, tmp_path):
     code, result, _ = cli("ingest", str(LAW_6331), "--roles", "isg", "personel", "--json")
     assert code == 0
-    assert set(result) == {"document_id", "title", "file_format", "pages", "chunks", "windows", "seconds", "ocr_pages",
-                           "oversized_pages", "undrawable_pages", "too_large_for_ocr", "quote_sentences"}
+    assert set(result) == {"document_id", "version", "title", "file_format", "pages", "chunks", "windows", "seconds", "ocr_pages",
+                           "oversized_pages", "undrawable_pages", "too_large_for_ocr", "hidden_parts", "quote_sentences"}
     assert (result["oversized_pages"], result["undrawable_pages"], result["too_large_for_ocr"]) == ([], [], [])
     assert result["quote_sentences"] > result["chunks"]  # the quoter's sentences, embedded after the commit
     assert result["file_format"] == "pdf"
@@ -53,6 +53,7 @@ def test_ingest_chunks_documents_delete_round_trip(cli, tmp_path):
     assert code == 0 and listed == [{
         "document_id": result["document_id"], "title": result["title"], "filename": LAW_6331.name,
         "file_format": "pdf", "pages": 24, "chunks": result["chunks"], "allowed_roles": ["isg", "personel"],
+        "version": 1,
     }]
     assert cli("documents", "--role", "ik", "--json")[1] == []
 
@@ -70,7 +71,7 @@ def test_failures_exit_non_zero_with_the_message(cli, tmp_path):
     fake = tmp_path / "rapor.pdf"
     fake.write_bytes(pdfs.not_a_pdf())
     code, _, err = cli("ingest", str(fake), "--roles", "isg", "--json")
-    assert code == 1 and "PDF ya da Word (.docx) belgesi değil" in err
+    assert code == 1 and "PDF, Word (.docx), Excel (.xlsx) ya da PowerPoint (.pptx) belgesi değil" in err
     code, _, err = cli("ingest", str(tmp_path / "yok.pdf"), "--roles", "isg")
     assert code == 1 and "okunamadı" in err
     code, _, err = cli("chunks", "12345")

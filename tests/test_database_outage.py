@@ -37,12 +37,14 @@ from ragcore.answer import (
 from ragcore.core import STATUS_ANSWERED, STATUS_ERROR, Settings
 from ragcore.documents import ingest_pdf
 from ragcore.embed import USEEmbedder
+from ragcore.store.database import CHECKOUT_TIMEOUT
+from ragcore.store.server import READY_PROBE_TIMEOUT
 from tests import pdfs
 from tests.app_support import REPO, reset_app, set_app_env
 
 QUESTION = "Bu Yonetmelik butun isyerlerine uygulanir mi?"
 OTHER = "Kamu kurumlari kapsamda mi?"
-OUTAGE_TIMINGS: dict[str, float] = {}  # reported by the helper's author, never asserted
+POOL_DEFAULT_TIMEOUT_S = 30.0  # psycopg_pool's getconn default: what a question waited before the bound
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +84,7 @@ def test_a_killed_embedded_server_is_restarted_and_the_next_question_answered(se
         assert service.ask(mehmet, QUESTION).status == STATUS_ANSWERED
         killed = _kill_postmaster(data_dir)
 
-        started = time.perf_counter()
         answer = service.ask(mehmet, QUESTION)
-        OUTAGE_TIMINGS["first_question_after_kill_s"] = round(time.perf_counter() - started, 2)
         assert answer.status == STATUS_ANSWERED and answer.cited and answer.question_id is not None
         assert _postmaster_pid(data_dir) != killed and dbmod.embedded_running_url(data_dir)
         with database.connection() as conn:
@@ -112,7 +112,7 @@ def test_a_connection_that_breaks_on_its_first_statement_is_tried_once_more(db, 
     assert calls == ["mehmet", "mehmet"]
 
 
-def test_questions_during_an_outage_fail_fast_are_spooled_and_logged_when_it_is_back(server_root, embedder) -> None:
+def test_questions_during_an_outage_are_refused_within_the_checkout_bound_spooled_and_logged_when_it_is_back(server_root, embedder) -> None:
     server_dir = server_root / "server"
     url = dbmod.embedded_url(server_dir)
     # As an external DATABASE_URL: nobody in this process may restart the server.
@@ -134,13 +134,17 @@ def test_questions_during_an_outage_fail_fast_are_spooled_and_logged_when_it_is_
         assert stream.answer.status == STATUS_ANSWERED and stream.answer.question_id is None
 
         # A question during the outage: a Turkish message instead of a 30-second PoolTimeout.
-        started = time.perf_counter()
         with pytest.raises(QuestionError) as refused:
             service.ask(mehmet, OTHER)
-        OUTAGE_TIMINGS["question_during_outage_s"] = round(time.perf_counter() - started, 2)
         assert str(refused.value) == DATABASE_DOWN
         records, broken = spool.records()
         assert [(r["question"], r["status"]) for r in records] == [(QUESTION, STATUS_ANSWERED), (OTHER, STATUS_ERROR)]
+        # How fast it is refused is bounded by configuration, not measured here (no timed
+        # assertions): one checkout of at most CHECKOUT_TIMEOUT s, then one probe of at most
+        # READY_PROBE_TIMEOUT s says the server does not answer — well below the pool's 30 s.
+        assert records[1]["error"].startswith("veritabanına ulaşılamadı: The database does not answer")
+        assert database.checkout_timeout == CHECKOUT_TIMEOUT
+        assert CHECKOUT_TIMEOUT + READY_PROBE_TIMEOUT < POOL_DEFAULT_TIMEOUT_S
         assert broken == []
 
         dbmod.restart_embedded(server_dir)  # the operator (or the database container) brings it back

@@ -196,7 +196,7 @@ def test_source_labels_name_the_section_instead_of_a_page() -> None:
 
 
 BAD_DOCX = {
-    "renamed binary": (docxs.renamed_binary, r"PDF ya da Word \(\.docx\) belgesi değil"),
+    "renamed binary": (docxs.renamed_binary, r"PDF, Word \(\.docx\), Excel \(\.xlsx\) ya da PowerPoint \(\.pptx\) belgesi değil"),
     "password-protected": (docxs.encrypted_docx, "parola ile korunuyor"),
     "old .doc": (docxs.old_doc, "eski Word biçiminde"),
     "truncated": (docxs.truncated_docx, "bozuk ya da eksik"),
@@ -240,7 +240,7 @@ def test_background_upload_of_a_docx_and_its_refusals(db, settings, embedder) ->
     the other format) is refused before staging: no job, no file. A corrupt .docx fails its job
     for good with the Turkish message and leaves no staged file; a good one is staged as
     <job id>.docx and stored."""
-    for data, name, message in ((docxs.renamed_binary(), "resim.docx", "PDF ya da Word"),
+    for data, name, message in ((docxs.renamed_binary(), "resim.docx", "PDF, Word"),
                                 (docxs.encrypted_docx(), "gizli.docx", "parola ile korunuyor"),
                                 (docxs.regulation_docx(), "yonetmelik.pdf", "içeriği bir Word")):
         with pytest.raises(jobs.JobError, match=message):
@@ -272,7 +272,7 @@ def test_the_upload_handler_takes_a_docx_and_refuses_a_renamed_binary(db, settin
     ctx = AppContext(settings=settings, db=db)
     admin = users.create_user(db, "yonetici", "admin", "yonetici-parola")
     refused = upload.upload_document(ctx, admin, "resim.docx", docxs.renamed_binary(), ["isg"])
-    assert not refused.ok and "iki biçimden biri değil" in refused.message
+    assert not refused.ok and "bu biçimlerden biri değil" in refused.message
     assert not settings.incoming_dir.exists() or list(settings.incoming_dir.iterdir()) == []
     queued = upload.upload_document(ctx, admin, "yonetmelik.docx", docxs.regulation_docx(), ["isg"])
     assert queued.ok, queued.message

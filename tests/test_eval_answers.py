@@ -166,10 +166,10 @@ class ScriptedGenerator:
 @needs_tquad
 def test_tiny_answer_run_resumes_from_cache(settings, tmp_path, session_db):
     from eval.sweep import make_workspace
-    from tests.test_eval_production import _small_corpus
+    from tests.lab_support import small_corpus
     from tests.test_eval_retrievers import HashEmbedder
 
-    corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)))
+    corpus = small_corpus(tquad.cached_corpus(str(TQUAD_DIR)))
     ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda s: HashEmbedder(), corpus=corpus)
     config = ans.AnswerConfig(retriever="production-rrf", answerable=6, unanswerable=4, gate=False)
     gen = ScriptedGenerator()
@@ -200,10 +200,10 @@ def test_answer_run_is_the_answer_service_and_withdraws_the_article(settings, tm
     from eval.sweep import make_workspace
     from ragcore import store as dbmod
     from ragcore.retrieval import retrieve
-    from tests.test_eval_production import _small_corpus
+    from tests.lab_support import small_corpus
     from tests.test_eval_retrievers import HashEmbedder
 
-    corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)), 8)
+    corpus = small_corpus(tquad.cached_corpus(str(TQUAD_DIR)), 8)
     ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda s: HashEmbedder(), corpus=corpus)
     config = ans.AnswerConfig(retriever="production", answerable=5, unanswerable=3, gate=True)
     out = tmp_path / "run"

@@ -11,20 +11,15 @@ from eval import tquad
 from eval.sweep import make_workspace
 from ragcore import store as dbmod
 from tests.conftest import TQUAD_DIR
+from tests.lab_support import small_corpus
 from tests.test_eval_retrievers import HashEmbedder
 
 needs_tquad = pytest.mark.needs_data("tquad")
 
 
-def _small_corpus(full: tquad.Corpus, n_articles: int = 12) -> tquad.Corpus:
-    """The first dev articles with their questions: enough for rankings, small enough for a test."""
-    questions = [q for q in full.dev_questions if q.article < n_articles][:40]
-    return tquad.Corpus(full.articles[:n_articles], questions, [], 0, 0, 0, full.file_hashes)
-
-
 @needs_tquad
 def test_production_lexical_equals_exact_bm25_of_the_app_query_and_namespace_is_dropped(settings, tmp_path, db):
-    corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)))
+    corpus = small_corpus(tquad.cached_corpus(str(TQUAD_DIR)))
     ws = make_workspace(settings, cache_db=db, embedder_factory=lambda spec: HashEmbedder(),
                         corpus=corpus)
     retriever = rv.make_retriever("production-lexical")
@@ -48,7 +43,7 @@ def test_production_lexical_equals_exact_bm25_of_the_app_query_and_namespace_is_
 
 @needs_tquad
 def test_production_dense_reuses_a_kept_namespace(settings, tmp_path, session_db):
-    corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)), 6)
+    corpus = small_corpus(tquad.cached_corpus(str(TQUAD_DIR)), 6)
     ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda spec: HashEmbedder(),
                         corpus=corpus)
     retriever = rv.make_retriever("production-dense")
@@ -78,7 +73,7 @@ def test_production_lexical_is_an_exact_top_k_of_the_lab_bm25(settings, db):
     """Same path, exact equality: every production lexical ranking is a top-10 of the lab's exact
     BM25 scores (ragcore.bm25 constants, ragcore.retrieval.query_terms) — the same scores in the
     same order, ties aside."""
-    corpus = _small_corpus(tquad.cached_corpus(str(TQUAD_DIR)))
+    corpus = small_corpus(tquad.cached_corpus(str(TQUAD_DIR)))
     ws = make_workspace(settings, cache_db=db, embedder_factory=lambda spec: HashEmbedder(), corpus=corpus)
     retriever = rv.make_retriever("production-lexical")
     retriever.namespace = lambda size: "eval_tquad_exact"

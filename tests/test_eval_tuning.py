@@ -130,17 +130,17 @@ def _load_and_check(db, load_documents, lexical_tokens) -> None:
 
 def test_the_quote_check_keeps_the_quotes_that_were_right_and_answers_no_more_unanswerables():
     from ragcore.retrieval import ANSWER, CLOSEST, QuoteSignals, Threshold, abstention
-    from tests.test_abstention import _model, _retrieval
+    from tests.abstention_support import gate_model, gate_retrieval
 
     cal = _script("calibrate_abstention")
-    gate = _model(answer_at=0.9, closest_at=0.0)
+    gate = gate_model(answer_at=0.9, closest_at=0.0)
     threshold = Threshold(0.5, "cosine", "test")
     # Ten questions: the quoter's best sentence is sure for the right quotes and unsure for the
     # wrong ones and for the unanswerable cases; the gate's probability alone separates nothing.
     train = []
     for i in range(10):
         sure = i % 2 == 0
-        retrieval = _retrieval([0.79 + 0.002 * i, 0.7], [3.0, 1.0])
+        retrieval = gate_retrieval([0.79 + 0.002 * i, 0.7], [3.0, 1.0])
         signals = QuoteSignals(0.9 if sure else 0.2, 0.1, 1)
         train.append({"qid": f"a{i}", "answerable": True, "retrieval": retrieval, "quote_signals": signals,
                       "quote_correct": sure, "features": abstention.features(retrieval)})
@@ -162,9 +162,9 @@ def test_the_quote_check_keeps_the_quotes_that_were_right_and_answers_no_more_un
 
 def _gate_case(qid: str, cosine: float, answerable: bool, domain: str, *, right: bool = False, sure: float = 0.5):
     from ragcore.retrieval import QuoteSignals, abstention
-    from tests.test_abstention import _retrieval
+    from tests.abstention_support import gate_retrieval
 
-    retrieval = _retrieval([cosine, cosine - 0.05], [3.0, 1.0])
+    retrieval = gate_retrieval([cosine, cosine - 0.05], [3.0, 1.0])
     return {"qid": qid, "answerable": answerable, "domain": domain, "retrieval": retrieval,
             "features": abstention.features(retrieval), "quote_signals": QuoteSignals(sure, 0.1, 1),
             "quote_correct": right}
@@ -202,10 +202,10 @@ def test_the_quote_check_counts_each_domain_once_whatever_its_size():
     TQuAD quotes (of 40). Counted, that is 7 − 9 < 0 and nothing would be quoted; by each domain's
     share, 0.4 − 0.15 > 0, and the law domain's right quotes are kept."""
     from ragcore.retrieval import ANSWER, Threshold
-    from tests.test_abstention import _model
+    from tests.abstention_support import gate_model
 
     cal = _script("calibrate_abstention")
-    gate = _model(answer_at=0.0, closest_at=0.0)
+    gate = gate_model(answer_at=0.0, closest_at=0.0)
     threshold = Threshold(0.5, "cosine", "test")
     train = [_gate_case(f"lr{i}", 0.9, True, "laws", right=True, sure=0.9) for i in range(4)]
     train += [_gate_case(f"lw{i}", 0.9, True, "laws", sure=0.1) for i in range(6)]

@@ -26,7 +26,7 @@ TURKISH_MESSAGES = {
     "IngestError", "DuplicateDocument", "PdfError", "TitleError", "DocumentNotFound", "PageNotFound", "PageTooLarge",
     "RetrievalError", "UserError", "TokenError", "GoldRunError", "GoldFormatError", "GoldSetError",
     "ReaderModelError", "ConversationError", "ConversationNotFound", "ConversationFull", "AccountInactive",
-    "InvalidTitle", "ExportError", "RoleError",
+    "InvalidTitle", "ExportError", "RoleError", "AuditFilterError", "AuditForbidden", "VersionError",
 }
 LOGGERS = {"log", "logger", "logging"}
 # Calls that write the exception into a record for the log, never onto the page.
@@ -141,7 +141,8 @@ def test_an_unexpected_upload_failure_shows_our_sentence_and_logs_the_cause(monk
     monkeypatch.setattr(jobs, "submit_ingest", full_disk)
     admin = User(id=1, username="admin", display_name="Yönetici", roles=("admin",), active=True)
     caplog.set_level(logging.ERROR, logger="dayanak.app")
+    # as_new_document: no database here to look for a stored document it could be a version of
     outcome = upload.upload_document(AppContext(settings=None, db=None), admin, "yonetmelik.pdf",  # type: ignore[arg-type]
-                                     b"%PDF-1.4", ["isg"])
+                                     b"%PDF-1.4", ["isg"], as_new_document=True)
     assert not outcome.ok and outcome.message == upload.QUEUE_FAILED
     assert "/srv/dayanak" not in outcome.message and "/srv/dayanak/jobs/17.pdf" in caplog.text

@@ -378,16 +378,18 @@ def test_annual_leave_quotes_a_duration_of_article_53(laws, embedder) -> None:
     """"Yıllık izin kaç gündür?" is never refused, Madde 53 (the durations) is among the role's ten
     best chunks, and a context holding it gets the sentence with one of its durations quoted.
 
-    With USE and the heading field (migration 016), the continuation chunks of Madde 54–58 carry
-    "Yıllık ücretli izin …" headings and push Madde 53 out of the top five, so the context is
-    built here from its chunk and the other top chunks (the quoter's choice is what is tested;
-    the ranking is measured in the lab)."""
-    from ragcore.core.models import OUTCOME_REFUSED
+    Why the context is not production retrieval's: with USE and the heading field (migration 016),
+    the continuation chunks of Madde 54–58 carry "Yıllık ücretli izin …" headings and push Madde 53
+    to tenth place, out of the five the app answers from, so the app shows the closest passages
+    (pinned below: a known ranking miss, measured in the lab). The context is built here from
+    production retrieval's own ten — Madde 53's chunk first, then the others in their order — so
+    that what this test checks is the quoter's choice within a context that holds the answer."""
+    from ragcore.core.models import OUTCOME_CLOSEST
     from ragcore.retrieval import retrieve
 
     db, settings = laws
     question = "Yıllık izin kaç gündür?"
-    assert _ask(laws, embedder, question).outcome != OUTCOME_REFUSED  # never "not in your documents"
+    assert _ask(laws, embedder, question).outcome == OUTCOME_CLOSEST  # never "not in your documents"
     retrieval = retrieve(db, embedder, question, "personel", k=10, mode="weighted", windows=settings.dense_windows)
     article_53 = [s for s in retrieval.sources if s.filename.startswith("4857") and s.article == "Madde 53"]
     assert article_53, [s.article for s in retrieval.sources]

@@ -204,6 +204,32 @@ def test_refusal_becomes_the_fallback() -> None:
     assert finalize(f"Üzgünüm. {FALLBACK_ANSWER}", SOURCES).text == FALLBACK_ANSWER
 
 
+@pytest.mark.parametrize("said", [
+    "Bu bilgi bağlamda bulunmamaktadır.",
+    "Metinde bu konuda bir bilgi yer almıyor.",
+    "Sağlanan belgelerde bu soruya cevap veremiyorum.",
+])
+def test_a_refusal_in_the_models_own_words_becomes_the_fallback(said: str) -> None:
+    """Issue 40: the app and the lab have one refusal detector; what the lab counts as refused the
+    chat no longer shows as an answer with a citation."""
+    result = finalize(said, SOURCES)
+    assert (result.kind, result.text, result.cited) == (KIND_REFUSAL, FALLBACK_ANSWER, ())
+
+
+def test_an_answer_that_says_something_is_absent_is_still_an_answer() -> None:
+    """A long one, and a short one that cites its source."""
+    assert finalize("Kanunda bu süre belirtilmemiş [1].", SOURCES).kind == KIND_ANSWER
+    said = ("İşveren, çalışanların sağlık gözetimini yaptırmakla yükümlüdür; ancak Kanunda bu gözetimin "
+            "hangi aralıklarla yapılacağı belirtilmemiş olup bu konu yönetmelikle düzenlenir ve işyerinin "
+            "tehlike sınıfına, çalışanların yaşına ve yaptıkları işin risklerine göre değişir.")
+    assert finalize(said, SOURCES).kind == KIND_ANSWER
+
+
+def test_citations_with_spaces_inside_the_brackets_are_read() -> None:
+    text, cited = parse_citations("Evet [ 2 ], yükümlüdür [1 ,2].", 2)
+    assert (text, cited) == ("Evet [2], yükümlüdür [1][2].", (2, 1))
+
+
 def test_instruction_echo_is_not_a_refusal() -> None:
     echo = ("Yalnızca numaralandırılmış bağlam bölümlerindeki bilgilerle cevap vermeliyim, kaynağı köşeli "
             f"parantez içinde yazmalıyım; cevap yoksa şu cümleyi aynen yazarım: {FALLBACK_ANSWER}")

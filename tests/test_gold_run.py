@@ -25,9 +25,11 @@ from ragcore import jobs
 from ragcore import store as dbmod
 from ragcore.access import create_user
 from ragcore.answer import AnswerService, make_generator
-from ragcore.documents import ingest_pdf
+from ragcore.core import sha256_bytes
+from ragcore.documents import ingest_pdf, stored_path
 from ragcore.jobs import JobCancelled
 from ragcore.retrieval import hybrid as retrieval
+from tests.docxs import regulation_docx
 from tests.fakes import HashEmbedder
 from tests.lab_support import CHUNK_SIZE, GOLD_JSONL, add_company_documents, lab_namespaces, pdf_bytes
 
@@ -110,6 +112,18 @@ def test_a_run_measures_the_company_through_the_app(db, settings, company, tmp_p
     assert summary["recommendation"]["text"].startswith("Önerilen yapılandırma: ")
     run = lab_runs.get_run(db, run_id)
     assert run.attempt == 1 and run.progress["stage"] == "report"
+
+
+def test_a_word_document_in_the_company_is_indexed_like_a_pdf(db, settings, company, tmp_path) -> None:
+    """An upload keeps a .docx as `<sha256>.docx`: the run reads it there, not as `<sha256>.pdf`."""
+    data = regulation_docx()
+    ingest_pdf(db, settings, HashEmbedder(), data, filename="yonetmelik.docx", roles=["isg"])
+    sha = sha256_bytes(data)
+    assert stored_path(settings, sha, "docx").is_file() and not stored_path(settings, sha).exists()
+    _, summary = _run(db, settings, _spec(company, modes=("lexical",)), tmp_path / "run")
+    index = summary["configurations"][0]["index"]
+    assert index["documents"] == 3 and index["chunks"] > 7  # the two PDFs' 7 chunks and the regulation's
+    assert "yonetmelik.docx" in {d["filename"] for d in summary["run"]["data"]["documents"]}
 
 
 HOSTILE = 'Yemekhane <script>alert(1)</script> & <img src=x onerror="y"> saat kacta?'
@@ -365,9 +379,9 @@ def test_a_gold_run_as_a_background_job(db, settings, company, tmp_path) -> None
 
 def test_the_quote_behind_the_gate_is_checked_with_the_gated_retrieval() -> None:
     from ragcore.retrieval import QuoteSignals
-    from tests.test_abstention import _model, _with_quote_cut
+    from tests.abstention_support import gate_model, with_quote_cut
 
-    model = _with_quote_cut(_model(0.9, 0.2), 0.5)
+    model = with_quote_cut(gate_model(0.9, 0.2), 0.5)
     signals = {"cosine": 0.85, "coverage": 0.5, "dense_margin": 0.01, "lexical_ratio": 0.8, "legs_agree": 1.0}
     gated = {"probability": 0.6, "signals": signals}
     behind = {"quote_signals": {"best": 0.9, "second": 0.3, "source": 2}}

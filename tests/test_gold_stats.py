@@ -15,6 +15,7 @@ from eval import gold_stats as gs
 from eval import metrics
 from eval.goldset import Expected
 from eval.numbers import ci_text, number, percent, signed, with_ci
+from tests.gold_stats_support import ANSWER_AT, CLOSEST_AT, PAYLOADS, GoldConfig, payload
 
 DOCS = {"s1": "isg.pdf", "s2": "ik.pdf", "s3": "ISG.pdf"}
 CHUNKS = [
@@ -83,7 +84,6 @@ def test_abstention_curve_covers_every_score_and_marks_the_operating_point() -> 
 
 # --------------------------------------------------------------------------- three outcomes
 
-ANSWER_AT, CLOSEST_AT = 0.8, 0.4
 
 
 def _gate(p, answerable, result, rescued=False):
@@ -253,42 +253,10 @@ def test_the_recommendations_intervals_and_p_values_agree_with_scipy() -> None:
 # --------------------------------------------------------------------------- the summary's three outcomes
 
 
-def _payload(answerable: bool, gate_outcome: str | None, probability: float | None, outcome: str,
-             behind: str | None = None, **answer) -> dict:
-    """A stored case as eval.gold_run.ask_case writes it, with only what the summary reads."""
-    status = {"answer": "answered", "closest": "needs_review", "refused": "needs_review"}.get(gate_outcome, "answered")
-    payload = {
-        "qid": "q", "role": "isg", "answerable": answerable, "sources": [], "leaks": 0, "retrieval_ms": 1.0,
-        "agreement": None, "relevant_total": 1,
-        "gate": {"signal": "cosine", "value": 0.5, "measured": "x", "score": 0.5, "permitted_hits": 1,
-                 "answer_at": ANSWER_AT, "closest_at": CLOSEST_AT},
-        "answer": {"outcome": outcome, "status": status, "total_ms": 5.0, "sources": [], "text": "",
-                   "gate_outcome": gate_outcome, "probability": probability, **answer},
-        "ungated": None if behind is None else {"outcome": behind, "text": "", "status": "answered"},
-    }
-    if answerable:
-        payload["scores"] = {**{m: 1.0 for m in metrics.METRICS}, "rank": 1}
-    return payload
-
-
-class _Config:
-    key, label, embedder, mode, chunk_size, k = "use·weighted·1000·k5", "use · ağırlıklı", "use", "weighted", 1000, 5
-
-
-# The GATE_CASES above as stored cases: the summary's shares are the curve's operating point.
-PAYLOADS = [_payload(True, "answer", 0.9, "correct"), _payload(True, "answer", 0.85, "wrong"),
-            _payload(True, "closest", 0.6, "fallback", behind="correct"),
-            _payload(True, "closest", 0.3, "fallback", behind="wrong"),
-            _payload(True, "refused", 0.2, "fallback", behind="correct"), _payload(True, "refused", None, "fallback"),
-            _payload(False, "answer", 0.95, "wrong"), _payload(False, "closest", 0.5, "fallback", behind="wrong"),
-            _payload(False, "refused", 0.1, "fallback", behind="wrong"),
-            _payload(False, "refused", 0.9, "fallback", status="fallback")]  # finalize refused the answer the gate let through
-
-
 def test_the_summary_gives_each_group_the_shares_of_what_the_user_met() -> None:
     from eval import gold_report
 
-    block, _ = gold_report.configuration_summary(_Config(), PAYLOADS, None, None)
+    block, _ = gold_report.configuration_summary(GoldConfig(), PAYLOADS, None, None)
     shown = block["gate_outcomes"]
     answerable, unanswerable = shown["answerable"]["rates"], shown["unanswerable"]["rates"]
     assert shown["answerable"]["n"] == 6 and shown["unanswerable"]["n"] == 4
@@ -315,11 +283,11 @@ def test_a_run_without_a_model_or_from_before_the_three_outcomes_still_summarise
     from eval import gold_report
 
     no_model = [{**p, "gate": {**p["gate"], "answer_at": None, "closest_at": None}} for p in PAYLOADS]
-    block, _ = gold_report.configuration_summary(_Config(), no_model, None, None)
+    block, _ = gold_report.configuration_summary(GoldConfig(), no_model, None, None)
     assert block["outcome_curve"] is None and block["gate_outcomes"]["answerable"]["n"] == 6
     older = [{**p, "answer": {k: v for k, v in p["answer"].items() if k not in ("gate_outcome", "probability")}}
              for p in PAYLOADS]
-    block, _ = gold_report.configuration_summary(_Config(), older, None, None)
+    block, _ = gold_report.configuration_summary(GoldConfig(), older, None, None)
     assert block["outcome_curve"] is None and block["gate_outcomes"] is None
     row = gold_report.results_rows({"configurations": [{**block, "index": {}}]})[0]
     assert row["Reddedildi (cevaplanabilir)"] == "—" and row["Doğru (cevaplanabilir)"] != "—"
@@ -330,19 +298,19 @@ def test_the_summary_says_how_often_the_closest_passages_mark_the_asked_fact() -
     cases shown it, those whose marks carry the key facts, and the cases that met the fact at all."""
     from eval import gold_report
 
-    payloads = [_payload(True, "answer", 0.9, "correct"), _payload(True, "answer", 0.85, "wrong"),
-                _payload(True, "closest", 0.6, "fallback", nearest=["a"], nearest_found=True),
-                _payload(True, "closest", 0.5, "fallback", nearest=["b"], nearest_found=False),
-                _payload(True, "closest", 0.4, "fallback", nearest=[], nearest_found=None),  # no key facts to find
-                _payload(True, "refused", 0.2, "fallback"),
-                _payload(False, "closest", 0.5, "fallback", nearest=["c"], nearest_found=None)]
-    block, _ = gold_report.configuration_summary(_Config(), payloads, None, None)
+    payloads = [payload(True, "answer", 0.9, "correct"), payload(True, "answer", 0.85, "wrong"),
+                payload(True, "closest", 0.6, "fallback", nearest=["a"], nearest_found=True),
+                payload(True, "closest", 0.5, "fallback", nearest=["b"], nearest_found=False),
+                payload(True, "closest", 0.4, "fallback", nearest=[], nearest_found=None),  # no key facts to find
+                payload(True, "refused", 0.2, "fallback"),
+                payload(False, "closest", 0.5, "fallback", nearest=["c"], nearest_found=None)]
+    block, _ = gold_report.configuration_summary(GoldConfig(), payloads, None, None)
     marks = block["gate_outcomes"]["answerable"]["closest_marks"]
     assert (marks["of_closest"]["count"], marks["of_closest"]["n"]) == (1, 2)
     assert (marks["fact_met"]["count"], marks["fact_met"]["n"]) == (2, 6)  # the right quote and the right mark
     row = gold_report.results_rows({"configurations": [{**block, "index": {}}]})[0]
     assert row["İşaretli cümlede bilgi (en yakın parçalar)"].startswith("%50,0")
-    older, _ = gold_report.configuration_summary(_Config(), PAYLOADS, None, None)  # stored before the marks
+    older, _ = gold_report.configuration_summary(GoldConfig(), PAYLOADS, None, None)  # stored before the marks
     assert older["gate_outcomes"]["answerable"]["closest_marks"]["fact_met"]["count"] == 1
 
 

@@ -3,6 +3,7 @@ helpers import what exists instead of falling back to stand-ins."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -39,3 +40,27 @@ def test_no_import_error_fallbacks() -> None:
     offenders = [str(path.relative_to(REPO)) for folder in folders for path in sorted((REPO / folder).rglob("*.py"))
                  if path.name != Path(__file__).name and "except ImportError" in path.read_text(encoding="utf-8")]
     assert offenders == [], "import what exists: a fallback on ImportError routes a broken import elsewhere"
+
+
+def _private_test_imports(path: Path) -> list[str]:
+    """`from tests.test_x import _y` (or `tests.test_x._y`) in `path`: another test module's private helper."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests.test_"):
+            found += [f"{path.name}:{node.lineno} {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+        elif (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+              and isinstance(node.value, ast.Name) and node.value.id.startswith("test_")):
+            found.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_test_module_borrows_another_ones_private_helpers(tmp_path) -> None:
+    """Shared helpers live in tests/*_support.py, where their callers can see they are shared."""
+    offenders = [o for path in sorted((REPO / "tests").glob("*.py")) for o in _private_test_imports(path)]
+    assert offenders == [], "move these helpers to a tests/*_support.py module"
+    borrowing = tmp_path / "test_borrowing.py"
+    borrowing.write_text("from tests.test_abstention import _model, RISK\nfrom tests import test_browser\n"
+                         "x = test_browser._login\n", encoding="utf-8")
+    assert _private_test_imports(borrowing) == ["test_borrowing.py:1 tests.test_abstention._model",
+                                                 "test_borrowing.py:3 test_browser._login"]

@@ -101,7 +101,7 @@ def test_duplicate_upload_is_refused_naming_the_document(db, settings, embedder)
 
 
 BAD_INPUTS = {
-    "not a pdf named .pdf": (pdfs.not_a_pdf, "iki biçimden biri değil"),
+    "not a pdf named .pdf": (pdfs.not_a_pdf, "bu biçimlerden biri değil"),
     "zero bytes": (lambda: b"", "boş"),
     "encrypted": (pdfs.encrypted_pdf, "şifrelenmiş"),
     "truncated": (pdfs.truncated_pdf, "bozuk ya da eksik"),

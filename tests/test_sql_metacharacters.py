@@ -178,7 +178,8 @@ def test_cli_search_ask_and_add_user_with_metacharacters(corpus, db, settings, t
         out = json.loads(capsys.readouterr().out)
         assert out["question"] == payload
         assert cli_main(["ask", f"{payload} risk", "--user", "okur", "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["status"] in ("answered", "needs_review")
+        # REFUSAL_THRESHOLD=0 and "risk" in the question: the law's risk article answers every one
+        assert json.loads(capsys.readouterr().out)["status"] == "answered"
     assert [q.question for q in logged_questions(db, "okur")][::-1] == [f"{p} risk" for p in PAYLOADS]
     monkeypatch.setattr("sys.stdin", __import__("io").StringIO("'; DROP TABLE users; --\n"))
     assert cli_main(["add-user", "yeni", "ik", "--password-stdin", "--name", PAYLOADS[0], "--json"]) == 0

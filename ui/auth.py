@@ -21,7 +21,8 @@ against the library source in .venv/.../streamlit_authenticator):
   rebuild navigation, issues #3/#91); the cookie delete component is rendered on the first
   signed-out run, otherwise a reload would sign the user straight back in.
 * The role and the active flag are read from the database on every run, so a role change
-  or a deactivation takes effect on the user's next rerun.
+  or a deactivation takes effect on the user's next rerun; a directory (LDAP) user is re-read
+  from the directory at most every LDAP_RECHECK_SECONDS (`ragcore.access.ldap.recheck`).
 * Passwords are checked only by `ragcore.access.auth.login`, which counts the attempt per username
   and client address *before* bcrypt; the library is then told who signed in through its
   token path (the same call its cookie re-authentication makes), so it never checks a
@@ -45,9 +46,10 @@ import jwt
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.access import MAX_PASSWORD_BYTES, addresses, credentials, get_user, sessions
+from ragcore.access import MAX_PASSWORD_BYTES, addresses, credentials, get_user, ldap, oidc, sessions
 from ragcore.access import auth as throttle
 from ragcore.core import User, cookie_key
+from ui import oidc as oidc_ui
 from ui.context import AppContext
 from ui.markdown import escape_markdown
 
@@ -76,19 +78,31 @@ SESSION_ENDED = "Oturumunuz sona erdi. Lütfen yeniden giriş yapın."
 SESSION_REVOKED = ("Oturumunuz kapatıldı (çıkış, parola değişikliği ya da yönetici işlemi). "
                    "Lütfen yeniden giriş yapın.")
 DEACTIVATED = "Hesabınız devre dışı bırakıldı; oturumunuz kapatıldı. Yöneticinize başvurun."
+DIRECTORY_REVOKED = ("Dizin (LDAP/Active Directory) artık bu hesaba Dayanak erişimi vermiyor: hesap silinmiş, "
+                     "kapatılmış ya da rol verilen gruplardan çıkarılmış. Oturumunuz kapatıldı; BT birimine başvurun.")
+# A directory user has no password here; the library's credentials need a string, and this one
+# is no bcrypt hash, so nothing can ever match it (passwords are checked by ragcore.access.auth anyway).
+DIRECTORY_PASSWORD = "!dizin"
 
 
 def build_credentials(ctx: AppContext) -> dict[str, Any]:
     """A fresh credentials dict for this run: active users only, stored bcrypt hashes, DB roles."""
-    users: dict[str, Any] = {}
-    for user, password_hash in credentials(ctx.db):
-        users[user.username] = {
-            "name": user.display_name,
-            "email": user.email or f"{user.username}@dayanak.local",
-            "password": password_hash,
-            "roles": list(user.roles),
-        }
-    return {"usernames": users}
+    return {"usernames": {user.username: _credential(user, password_hash) for user, password_hash in credentials(ctx.db)}}
+
+
+def _credential(user: User, password_hash: str | None) -> dict[str, Any]:
+    return {
+        "name": user.display_name,
+        "email": user.email or f"{user.username}@dayanak.local",
+        "password": password_hash or DIRECTORY_PASSWORD,
+        "roles": list(user.roles),
+    }
+
+
+def _known_to_library(authenticator: stauth.Authenticate, user: User) -> None:
+    """A directory user created by this very sign-in is not in this run's credentials yet."""
+    known = authenticator.authentication_controller.authentication_model.credentials["usernames"]
+    known.setdefault(user.username, _credential(user, None))
 
 
 def make_authenticator(ctx: AppContext) -> stauth.Authenticate:
@@ -196,6 +210,8 @@ def sign_out(ctx: AppContext, authenticator: stauth.Authenticate, notice: str | 
     username = st.session_state.get("username")
     if revoke and username:
         sessions.revoke(ctx.db, username)
+    if oidc.configured(ctx.settings) and st.user.is_logged_in:
+        st.session_state[oidc_ui.LOGOUT_PENDING] = True  # else the provider's cookie signs them straight back in
     if st.session_state.get("authentication_status"):
         authenticator.authentication_controller.logout()
     st.session_state[DELETE_COOKIE] = True
@@ -224,9 +240,13 @@ def attempt_login(ctx: AppContext, authenticator: stauth.Authenticate, username:
     password = password.strip()  # as the library did: stored passwords cannot start or end with a space
     if len(password.encode("utf-8")) > MAX_PASSWORD_BYTES:
         password = ""  # can never match a stored hash; still counted as an attempt
-    result = throttle.login(ctx.db, username, password, client_address(ctx))
-    if result.user is not None and _sign_in(authenticator, result.user.username, started):
-        return None
+    result = throttle.login(ctx.db, username, password, client_address(ctx), settings=ctx.settings)
+    if result.user is not None:
+        _known_to_library(authenticator, result.user)
+        if _sign_in(authenticator, result.user.username, started):
+            return None
+    if result.refusal:
+        return result.refusal
     if result.locked_now:
         gate = result.gate if not result.gate.allowed else throttle.check(ctx.db, username, client_address(ctx))
         if not gate.allowed:
@@ -283,6 +303,37 @@ def _sign_in_from_cookie(ctx: AppContext, authenticator: stauth.Authenticate) ->
     st.session_state[COOKIE_WRITTEN_FOR] = claims.username  # the browser already holds a valid cookie
 
 
+def _sign_in_from_provider(ctx: AppContext, authenticator: stauth.Authenticate) -> None:
+    """Turn an OpenID Connect sign-in (`st.user`, from `st.login`) into our session.
+
+    After our sign-out, or once the ID token has expired, the provider's session is ended
+    instead (`st.logout`), so a logout or a revocation is not undone by the provider's cookie
+    and no old groups are trusted. A refused `sub` is not retried on every run.
+    """
+    claims = oidc_ui.provider_claims(ctx.settings)
+    if claims is None:
+        st.session_state.pop(oidc_ui.LOGOUT_PENDING, None)
+        return
+    if st.session_state.pop(oidc_ui.LOGOUT_PENDING, False) or oidc_ui.expired(claims):
+        st.logout()
+        return
+    sub = str(claims.get("sub"))
+    if st.session_state.get(oidc_ui.REFUSED_SUB) == sub:
+        return
+    started = time.time()
+    user, refusal = oidc.sign_in(ctx.db, ctx.settings, claims)
+    if user is None:
+        st.session_state[oidc_ui.REFUSED_SUB] = sub
+        st.session_state[LOGIN_ERROR] = refusal or "Kurumsal hesapla giriş yapılamadı."
+        return
+    _known_to_library(authenticator, user)
+    if _sign_in(authenticator, user.username, started):
+        st.session_state[REMEMBER] = False  # the provider's session remembers; ours would outlive its groups
+        st.session_state.pop(LOGIN_ERROR, None)
+        st.session_state.pop(NOTICE, None)
+        st.session_state.pop(COOKIE_WRITTEN_FOR, None)
+
+
 def resolve_user(ctx: AppContext, authenticator: stauth.Authenticate) -> User | None:
     """The signed-in, still active, unrevoked user with the role from the database, or None.
 
@@ -292,6 +343,8 @@ def resolve_user(ctx: AppContext, authenticator: stauth.Authenticate) -> User | 
     """
     if not st.session_state.get("authentication_status"):
         _sign_in_from_cookie(ctx, authenticator)
+        if not st.session_state.get("authentication_status"):
+            _sign_in_from_provider(ctx, authenticator)
         time.sleep(ctx.settings.login_sleep_time)
     if not st.session_state.get("authentication_status") or not st.session_state.get("username"):
         st.session_state.pop(USER, None)
@@ -303,6 +356,10 @@ def resolve_user(ctx: AppContext, authenticator: stauth.Authenticate) -> User | 
         return None
     if not sessions.session_valid(sessions.epochs(ctx.db, username), st.session_state.get(SIGNED_IN_AT)):
         sign_out(ctx, authenticator, SESSION_REVOKED, revoke=False)
+        return None
+    user = ldap.recheck(ctx.db, ctx.settings, user)
+    if user is None:
+        sign_out(ctx, authenticator, DIRECTORY_REVOKED, revoke=False)
         return None
     st.session_state[USER] = user
     st.session_state["roles"] = list(user.roles)

@@ -34,6 +34,7 @@ from ragcore.core import Settings, secure_data_dir
 from ragcore.documents import reindex_stale, remove_orphan_files
 from ragcore.jobs import remove_orphan_staged_files
 from ragcore.store import Database, ensure_embedding_space, open_database, open_read_database
+from ui.oidc import write_secrets as write_oidc_secrets
 
 log = logging.getLogger("dayanak.app")
 
@@ -83,6 +84,7 @@ def _close_context(ctx: AppContext) -> None:
 def _app_context() -> AppContext:
     settings = Settings.from_env()
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    write_oidc_secrets(settings)  # st.login reads them at its first use, after this
     db = open_database(settings)
     migrate_lab(db)  # the lab page's tables (eval/migrations/)
     password = ensure_initial_admin(db, settings)

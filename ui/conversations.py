@@ -31,7 +31,7 @@ from ragcore.conversations import (
     rename_conversation,
 )
 from ragcore.conversations import Turn as StoredTurn
-from ragcore.core import LOCATOR_SECTION, Chunk, Source, User, formatting, short_id
+from ragcore.core import LOCATOR_PAGE, Chunk, Source, User, formatting, short_id
 from ui.chat import CONVERSATION, HISTORY, Turn, clear_history, render_chat, take_prompt
 from ui.context import AppContext
 from ui.markdown import escape_markdown
@@ -117,12 +117,14 @@ def chat_turn(turn: StoredTurn, passages: Mapping[int, Chunk]) -> Turn:
 
 
 def _source(citation: Citation, chunk: Chunk) -> Source:
-    section = citation.locator_kind == LOCATOR_SECTION
+    labelled = citation.locator_kind != LOCATOR_PAGE  # a Word, Excel or PowerPoint chunk's own label
     return Source(rank=citation.number, chunk_id=citation.chunk_id or 0, document_id=citation.document_key or 0,
                   title=citation.title, filename=citation.filename, page_start=citation.page_start,
                   page_end=citation.page_end, article=citation.article, score=0.0, text=chunk.text,
                   document_public_id=citation.document_id, locator_kind=citation.locator_kind,
-                  locator=citation.locator if section else None, ocr=chunk.ocr)
+                  locator=citation.locator if labelled else None, ocr=chunk.ocr,
+                  version_no=(citation.version.number if citation.version else None) or 1,
+                  version_date=citation.version.uploaded_at if citation.version else None)
 
 
 # ----------------------------------------------------------------------------- the sidebar

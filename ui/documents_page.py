@@ -1,7 +1,9 @@
-"""Dokümanlar: the documents the role may read; for the admin also upload, jobs, roles and delete.
+"""Dokümanlar: the documents the role may read; for the admin also upload, jobs, roles, versions and delete.
 
-Each card's actions sit in one row (download; for the admin: title, roles, delete); deleting
-asks in a dialog (`st.dialog`). An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py),
+Each card's actions sit in one row (download; for the admin: title, roles, a new version, delete);
+deleting asks in a dialog (`st.dialog`). A card lists its document's kept versions, and the admin
+can make an earlier one current again ("Bu sürüme dön"). An upload whose file name or title is a
+stored document's asks whether it is that document's new version (ui/upload.py). An upload is queued as a background job (ui/upload.py) and the jobs section (ui/jobs.py),
 at the top of the page, follows it; the page itself never waits for a PDF to be parsed or embedded.
 
 The list comes from `ragcore.documents.catalog.list_documents(db, role)`, which applies the same role
@@ -17,11 +19,19 @@ import streamlit as st
 
 from ragcore.access.roles import labels as role_labels
 from ragcore.core import Document, User, formatting
-from ragcore.documents import UPLOAD_EXTENSIONS, count_unit, page_size_notes
+from ragcore.documents import KINDS_TEXT, UPLOAD_EXTENSIONS, count_unit, hidden_note, page_size_notes
 from ui.context import AppContext
 from ui.jobs import remember_job, render_jobs
 from ui.markdown import alert, escape_markdown
-from ui.upload import confirm_wide_access, role_picker, roles_text, upload_document, uploader_in_turkish
+from ui.upload import (
+    confirm_wide_access,
+    revision_notice,
+    role_picker,
+    roles_text,
+    upload_document,
+    uploader_in_turkish,
+)
+from ui.watch import render_watch_status
 
 # "Parça" is our one word for a chunk ("bölüm" is a law's chapter); the cards count them, so it is explained here.
 CHUNK_EXPLAINED = ("Parça: bir belgenin arama için bölündüğü, birkaç paragraflık metin. Sohbet ve arama, cevabı bu "
@@ -38,6 +48,40 @@ UPLOAD_RESET = "doc_upload_reset"  # set by a queued upload: empty the other fie
 # browser showing the old choice (it keeps a widget's value unless the server sends one).
 UPLOAD_FIELDS = {"doc_upload_title": "", "doc_upload_roles": [], "doc_upload_wide_herkes": False,
                  "doc_upload_wide_personel": False}
+REVISION = "doc_upload_revision_of"  # the stored document the chosen file looks like a new version of
+AS_VERSION = "Yeni sürüm olarak yükle"
+AS_NEW = "Ayrı belge olarak yükle"
+
+
+def _queued(outcome, picker_round: int) -> None:
+    """A queued upload: say so, follow its job, and start the next upload from an empty form."""
+    _flash(outcome.message)
+    remember_job(outcome.job_id)  # its card heads the page until the session ends
+    st.session_state.pop(REVISION, None)
+    st.session_state[UPLOAD_ROUND] = picker_round + 1
+    st.session_state[UPLOAD_RESET] = True
+    st.rerun()
+
+
+def _offer_revision(ctx: AppContext, admin: User, roles: list[str], confirmed: bool, picker_round: int) -> None:
+    """The file looked like a new version of a stored document: ask which it is. The chosen file
+    and title are still the form's (it is not cleared), so either button uploads them."""
+    doc = st.session_state.get(REVISION)
+    file = st.session_state.get(f"doc_upload_file_{picker_round}")
+    if doc is None or file is None:
+        st.session_state.pop(REVISION, None)
+        return
+    st.info(escape_markdown(revision_notice(doc)), icon=":material/history:")
+    with st.container(horizontal=True, gap="small"):
+        as_version = st.button(AS_VERSION, key="doc_upload_as_version", type="primary", icon=":material/history:")
+        as_new = st.button(AS_NEW, key="doc_upload_as_new")
+    if as_version or as_new:
+        outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles,
+                                  st.session_state.get("doc_upload_title"), wide_access_confirmed=confirmed,
+                                  new_version_of=doc.id if as_version else None, as_new_document=as_new)
+        if outcome.ok:
+            _queued(outcome, picker_round)
+        st.error(escape_markdown(outcome.message))
 
 
 def render_upload(ctx: AppContext, admin: User) -> None:
@@ -57,7 +101,7 @@ def render_upload(ctx: AppContext, admin: User) -> None:
         confirmed = confirm_wide_access("doc_upload_wide", roles)
         # Enter in the title does not upload (and Streamlit's English "Press Enter to submit form" is not shown).
         with st.form("doc_upload", border=False, enter_to_submit=False):
-            file = st.file_uploader("PDF ya da Word (.docx) dosyası", type=list(UPLOAD_EXTENSIONS),
+            file = st.file_uploader(escape_markdown(f"{KINDS_TEXT} dosyası"), type=list(UPLOAD_EXTENSIONS),
                                     key=f"doc_upload_file_{picker_round}", max_upload_size=ctx.settings.max_upload_mb,
                                     help=f"En fazla {ctx.settings.max_upload_mb} MB; taranmış (görüntü) sayfalar OCR ile "
                                          "okunur (sunucuda Tesseract kuruluysa). Word belgelerinde kaynaklar sayfa "
@@ -67,17 +111,18 @@ def render_upload(ctx: AppContext, admin: User) -> None:
             submitted = st.form_submit_button("Yükle", type="primary", icon=":material/upload:")
     if submitted:
         if file is None:
-            st.error("Lütfen bir PDF ya da Word (.docx) dosyası seçin.")
+            st.error(escape_markdown(f"Lütfen bir {KINDS_TEXT} dosyası seçin."))
             return
         outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title,
                                   wide_access_confirmed=confirmed)
         if outcome.ok:
-            _flash(outcome.message)
-            remember_job(outcome.job_id)  # its card heads the page until the session ends
-            st.session_state[UPLOAD_ROUND] = picker_round + 1
-            st.session_state[UPLOAD_RESET] = True
-            st.rerun()
-        st.error(escape_markdown(outcome.message))
+            _queued(outcome, picker_round)
+        if outcome.revision_of is None:
+            st.error(escape_markdown(outcome.message))
+            return
+        st.session_state[REVISION] = outcome.revision_of
+    if st.session_state.get(REVISION) is not None:
+        _offer_revision(ctx, admin, roles, confirmed, picker_round)
 
 
 def _download(ctx: AppContext, user: User, doc: Document) -> None:
@@ -138,6 +183,60 @@ def _edit_roles(ctx: AppContext, doc: Document) -> None:
             st.rerun()
 
 
+def _new_version(ctx: AppContext, admin: User, doc: Document) -> None:
+    """Upload the document's next version from its card: roles preselected as the current version's."""
+    from ui.upload import UploadOutcome
+
+    with st.popover("Yeni sürüm yükle", icon=":material/upload_file:"):
+        st.caption(escape_markdown(f"Yeni sürüm işlendiğinde “{doc.title}” belgesinin {doc.version_label} yerine "
+                                   "geçer; eski sürüm arşivde kalır ve cevaplarda kullanılmaz."))
+        file = st.file_uploader("Yeni sürümün dosyası", type=list(UPLOAD_EXTENSIONS),
+                                key=f"doc_version_file_{doc.public_id}", max_upload_size=ctx.settings.max_upload_mb)
+        roles = role_picker(f"doc_version_roles_{doc.public_id}", default=doc.allowed_roles)
+        confirmed = confirm_wide_access(f"doc_version_wide_{doc.public_id}", roles)
+        if st.button(AS_VERSION, key=f"doc_version_save_{doc.public_id}", type="primary"):
+            if file is None:
+                st.error("Lütfen yeni sürümün dosyasını seçin.")
+                return
+            outcome: UploadOutcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, None,
+                                                     wide_access_confirmed=confirmed, new_version_of=doc.id)
+            if not outcome.ok:
+                st.error(escape_markdown(outcome.message))
+                return
+            _flash(outcome.message)
+            remember_job(outcome.job_id)
+            st.rerun()
+
+
+def _versions(ctx: AppContext, user: User, doc: Document) -> None:
+    """The document's kept versions, newest first; for the admin a roll-back button on each earlier one."""
+    from ragcore.documents import VersionError, list_versions, make_current
+
+    try:
+        versions = list_versions(ctx.db, doc.id, user.role)
+    except LookupError:
+        return
+    if len(versions) < 2:
+        return
+    with st.expander(f"Sürümler ({len(versions)})", icon=":material/history:"):
+        for version in versions:
+            with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+                state = "güncel, cevaplarda kullanılıyor" if version.is_current else "arşivde, cevaplarda kullanılmıyor"
+                st.caption(escape_markdown(f"{version.label} · {version.filename} · yükleyen: "
+                                           f"{version.uploaded_by or '-'} · {state}"))
+                if user.is_admin and not version.is_current and st.button(
+                        "Bu sürüme dön", key=f"doc_rollback_{version.public_id}", icon=":material/undo:"):
+                    try:
+                        make_current(ctx.db, version.document_id)
+                    except VersionError as exc:
+                        _flash(str(exc), "warning")
+                    except LookupError:
+                        _flash("Sürüm bu arada silinmiş.", "warning")
+                    else:
+                        _flash(f"“{doc.title}” artık {version.label} ile cevaplanıyor; diğer sürümler arşivde.")
+                    st.rerun()
+
+
 CONFIRM = "doc_confirm_delete"  # the document whose delete dialog is open (survives full reruns)
 
 
@@ -150,8 +249,8 @@ def confirm_delete(ctx: AppContext, doc: Document) -> None:
     """The confirmation, in a dialog: nothing is deleted until "Evet, sil"."""
     from ragcore.documents import delete_document
 
-    st.warning(escape_markdown(f"“{doc.title}” ve bütün parçaları kalıcı olarak silinecek; sohbet artık bu "
-                               "dokümandan kaynak gösteremez. Emin misiniz?"), icon=":material/warning:")
+    st.warning(escape_markdown(f"“{doc.title}”, bütün sürümleri ve parçaları kalıcı olarak silinecek; sohbet artık "
+                               "bu dokümandan kaynak gösteremez. Emin misiniz?"), icon=":material/warning:")
     with st.container(horizontal=True, horizontal_alignment="right"):
         if st.button("Vazgeç", key=f"doc_delete_no_{doc.public_id}"):
             _forget_confirm()
@@ -166,11 +265,16 @@ def confirm_delete(ctx: AppContext, doc: Document) -> None:
             st.rerun()
 
 
+# What a document's skipped "pages" are, by its format: a workbook's sheets and a presentation's
+# slides without text are numbered as the file numbers them.
+SKIPPED_LABELS = {"xlsx": "Boş çalışma sayfaları", "pptx": "Metni olmayan slaytlar"}
+
+
 def _card(ctx: AppContext, user: User, doc: Document) -> None:
     with st.container(border=True):
         st.markdown(f"**{escape_markdown(doc.title)}**")
         meta = (f"{doc.filename} · {formatting.integer(doc.page_count)} {count_unit(doc.file_format)} · "
-                f"{formatting.integer(doc.chunk_count)} parça · {formatting.date(doc.created_at)}")
+                f"{formatting.integer(doc.chunk_count)} parça · {doc.version_label}")
         if doc.uploaded_by:
             meta += f" · yükleyen: {doc.uploaded_by}"
         st.caption(escape_markdown(meta))
@@ -178,14 +282,20 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
         if doc.ocr_pages:
             st.caption(escape_markdown(f"OCR ile okunan sayfalar: {', '.join(map(str, doc.ocr_pages))}"))
         if doc.skipped_pages:
-            st.caption(escape_markdown(f"Metni okunamayan sayfalar: {', '.join(map(str, doc.skipped_pages))}"))
+            label = SKIPPED_LABELS.get(doc.file_format, "Metni okunamayan sayfalar")
+            st.caption(escape_markdown(f"{label}: {', '.join(map(str, doc.skipped_pages))}"))
+        if doc.hidden_parts:
+            note = hidden_note(doc.file_format, doc.hidden_parts)
+            st.caption(escape_markdown(note[:1].upper() + note[1:]))
         for note in page_size_notes(doc.oversized_pages, doc.undrawable_pages):
             st.caption(escape_markdown(note))
+        _versions(ctx, user, doc)
         with st.container(horizontal=True, gap="small", vertical_alignment="center"):  # the card's actions, one row
             _download(ctx, user, doc)
             if user.role == "admin":
                 _edit_title(ctx, doc)
                 _edit_roles(ctx, doc)
+                _new_version(ctx, user, doc)
                 if st.button("Sil", key=f"doc_delete_{doc.public_id}", icon=":material/delete:"):
                     st.session_state[CONFIRM] = doc.id
                 if st.session_state.get(CONFIRM) == doc.id:
@@ -201,6 +311,7 @@ def render_documents_page(ctx: AppContext, user: User) -> None:
         alert(*flash)
     if user.role == "admin":  # the jobs first: a job queued by "Yükle" is on screen without scrolling
         render_jobs(ctx, user)
+        render_watch_status(ctx)
         render_upload(ctx, user)
     documents = list_documents(ctx.db, user.role)
     if not documents:

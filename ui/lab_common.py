@@ -63,11 +63,19 @@ def unquoted(text: str) -> str:
     return re.sub(r"(?m)^> ", "", text)
 
 
-def download(label: str, path: Path, name: str, mime: str, key: str) -> None:
-    """A download whose bytes are read only when clicked (the page does not hold the file)."""
-    if path.is_file():
-        st.download_button(escape_markdown(label), data=lambda: path.read_bytes(), file_name=name, mime=mime, key=key,
-                           icon=":material/download:")
+def download(label: str, path: Path, name: str, mime: str, key: str, *,
+             render: Callable[[], bytes] | None = None) -> None:
+    """A download whose bytes are made only when clicked (the page does not hold the file).
+
+    A run card kept in docs/eval_runs stores its per-case files gzip-compressed and no report
+    (eval.report.slim_run): the file is served unpacked, and `render` (when given) makes a file the
+    folder does not hold, or shapes the one it holds."""
+    from eval.report import read_bytes, stored
+
+    if render is None and stored(path) is None:
+        return
+    st.download_button(escape_markdown(label), data=render or (lambda: read_bytes(path)), file_name=name, mime=mime,
+                       key=key, icon=":material/download:")
 
 
 def job_progress(ctx: AppContext, job_id: int, *, on_finished: Callable[[Job], None], scope: str) -> None:

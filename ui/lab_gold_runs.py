@@ -19,7 +19,7 @@ import streamlit as st
 from eval import gold_charts
 from eval.gold_stats import METRIC_HELP, metric_label, metrics_help
 from eval.numbers import integer, number
-from ragcore.core import User
+from ragcore.core import Settings, User
 from ui import labels as ui_labels
 from ui.context import AppContext
 from ui.lab_common import download, job_progress, table
@@ -33,9 +33,38 @@ CHUNK_SIZES = (500, 1000, 1500)
 KS = (3, 5, 8, 10)
 PRIMARY = ("ndcg@10", "recall@5", "recall@1", "mrr@10")
 CURRENT = "lab_gold_current_run"
+APP_CONFIGURATION = "lab_gold_app_configuration"
 KEY_ANSWERS, KEY_LEAKS = "Doğru (cevaplanabilir)", "İzin sızıntısı"  # results_rows' columns key_columns keeps
 DOWNLOADS = {"summary.json": "Özet (JSON)", "per_question.csv": "Soru başına sonuçlar (CSV)",
              "cases.jsonl": "Vakalar (JSONL)"}
+
+
+def app_configuration(settings: Settings) -> dict[str, object]:
+    """What the app itself runs, to preselect: a new user's first run measures the app as it is.
+
+    The embedder as the app chooses it (ragcore.embed's choice; where the app asks Ollama, which
+    the lab cannot run, the embedded e5 the app falls back to), the retrieval mode it resolves
+    (RETRIEVAL_MODE, or `auto`'s measured one for that embedder), its chunk size and TOP_K.
+    Sizes and k the form does not offer are left unselected."""
+    from types import SimpleNamespace
+
+    from ragcore.embed import choose_embedding_backend, index_name
+    from ragcore.retrieval import resolve_mode
+
+    choice = choose_embedding_backend(settings)
+    if choice.kind not in EMBEDDER_LABELS:
+        choice = choose_embedding_backend(settings.with_(embed_backend="e5"))
+    embedder = SimpleNamespace(name=index_name(choice, settings))  # resolve_mode reads only its name
+    return {"embedders": [choice.kind], "modes": [resolve_mode(settings, embedder)],
+            "sizes": [settings.chunk_size] if settings.chunk_size in CHUNK_SIZES else [],
+            "ks": [settings.top_k] if settings.top_k in KS else []}
+
+
+def _preselected(ctx: AppContext) -> dict[str, object]:
+    """app_configuration, once a session (choosing with EMBED_BACKEND=auto asks Ollama)."""
+    if APP_CONFIGURATION not in st.session_state:
+        st.session_state[APP_CONFIGURATION] = app_configuration(ctx.settings)
+    return st.session_state[APP_CONFIGURATION]
 
 
 def render_new_gold_run(ctx: AppContext, admin: User) -> None:
@@ -45,18 +74,23 @@ def render_new_gold_run(ctx: AppContext, admin: User) -> None:
     if not sets:
         st.info("Önce “Doğrulama setleri” sekmesinden bir set içe aktarın.", icon=":material/info:")
         return
+    app = _preselected(ctx)
     with st.form("lab_gold_run"):
         names = [v.name for v in sets]
         chosen = st.selectbox("Doğrulama seti", names, key="lab_run_set")
-        embedders = st.multiselect("Arama modelleri", list(EMBEDDER_LABELS), default=["use"], key="lab_run_embedders",
+        st.caption("Önceden seçili olan, uygulamanın şu anki yapılandırmasıdır; karşılaştırmak için başka seçenekler "
+                   "ekleyin.")
+        embedders = st.multiselect("Arama modelleri", list(EMBEDDER_LABELS), default=app["embedders"],
+                                   key="lab_run_embedders",
                                    format_func=lambda e: EMBEDDER_LABELS[e],
                                    help="Metni vektöre çeviren model; vektör benzerliğiyle arama bunu kullanır.")
-        modes = st.multiselect("Arama modları", list(MODES), default=["weighted", "lexical"], key="lab_run_modes",
+        modes = st.multiselect("Arama modları", list(MODES), default=app["modes"], key="lab_run_modes",
                                format_func=ui_labels.mode_label,
                                help=escape_markdown(ui_labels.modes_help(MODES)))
         a, b, c = st.columns(3)
-        sizes = a.multiselect("Parça boyutları (karakter)", list(CHUNK_SIZES), default=[1000], key="lab_run_sizes")
-        ks = b.multiselect("Cevaba verilen kaynak sayısı", list(KS), default=[5], key="lab_run_ks",
+        sizes = a.multiselect("Parça boyutları (karakter)", list(CHUNK_SIZES), default=app["sizes"],
+                               key="lab_run_sizes")
+        ks = b.multiselect("Cevaba verilen kaynak sayısı", list(KS), default=app["ks"], key="lab_run_ks",
                            help="Arama sonuçlarından ilk kaç tanesinin cevap için kullanıldığı.")
         primary = c.selectbox("Birincil ölçü", list(PRIMARY), key="lab_run_primary", format_func=metric_label,
                               help=escape_markdown("Öneri bu ölçüye göre yapılır.\n\n" + metrics_help(PRIMARY)))
@@ -127,7 +161,11 @@ def render_gold_results(folder: Path, *, key: str) -> None:
 
     summary = gold_report.load_summary(folder)
     cases = gold_report.load_cases(folder)
-    st.success(escape_markdown(summary["recommendation"].get("text", "")), icon=":material/recommend:")
+    recommended, text = gold_report.recommendation_shown(summary)
+    if recommended:
+        st.success(escape_markdown(text), icon=":material/recommend:")
+    else:  # below the floor (eval.gold_report.RECOMMENDATION_FLOOR): no green "önerilen"
+        st.info(escape_markdown(text), icon=":material/info:")
     leaks = sum(c["leaks"]["count"] for c in summary["configurations"])
     m1, m2, m3 = st.columns(3)
     m1.metric("İzin sızıntısı", integer(leaks), help="Bir rolün okuyamadığı belgeden gelen kaynak sayısı; 0 olmalı.")
@@ -144,7 +182,7 @@ def render_gold_results(folder: Path, *, key: str) -> None:
     results = gold_report.results_rows(summary)
     table(key_columns(results, summary), key=f"lab_results_{key}")
     with st.expander("Bütün ölçüler"):
-        table(results, key=f"lab_results_all_{key}")
+        table(all_measures(results), key=f"lab_results_all_{key}")
     _glossary()
     comparisons = gold_report.comparison_rows(summary)
     if comparisons:
@@ -164,16 +202,33 @@ def render_gold_results(folder: Path, *, key: str) -> None:
         st.caption(escape_markdown(f"Klasör: {folder}"))
     a, b, c, d = st.columns(4)
     with a:
-        download("Rapor (HTML)", folder / gold_report.REPORT, f"{folder.name}-rapor.html", "text/html", f"dl_html_{key}")
+        report = folder / gold_report.REPORT
+        download("Rapor (HTML)", report, f"{folder.name}-rapor.html", "text/html", f"dl_html_{key}",
+                 render=None if report.is_file() else lambda: gold_report.render_html(summary, cases).encode("utf-8"))
     with b:
         download(DOWNLOADS[gold_report.SUMMARY], folder / gold_report.SUMMARY, f"{folder.name}-summary.json",
                  "application/json", f"dl_json_{key}")
     with c:
-        download(DOWNLOADS[gold_report.PER_QUESTION], folder / gold_report.PER_QUESTION,
-                 f"{folder.name}-per_question.csv", "text/csv", f"dl_csv_{key}")
+        _per_question_download(folder, summary, key)
     with d:
         download(DOWNLOADS[gold_report.CASES], folder / gold_report.CASES, f"{folder.name}-cases.jsonl",
                  "application/x-ndjson", f"dl_cases_{key}")
+
+
+def _per_question_download(folder: Path, summary: dict, key: str) -> None:
+    """The per-question table in Turkish, or as stored for an analyst's script (eval.gold_report.per_question_csv)."""
+    from eval import gold_report
+    from eval.report import stored
+
+    if stored(folder / gold_report.PER_QUESTION) is None:
+        return
+    english = st.checkbox("İngilizce sütun adları", key=f"lab_csv_english_{key}",
+                          help="Betikler için: kayıtlı dosya olduğu gibi (İngilizce sütun adları ve kodlar, "
+                               "virgülle ayrılmış, ondalık nokta). İşaretli değilse Türkçe sütun adları ve "
+                               "değerler, noktalı virgülle ayrılmış, ondalık virgül.")
+    download(DOWNLOADS[gold_report.PER_QUESTION], folder / gold_report.PER_QUESTION,
+             f"{folder.name}-{'per_question' if english else 'soru-sonuclari'}.csv", "text/csv", f"dl_csv_{key}",
+             render=lambda: gold_report.per_question_csv(folder, summary, english=english))
 
 
 def _glossary() -> None:
@@ -196,6 +251,16 @@ def key_columns(rows: list[dict[str, str]], summary: dict) -> list[dict[str, str
     primary = metric_label(summary["run"]["configuration"].get("primary", "ndcg@10"))
     wanted = [names[0], names[1], primary if primary in names else names[2], KEY_ANSWERS, KEY_LEAKS]
     return [{name: row[name] for name in wanted if name in row} for row in rows]
+
+
+def all_measures(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """"Bütün ölçüler" a measure a row and a configuration a column: a row per configuration with
+    its twenty measures side by side ran past the right edge at 1280 px, where a few
+    configurations' columns fit."""
+    if not rows:
+        return rows
+    names = list(rows[0])
+    return [{"Ölçü": name, **{row[names[0]]: row[name] for row in rows}} for name in names[1:]]
 
 
 def _charts(summary: dict, metric: str, key: str) -> None:

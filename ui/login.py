@@ -5,9 +5,11 @@ from __future__ import annotations
 import streamlit as st
 import streamlit_authenticator as stauth
 
+from ragcore.access import ldap
 from ragcore.core import initial_admin_password_path
-from ui import auth
+from ui import auth, oidc
 from ui.context import AppContext
+from ui.markdown import escape_markdown
 from ui.technical import technical_details
 
 
@@ -40,4 +42,9 @@ def render_login_page(ctx: AppContext, authenticator: stauth.Authenticate) -> No
     st.caption("Şirket dokümanlarınızdan, sayfa numarasıyla kaynak gösteren cevaplar.")
     if first_run_pending(ctx):
         render_first_run(ctx)
+    if ldap.configured(ctx.settings):
+        st.caption("Şirket hesabınızın (Active Directory/LDAP) kullanıcı adı ve parolasıyla giriş yapabilirsiniz.")
+        if ldap.plain(ctx.settings):
+            st.warning(escape_markdown(ldap.PLAIN_WARNING), icon=":material/warning:")
     auth.render_login_form(ctx, authenticator)
+    oidc.render_button(ctx.settings)

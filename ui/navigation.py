@@ -46,12 +46,13 @@ PAGES: list[tuple[str, str, str, str, tuple[str, ...] | None]] = [
     ("pages/users.py", "Kullanıcılar", ":material/group:", "kullanicilar", ("admin",)),
     ("pages/review.py", "İnceleme kuyruğu", ":material/rate_review:", "inceleme", ("admin",)),
     ("pages/expansions.py", "Terim eşleştirmeleri", ":material/translate:", "terimler", ("admin",)),
+    ("pages/audit.py", "Denetim", ":material/policy:", "denetim", ("admin", "denetci")),
     ("pages/eval_lab.py", "Değerlendirme laboratuvarı", ":material/science:", "degerlendirme", ("admin",)),
 ]
-ADMIN_SECTION = {"pages/users.py", "pages/review.py", "pages/expansions.py", "pages/eval_lab.py"}
+ADMIN_SECTION = {"pages/users.py", "pages/review.py", "pages/expansions.py", "pages/eval_lab.py", "pages/audit.py"}
 # Pages of wide tables and charts (scores, lab results) use the screen's width; the rest read
 # best in the centred column.
-WIDE_PAGES = {"kaynak-arama", "degerlendirme"}
+WIDE_PAGES = {"kaynak-arama", "degerlendirme", "denetim"}
 DEFAULT_PAGE = "pages/chat.py"
 
 

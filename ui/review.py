@@ -21,12 +21,18 @@ import streamlit as st
 
 from ragcore.answer import GroupedQueue, ReviewGroup
 from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, STATUS_NEEDS_REVIEW, User, formatting, reader_members
-from ragcore.documents import UPLOAD_EXTENSIONS
+from ragcore.documents import KINDS_TEXT, UPLOAD_EXTENSIONS
 from ui.context import AppContext
 from ui.jobs import job_subject
 from ui.markdown import escape_answer, escape_markdown
 from ui.review_gold import render_gold_control
-from ui.upload import confirm_wide_access, role_picker, upload_document, uploader_in_turkish
+from ui.upload import (
+    confirm_wide_access,
+    revision_elsewhere,
+    role_picker,
+    upload_document,
+    uploader_in_turkish,
+)
 
 OFF_TOPIC_HELP = ("Sohbetin dokümanlarda ilgili hiçbir şey bulamayıp “dokümanlarda yok” dediği sorular (hava "
                   "durumu, yemek listesi gibi). Çoğu kez yapılacak bir şey yoktur; şirkete ait bir belgeyle "
@@ -176,21 +182,22 @@ def _upload_control(ctx: AppContext, admin: User, group: ReviewGroup) -> None:
         roles = role_picker(f"review_roles_{item.public_id}", default=group.roles)
         confirmed = confirm_wide_access(f"review_wide_{item.public_id}", roles)
         with st.form(f"review_upload_{item.public_id}", clear_on_submit=True, enter_to_submit=False):
-            file = st.file_uploader("PDF ya da Word (.docx)", type=list(UPLOAD_EXTENSIONS),
+            file = st.file_uploader(escape_markdown(KINDS_TEXT), type=list(UPLOAD_EXTENSIONS),
                                     key=f"review_file_{item.public_id}",
                                     max_upload_size=ctx.settings.max_upload_mb)
             title = st.text_input("Başlık (isteğe bağlı)", key=f"review_title_{item.public_id}")
             submitted = st.form_submit_button("Yükle ve çöz", type="primary", disabled=not roles or not confirmed)
         if submitted:
             if file is None:
-                st.error("Lütfen bir PDF ya da Word (.docx) dosyası seçin.")
+                st.error(escape_markdown(f"Lütfen bir {KINDS_TEXT} dosyası seçin."))
             else:
                 outcome = upload_document(ctx, admin, file.name, file.getvalue(), roles, title,
                                           resolves_question_id=item.id, wide_access_confirmed=confirmed)
                 if outcome.ok:
                     _flash(outcome.message + " Doküman eklenince bu sorunun bütün soruluşları çözülecek.")
                     st.rerun()
-                st.error(escape_markdown(outcome.message))
+                st.error(escape_markdown(outcome.message if outcome.revision_of is None
+                                         else revision_elsewhere(outcome.revision_of)))
 
 
 def _expansion_control(ctx: AppContext, admin: User, group: ReviewGroup, flash: Callable[[str], None]) -> None:

@@ -7,6 +7,9 @@ page itself as a one-page PDF to open in the browser's own viewer. A passage rea
 scanned page says so ("OCR"), so the reader checks it against the image. A Word file has no
 pages: its source is labelled by heading and paragraph ("… · Madde 3 · § BİRİNCİ BÖLÜM ·
 paragraf 2"), and the dialog shows the cited section's text with the whole .docx to download.
+An Excel source is labelled by sheet and rows ("Sayfa1 · satır 12–30") and its dialog shows the
+cited rows under their header; a PowerPoint source by slide ("slayt 7") and its dialog shows the
+slide's text with its notes; both offer the whole file to download.
 Chat and Kaynak arama share it.
 """
 
@@ -17,18 +20,32 @@ from functools import partial
 
 import streamlit as st
 
-from ragcore.core import LOCATOR_SECTION, Document, Source, User, formatting, reflow
+from ragcore.core import (
+    LOCATOR_PAGE,
+    LOCATOR_ROWS,
+    LOCATOR_SECTION,
+    LOCATOR_SLIDE,
+    Document,
+    Source,
+    User,
+    formatting,
+    reflow,
+)
 from ui.context import AppContext
 from ui.markdown import escape_markdown, highlight
 
 
 def source_label(source: Source) -> str:
     """Title · article · page, the way a lawyer cites ("… (6331) · Madde 14 · s. 9"); a Word
-    file's heading and paragraph instead of the page ("… · Madde 3 · § BİRİNCİ BÖLÜM · paragraf 2")."""
+    file's heading and paragraph instead of the page ("… · Madde 3 · § BİRİNCİ BÖLÜM · paragraf 2").
+    A revised document's version follows ("… · s. 9 · sürüm 2 · 06.12.2026"); a first version's
+    is named inside the source (`render_source`), not in every label."""
     parts = [source.title]
     if source.article:
         parts.append(source.article)
     parts.append(source.locator_label)
+    if source.version_no > 1:
+        parts.append(source.version_label)
     return " · ".join(parts)
 
 
@@ -37,13 +54,17 @@ def page_button_label(source: Source) -> str:
     section (its heading is in the source's label already)."""
     if source.locator_kind == LOCATOR_SECTION:
         return "Kısmı aç" if source.page_start == source.page_end else "Kısımları aç"
+    if source.locator_kind == LOCATOR_ROWS:
+        return "Satırları aç"
+    if source.locator_kind == LOCATOR_SLIDE:
+        return "Slaytı aç"
     return ("Sayfayı aç" if source.page_start == source.page_end else "Sayfaları aç") + f" · {source.page_label}"
 
 
 def passage_text(source: Source) -> str:
     """The passage as shown: a PDF's wrapped lines re-flowed; a Word file's lines are its
-    paragraphs already, and stay."""
-    return source.text if source.locator_kind == LOCATOR_SECTION else reflow(source.text)
+    paragraphs already, a sheet's its rows, a slide's its text boxes' lines, and stay."""
+    return reflow(source.text) if source.locator_kind == LOCATOR_PAGE else source.text
 OCR_HINT = ("Bu bölüm taranmış bir sayfadan OCR ile okundu; okuma hataları olabilir. "
             "Alıntıyı sayfanın görüntüsünden kontrol edin (Sayfayı aç).")
 
@@ -62,7 +83,7 @@ def render_source(ctx: AppContext, user: User, source: Source, terms: Collection
         st.markdown(highlight(passage_text(source), terms, marked))
         cols = st.columns([3, 2], vertical_alignment="center")
         score = f" · {score_name} {formatting.number(source.score)}" if score_name else ""
-        cols[0].caption(escape_markdown(f"{source.filename}{score}"))
+        cols[0].caption(escape_markdown(f"{source.filename} · {source.version_label}{score}"))
         if cols[1].button(escape_markdown(page_button_label(source)), key=f"{key}_page", icon=":material/menu_book:",
                           width="stretch"):
             open_page_dialog(ctx, user, source, terms, key)
@@ -85,6 +106,11 @@ def _page_text(_settings: object, _doc: object, _role: str, sha256: str, number:
     return page.page_count, page.text, page.heading
 
 
+def _version(doc: Document) -> str:
+    """"sürüm 2 · 06.12.2026", and for a version kept in the archive that it no longer answers."""
+    return doc.version_label + ("" if doc.is_current else " (arşivde; artık cevaplarda kullanılmıyor)")
+
+
 def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[str], key: str) -> None:
     from ragcore.documents import (
         PageNotFound,
@@ -102,6 +128,9 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
     if source.locator_kind == LOCATOR_SECTION:
         _section_dialog(ctx, user, doc, source, terms, key)
         return
+    if source.locator_kind in (LOCATOR_ROWS, LOCATOR_SLIDE):
+        _office_dialog(ctx, user, doc, source, terms, key)
+        return
     pages = list(range(source.page_start, source.page_end + 1))
     number = pages[0]
     if len(pages) > 1:
@@ -118,7 +147,7 @@ def _page_dialog(ctx: AppContext, user: User, source: Source, terms: Collection[
         st.error(escape_markdown(str(exc)))
         return
     scanned = " · OCR ile okundu" if number in doc.ocr_pages else ""
-    st.caption(escape_markdown(f"Sayfa {number} / {count} · {doc.filename}{scanned}"))
+    st.caption(escape_markdown(f"Sayfa {number} / {count} · {doc.filename} · {_version(doc)}{scanned}"))
     if image is not None:
         st.image(image.png, width="stretch", alt=escape_markdown(f"Sayfa {number}, alıntı işaretli"))
         if not image.marked:
@@ -161,11 +190,40 @@ def _section_dialog(ctx: AppContext, user: User, doc: Document, source: Source, 
         number = st.segmented_control("Kısım", sections, default=cited, format_func=lambda n: f"{n}. kısım",
                                       key=f"{key}_section_choice") or cited
     count, text, heading = read[number]
-    st.caption(escape_markdown(f"§ {heading} · kısım {number} / {count} · {doc.filename}"))
+    st.caption(escape_markdown(f"§ {heading} · kısım {number} / {count} · {doc.filename} · {_version(doc)}"))
     with st.container(height=420, border=True):
         st.markdown(highlight(text, terms) if text else "*Bu kısımda metin yok.*")  # a Word file's lines are its paragraphs
     path = document_file(ctx.settings, doc, user.role)
     if path is not None:
         st.download_button("Belgenin tamamı (Word)", data=path.read_bytes, file_name=doc.filename,
                            mime=MIME_TYPES[doc.file_format], icon=":material/download:",
+                           key=f"{key}_page_doc", width="stretch")
+
+
+# The whole file's button in an Excel or PowerPoint source's dialog.
+_WHOLE_FILE = {"xlsx": "Dosyanın tamamı (Excel)", "pptx": "Sununun tamamı (PowerPoint)"}
+
+
+def _office_dialog(ctx: AppContext, user: User, doc: Document, source: Source, terms: Collection[str], key: str) -> None:
+    """An Excel source's rows under their header (the cited chunk itself: a sheet may hold
+    thousands of rows), or a PowerPoint source's slide, its text and notes read again from the
+    stored file; the whole file to download."""
+    from ragcore.documents import MIME_TYPES, PageNotFound, document_file
+
+    if source.locator_kind == LOCATOR_ROWS:
+        st.caption(escape_markdown(f"{source.locator_label} · {doc.filename}"))
+        text = source.text
+    else:
+        try:
+            count, text, _ = _page_text(ctx.settings, doc, user.role, doc.sha256, source.page_start)
+        except PageNotFound as exc:
+            st.error(escape_markdown(str(exc)))
+            return
+        st.caption(escape_markdown(f"Slayt {source.page_start} / {count} · {doc.filename}"))
+    with st.container(height=420, border=True):
+        st.markdown(highlight(text, terms) if text else "*Burada metin yok.*")  # one line per row or text line
+    path = document_file(ctx.settings, doc, user.role)
+    if path is not None:
+        st.download_button(escape_markdown(_WHOLE_FILE.get(doc.file_format, "Belgenin tamamı")), data=path.read_bytes,
+                           file_name=doc.filename, mime=MIME_TYPES[doc.file_format], icon=":material/download:",
                            key=f"{key}_page_doc", width="stretch")

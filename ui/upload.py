@@ -1,4 +1,4 @@
-"""Uploading a PDF or Word (.docx) file from the browser: the handler (testable without a browser) and its widgets.
+"""Uploading a PDF, Word (.docx), Excel (.xlsx) or PowerPoint (.pptx) file from the browser: the handler (testable without a browser) and its widgets.
 
 `upload_document` is the one code path for the Dokümanlar page and the review queue's
 "resolve by uploading": it stages the file and queues an ingest job (ragcore.jobs), then
@@ -9,6 +9,11 @@ Safe defaults: one careless click must not publish a salary list to every employ
 form preselects no role, and an upload is refused until at least one is chosen; a choice that
 opens the document to every employee ("Herkes", or the "Tüm personel" role) is refused until
 the admin ticks a confirmation that says so (`wide_access_notice`, `confirm_wide_access`).
+
+Versions (issue 39.1): a file whose name or typed title is a stored document's is not queued as a
+second document beside it; the outcome names that document (`UploadOutcome.revision_of`) and
+the page offers "Yeni sürüm olarak yükle" or "Ayrı belge olarak yükle". A new version's roles
+are the chosen ones, or the current version's when none is chosen.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ragcore.core import ROLE_LABELS, ROLES, User
-from ragcore.documents import UPLOAD_EXTENSIONS
+from ragcore.core import ROLE_LABELS, ROLES, Document, User
+from ragcore.documents import KINDS_TEXT, UPLOAD_EXTENSIONS
 from ui.context import AppContext
 from ui.markdown import escape_markdown
 
@@ -31,8 +36,8 @@ NO_ROLE = ("Doküman yüklenmedi: kimlerin okuyabileceği seçilmedi. “Kimler 
 WIDE_UNCONFIRMED = ("Doküman yüklenmedi: seçtiğiniz roller dokümanı tüm çalışanlara açıyor. Bunu istiyorsanız "
                     "onay kutusunu işaretleyin; istemiyorsanız yalnızca ilgili rolleri seçin.")
 WIDE_CONFIRM_LABEL = "Evet, bu doküman tüm çalışanlara açılsın"
-EMPTY_FILE = "Dosya boş; lütfen bir PDF ya da Word (.docx) dosyası seçin."
-WRONG_KIND = "Yalnızca PDF ve Word (.docx) dosyaları yüklenebilir."
+EMPTY_FILE = f"Dosya boş; lütfen bir {KINDS_TEXT} dosyası seçin."
+WRONG_KIND = "Yalnızca PDF, Word (.docx), Excel (.xlsx) ve PowerPoint (.pptx) dosyaları yüklenebilir."
 QUEUE_FAILED = ("Doküman sıraya alınamadı: beklenmeyen bir hata oluştu. Biraz sonra yeniden deneyin; sorun "
                 "sürerse yöneticinize başvurun.")
 
@@ -43,6 +48,21 @@ class UploadOutcome:
     message: str
     job_id: int | None = None
     document_id: int | None = None  # never set at upload time: the job stores the document
+    revision_of: Document | None = None  # not queued: the file looks like a new version of this document
+
+
+def revision_notice(doc: Document) -> str:
+    """What the page says when an upload looks like a revision of a stored document."""
+    return (f"“{doc.title}” adlı bir belge zaten var ({doc.version_label}). Bu dosya onun yeni sürümüyse “Yeni sürüm "
+            "olarak yükle”yi seçin: yeni sürüm işlendiğinde eskisinin yerine geçer, eskisi arşivde kalır ve artık "
+            "cevaplarda kullanılmaz. Ayrı bir belgeyse “Ayrı belge olarak yükle”yi seçin.")
+
+
+def revision_elsewhere(doc: Document) -> str:
+    """Where the offer cannot be made (the review queue's upload): what to do instead."""
+    return (f"“{doc.title}” adlı bir belge zaten var ({doc.version_label}); doküman yüklenmedi. Bu dosya onun yeni "
+            "sürümüyse Dokümanlar sayfasında belgenin kartındaki “Yeni sürüm yükle” ile yükleyin; ayrı bir belgeyse "
+            "başka bir başlık yazıp yeniden yükleyin.")
 
 
 def upload_document(
@@ -55,37 +75,50 @@ def upload_document(
     *,
     resolves_question_id: int | None = None,
     wide_access_confirmed: bool = False,
+    new_version_of: int | None = None,
+    as_new_document: bool = False,
 ) -> UploadOutcome:
-    """Queue one PDF or .docx for `roles`; never raises for user errors, returns a Turkish message instead.
+    """Queue one PDF, .docx, .xlsx or .pptx for `roles`; never raises for user errors, returns a
+    Turkish message instead.
 
-    The name must end in .pdf or .docx (what the widget offers); the content decides which it
-    is, and a content that is neither is refused when queueing (`jobs.submit_ingest`).
+    The name must end in one of UPLOAD_EXTENSIONS (what the widget offers); the content decides
+    which it is, and a content that is none of them is refused when queueing (`jobs.submit_ingest`).
 
-    No role, or a choice that opens the document to every employee without
-    `wide_access_confirmed`, is refused before anything is staged or queued."""
+    No role (unless it is a new version: the current version's roles), or a choice that opens
+    the document to every employee without `wide_access_confirmed`, is refused before anything
+    is staged or queued. `new_version_of` (a document's key): queue the file as its next version.
+    Neither that nor `as_new_document`, and the file's name or title is a stored document's: not
+    queued, the outcome's `revision_of` names the document so the page can ask which it is."""
     from ragcore import jobs
+    from ragcore.documents import revision_of
 
-    if user.role != "admin":
+    if not user.is_admin:
         return UploadOutcome(False, "Doküman yükleme yalnızca yöneticiye açıktır.")
     if not data:
         return UploadOutcome(False, EMPTY_FILE)
     if not filename.lower().endswith(tuple(f".{suffix}" for suffix in UPLOAD_EXTENSIONS)):
         return UploadOutcome(False, WRONG_KIND)
-    if not roles:
+    if not roles and new_version_of is None:
         return UploadOutcome(False, NO_ROLE)
     if wide_access_notice(roles) and not wide_access_confirmed:
         return UploadOutcome(False, WIDE_UNCONFIRMED)
     try:
+        if new_version_of is None and not as_new_document:
+            existing = revision_of(ctx.db, title=title, filename=filename)
+            if existing is not None:
+                return UploadOutcome(False, revision_notice(existing), revision_of=existing)
         job = jobs.submit_ingest(ctx.db, ctx.settings, data, filename=filename, roles=list(roles),
                                  title=title or None, created_by=user.username,
-                                 resolves_question_id=resolves_question_id)
+                                 resolves_question_id=resolves_question_id, new_version_of=new_version_of)
     except jobs.JobError as exc:
         return UploadOutcome(False, str(exc))
     except Exception:  # unexpected (database down): still a Turkish sentence; the cause goes to the log
         log.exception("queueing the upload %r failed", filename)
         return UploadOutcome(False, QUEUE_FAILED)
-    return UploadOutcome(True, f"“{title or job.label}” sıraya alındı; ilerlemesi Dokümanlar sayfasının başındaki "
-                               "işler listesinde görünür.", job_id=job.id)
+    queued = ("yeni sürüm olarak sıraya alındı; işlendiğinde eski sürümün yerine geçer. İlerlemesi"
+              if new_version_of is not None else "sıraya alındı; ilerlemesi")
+    return UploadOutcome(True, f"“{title or job.label}” {queued} Dokümanlar sayfasının başındaki işler listesinde "
+                               "görünür.", job_id=job.id)
 
 
 EVERYONE = "*"  # the picker's "Herkes" option; stored as every role
@@ -156,7 +189,7 @@ UPLOAD_BUTTON_TEXT = "Dosya seç"
 DROP_TEXT = "Dosyayı buraya bırakın"
 
 
-DOCUMENT_KINDS = "PDF ya da Word (.docx)"
+DOCUMENT_KINDS = "PDF, Word, Excel ya da PowerPoint"
 
 
 def uploader_limits_text(max_mb: int, kinds: str = DOCUMENT_KINDS) -> str:

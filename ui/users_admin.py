@@ -19,11 +19,12 @@ import pandas as pd
 import streamlit as st
 
 from ragcore.access import auth as throttle
+from ragcore.access import directory
 from ragcore.access import roles as rolesmod
 from ragcore.access import tokens as tokensmod
 from ragcore.access import users as usersmod
 from ragcore.core import User
-from ui import auth
+from ui import auth, directory_admin
 from ui.context import AppContext
 from ui.markdown import alert, escape_markdown
 from ui.technical import technical_details
@@ -70,8 +71,10 @@ def _show_flash(where: str = PAGE_TOP) -> None:
 
 def render_table(ctx: AppContext, labels: dict[str, str]) -> list[User]:
     users = usersmod.list_users(ctx.db)
+    sources = directory.sources(ctx.db)
     frame = pd.DataFrame(
         [{"Kullanıcı adı": u.username, "Ad": u.display_name, "Roller": _roles_text(labels, u.roles),
+          "Giriş": directory.SOURCE_LABELS.get(sources.get(u.username, "local"), "?"),
           "Durum": "etkin" if u.active else "devre dışı"} for u in users]
     )
     st.dataframe(frame, hide_index=True, width="stretch")
@@ -115,13 +118,14 @@ def render_manage(ctx: AppContext, me: User, users: list[User], labels: dict[str
     selected = st.selectbox("Kullanıcı", names, key="users_selected")
     target = next(u for u in users if u.username == selected)
     is_me = target.username == me.username
+    from_directory = directory.source_of(ctx.db, target.username) not in (None, "local")
 
     cols = st.columns([2, 1], vertical_alignment="bottom")
     new_roles = cols[0].multiselect("Roller", list(labels), default=[r for r in target.roles if r in labels],
                                     format_func=lambda r: labels.get(r, r), key=f"users_roles_{target.username}",
-                                    disabled=is_me)
+                                    disabled=is_me or from_directory)
     if cols[1].button("Rolleri kaydet", key=f"users_roles_save_{target.username}",
-                      disabled=is_me or tuple(sorted(new_roles)) == target.roles):
+                      disabled=is_me or from_directory or tuple(sorted(new_roles)) == target.roles):
         try:
             changed = usersmod.set_roles(ctx.db, target.username, new_roles)
         except usersmod.UserError as exc:
@@ -132,6 +136,8 @@ def render_manage(ctx: AppContext, me: User, users: list[User], labels: dict[str
         st.rerun()
     if is_me:
         st.caption("Kendi rolünüzü ya da hesabınızın durumunu değiştiremezsiniz (yönetici kalmaması önlenir).")
+    if from_directory:
+        st.caption("Bu kullanıcı dizinden giriş yapıyor: rollerini aşağıdaki grup–rol tablosu, parolasını dizin belirler.")
 
     if target.active:
         if st.button("Devre dışı bırak", key=f"users_deactivate_{target.username}", disabled=is_me,
@@ -144,7 +150,8 @@ def render_manage(ctx: AppContext, me: User, users: list[User], labels: dict[str
         _flash(f"'{target.username}' yeniden etkin.")
         st.rerun()
 
-    render_password_form(ctx, target, is_me)
+    if not from_directory:
+        render_password_form(ctx, target, is_me)
     render_lock(ctx, target)
     render_tokens(ctx, me, target)
 
@@ -325,3 +332,4 @@ def render_users_page(ctx: AppContext, me: User) -> None:
     render_create(ctx, labels)
     render_manage(ctx, me, users, labels)
     render_roles(ctx)
+    directory_admin.render_group_roles(ctx, me)

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from eval.report import read_text
+
 WRONG_BUDGET = 0.06  # answerable answered wrongly, share of the answerable (the target is 0.08)
 UNANSWERABLE_BUDGET = 0.04  # unanswerable answered, share of the unanswerable (the target is 0.05)
 CLOSEST_RECALL = 0.05  # the share of answerable questions let fall below the closest cut
@@ -51,7 +53,7 @@ class Cuts:
 
 def calibration_cases(cases_file: Path, held: set[str]) -> list[CalibrationCase]:
     out = []
-    for line in cases_file.read_text(encoding="utf-8").splitlines():
+    for line in read_text(cases_file).splitlines():
         case = json.loads(line)
         if case["qid"] not in held or case["answer"].get("probability") is None:
             continue
@@ -108,7 +110,7 @@ class RankedCase:
 
 def ranked_cases(cases_file: Path, held: set[str]) -> list[RankedCase]:
     out = []
-    for line in cases_file.read_text(encoding="utf-8").splitlines():
+    for line in read_text(cases_file).splitlines():
         case = json.loads(line)
         reading = case["answer"].get("reading")
         if case["qid"] not in held or not case["answerable"] or not reading:

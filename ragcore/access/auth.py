@@ -33,8 +33,9 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from ragcore.access import directory, ldap
 from ragcore.access.users import authenticate
-from ragcore.core import User
+from ragcore.core import Settings, User
 from ragcore.store import Database
 
 _MAX_NAME = 200
@@ -87,6 +88,7 @@ class LoginResult:
 
     user: User | None
     gate: LoginGate
+    refusal: str | None = None  # Turkish: the directory checked the password but refused access (or is down)
 
     @property
     def locked_now(self) -> bool:
@@ -166,16 +168,23 @@ def count_address_attempt(
 
 def login(
     db: Database, username: str, password: str, address: str | None, *, policy: ThrottlePolicy = DEFAULT_POLICY,
-    now: datetime | None = None,
+    now: datetime | None = None, settings: Settings | None = None,
 ) -> LoginResult:
-    """The one way a password is checked: count the attempt, then (if allowed) bcrypt, then clear on success."""
+    """The one way a password is checked: count the attempt, then (if allowed) bcrypt, then clear on success.
+
+    With LDAP configured (`settings`), a name that is not a local account is checked by the
+    directory (`ragcore.access.ldap.sign_in`): the same counters guard both.
+    """
     gate = begin_attempt(db, username, address, policy=policy, now=now)
     if not gate.allowed:
         return LoginResult(None, gate)
-    user = authenticate(db, username, password)
+    user, refusal = authenticate(db, username, password), None
+    if user is None and settings is not None and ldap.configured(settings) and directory.source_of(db, username) in (
+            None, "ldap"):
+        user, refusal = ldap.sign_in(db, settings, username, password)
     if user is not None:
         record_success(db, username, address)
-    return LoginResult(user, gate)
+    return LoginResult(user, gate, refusal)
 
 
 def check(

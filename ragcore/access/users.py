@@ -132,7 +132,8 @@ def authenticate(db: Database, username: str, password: str) -> User | None:
     """The active user with this password, or None (unthrottled: front ends call `ragcore.access.auth.login`)."""
     with db.connection() as conn:
         row = conn.execute(
-            f"SELECT {_COLUMNS}, u.password_hash FROM users u WHERE u.username = %s AND u.active",
+            f"SELECT {_COLUMNS}, u.password_hash FROM users u WHERE u.username = %s AND u.active "
+            "AND u.auth_source = 'local'",
             (username.strip().lower(),),
         ).fetchone()
     if row is None:
@@ -182,12 +183,25 @@ def set_role(db: Database, username: str, role: str) -> User:
 
 
 def set_active(db: Database, username: str, active: bool) -> User:
-    """Deactivation voids every session and cookie (they stay void after a reactivation)."""
-    return _update(db, username, "active", active, revoke=None if active else REVOKE_SESSIONS)
+    """Deactivation voids every session and cookie (they stay void after a reactivation).
+
+    It is the admin's decision either way, so it clears a directory's deactivation mark
+    (`ragcore.access.directory.refuse`): a directory sign-in does not undo an admin's deactivation.
+    """
+    revoke = "directory_refused_at = NULL" + ("" if active else f", {REVOKE_SESSIONS}")
+    return _update(db, username, "active", active, revoke=revoke)
 
 
 def set_password(db: Database, username: str, password: str) -> User:
-    """A new password voids every session and cookie of the user (the caller renews its own)."""
+    """A new password voids every session and cookie of the user (the caller renews its own).
+
+    A directory user's password is the directory's; none is stored here.
+    """
+    with db.connection() as conn:
+        row = conn.execute("SELECT auth_source FROM users WHERE username = %s", (username,)).fetchone()
+    if row is not None and row[0] != "local":
+        raise UserError(f"'{username}' dizinden (LDAP/kurumsal hesap) giriş yapıyor; parolası Dayanak'ta değil, "
+                        "dizinde değiştirilir.")
     return _update(db, username, "password_hash", hash_password(password), revoke=REVOKE_SESSIONS)
 
 

@@ -42,13 +42,18 @@ from ragcore.answer.llm_clients import (
     OpenAIGenerator,
 )
 from ragcore.answer.postprocess import (
+    CITATION_MARKER,
     KIND_ANSWER,
     KIND_ECHO,
     KIND_REFUSAL,
+    REFUSAL_MAX_WORDS,
+    REFUSAL_PHRASES,
     finalize,
+    is_refusal,
     parse_citations,
     renumber,
     renumbered_pieces,
+    strip_citations,
 )
 from ragcore.answer.prompt import (
     SYSTEM_PROMPT,
@@ -151,6 +156,11 @@ __all__ = [
     "mark_group_resolved",
     "mark_resolved",
     "parse_citations",
+    "CITATION_MARKER",
+    "REFUSAL_MAX_WORDS",
+    "REFUSAL_PHRASES",
+    "is_refusal",
+    "strip_citations",
     "question_key",
     "question_record",
     "questions",

@@ -22,7 +22,10 @@ from dataclasses import dataclass, replace
 from ragcore.answer.prompt import SYSTEM_PROMPT
 from ragcore.core import FALLBACK_ANSWER, Source, turkish_lower, words
 
-_MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+# A citation marker, "[2]", "[1, 3]", "[ 2 ]": the one spelling the app, the conversations and the
+# lab read citations by (`CITATION_MARKER`, `strip_citations`).
+CITATION_MARKER = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
+_MARKER = CITATION_MARKER
 _OPEN_MARKER = re.compile(r"\[[\d\s,;]*$")  # a marker cut off at the end of a streamed piece
 _ECHO_PHRASES = (
     "numaralandırılmış bağlam", "köşeli parantez", "kendi bilgini", "genel kültür",
@@ -78,15 +81,35 @@ def is_instruction_echo(text: str) -> bool:
     return len(grams) >= 4 and len(grams & _PROMPT_NGRAMS) / len(grams) >= 0.4
 
 
+# How a model says the answer is not in its context, in its own words (the fallback sentence is
+# one way). Only a short text counts: a long quote that merely contains "bulunmuyor" answers.
+REFUSAL_PHRASES = (
+    "bulunmuyor", "bulunmamaktadır", "bulunmamakta", "yer almıyor", "yer almamaktadır", "bilgi yok",
+    "bilgi bulunm", "belirtilmemiş", "belirtilmemektedir", "cevap veremiyorum", "yanıt veremiyorum",
+    "bilmiyorum", "erişebildiğiniz dokümanlarda",
+)
+REFUSAL_MAX_WORDS = 25
+
+
+def strip_citations(text: str) -> str:
+    """The text without its [n] markers (each replaced by a space)."""
+    return CITATION_MARKER.sub(" ", text)
+
+
 def is_refusal(text: str) -> bool:
-    """The fallback sentence with (almost) nothing else: a real refusal, not an answer."""
-    tokens = words(text)
+    """A real refusal, not an answer: the fallback sentence with (almost) nothing else, or a short
+    text (at most REFUSAL_MAX_WORDS words) that cites nothing and says in other words that the
+    information is absent ("Kanunda süre belirtilmemiş [1]." cites its source: it answers). The one
+    detector: the app replaces such an answer with the fallback, and the lab counts it refused."""
+    tokens = words(strip_citations(text))
     if not tokens:
         return False
     joined, fallback = " ".join(tokens), " ".join(_FALLBACK_WORDS)
     if fallback in joined:
         return len(tokens) - len(_FALLBACK_WORDS) <= 6
-    return "bulunmuyor" in tokens and len(tokens) <= len(_FALLBACK_WORDS) + 4
+    lowered = turkish_lower(" ".join(tokens))
+    cites = CITATION_MARKER.search(text) is not None
+    return not cites and len(tokens) <= REFUSAL_MAX_WORDS and any(phrase in lowered for phrase in REFUSAL_PHRASES)
 
 
 def finalize(text: str, sources: Sequence[Source]) -> FinishedAnswer:
@@ -96,7 +119,7 @@ def finalize(text: str, sources: Sequence[Source]) -> FinishedAnswer:
     if is_instruction_echo(text):
         return FinishedAnswer(text.strip(), KIND_ECHO, ())
     cleaned, cited = parse_citations(text, len(sources))
-    if is_refusal(re.sub(r"\[\d+\]", " ", cleaned)):
+    if is_refusal(cleaned):
         return FinishedAnswer(FALLBACK_ANSWER, KIND_REFUSAL, ())
     return FinishedAnswer(cleaned, KIND_ANSWER, cited)
 

@@ -7,6 +7,10 @@ count, first and last time and the roles that asked, ranked by how often it was 
 how often it was rated down; questions the gate refused with nothing related in the
 documents (a weather forecast, the canteen's menu) are set apart as off-topic. The queue is
 the admin's alone: nothing a user sees depends on what other users asked.
+The whole log, every user's rows, is read by an admin or an auditor only, as the audit trail
+(`ragcore.audit`, which also deletes rows past AUDIT_RETENTION_DAYS); each row records the
+asker's roles at that moment and, per shown passage, whether the answer cited it and its
+document's version (migration 023).
 A user names their question by its public id (`insert_question` returns it, `set_feedback`
 takes it); the bigint key, a count of everybody's questions, stays with the code.
 """
@@ -39,22 +43,34 @@ from ragcore.store import Database
 STATUSES = (STATUS_ANSWERED, STATUS_FALLBACK, STATUS_NEEDS_REVIEW, STATUS_ERROR)
 MAX_COMMENT_CHARS = 2000
 
-INSERT_SQL = """
-INSERT INTO questions (user_id, username, role, question, answer, status, generator, llm_called, sources,
-                       retrieval_ms, first_token_ms, total_ms, error, outcome, created_at)
-VALUES (%(user_id)s, %(username)s, %(role)s, %(question)s, %(answer)s, %(status)s, %(generator)s,
-        %(llm_called)s, %(sources)s::jsonb, %(retrieval_ms)s, %(first_token_ms)s, %(total_ms)s, %(error)s,
+# Each shown passage keeps its document's version of that moment (sha256, upload date; migration
+# 023), looked up in the same statement: the audit trail says exactly which file was shown.
+_VERSIONED_SOURCES = """(
+    SELECT coalesce(jsonb_agg(CASE WHEN d.id IS NULL THEN e.source
+                                   ELSE e.source || jsonb_build_object('sha256', d.sha256, 'uploaded_at', d.created_at)
+                              END ORDER BY e.ordinal), '[]'::jsonb)
+    FROM jsonb_array_elements(%(sources)s::jsonb) WITH ORDINALITY AS e(source, ordinal)
+    LEFT JOIN documents d ON d.id::text = e.source->>'document_id')"""
+# A record spooled before migration 023 has no asker_roles: its reader key stands for them
+# (one role, or the roles joined by '+').
+_ASKER_ROLES = "coalesce(%(asker_roles)s::text[], string_to_array(%(role)s, '+'))"
+
+INSERT_SQL = f"""
+INSERT INTO questions (user_id, username, role, asker_roles, question, answer, status, generator, llm_called,
+                       sources, retrieval_ms, first_token_ms, total_ms, error, outcome, created_at)
+VALUES (%(user_id)s, %(username)s, %(role)s, {_ASKER_ROLES}, %(question)s, %(answer)s, %(status)s, %(generator)s,
+        %(llm_called)s, {_VERSIONED_SOURCES}, %(retrieval_ms)s, %(first_token_ms)s, %(total_ms)s, %(error)s,
         %(outcome)s, %(created_at)s::timestamptz)
 RETURNING public_id::text"""
 
 # A question kept in the spool while the database was down: inserted once, even when a flush is
 # repeated after a crash (same user, question and moment = same row); the user may be gone by now.
-SPOOLED_INSERT_SQL = """
-INSERT INTO questions (user_id, username, role, question, answer, status, generator, llm_called, sources,
-                       retrieval_ms, first_token_ms, total_ms, error, outcome, created_at)
-SELECT (SELECT id FROM users WHERE id = %(user_id)s), %(username)s, %(role)s, %(question)s, %(answer)s,
-       %(status)s, %(generator)s, %(llm_called)s, %(sources)s::jsonb, %(retrieval_ms)s, %(first_token_ms)s,
-       %(total_ms)s, %(error)s, %(outcome)s, %(created_at)s::timestamptz
+SPOOLED_INSERT_SQL = f"""
+INSERT INTO questions (user_id, username, role, asker_roles, question, answer, status, generator, llm_called,
+                       sources, retrieval_ms, first_token_ms, total_ms, error, outcome, created_at)
+SELECT (SELECT id FROM users WHERE id = %(user_id)s), %(username)s, %(role)s, {_ASKER_ROLES}, %(question)s,
+       %(answer)s, %(status)s, %(generator)s, %(llm_called)s, {_VERSIONED_SOURCES}, %(retrieval_ms)s,
+       %(first_token_ms)s, %(total_ms)s, %(error)s, %(outcome)s, %(created_at)s::timestamptz
 WHERE NOT EXISTS (SELECT 1 FROM questions
                   WHERE username = %(username)s AND question = %(question)s
                     AND created_at = %(created_at)s::timestamptz)"""
@@ -118,10 +134,12 @@ class LoggedQuestion:
     public_id: str = ""  # what the asker knows it by (widget keys too: they reach the browser)
 
 
-def source_record(source: Source) -> dict:
-    """What the log keeps of a cited source: the database keys of its chunk and document, so
-    audits can trace it (the log is read inside the server only; older rows hold the same keys)."""
-    return {**source.as_dict(), "document_id": source.document_id, "chunk_id": source.chunk_id}
+def source_record(source: Source, cited: bool = False) -> dict:
+    """What the log keeps of a shown source: the database keys of its chunk and document, so
+    audits can trace it (the log is read inside the server only; older rows hold the same keys),
+    and whether the answer cited it (`cited`; rows written before the audit trail lack it)."""
+    return {**source.as_dict(), "document_id": source.document_id, "chunk_id": source.chunk_id,
+            "document_public_id": source.document_public_id, "cited": cited}
 
 
 def question_record(
@@ -133,6 +151,7 @@ def question_record(
     generator: str | None,
     llm_called: bool,
     sources: Sequence[Source] = (),
+    cited: Sequence[int] = (),
     retrieval_ms: float | None = None,
     first_token_ms: float | None = None,
     total_ms: float | None = None,
@@ -141,16 +160,19 @@ def question_record(
 ) -> dict:
     """One row of the log as plain JSON-able values (what the spool keeps while the database is down).
 
-    `created_at` is the moment of asking, so a question written later keeps its place in time.
+    `created_at` is the moment of asking, so a question written later keeps its place in time;
+    `asker_roles` every role the asker held then, and `cited` the ranks of the sources the answer
+    cites (the audit trail tells them from the passages shown but not used).
     """
     if status not in STATUSES:
         raise ValueError(f"unknown status {status!r}")
     if outcome not in (None, *OUTCOMES):
         raise ValueError(f"unknown outcome {outcome!r}")
     return {
-        "user_id": user.id, "username": user.username, "role": user.role, "question": question,
+        "user_id": user.id, "username": user.username, "role": user.role, "asker_roles": list(user.roles),
+        "question": question,
         "answer": answer, "status": status, "generator": generator, "llm_called": llm_called,
-        "sources": json.dumps([source_record(s) for s in sources], ensure_ascii=False),
+        "sources": json.dumps([source_record(s, s.rank in cited) for s in sources], ensure_ascii=False),
         "retrieval_ms": retrieval_ms, "first_token_ms": first_token_ms, "total_ms": total_ms, "error": error,
         "outcome": outcome, "created_at": datetime.now(UTC).isoformat(),
     }

@@ -523,7 +523,7 @@ class AnswerService:
         retrieval_ms = answering.retrieval.ms if answering.retrieval else None
         record = question_record(
             answering.user, answering.question, answer=text, status=status, generator=generator,
-            llm_called=llm_called, sources=sources, retrieval_ms=retrieval_ms,
+            llm_called=llm_called, sources=sources, cited=cited, retrieval_ms=retrieval_ms,
             first_token_ms=answering.first_token_ms, total_ms=total, error=error, outcome=outcome,
         )
         question_id: str | None  # its public id

@@ -87,7 +87,7 @@ class QuestionSpool:
             if records:
                 with db.connection() as conn:
                     for record in records:
-                        written += conn.execute(SPOOLED_INSERT_SQL, record).rowcount
+                        written += conn.execute(SPOOLED_INSERT_SQL, {"asker_roles": None, **record}).rowcount
             if broken:
                 unreadable = self.path.with_suffix(".unreadable")
                 log.error("%d line(s) of %s are not whole records; moved to %s", len(broken), self.path, unreadable)

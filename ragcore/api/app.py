@@ -4,8 +4,9 @@ No retrieval, answering, ingest or permission rule lives here: chat is `AnswerSe
 search is `ragcore.retrieval.hybrid.retrieve` with the chat's threshold, documents are
 `ragcore.documents.catalog` (role predicate in SQL), saved conversations are `ragcore.conversations`
 (the owner in every query), uploads are `ragcore.jobs` jobs, feedback is
-`ragcore.answer.questions`, and the caller is whoever `ragcore.access.tokens` says the bearer token
-belongs to — read from the database on every request.
+`ragcore.answer.questions`, the audit trail is `ragcore.audit` (an admin or an auditor only), and
+the caller is whoever `ragcore.access.tokens` says the bearer token belongs to — read from the
+database on every request.
 
 Every request body is limited (`MAX_BODY_BYTES`; the upload route MAX_UPLOAD_MB plus
 multipart overhead) while it streams in, the headers to `MAX_HEADER_BYTES` (a JSON 431; the
@@ -27,7 +28,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ragcore.api import errors
 from ragcore.api.context import ApiContext
-from ragcore.api.routes import chat, conversations, documents, health, questions, search
+from ragcore.api.routes import audit, chat, conversations, documents, health, questions, search
 from ragcore.core import Settings
 
 MAX_BODY_BYTES = 64 * 1024  # JSON bodies: a question is at most MAX_QUESTION_CHARS, a comment 2,000
@@ -126,7 +127,7 @@ def create_app(
     app = FastAPI(title="Dayanak API", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
     app.state.context = context
     errors.install(app)
-    for module in (chat, conversations, search, documents, questions, health):
+    for module in (chat, conversations, search, documents, questions, audit, health):
         app.include_router(module.router, max_body_size=MAX_BODY_BYTES)
     upload_limit = documents.upload_limit(settings)
     app.include_router(documents.upload_router, max_body_size=upload_limit)

@@ -1,4 +1,5 @@
-"""Who is asking: the bearer token → the user and role as the database holds them now.
+"""Who is asking: the bearer token → the user and role as the database holds them now (and, for
+a directory user past LDAP_RECHECK_SECONDS since the last check, as the directory holds them now).
 
 Every authenticated request reads the token and its user afresh (`ragcore.access.tokens.authenticate`),
 so a role change applies to the next request and a deactivated user's token stops at once.
@@ -14,9 +15,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ragcore.access import tokens
+from ragcore.access import ldap, tokens
 from ragcore.api import errors
 from ragcore.api.context import ApiContext, Services
+from ragcore.audit import can_read_audit
 from ragcore.core import User
 
 # auto_error=False: a missing or non-Bearer header gets our bilingual 401, not FastAPI's 403.
@@ -46,7 +48,10 @@ def current_user(request: Request, context: Context,
         raise errors.too_many_attempts(check.gate.retry_after)
     if check.user is None:
         raise errors.invalid_token()
-    return check.user
+    user = ldap.recheck(context.database(), context.settings, check.user)  # a directory user still in the directory?
+    if user is None:  # just deactivated: the token is revoked with it
+        raise errors.invalid_token()
+    return user
 
 
 CurrentUser = Annotated[User, Depends(current_user)]
@@ -61,6 +66,17 @@ def require_admin(user: CurrentUser) -> User:
 
 
 Admin = Annotated[User, Depends(require_admin)]
+
+
+def require_audit_reader(user: CurrentUser) -> User:
+    """403 for everyone but an admin or an auditor (`ragcore.audit.can_read_audit`), before any
+    filter is read, so the answer says nothing about what the log holds."""
+    if not can_read_audit(user):
+        raise errors.audit_only()
+    return user
+
+
+AuditReader = Annotated[User, Depends(require_audit_reader)]
 
 
 def search_role(user: User, requested: str | None, known: tuple[str, ...]) -> str:

@@ -78,6 +78,11 @@ def admin_only() -> ApiError:
                     "Only an administrator may do this.")
 
 
+def audit_only() -> ApiError:
+    return ApiError(403, "audit_only", "Denetim kaydını yalnızca yönetici ve denetçi görebilir.",
+                    "Only an administrator or an auditor may read the audit trail.")
+
+
 def document_not_found() -> ApiError:
     """The same answer for a missing document and for one the caller may not read."""
     return ApiError(404, "document_not_found", "Belge bulunamadı ya da erişiminiz yok.",

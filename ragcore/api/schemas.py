@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 
 from ragcore.answer import MAX_COMMENT_CHARS
+from ragcore.audit import AuditPage, AuditRow, ShownPassage
 from ragcore.conversations import Citation, Conversation, PreparedTurn, Turn
 from ragcore.core import Answer, Document, Source
 
@@ -34,6 +35,65 @@ class ErrorDetail(BaseModel):
 
 class ErrorResponse(BaseModel):
     error: ErrorDetail
+
+
+# ----------------------------------------------------------------------------- the audit trail
+
+
+class ShownPassageOut(BaseModel):
+    rank: int = Field(description="the [n] the asker saw")
+    document_id: PublicId | None = Field(description="the document's public id (null for rows logged before the "
+                                                     "audit trail)")
+    title: str
+    filename: str
+    locator: str = Field(description='where the passage is: "s. 7" or a Word section label')
+    article: str | None
+    sha256: str | None = Field(description="the document's file at the time (null: deleted before it was recorded)")
+    uploaded_at: datetime | None
+    use: Literal["cited", "unused", "closest", "shown"] = Field(
+        description="cited by the answer | shown under it, not used | one of the closest passages | shown "
+                    "(logged before cited and unused were told apart)")
+
+    @classmethod
+    def of(cls, passage: ShownPassage) -> ShownPassageOut:
+        return cls(rank=passage.rank, document_id=passage.document_id, title=passage.title,
+                   filename=passage.filename, locator=passage.locator, article=passage.article,
+                   sha256=passage.sha256, uploaded_at=passage.uploaded_at, use=passage.use)
+
+
+class AuditQuestionOut(BaseModel):
+    question_id: PublicId
+    asked_at: datetime
+    username: str
+    roles: list[str] = Field(description="every role the asker held when asking")
+    question: str
+    outcome: Literal["answer", "closest", "refused", "error"]
+    outcome_label: str = Field(description="the outcome in Turkish")
+    answer: str | None
+    error: str | None
+    passages: list[ShownPassageOut] = Field(description="every passage the asker was shown, in order")
+    feedback: Literal[-1, 1] | None
+    feedback_comment: str | None
+
+    @classmethod
+    def of(cls, row: AuditRow) -> AuditQuestionOut:
+        return cls(question_id=row.question_id, asked_at=row.asked_at, username=row.username, roles=list(row.roles),
+                   question=row.question, outcome=row.outcome, outcome_label=row.outcome_label, answer=row.answer,
+                   error=row.error, passages=[ShownPassageOut.of(p) for p in row.passages], feedback=row.feedback,
+                   feedback_comment=row.feedback_comment)
+
+
+class AuditQuestionList(BaseModel):
+    total: int = Field(description="questions matching the filters")
+    page: int
+    page_size: int
+    pages: int
+    questions: list[AuditQuestionOut] = Field(description="newest first")
+
+    @classmethod
+    def of(cls, page: AuditPage) -> AuditQuestionList:
+        return cls(total=page.total, page=page.page, page_size=page.page_size, pages=page.pages,
+                   questions=[AuditQuestionOut.of(r) for r in page.rows])
 
 
 # ----------------------------------------------------------------------------- chat
@@ -67,22 +127,34 @@ class Understood(BaseModel):
                    shown=r.shown, notice=r.notice)
 
 
+class SourceVersionOut(BaseModel):
+    number: int = Field(description="the document's version (1 for its first upload)")
+    date: datetime | None = Field(description="when that version was uploaded")
+    label: str = Field(description='as cited: "sürüm 2 · 06.12.2026"')
+
+
 class SourceOut(BaseModel):
     rank: int = Field(description="the [n] the answer cites")
     document_id: PublicId
     title: str
     filename: str
-    page_start: int = Field(description="first page; for a Word file (locator_kind `section`), its section number")
+    page_start: int = Field(description="first page; for a Word file (locator_kind `section`), its section number; "
+                                        "for an Excel file (`rows`) its sheet's number; for a PowerPoint file "
+                                        "(`slide`) its slide's number")
     page_end: int
     page_label: str = Field(description='where the passage is, as cited: "s. 7", "s. 7–8", or for a Word file '
-                                        '"§ BİRİNCİ BÖLÜM · paragraf 2" (the same as `locator`)')
+                                        '"§ BİRİNCİ BÖLÜM · paragraf 2", an Excel file "Sayfa1 · satır 12–30", a '
+                                        'PowerPoint file "slayt 7" (the same as `locator`)')
     article: str | None
-    locator_kind: Literal["page", "section"] = Field(
-        description='"page": a PDF, cited by pages; "section": a Word file (no pages), cited by heading and paragraph')
-    locator: str = Field(description='where the citation points: "s. 7" or "§ BİRİNCİ BÖLÜM · paragraf 2"')
+    locator_kind: Literal["page", "section", "rows", "slide"] = Field(
+        description='"page": a PDF, cited by pages; "section": a Word file (no pages), cited by heading and paragraph; '
+                    '"rows": an Excel file, cited by sheet and rows; "slide": a PowerPoint file, cited by slide')
+    locator: str = Field(description='where the citation points: "s. 7", "§ BİRİNCİ BÖLÜM · paragraf 2", '
+                                     '"Sayfa1 · satır 12–30" or "slayt 7"')
     score: float
     text: str
     ocr: bool = Field(description="the passage was read by OCR from a scanned page: check it on the page itself")
+    version: SourceVersionOut = Field(description="the document's version the passage is from")
 
     @classmethod
     def of(cls, source: Source) -> SourceOut:
@@ -189,13 +261,18 @@ class DocumentOut(BaseModel):
     uploaded_by: str | None
     created_at: datetime
     skipped_pages: list[int]
-    file_format: Literal["pdf", "docx"] = Field(description="told by the file's content; a docx's `pages` counts "
-                                                            "its sections (it has no pages)")
+    file_format: Literal["pdf", "docx", "xlsx", "pptx"] = Field(
+        description="told by the file's content; a docx's `pages` counts its sections (it has no pages), a xlsx's "
+                    "its sheets, a pptx's its slides")
     ocr_pages: list[int] = Field(description="pages whose text was read by OCR (scanned, no text layer)")
     oversized_pages: list[int] = Field(default_factory=list, description="pages too large for the pixel budget "
                                        "(RENDER_MAX_MEGAPIXELS) at the page image's resolution: drawn smaller")
     undrawable_pages: list[int] = Field(default_factory=list, description="pages too large to draw as an image "
                                         "even at PAGE_IMAGE_MIN_DPI: their page image answers 422 page_too_large")
+    version: int = Field(default=1, description="this row's version of the document (GET …/versions lists them)")
+    current: bool = Field(default=True, description="false: a kept earlier version, never retrieved")
+    hidden_parts: list[str] = Field(default_factory=list, description="not read because their author hid them: a "
+                                    "xlsx's hidden sheets by name, a pptx's hidden slides by number")
 
     @classmethod
     def of(cls, doc: Document) -> DocumentOut:
@@ -203,7 +280,24 @@ class DocumentOut(BaseModel):
                    size_bytes=doc.size_bytes, allowed_roles=list(doc.allowed_roles), uploaded_by=doc.uploaded_by,
                    created_at=doc.created_at, skipped_pages=list(doc.skipped_pages), file_format=doc.file_format,
                    ocr_pages=list(doc.ocr_pages), oversized_pages=list(doc.oversized_pages),
-                   undrawable_pages=list(doc.undrawable_pages))
+                   undrawable_pages=list(doc.undrawable_pages), version=doc.version_no, current=doc.is_current,
+                   hidden_parts=list(doc.hidden_parts))
+
+
+class DocumentVersionOut(BaseModel):
+    document_id: PublicId = Field(description="this version's own public id (GET /v1/documents/{id} reads it)")
+    version: int
+    current: bool
+    label: str = Field(description='"sürüm 2 · 06.12.2026"')
+    uploaded_at: datetime
+    uploaded_by: str | None
+    filename: str
+    chunks: int
+    retired_at: datetime | None = Field(description="when it last stopped being the current version")
+
+
+class DocumentVersionList(BaseModel):
+    versions: list[DocumentVersionOut] = Field(description="newest first, those the caller's role may read")
 
 
 class ChunkOut(BaseModel):
@@ -211,7 +305,8 @@ class ChunkOut(BaseModel):
     page_start: int
     page_end: int
     article: str | None
-    locator: str | None = Field(default=None, description="a Word file's section label; null for a PDF")
+    locator: str | None = Field(default=None, description="a Word file's section label, an Excel file's sheet and "
+                                                          "rows, a PowerPoint file's slide; null for a PDF")
     text: str
 
 
@@ -269,9 +364,11 @@ class ConversationList(BaseModel):
 
 
 class VersionOut(BaseModel):
-    sha256: str = Field(description="the cited file's sha256 at the time of the answer (documents have no "
-                                    "versions yet: this and the upload date stand in for one)")
+    sha256: str = Field(description="the cited version's file's sha256")
     uploaded_at: datetime | None
+    number: int | None = Field(default=None, description="the cited version's number (null for answers given "
+                                                         "before documents had versions)")
+    label: str = Field(default="", description='as cited: "sürüm 2 · 06.12.2026"')
 
 
 class CitationOut(BaseModel):
@@ -280,8 +377,9 @@ class CitationOut(BaseModel):
     title: str
     article: str | None
     heading: str = Field(description="the article's title, \"\" when unknown")
-    locator: str = Field(description='"s. 7" or a Word file\'s "§ BİRİNCİ BÖLÜM · paragraf 2"')
-    locator_kind: Literal["page", "section"]
+    locator: str = Field(description='"s. 7", a Word file\'s "§ BİRİNCİ BÖLÜM · paragraf 2", an Excel file\'s '
+                                     '"Sayfa1 · satır 12–30" or a PowerPoint file\'s "slayt 7"')
+    locator_kind: Literal["page", "section", "rows", "slide"]
     page_start: int
     page_end: int
     version: VersionOut | None
@@ -292,7 +390,8 @@ class CitationOut(BaseModel):
         return cls(number=citation.number, document_id=citation.document_id, title=citation.title,
                    article=citation.article, heading=citation.heading, locator=citation.locator,
                    locator_kind=citation.locator_kind, page_start=citation.page_start, page_end=citation.page_end,
-                   version=VersionOut(sha256=version.sha256, uploaded_at=version.uploaded_at) if version else None)
+                   version=VersionOut(sha256=version.sha256, uploaded_at=version.uploaded_at, number=version.number,
+                                      label=version.label) if version else None)
 
 
 class TurnOut(BaseModel):

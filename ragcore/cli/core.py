@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from pathlib import Path
 
 from ragcore import store as dbmod
 from ragcore.access import first_admin, roles, users
@@ -26,6 +27,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only check that the database answers (container health check: fast, no model probe)")
     add_json_flag(p)
     p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("backup", help="write the database and the stored files into a new folder under DIR")
+    p.add_argument("target", type=Path, metavar="DIR")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser("restore", help="restore a backup folder (made by `backup`) into the configured database")
+    p.add_argument("source", type=Path, metavar="BACKUP_DIR")
+    p.add_argument("--replace", action="store_true", help="overwrite a database that already holds Dayanak's data")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_restore)
 
     p = sub.add_parser("add-user", help="create a user (password from --password-stdin or a prompt)")
     p.add_argument("username")
@@ -100,6 +112,36 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     report = run_checks(settings)
     emit(report.as_dict(), args.json, report.as_text)
     return 0 if report.database_ok and not report.reader_error else 1
+
+
+def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
+    from ragcore.ops import BackupError, backup
+
+    with open_db(settings) as db:
+        try:
+            result = backup(settings, db, args.target)
+        except BackupError as exc:
+            raise CommandError(str(exc)) from exc
+    emit(result.as_dict(), args.json, lambda: f"yedek yazıldı: {result.folder}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
+    from ragcore import store as dbmod
+    from ragcore.ops import BackupError, restore
+
+    # Not open_db: a restore goes into a database without Dayanak's tables, and migrating it first would fill it.
+    try:
+        db = dbmod.Database(dbmod.database_url(settings), "public")
+    except dbmod.DatabaseError as exc:
+        raise CommandError(str(exc)) from exc
+    with db:
+        try:
+            result = restore(settings, db, args.source, replace=args.replace)
+        except BackupError as exc:
+            raise CommandError(str(exc)) from exc
+    emit(result, args.json, lambda: f"geri yüklendi: {result['restored']} ({result['created_at']})")
+    return 0
 
 
 def _read_password(from_stdin: bool) -> str:

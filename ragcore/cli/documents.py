@@ -1,4 +1,5 @@
-"""ingest, documents, chunks, delete-document, reembed.
+"""ingest (a new document, or `--new-version-of` one), documents, versions, make-current (roll back),
+chunks, delete-document, reembed.
 
 The command line is the operator's tool on the server, so it acts as admin (sees every
 document); `--role` shows what another role would see. `ingest` and `reembed` run in this
@@ -19,8 +20,12 @@ from ragcore.core import Document, Settings
 from ragcore.documents import (
     IndexModelMismatch,
     IngestError,
+    VersionError,
     count_unit,
+    hidden_note,
     ingest_file,
+    list_versions,
+    make_current,
     page_size_notes,
     reembed_all,
 )
@@ -29,10 +34,16 @@ from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ingest", help="add a PDF or Word .docx (extract, chunk, embed, store)")
+    p = sub.add_parser("ingest", help="add a PDF, Word .docx, Excel .xlsx or PowerPoint .pptx (extract, chunk, embed, store)")
     p.add_argument("file", type=Path)
-    p.add_argument("--roles", nargs="+", required=True, help="roles that may read it (`roles` lists them)")
-    p.add_argument("--title", help="title shown in citations (default: from the file name)")
+    p.add_argument("--roles", nargs="+",
+                   help="roles that may read it (`roles` lists them; required, except for a new version: the "
+                        "current version's)")
+    p.add_argument("--title", help="title shown in citations (default: from the file name; a new version's: the "
+                                   "current version's)")
+    p.add_argument("--new-version-of", metavar="DOCUMENT_ID",
+                   help="store the file as the next version of this document (its public id); switched in when "
+                        "stored, the old version kept and no longer answering")
     p.add_argument("--background", action="store_true", help="queue it as a job and return at once")
     add_json_flag(p)
     p.set_defaults(func=cmd_ingest)
@@ -41,6 +52,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--role", default="admin", help="list as this role sees it (several: isg+uretim)")
     add_json_flag(p)
     p.set_defaults(func=cmd_documents)
+
+    p = sub.add_parser("versions", help="list a document's kept versions (newest first)")
+    p.add_argument("document_id", help="the public id of any of its versions")
+    p.add_argument("--role", default="admin", help="as this role sees it (several: isg+uretim)")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_versions)
+
+    p = sub.add_parser("make-current", help="make a kept version its document's current one (roll back)")
+    p.add_argument("document_id", help="the version's public id (as `versions` lists it)")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_make_current)
 
     p = sub.add_parser("chunks", help="show a document's chunks")
     p.add_argument("document_id", help="the document's public id (as `documents` lists it)")
@@ -64,14 +86,18 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         data = args.file.read_bytes()
     except OSError as exc:
         raise CommandError(f"Dosya okunamadı: {args.file}: {exc.strerror or exc}") from exc
+    if not args.roles and not args.new_version_of:
+        raise CommandError("En az bir rol seçilmeli (--roles): belgeyi kimlerin okuyabileceği boş bırakılamaz.")
     if args.background:
         return _submitted(args, settings, lambda db: jobs.submit_ingest(
-            db, settings, data, filename=args.file.name, roles=args.roles, title=args.title))
+            db, settings, data, filename=args.file.name, roles=args.roles or [], title=args.title,
+            new_version_of=_base(db, args.new_version_of)))
     with open_db(settings) as db, StageBars(jobs.get_kind(jobs.INGEST), enabled=_bars(args)) as bars:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
-            result = ingest_file(db, settings, embedder, data, filename=args.file.name, roles=args.roles,
-                                title=args.title, progress=jobs.in_parts(bars))
+            result = ingest_file(db, settings, embedder, data, filename=args.file.name, roles=args.roles or [],
+                                title=args.title, progress=jobs.in_parts(bars),
+                                new_version_of=_base(db, args.new_version_of))
             sentences = jobs.warm_quotes(db, embedder, [result.document_id], bars)
         except IndexModelMismatch as exc:  # the operator at the server can run the command
             raise CommandError(f"{exc}\nTo re-embed every chunk with the configured model: {exc.command}") from exc
@@ -82,9 +108,11 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     def human() -> str:
         skipped = f"; metinsiz sayfalar atlandı: {result.skipped_pages}" if result.skipped_pages else ""
         scanned = f"; OCR ile okunan sayfalar: {result.ocr_pages}" if result.ocr_pages else ""
+        hidden = f"; {hidden_note(result.file_format, result.hidden_parts)}" if result.hidden_parts else ""
         notes = page_size_notes(result.oversized_pages, result.undrawable_pages, result.too_large_for_ocr)
-        return " ".join([f"belge {result.public_id} “{result.title}”: {result.pages} {count_unit(result.file_format)}, "
-                         f"{result.chunks} parça, {result.seconds:.1f} sn{scanned}{skipped}" + ("." if notes else ""),
+        version = f" (sürüm {result.version_no})" if result.version_no > 1 else ""
+        return " ".join([f"belge {result.public_id} “{result.title}”{version}: {result.pages} {count_unit(result.file_format)}, "
+                         f"{result.chunks} parça, {result.seconds:.1f} sn{scanned}{skipped}{hidden}" + ("." if notes else ""),
                          *notes])
 
     emit(payload, args.json, human)
@@ -96,7 +124,8 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
         found = docs.list_documents(db, args.role)
     payload = [
         {"document_id": d.public_id, "title": d.title, "filename": d.filename, "file_format": d.file_format,
-         "pages": d.page_count, "chunks": d.chunk_count, "allowed_roles": list(d.allowed_roles)}
+         "pages": d.page_count, "chunks": d.chunk_count, "allowed_roles": list(d.allowed_roles),
+         "version": d.version_no}
         for d in found
     ]
 
@@ -107,6 +136,43 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
                          f"{d['chunks']} parça, roller: {', '.join(d['allowed_roles'])})" for d in payload)
 
     emit(payload, args.json, human)
+    return 0
+
+
+def _base(db, public_id: str | None) -> int | None:
+    """The document a new version continues (any of its versions' public ids), or None."""
+    if public_id is None:
+        return None
+    try:
+        return _found(db, public_id, "admin").id
+    except docs.DocumentNotFound as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def cmd_versions(args: argparse.Namespace, settings: Settings) -> int:
+    with open_db(settings) as db:
+        try:
+            found = list_versions(db, _found(db, args.document_id, args.role).id, args.role)
+        except docs.DocumentNotFound as exc:
+            raise CommandError(str(exc)) from exc
+    payload = [v.as_dict() for v in found]
+
+    def human() -> str:
+        return "\n".join(f"{v.public_id} {v.label}{'  (güncel)' if v.is_current else ''}  {v.filename}, "
+                         f"{v.chunk_count} parça, yükleyen: {v.uploaded_by or '-'}" for v in found)
+
+    emit(payload, args.json, human)
+    return 0
+
+
+def cmd_make_current(args: argparse.Namespace, settings: Settings) -> int:
+    with open_db(settings) as db:
+        try:
+            doc = make_current(db, _found(db, args.document_id, "admin").id)
+        except (docs.DocumentNotFound, VersionError) as exc:
+            raise CommandError(str(exc)) from exc
+    emit({"document_id": doc.public_id, "version": doc.version_no, "title": doc.title}, args.json,
+         lambda: f"“{doc.title}” artık {doc.version_label} ile cevaplanıyor ({doc.public_id}).")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""jobs (list, show, cancel, retry) and worker.
+"""jobs (list, show, cancel, retry), worker and watch (one scan of WATCH_DIR).
 
 `python -m ragcore jobs` lists the newest jobs, `jobs ID` shows one, `jobs cancel ID` and
 `jobs retry ID` act on one (ID: the job's public id, as listed); `python -m ragcore worker` runs a worker in the foreground until
@@ -31,6 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", type=int, default=1, help="jobs at a time (default 1: embedding uses every core)")
     p.add_argument("--name", help="worker name shown on its jobs (default: host:pid)")
     p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("watch", help="scan WATCH_DIR once now: new files queued, changed ones again, removed ones retired")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_watch)
 
 
 def _parse(words: list[str]) -> tuple[str, str | None]:
@@ -107,3 +111,26 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     except DatabaseError as exc:
         raise CommandError(str(exc)) from exc
     return 0
+
+
+def cmd_watch(args: argparse.Namespace, settings: Settings) -> int:
+    """One scan of the watched folder in the foreground (a worker runs one every
+    WATCH_INTERVAL_SECONDS); the files it queues are ingested by the workers, as uploads are."""
+    with open_db(settings) as db:
+        try:
+            report = jobs.scan(db, settings)
+        except jobs.WatchError as exc:
+            raise CommandError(str(exc)) from exc
+    emit(report.as_dict(), args.json, lambda: _watch_text(report))
+    return 0
+
+
+def _watch_text(report: jobs.ScanReport) -> str:
+    rows = [f"{report.seen} dosya tarandı, {report.unchanged} değişmemiş"]
+    rows += [f"kuyrukta: {path}" for path in report.queued]
+    rows += [f"kaydedildi: {path}" for path in report.stored]
+    rows += [f"kaldırıldı: {path}" for path in report.retired]
+    rows += [f"hatalı: {path}: {reason}" for path, reason in report.failed.items()]
+    if report.truncated:
+        rows.append("dosya sayısı WATCH_MAX_FILES sınırını aştı; kalan dosyalar okunmadı")
+    return "\n".join(rows)

@@ -2,7 +2,7 @@
 
 `turn_of` builds the turn the conversation stores (and the lab chains) from an answer: each cited
 source with its article's heading (the line printed above "MADDE 74 –", which the follow-up rules
-carry) and its document's version of that moment. `readable_history` is the one place that
+carry) and the version of its document it was read from (number, file and date). `readable_history` is the one place that
 decides what of a stored turn a user sees now: a citation of a chunk the user's current role may
 not read — the document deleted, its roles changed, the user's role changed — is dropped, the
 answer drawn from it is replaced by `HIDDEN_ANSWER`, and a later rewrite that carried words from
@@ -30,7 +30,7 @@ from ragcore.core import Answer, Source
 from ragcore.documents import article_headings, readable_chunks
 from ragcore.store import Database
 
-VERSIONS_SQL = "SELECT id, sha256, created_at FROM documents WHERE id = ANY(%(ids)s)"
+VERSIONS_SQL = "SELECT id, sha256, created_at, version_no FROM documents WHERE id = ANY(%(ids)s)"
 # The first chunk of each cited article: the one that holds its heading above "MADDE n –".
 ARTICLE_STARTS_SQL = """
 SELECT DISTINCT ON (document_id, article) document_id, article, text
@@ -59,7 +59,7 @@ def citations_of(db: Database, answer: Answer) -> tuple[Citation, ...]:
     documents = sorted({s.document_id for s in sources})
     articles = sorted({s.article for s in sources if s.article})
     with db.connection() as conn:
-        versions = {row[0]: DocumentVersion(row[1], row[2])
+        versions = {row[0]: DocumentVersion(row[1], row[2], row[3])
                     for row in conn.execute(VERSIONS_SQL, {"ids": documents}).fetchall()}
         starts = {(row[0], row[1]): row[2] for row in conn.execute(
             ARTICLE_STARTS_SQL, {"documents": documents, "articles": articles}).fetchall()} if articles else {}

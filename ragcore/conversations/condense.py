@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ragcore.answer import CITATION_MARKER
 from ragcore.conversations.models import Turn
 from ragcore.core import sanitize
 
@@ -32,7 +33,7 @@ SYSTEM = (
     "4. Önceki cevaplardaki bilgileri soruya ekleme ve soruyu cevaplama; yalnızca konuyu taşı.\n"
     "5. Türkçe yaz, en fazla {limit} karakter."
 )
-_CITATION_MARK = re.compile(r"\s*\[\d+\]")
+_CITATION_MARK = re.compile(r"\s*" + CITATION_MARKER.pattern)  # the app's one marker, with the space before it
 _LABEL = re.compile(r"^(?:tek başına anlaşılır soru|yeniden yazılmış soru|soru)\s*:\s*", re.IGNORECASE)
 _QUOTES = "\"'“”‘’«»`"
 

@@ -2,9 +2,8 @@
 
 Both hold the same things: the title, when the conversation ran and when it was exported, and per
 turn the question, what was understood ("Şöyle anladım: …"), the answer and its citations —
-document, article, page and the document's version. Documents have no versions yet, so a
-version is the file's sha256 (its first 12 hex digits) and its upload date at the moment of the
-answer; the files say so. The conversation comes in as its owner may read it now
+document, article, page and the document's version the answer read ("sürüm 2 · 06.12.2026";
+an answer stored before documents had versions names the file's sha256 and upload date instead). The conversation comes in as its owner may read it now
 (`get_conversation`), so a hidden answer stays hidden in the file.
 
 The PDF is written by fpdf2 (pure Python) with DejaVu Sans, which has every Turkish letter; the
@@ -34,9 +33,9 @@ PDF = "pdf"
 FORMATS = (MARKDOWN, PDF)
 MEDIA_TYPES = {MARKDOWN: "text/markdown; charset=utf-8", PDF: "application/pdf"}
 
-VERSION_NOTE = ("Belge sürümleri: Dayanak'ta belgelerin henüz sürüm numarası yok. Her kaynağın yanındaki sürüm, "
-                "cevabın verildiği anda o belgenin dosyasının sha256 parmak izinin ilk 12 hanesi ve yüklenme "
-                "tarihidir; aynı parmak iz aynı dosya demektir.")
+VERSION_NOTE = ("Belge sürümleri: her kaynağın yanındaki sürüm, cevabın okunduğu belge sürümünün numarası ve "
+                "yüklenme tarihidir; yeni sürüm yüklendiğinde eskisi arşivde saklanır. Sürümlerden önce verilmiş "
+                "cevaplarda sürüm, belgenin dosyasının sha256 parmak izinin ilk 12 hanesi ve yüklenme tarihidir.")
 FONT_DIRS = ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/dejavu", "/usr/share/fonts/TTF",
              "/usr/share/fonts/dejavu-sans-fonts", "/usr/local/share/fonts/dejavu")
 FONT_FILES = {"": "DejaVuSans.ttf", "B": "DejaVuSans-Bold.ttf"}
@@ -80,10 +79,12 @@ def header_lines(conversation: Conversation, exported_at: datetime) -> list[str]
 
 
 def citation_line(citation: Citation) -> str:
-    """"[1] İş Kanunu — Madde 74 – Analık halinde çalışma ve süt izni — s. 31 — sürüm: sha256 … · 05.01.2026"."""
+    """"[1] İş Kanunu — Madde 74 – Analık halinde çalışma ve süt izni — s. 31 — sürüm 2 · 06.12.2026" (an
+    answer stored before documents had versions: "sürüm: sha256 … · 05.01.2026")."""
     parts = [f"[{citation.number}] {citation.title}", citation.article_label, citation.locator]
     if citation.version is not None:
-        parts.append(f"sürüm: {citation.version.label}")
+        numbered = citation.version.number is not None
+        parts.append(citation.version.label if numbered else f"sürüm: {citation.version.label}")
     return " — ".join(part for part in parts if part)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ragcore.core import LOCATOR_PAGE
+from ragcore.core import LOCATOR_PAGE, version_label
 
 METHOD_NONE = "none"  # the question was taken as typed
 METHOD_RULES = "rules"  # rewritten by the deterministic follow-up rules
@@ -37,20 +37,24 @@ class ConversationNotFound(ConversationError):
 
 @dataclass(frozen=True)
 class DocumentVersion:
-    """Which state of a document an answer came from. Documents have no versions yet: the file's
-    sha256 and its upload date stand in for one (a changed file is a new upload, a new sha256)."""
+    """Which version of a document an answer came from (migration 024): its number, its file's
+    sha256 and its upload date. Answers stored before documents had versions have no number."""
 
     sha256: str
     uploaded_at: datetime | None = None
+    number: int | None = None
 
     @property
     def label(self) -> str:
-        """"sha256 3f2a9c1e4b7d · 05.01.2026" (the short fingerprint and the upload day)."""
+        """"sürüm 2 · 06.12.2026"; for an answer stored before versions, "sha256 3f2a9c1e4b7d · 05.01.2026"."""
+        if self.number is not None:
+            return version_label(self.number, self.uploaded_at)
         day = f" · {self.uploaded_at:%d.%m.%Y}" if self.uploaded_at else ""
         return f"sha256 {self.sha256[:12]}{day}"
 
     def as_dict(self) -> dict:
-        return {"sha256": self.sha256, "uploaded_at": self.uploaded_at.isoformat() if self.uploaded_at else None}
+        return {"sha256": self.sha256, "uploaded_at": self.uploaded_at.isoformat() if self.uploaded_at else None,
+                "number": self.number}
 
 
 @dataclass(frozen=True)

@@ -149,7 +149,8 @@ def _citation(record: dict) -> Citation:
         article=record.get("article"), heading=record.get("heading") or "", page_start=record.get("page_start") or 0,
         page_end=record.get("page_end") or 0, locator=record.get("locator") or "",
         locator_kind=record.get("locator_kind") or "page", filename=record.get("filename") or "",
-        version=DocumentVersion(version["sha256"], _moment(version.get("uploaded_at"))) if version else None,
+        version=DocumentVersion(version["sha256"], _moment(version.get("uploaded_at")), version.get("number"))
+        if version else None,
         chunk_id=record.get("chunk_id"), document_key=record.get("document_key"))
 
 

@@ -50,6 +50,7 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "DATABASE_READ_URL": ("(unset)", "read replica for retrieval (answers, search); unset: DATABASE_URL serves it"),
     "DATA_DIR": ("./data", "embedded database, stored uploads, secrets, caches"),
     "MIN_FREE_DISK_MB": ("1024", "uploads are refused while DATA_DIR (or the embedded database's folder) has less free space; 0 turns the check off"),
+    "BACKUP_SECONDS": ("3600", "longest a backup's pg_dump or a restore's pg_restore may run (`python -m ragcore backup`)"),
     "OLLAMA_BASE_URL": ("http://127.0.0.1:11434", "Ollama server for embeddings and answers"),
     "EMBED_BACKEND": ("auto", "auto | e5 (embedded multilingual-e5-small) | ollama | use (embedded USE, small machines)"),
     "EMBED_MODEL": ("bge-m3", "Ollama embedding model"),
@@ -75,23 +76,50 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "ANSWER_POLICY": ("rules", "rules (evidence gate, sentence quoter, quote check) | reader (the cross-encoder in ragcore/reader; see docs/reader.md)"),
     "READER_CANDIDATES": ("12", "ANSWER_POLICY=reader: retrieved chunks the reader reads per question (1-50)"),
     "MAX_UPLOAD_MB": ("50", "largest PDF accepted for upload"),
-    "DOCX_MAX_UNPACKED_MB": ("256", "a .docx may unpack to at most this many MB (all its parts); refused before any XML is read"),
-    "DOCX_MAX_ELEMENTS": ("3000000", "XML elements (attributes, namespace declarations and comments count too) in all parts of a .docx; counted while streaming, before any tree is built"),
+    "DOCX_MAX_UNPACKED_MB": ("256", "a .docx (and a .xlsx or .pptx) may unpack to at most this many MB (all its parts); refused before any XML is read"),
+    "DOCX_MAX_ELEMENTS": ("3000000", "XML elements (attributes, namespace declarations and comments count too) in all parts of a .docx (and a .xlsx or .pptx); counted while streaming, before any tree is built"),
     "DOCX_MAX_PARAGRAPHS": ("200000", "paragraphs (w:p, table cells' and headers' too) in a .docx"),
-    "DOCX_MAX_DEPTH": ("100", "nesting depth of a .docx's XML (10-256; Word writes a few dozen levels at most)"),
-    "DOCX_MAX_CHARACTERS": ("10000000", "characters of text read from a .docx (numbering and merged table cells included)"),
+    "DOCX_MAX_DEPTH": ("100", "nesting depth of a .docx's (and a .xlsx's or .pptx's) XML (10-256; Office writes a few dozen levels at most)"),
+    "DOCX_MAX_CHARACTERS": ("10000000", "characters of text read from a .docx (numbering and merged table cells included), a .xlsx (its header row repeated in each chunk included) or a .pptx"),
+    "XLSX_MAX_ROWS": ("100000", "rows of a .xlsx, all sheets together (hidden ones too); counted in the XML before openpyxl reads it, and again while reading (empty rows between rows included)"),
+    "XLSX_MAX_CELLS": ("1000000", "cells of a .xlsx, all sheets together (hidden ones too), and at most as many shared strings; counted in the XML before openpyxl reads it, and again while reading (empty cells padded into a row included)"),
+    "PPTX_MAX_SLIDES": ("1000", "slides of a .pptx; counted from the package's directory before python-pptx reads it"),
     "MAX_QUESTION_CHARS": ("1000", "longest question accepted"),
     "CONVERSATION_RETENTION_DAYS": ("180", "saved conversations untouched this many days are deleted (the expire_conversations job)"),
     "CONVERSATION_MAX_TURNS": ("200", "questions one saved conversation holds; then the user starts a new one"),
+    "AUDIT_RETENTION_DAYS": ("365", "rows of the questions log (the audit trail) older than this many days are deleted by the expire_audit job; 0 keeps them forever"),
+    "AUDIT_EXPORT_MAX_ROWS": ("100000", "most rows one CSV export of the audit trail holds; narrow the filters for more"),
     "COOKIE_KEY": ("(generated)", "login cookie signing key; generated into DATA_DIR if unset"),
     "ADMIN_PASSWORD": ("(generated)", "first admin password; generated and printed once if unset"),
     "TQUAD_DIR": ("../shared/data/tquad", "TQuAD v0.1 train/dev JSON files"),
     "DOCUMENTS_DIR": ("../shared/data/documents", "sample law PDFs"),
     "LOGIN_SLEEP_TIME": ("0.7", "seconds the login form waits on each signed-out run (slows guessing)"),
+    "LDAP_URL": ("(none)", "LDAP/Active Directory server, `ldaps://dc1.firma.local` (or `ldap://` with LDAP_START_TLS); unset: no directory sign-in"),
+    "LDAP_START_TLS": ("false", "upgrade an `ldap://` connection with StartTLS before any password is sent"),
+    "LDAP_ALLOW_PLAIN": ("false", "allow `ldap://` without TLS (passwords cross the network readable; logged and shown as a warning)"),
+    "LDAP_CA_FILE": ("(system)", "PEM file of the CA that signed the directory's certificate (default: the system's CAs)"),
+    "LDAP_BIND_DN": ("(anonymous)", "service account that searches for users and re-checks them (e.g. `CN=dayanak-svc,OU=Servis,DC=firma,DC=local`)"),
+    "LDAP_BIND_PASSWORD": ("(none)", "password of LDAP_BIND_DN"),
+    "LDAP_USER_BASE_DN": ("(none)", "where users are searched (required with LDAP_URL)"),
+    "LDAP_USER_FILTER": ("(uid={username})", "filter that finds a user by the typed name; AD: `(sAMAccountName={username})`"),
+    "LDAP_GROUP_BASE_DN": ("(LDAP_USER_BASE_DN)", "where groups (groupOfNames/group `member`) are searched"),
+    "LDAP_DISABLED_GROUP": ("(none)", "members of this group (DN or cn) are refused, like a disabled account"),
+    "LDAP_TIMEOUT_SECONDS": ("5", "connect and operation timeout of one directory request"),
+    "LDAP_RECHECK_SECONDS": ("300", "a directory user's groups and account are re-read at most this long after the last check; removed users lose access at the next request after it (0: every request)"),
+    "OIDC_ISSUER_URL": ("(none)", "OpenID Connect provider (its `/.well-known/openid-configuration` is read); unset: no 'Kurumsal hesapla giriş'"),
+    "OIDC_CLIENT_ID": ("(none)", "client id registered at the provider"),
+    "OIDC_CLIENT_SECRET": ("(none)", "client secret registered at the provider"),
+    "OIDC_REDIRECT_URL": ("(none)", "the app's callback as registered at the provider, `https://dayanak.firma.local/oauth2callback`"),
+    "OIDC_GROUPS_CLAIM": ("groups", "the ID-token claim that lists the user's groups"),
+    "OIDC_USERNAME_CLAIM": ("preferred_username", "the claim that names the user (lowercased; must fit the username rules)"),
     "LOG_LEVEL": ("INFO", "Python log level"),
     "WORKER_IN_APP": ("true", "the app (`make run`) and the REST API (`make api`) each run a job worker inside them; false: only separate `python -m ragcore worker` processes run jobs"),
     "JOB_MODULES": ("eval.jobs", "comma-separated modules that register extra job kinds (the lab's); loaded by workers"),
     "JOB_HEARTBEAT_SECONDS": ("10", "worker heartbeat; a worker silent for 3× this long is taken for dead, its job failed"),
+    "WATCH_DIR": ("(unset)", "a folder (a mounted share) whose documents are kept in Dayanak: new files ingested, changed ones new versions, removed ones retired"),
+    "WATCH_INTERVAL_SECONDS": ("300", "how often a worker scans WATCH_DIR"),
+    "WATCH_DEFAULT_ROLES": ("admin", "roles of a watched file whose folder has no rule file (.dayanak.toml)"),
+    "WATCH_MAX_FILES": ("10000", "most files one scan of WATCH_DIR reads; more are reported and left for the admin"),
     "API_HOST": ("127.0.0.1", "address `python -m ragcore api` binds to (REST API)"),
     "API_PORT": ("8502", "port of the REST API"),
     "TRUSTED_PROXIES": ("(none)", "comma-separated proxy IPs/networks whose X-Forwarded-For names the client (throttles)"),
@@ -221,6 +249,61 @@ def _docx_depth(env: Mapping[str, str]) -> int:
     return value
 
 
+def _optional_dir(env: Mapping[str, str], name: str) -> Path | None:
+    value = _opt(env, name)
+    return Path(value).expanduser() if value else None
+
+
+def _ldap(env: Mapping[str, str]) -> dict[str, object]:
+    """The directory settings, checked together: plain `ldap://` needs LDAP_START_TLS or an
+    explicit LDAP_ALLOW_PLAIN, because the users' passwords travel in the bind."""
+    url = _opt(env, "LDAP_URL")
+    start_tls, allow_plain = _bool(env, "LDAP_START_TLS", False), _bool(env, "LDAP_ALLOW_PLAIN", False)
+    user_filter = _opt(env, "LDAP_USER_FILTER") or "(uid={username})"
+    base = _opt(env, "LDAP_USER_BASE_DN")
+    ca_file = _opt(env, "LDAP_CA_FILE")
+    if url is not None:
+        if not url.lower().startswith(("ldap://", "ldaps://")):
+            raise SettingsError(f"LDAP_URL must start with ldaps:// or ldap://, got {url!r}")
+        if url.lower().startswith("ldap://") and not start_tls and not allow_plain:
+            raise SettingsError("LDAP_URL is plain ldap://: use ldaps://, or set LDAP_START_TLS=true; "
+                                "LDAP_ALLOW_PLAIN=true sends passwords readable and is for test networks only")
+        if base is None:
+            raise SettingsError("LDAP_USER_BASE_DN is required with LDAP_URL (where the users are searched)")
+    if "{username}" not in user_filter or not (user_filter.startswith("(") and user_filter.endswith(")")):
+        raise SettingsError(f"LDAP_USER_FILTER must be a parenthesised filter containing {{username}}, got {user_filter!r}")
+    return {
+        "ldap_url": url, "ldap_start_tls": start_tls, "ldap_allow_plain": allow_plain,
+        "ldap_ca_file": Path(ca_file).expanduser() if ca_file else None,
+        "ldap_bind_dn": _opt(env, "LDAP_BIND_DN"), "ldap_bind_password": _opt(env, "LDAP_BIND_PASSWORD"),
+        "ldap_user_base_dn": base, "ldap_user_filter": user_filter,
+        "ldap_group_base_dn": _opt(env, "LDAP_GROUP_BASE_DN"),
+        "ldap_disabled_group": _opt(env, "LDAP_DISABLED_GROUP"),
+        "ldap_timeout_seconds": _positive_float(env, "LDAP_TIMEOUT_SECONDS", 5.0),
+        "ldap_recheck_seconds": _nonnegative_float(env, "LDAP_RECHECK_SECONDS", 300.0),
+    }
+
+
+_OIDC_REQUIRED = ("OIDC_ISSUER_URL", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET", "OIDC_REDIRECT_URL")
+
+
+def _oidc(env: Mapping[str, str]) -> dict[str, object]:
+    """OpenID Connect settings: all four of `_OIDC_REQUIRED` or none (a half-set provider fails at start)."""
+    values = {name: _opt(env, name) for name in _OIDC_REQUIRED}
+    missing = [name for name, value in values.items() if value is None]
+    if missing and len(missing) < len(values):
+        raise SettingsError(f"OpenID Connect needs {', '.join(_OIDC_REQUIRED)} together; missing: {', '.join(missing)}")
+    issuer = values["OIDC_ISSUER_URL"]
+    if issuer is not None and not issuer.lower().startswith(("https://", "http://")):
+        raise SettingsError(f"OIDC_ISSUER_URL must be an http(s) URL, got {issuer!r}")
+    return {
+        "oidc_issuer_url": issuer.rstrip("/") if issuer else None, "oidc_client_id": values["OIDC_CLIENT_ID"],
+        "oidc_client_secret": values["OIDC_CLIENT_SECRET"], "oidc_redirect_url": values["OIDC_REDIRECT_URL"],
+        "oidc_groups_claim": _opt(env, "OIDC_GROUPS_CLAIM") or "groups",
+        "oidc_username_claim": _opt(env, "OIDC_USERNAME_CLAIM") or "preferred_username",
+    }
+
+
 def _opt(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name, "").strip()
     return value or None
@@ -232,6 +315,7 @@ class Settings:
     database_read_url: str | None = None
     data_dir: Path = Path("data")
     min_free_disk_mb: int = 1024  # below this much free space an upload is refused before anything is written
+    backup_seconds: float = 3600.0
     ollama_base_url: str = "http://127.0.0.1:11434"
     embed_backend: str = "auto"
     embed_model: str = "bge-m3"
@@ -266,17 +350,46 @@ class Settings:
     docx_max_paragraphs: int = 200_000
     docx_max_depth: int = 100
     docx_max_characters: int = 10_000_000
+    # The caps a .xlsx and a .pptx are read under besides the package caps above
+    # (ragcore.documents.sheets / slides; the reasons in SETTINGS_DOC).
+    xlsx_max_rows: int = 100_000
+    xlsx_max_cells: int = 1_000_000
+    pptx_max_slides: int = 1000
     max_question_chars: int = 1000
     conversation_retention_days: int = 180  # a saved conversation untouched this long is deleted
     conversation_max_turns: int = 200  # questions per saved conversation
+    audit_retention_days: int = 365  # the questions log keeps a row this long; 0: forever
+    audit_export_max_rows: int = 100_000  # rows per CSV export of the audit trail
     cookie_key: str | None = field(default=None, repr=False)
     admin_password: str | None = field(default=None, repr=False)
     tquad_dir: Path = Path("../shared/data/tquad")
     documents_dir: Path = Path("../shared/data/documents")
     login_sleep_time: float = 0.7
+    ldap_url: str | None = None
+    ldap_start_tls: bool = False
+    ldap_allow_plain: bool = False
+    ldap_ca_file: Path | None = None
+    ldap_bind_dn: str | None = None
+    ldap_bind_password: str | None = field(default=None, repr=False)
+    ldap_user_base_dn: str | None = None
+    ldap_user_filter: str = "(uid={username})"
+    ldap_group_base_dn: str | None = None
+    ldap_disabled_group: str | None = None
+    ldap_timeout_seconds: float = 5.0
+    ldap_recheck_seconds: float = 300.0
+    oidc_issuer_url: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: str | None = field(default=None, repr=False)
+    oidc_redirect_url: str | None = None
+    oidc_groups_claim: str = "groups"
+    oidc_username_claim: str = "preferred_username"
     log_level: str = "INFO"
     worker_in_app: bool = True
     job_heartbeat_seconds: float = 10.0
+    watch_dir: Path | None = None  # a watched share; None: no folder is watched
+    watch_interval_seconds: float = 300.0
+    watch_default_roles: tuple[str, ...] = ("admin",)
+    watch_max_files: int = 10_000
     job_modules: tuple[str, ...] = ("eval.jobs",)
     api_host: str = "127.0.0.1"
     api_port: int = 8502
@@ -303,6 +416,7 @@ class Settings:
             database_read_url=_opt(merged, "DATABASE_READ_URL"),
             data_dir=Path(merged.get("DATA_DIR", "").strip() or "data").expanduser().absolute(),
             min_free_disk_mb=_int(merged, "MIN_FREE_DISK_MB", 1024),
+            backup_seconds=_bounded_float(merged, "BACKUP_SECONDS", 3600.0, (10.0, 86_400.0)),
             ollama_base_url=(_opt(merged, "OLLAMA_BASE_URL") or "http://127.0.0.1:11434").rstrip("/"),
             embed_backend=_choice(merged, "EMBED_BACKEND", EMBED_BACKENDS, "auto"),
             embed_model=_opt(merged, "EMBED_MODEL") or "bge-m3",
@@ -333,17 +447,28 @@ class Settings:
             docx_max_paragraphs=_int(merged, "DOCX_MAX_PARAGRAPHS", 200_000, minimum=1),
             docx_max_depth=_docx_depth(merged),
             docx_max_characters=_int(merged, "DOCX_MAX_CHARACTERS", 10_000_000, minimum=1),
+            xlsx_max_rows=_int(merged, "XLSX_MAX_ROWS", 100_000, minimum=1),
+            xlsx_max_cells=_int(merged, "XLSX_MAX_CELLS", 1_000_000, minimum=1),
+            pptx_max_slides=_int(merged, "PPTX_MAX_SLIDES", 1000, minimum=1),
             max_question_chars=_int(merged, "MAX_QUESTION_CHARS", 1000, minimum=10),
             conversation_retention_days=_int(merged, "CONVERSATION_RETENTION_DAYS", 180, minimum=1),
             conversation_max_turns=_int(merged, "CONVERSATION_MAX_TURNS", 200, minimum=1),
+            audit_retention_days=_int(merged, "AUDIT_RETENTION_DAYS", 365, minimum=0),
+            audit_export_max_rows=_int(merged, "AUDIT_EXPORT_MAX_ROWS", 100_000, minimum=1),
             cookie_key=_opt(merged, "COOKIE_KEY"),
             admin_password=_opt(merged, "ADMIN_PASSWORD"),
             tquad_dir=Path(merged.get("TQUAD_DIR", "").strip() or "../shared/data/tquad").expanduser(),
             documents_dir=Path(merged.get("DOCUMENTS_DIR", "").strip() or "../shared/data/documents").expanduser(),
             login_sleep_time=_nonnegative_float(merged, "LOGIN_SLEEP_TIME", 0.7),
+            **_ldap(merged),
+            **_oidc(merged),
             log_level=(_opt(merged, "LOG_LEVEL") or "INFO").upper(),
             worker_in_app=_bool(merged, "WORKER_IN_APP", True),
             job_heartbeat_seconds=_positive_float(merged, "JOB_HEARTBEAT_SECONDS", 10.0),
+            watch_dir=_optional_dir(merged, "WATCH_DIR"),
+            watch_interval_seconds=_bounded_float(merged, "WATCH_INTERVAL_SECONDS", 300.0, (10.0, 86_400.0)),
+            watch_default_roles=_names(merged, "WATCH_DEFAULT_ROLES", ("admin",)),
+            watch_max_files=_bounded_int(merged, "WATCH_MAX_FILES", 10_000, (1, 1_000_000)),
             job_modules=_names(merged, "JOB_MODULES", ("eval.jobs",)),
             api_host=_opt(merged, "API_HOST") or "127.0.0.1",
             api_port=_port(merged, "API_PORT", 8502),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 STATUS_ANSWERED = "answered"
 STATUS_FALLBACK = "fallback"
@@ -20,10 +20,14 @@ OUTCOME_REFUSED = "refused"
 OUTCOMES = (OUTCOME_ANSWER, OUTCOME_CLOSEST, OUTCOME_REFUSED)
 
 
-# Which kind of place a source's citation names: a PDF's pages ("s. 7"), or a Word file's
-# section and paragraph ("§ BİRİNCİ BÖLÜM · paragraf 2"; a .docx has no pages).
+# Which kind of place a source's citation names: a PDF's pages ("s. 7"), a Word file's section
+# and paragraph ("§ BİRİNCİ BÖLÜM · paragraf 2"; a .docx has no pages), an Excel sheet's rows
+# ("Sayfa1 · satır 12–30") or a PowerPoint slide ("slayt 7").
 LOCATOR_PAGE = "page"
 LOCATOR_SECTION = "section"
+LOCATOR_ROWS = "rows"
+LOCATOR_SLIDE = "slide"
+LOCATOR_KINDS = (LOCATOR_PAGE, LOCATOR_SECTION, LOCATOR_ROWS, LOCATOR_SLIDE)
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,8 @@ class Chunk:
 
     `char_start`/`char_end` index into the text the chunker was given (the pages joined, or a
     TQuAD article), so the evaluation lab can test whether a chunk contains an answer span.
-    `locator` is a Word file's section label (`ragcore.documents.word.locate`); None for a PDF.
+    `locator` is a Word file's section label (`ragcore.documents.word.locate`), an Excel chunk's
+    sheet and rows, a PowerPoint chunk's slide; None for a PDF.
     """
 
     ordinal: int
@@ -73,10 +78,29 @@ class Document:
     size_bytes: int = 0
     skipped_pages: tuple[int, ...] = ()
     public_id: str = ""
-    file_format: str = "pdf"  # "pdf" | "docx" (ragcore.documents.formats): told by the bytes at upload
+    file_format: str = "pdf"  # "pdf" | "docx" | "xlsx" | "pptx" (ragcore.documents.formats): told by the bytes at upload
     ocr_pages: tuple[int, ...] = ()  # pages whose text was read by OCR
     oversized_pages: tuple[int, ...] = ()  # pages whose image is drawn smaller (too large for the pixel budget)
     undrawable_pages: tuple[int, ...] = ()  # pages too large to draw as an image at all
+    # Versions (migration 024): the rows of one document share `lineage`; one of them is current,
+    # the others are kept for the audit trail and never retrieved. `created_at` is the version's date.
+    version_no: int = 1
+    is_current: bool = True
+    lineage: str = ""
+    hidden_parts: tuple[str, ...] = ()  # not read, hidden by the author: a .xlsx's sheets by name, a .pptx's slides by number
+
+    @property
+    def version_label(self) -> str:
+        """"sürüm 2 · 06.12.2026": the version and the day it was uploaded."""
+        return version_label(self.version_no, self.created_at)
+
+
+def version_label(version_no: int, uploaded_at: datetime | date | None) -> str:
+    """"sürüm 2 · 06.12.2026", the day in the server's time zone as every date shown ("sürüm 2"
+    when the date is unknown)."""
+    if isinstance(uploaded_at, datetime) and uploaded_at.tzinfo is not None:
+        uploaded_at = uploaded_at.astimezone()
+    return f"sürüm {version_no}" + (f" · {uploaded_at:%d.%m.%Y}" if uploaded_at else "")
 
 
 @dataclass(frozen=True)
@@ -87,7 +111,9 @@ class Source:
     the CLI print) names the document by `document_public_id` (ragcore.core.public_ids).
     `locator_kind` says what the citation names: LOCATOR_PAGE (page_start/page_end are pages)
     or LOCATOR_SECTION (a Word file: page_start/page_end number its sections, and `locator` is
-    the label "§ BİRİNCİ BÖLÜM · paragraf 2").
+    the label "§ BİRİNCİ BÖLÜM · paragraf 2"), LOCATOR_ROWS (an Excel file: page_start is the
+    sheet's number, `locator` "Sayfa1 · satır 12–30") or LOCATOR_SLIDE (a PowerPoint file:
+    page_start is the slide's number, `locator` "slayt 7").
     """
 
     rank: int
@@ -104,6 +130,13 @@ class Source:
     locator_kind: str = LOCATOR_PAGE
     locator: str | None = None
     ocr: bool = False  # the passage was read by OCR from a scanned page: check it on the page image
+    version_no: int = 1  # the document's version it was read from (migration 024) and that version's date
+    version_date: datetime | None = None
+
+    @property
+    def version_label(self) -> str:
+        """"sürüm 2 · 06.12.2026": which version of the document the passage is from."""
+        return version_label(self.version_no, self.version_date)
 
     @property
     def page_label(self) -> str:
@@ -113,8 +146,8 @@ class Source:
 
     @property
     def locator_label(self) -> str:
-        """Where the passage is, as cited: "s. 7" for a PDF, the section label for a Word file."""
-        if self.locator_kind == LOCATOR_SECTION and self.locator:
+        """Where the passage is, as cited: "s. 7" for a PDF, the stored label for the others."""
+        if self.locator_kind != LOCATOR_PAGE and self.locator:
             return self.locator
         return self.page_label
 
@@ -132,6 +165,9 @@ class Source:
             "score": self.score,
             "text": self.text,
             "ocr": self.ocr,
+            "version": {"number": self.version_no,
+                        "date": self.version_date.isoformat() if self.version_date else None,
+                        "label": self.version_label},
         }
 
 

@@ -1,12 +1,26 @@
-"""Documents in and out: telling an upload's format by its bytes, PDF and Word (.docx) reading,
+"""Documents in and out: telling an upload's format by its bytes, PDF, Word (.docx), Excel (.xlsx)
+and PowerPoint (.pptx) reading (every Office package checked under the same caps: `packages`),
 OCR of scanned pages, article-aware chunking, titles, the upload pipeline, re-embedding, the
 sentence windows the dense leg scores besides each chunk, the clean-up of orphaned uploads, the
-role-scoped catalog, the re-index of postings built from an older lexical text (`lexical_index`)
-and the cited source pages (text, PDF and the page drawn as an image with the passage marked).
+role-scoped catalog, a document's versions (`versions`: the kept ones, rolling back, the stored
+document an upload looks like a revision of), the re-index of postings built from an older
+lexical text (`lexical_index`) and the cited source pages (text, PDF and the page drawn as an image with the passage marked).
 Every drawing of a page stays within a pixel budget (`rendering.PixelBudget`; `PageTooLarge`).
 """
 
-from ragcore.documents import catalog, formats, ingest, ocr, pdf, windows, word
+from ragcore.documents import (
+    catalog,
+    formats,
+    ingest,
+    ocr,
+    packages,
+    pdf,
+    sheets,
+    slides,
+    versions,
+    windows,
+    word,
+)
 from ragcore.documents.catalog import (
     DocumentNotFound,
     delete_document,
@@ -33,17 +47,26 @@ from ragcore.documents.chunking import (
 from ragcore.documents.formats import (
     DOCX,
     EXTENSIONS,
+    KINDS_TEXT,
     MIME_TYPES,
     PDF,
+    PPTX,
     UPLOAD_EXTENSIONS,
+    XLSX,
+    EncryptedExcel,
+    EncryptedOffice,
+    EncryptedPowerPoint,
     EncryptedWord,
     MismatchedExtension,
+    OldOfficeFormat,
     OldWordFormat,
     UnsupportedFile,
     UnusableFile,
     check_name,
     count_unit,
     detect_format,
+    hidden_note,
+    locator_kind,
 )
 from ragcore.documents.ingest import (
     DISK_FULL,
@@ -51,6 +74,7 @@ from ragcore.documents.ingest import (
     DuplicateDocument,
     IndexModelMismatch,
     IngestError,
+    VersionBaseGone,
     check_free_space,
     check_size,
     check_upload,
@@ -76,6 +100,32 @@ from ragcore.documents.pdf import (
 )
 from ragcore.documents.reembed import reembed_all
 from ragcore.documents.rendering import PageTooLarge, PixelBudget, RenderError
+from ragcore.documents.sheets import (
+    CorruptExcel,
+    EmptyExcel,
+    ExcelError,
+    ExcelTooLarge,
+    ExcelWithDoctype,
+    MacroExcel,
+    SheetLimits,
+    SheetText,
+    chunk_sheets,
+    extract_sheets,
+    rows_label,
+)
+from ragcore.documents.slides import (
+    CorruptPowerPoint,
+    EmptyPowerPoint,
+    MacroPowerPoint,
+    PowerPointError,
+    PowerPointTooLarge,
+    PowerPointWithDoctype,
+    SlideLimits,
+    SlideText,
+    chunk_slides,
+    extract_slides,
+    slide_label,
+)
 from ragcore.documents.source_pages import (
     WORD_HAS_NO_PAGES,
     PageImage,
@@ -92,6 +142,7 @@ from ragcore.documents.titles import (
     heading_title,
     turkish_title_case,
 )
+from ragcore.documents.versions import Version, VersionError, list_versions, make_current, retire, revision_of
 from ragcore.documents.windows import MAX_WINDOWS, Window, chunk_windows, document_windows
 from ragcore.documents.word import (
     CorruptWord,
@@ -110,6 +161,9 @@ __all__ = [
     "DISK_FULL",
     "ARTICLE_RE",
     "DOCX",
+    "KINDS_TEXT",
+    "PPTX",
+    "XLSX",
     "EXTENSIONS",
     "MAX_WINDOWS",
     "MIME_TYPES",
@@ -118,6 +172,26 @@ __all__ = [
     "WORD_HAS_NO_PAGES",
     "CorruptPdf",
     "CorruptWord",
+    "CorruptExcel",
+    "CorruptPowerPoint",
+    "EmptyExcel",
+    "EmptyPowerPoint",
+    "EncryptedExcel",
+    "EncryptedOffice",
+    "EncryptedPowerPoint",
+    "ExcelError",
+    "ExcelTooLarge",
+    "ExcelWithDoctype",
+    "MacroExcel",
+    "MacroPowerPoint",
+    "OldOfficeFormat",
+    "PowerPointError",
+    "PowerPointTooLarge",
+    "PowerPointWithDoctype",
+    "SheetLimits",
+    "SheetText",
+    "SlideLimits",
+    "SlideText",
     "EmptyWord",
     "EncryptedWord",
     "MismatchedExtension",
@@ -145,6 +219,9 @@ __all__ = [
     "PixelBudget",
     "RenderError",
     "TitleError",
+    "Version",
+    "VersionBaseGone",
+    "VersionError",
     "Window",
     "article_headings",
     "catalog",
@@ -154,6 +231,8 @@ __all__ = [
     "check_size",
     "check_upload",
     "chunk_pages",
+    "chunk_sheets",
+    "chunk_slides",
     "chunk_text",
     "chunk_windows",
     "count_unit",
@@ -166,18 +245,26 @@ __all__ = [
     "document_windows",
     "extract_pages",
     "extract_sections",
+    "extract_sheets",
+    "extract_slides",
     "formats",
     "find_document",
     "get_document",
     "heading_title",
+    "hidden_note",
     "ingest",
     "ingest_file",
     "ingest_pdf",
     "low_disk_message",
+    "make_current",
+    "retire",
     "joined_text",
     "lexical_texts",
     "list_documents",
+    "list_versions",
     "locate",
+    "locator_kind",
+    "packages",
     "ocr",
     "ocr_status",
     "page_filename",
@@ -190,8 +277,13 @@ __all__ = [
     "readable_passages",
     "reembed_all",
     "reindex_stale",
+    "revision_of",
     "remove_orphan_files",
     "section_label",
+    "rows_label",
+    "sheets",
+    "slide_label",
+    "slides",
     "sentence_units",
     "set_document_roles",
     "set_document_title",
@@ -200,6 +292,7 @@ __all__ = [
     "term_document_frequencies",
     "turkish_title_case",
     "validate_roles",
+    "versions",
     "windows",
     "word",
 ]

@@ -25,7 +25,7 @@ _VISIBLE = "(%(role)s = 'admin' OR d.allowed_roles && string_to_array(%(role)s, 
 _COLUMNS = """d.id, d.title, d.filename, d.sha256, d.page_count, d.allowed_roles, d.uploaded_by,
               d.created_at, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id),
               d.size_bytes, d.skipped_pages, d.public_id::text, d.file_format, d.ocr_pages,
-              d.oversized_pages, d.undrawable_pages"""
+              d.oversized_pages, d.undrawable_pages, d.version_no, d.is_current, d.lineage::text, d.hidden_parts"""
 
 
 class DocumentNotFound(LookupError):
@@ -48,14 +48,17 @@ def _document(row: tuple) -> Document:
         allowed_roles=tuple(row[5]), uploaded_by=row[6], created_at=row[7], chunk_count=row[8],
         size_bytes=row[9], skipped_pages=tuple(row[10] or ()), public_id=row[11], file_format=row[12],
         ocr_pages=tuple(row[13] or ()), oversized_pages=tuple(row[14] or ()), undrawable_pages=tuple(row[15] or ()),
+        version_no=row[16], is_current=row[17], lineage=row[18], hidden_parts=tuple(row[19] or ()),
     )
 
 
 def list_documents(db: dbmod.Database, role: str) -> list[Document]:
-    """Documents the role may read, newest first, with their chunk counts."""
+    """Documents the role may read, newest first, with their chunk counts: each document's current
+    version (its earlier ones: `versions.list_versions`)."""
     with db.connection() as conn:
         rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM documents d WHERE {_VISIBLE} ORDER BY d.created_at DESC, d.id DESC",
+            f"SELECT {_COLUMNS} FROM documents d WHERE d.is_current AND {_VISIBLE} "
+            "ORDER BY d.created_at DESC, d.id DESC",
             {"role": role},
         ).fetchall()
     return [_document(row) for row in rows]
@@ -127,14 +130,14 @@ def readable_passages(db: dbmod.Database, chunk_ids: Iterable[int], role: str) -
 def term_document_frequencies(db: dbmod.Database, terms: Iterable[str], role: str) -> tuple[int, dict[str, int]]:
     """How many chunks the role may read, and in how many of them each lexical term occurs.
 
-    Counted over the role's readable chunks only (never the global lexicon), so what the UI
-    derives from it (which words it bolds) depends on nothing the role cannot read.
+    Counted over the role's readable chunks of current versions only (never the global lexicon),
+    so what the UI derives from it (which words it bolds) depends on nothing the role cannot read.
     `terms` are `ragcore.core.text.lexical_tokens` forms.
     """
     wanted = sorted(set(terms))
     with db.connection() as conn:
         readable = conn.execute(
-            f"SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {_VISIBLE}",
+            f"SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.is_current AND {_VISIBLE}",
             {"role": role},
         ).fetchone()[0]
         if not wanted or not readable:
@@ -142,7 +145,7 @@ def term_document_frequencies(db: dbmod.Database, terms: Iterable[str], role: st
         rows = conn.execute(
             f"""SELECT p.term, count(*) FROM postings p
                 JOIN chunks c ON c.id = p.chunk_id JOIN documents d ON d.id = c.document_id
-                WHERE p.term = ANY(%(terms)s) AND {_VISIBLE} GROUP BY p.term""",
+                WHERE p.term = ANY(%(terms)s) AND d.is_current AND {_VISIBLE} GROUP BY p.term""",
             {"terms": wanted, "role": role},
         ).fetchall()
     return readable, {term: count for term, count in rows}
@@ -162,16 +165,18 @@ def document_chunks(db: dbmod.Database, document_id: int, role: str) -> list[Chu
 
 
 def delete_document(db: dbmod.Database, settings: Settings, document_id: int) -> Document:
-    """Delete rows (chunks and postings cascade), then the stored file and its page images.
-    Admin-only: check before."""
+    """Delete the document with every version of it (chunks and postings cascade), then their
+    stored files and page images. Admin-only: check before."""
     doc = get_document(db, document_id, "admin")
     if doc is None:
         raise DocumentNotFound(document_id)
     with db.connection() as conn:
-        conn.execute("DELETE FROM documents WHERE id = %s", (document_id,))
-    stored_path(settings, doc.sha256, doc.file_format).unlink(missing_ok=True)
-    page_images.remove_cache(settings, doc.sha256)
-    log.info("deleted document %d (%s)", document_id, doc.title)
+        gone = conn.execute("DELETE FROM documents WHERE lineage = %s::uuid RETURNING sha256, file_format",
+                            (doc.lineage,)).fetchall()
+    for sha256, file_format in gone:
+        stored_path(settings, sha256, file_format).unlink(missing_ok=True)
+        page_images.remove_cache(settings, sha256)
+    log.info("deleted document %d (%s) with %d version(s)", document_id, doc.title, len(gone))
     return doc
 
 

@@ -1,9 +1,11 @@
-"""Upload (PDF or Word .docx) → stored document: validate, extract, chunk, embed, then write
-everything at once.
+"""Upload (PDF, Word .docx, Excel .xlsx or PowerPoint .pptx) → stored document: validate,
+extract, chunk, embed, then write everything at once.
 
 The file's kind is told by its bytes (`ragcore.documents.formats`); a PDF is read page by page
-(`pdf`), a .docx section by section (`word`), and both go through the same chunker, checks and
-transaction. A Word chunk carries its citation label (`Chunk.locator`) instead of pages.
+(`pdf`), a .docx section by section (`word`), and both go through the same chunker; a .xlsx is
+read sheet by sheet into chunks of rows under their header (`sheets`), a .pptx slide by slide,
+each slide chunked on its own (`slides`). All go through the same checks and transaction. A
+Word, Excel or PowerPoint chunk carries its citation label (`Chunk.locator`) instead of pages.
 
 All checks and all slow work (extraction, embedding) happen before the database is touched;
 the document, its chunks with vectors, their sentence windows with vectors (when the index is
@@ -11,6 +13,11 @@ built with them: `ragcore.documents.windows`) and their postings are inserted in
 the file is put in place under its final name (its sha256) just before that transaction, so a
 committed document always has its file. Any failure leaves no rows, an unchanged lexicon and
 no stored file; a crash leaves at most an unreferenced file (see `ragcore.documents.orphans`).
+
+A new version of a stored document (`new_version_of`, migration 024) goes the same way; inside the
+same transaction, under its document's lock, the current version is retired (`start_version`)
+before the new one is inserted as current, so a question sees one of them, never both or
+neither, and a failure anywhere leaves the old one current.
 
 Uploads of the same bytes take turns: an advisory lock keyed by the sha256 is held from placing
 the file through the transaction to the clean-up after a failure, so an interrupted upload
@@ -50,9 +57,20 @@ from ragcore.core import (
 )
 from ragcore.documents import ocr, page_images
 from ragcore.documents.chunking import chunk_pages, lexical_texts
-from ragcore.documents.formats import DOCX, PDF, UnusableFile, check_name, detect_format, extension
+from ragcore.documents.formats import (
+    DOCX,
+    PDF,
+    PPTX,
+    XLSX,
+    UnusableFile,
+    check_name,
+    detect_format,
+    extension,
+)
 from ragcore.documents.pdf import PdfError, check_header, extract_pages
 from ragcore.documents.rendering import RenderError
+from ragcore.documents.sheets import SheetLimits, SheetText, check_workbook, chunk_sheets, extract_sheets
+from ragcore.documents.slides import SlideLimits, SlideText, check_presentation, chunk_slides, extract_slides
 from ragcore.documents.titles import MAX_TITLE_CHARS, default_title
 from ragcore.documents.windows import Window, document_windows
 from ragcore.documents.word import WordLimits, WordText, check_package, extract_sections, locate
@@ -62,7 +80,9 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 32
-STAGES = ("extract", "ocr", "read_word", "chunk", "embed", "store")  # a PDF's "extract" (and "ocr" for pages without a text layer), or a .docx's "read_word"
+# a PDF's "extract" (and "ocr" for pages without a text layer), or a .docx's "read_word", a .xlsx's
+# "read_sheets", a .pptx's "read_slides"
+STAGES = ("extract", "ocr", "read_word", "read_sheets", "read_slides", "chunk", "embed", "store")
 
 
 class IngestError(ValueError):
@@ -72,10 +92,19 @@ class IngestError(ValueError):
 class DuplicateDocument(IngestError):
     """The same file (same sha256) is already stored; `public_id` names the stored one."""
 
-    def __init__(self, public_id: str, title: str) -> None:
-        super().__init__(f"Bu dosya zaten yüklü: “{title}” (belge {public_id}). Aynı dosya ikinci kez eklenmez.")
+    def __init__(self, public_id: str, title: str, message: str | None = None) -> None:
+        super().__init__(message or f"Bu dosya zaten yüklü: “{title}” (belge {public_id}). Aynı dosya ikinci kez "
+                                    "eklenmez.")
         self.public_id = public_id
         self.title = title
+
+
+class VersionBaseGone(IngestError):
+    """The document a new version was meant for is no longer stored (deleted while it was read)."""
+
+    def __init__(self) -> None:
+        super().__init__("Yeni sürümü yüklenecek belge bulunamadı; silinmiş olabilir. Dosyayı yeni bir belge olarak "
+                         "yükleyin ya da belgeler listesinden doğru belgeyi seçin.")
 
 
 @dataclass(frozen=True)
@@ -91,15 +120,18 @@ class IngestResult:
     skipped_pages: list[int] = field(default_factory=list)
     public_id: str = ""
     windows: int = 0  # sentence windows stored besides the chunks (their vectors are part of the embed stage)
-    file_format: str = PDF  # for a .docx, `pages` counts its sections
+    file_format: str = PDF  # for a .docx, `pages` counts its sections; a .xlsx's its sheets, a .pptx's its slides
+    hidden_parts: list[str] = field(default_factory=list)  # hidden sheets (names) or slides (numbers), not read
     ocr_pages: list[int] = field(default_factory=list)  # pages whose text was read by OCR
     oversized_pages: list[int] = field(default_factory=list)  # page images drawn below DISPLAY_DPI
     undrawable_pages: list[int] = field(default_factory=list)  # page images refused: too large to draw
     too_large_for_ocr: list[int] = field(default_factory=list)  # pages without text not read: too large
+    version_no: int = 1  # the document's version this upload became (migration 024)
 
     def as_dict(self) -> dict:
         return {
             "document_id": self.public_id,
+            "version": self.version_no,
             "title": self.title,
             "file_format": self.file_format,
             "pages": self.pages,
@@ -111,6 +143,7 @@ class IngestResult:
             "oversized_pages": self.oversized_pages,
             "undrawable_pages": self.undrawable_pages,
             "too_large_for_ocr": self.too_large_for_ocr,
+            "hidden_parts": self.hidden_parts,
         }
 
 
@@ -236,13 +269,19 @@ def check_upload(data: bytes, filename: str = "", settings: Settings | None = No
     """The cheap checks for a front end that refuses a file before queueing it (the REST API):
     its kind by content, a name that claims the other kind, and what can be told without reading
     the text (a PDF cut off at the end, a ZIP that holds no Word document or unpacks past
-    DOCX_MAX_UNPACKED_MB). Returns the format; raises `PdfError` or `UnusableFile` (Turkish messages)."""
-    file_format = detect_format(data)
+    DOCX_MAX_UNPACKED_MB; for a .xlsx or .pptx the streamed counts too: macros, rows, cells,
+    slides). Returns the format; raises `PdfError` or `UnusableFile` (Turkish messages)."""
+    settings = settings or Settings()
+    file_format = detect_format(data, filename)
     check_name(filename, file_format)
     if file_format == PDF:
         check_header(data)
+    elif file_format == XLSX:
+        check_workbook(data, SheetLimits.of(settings))
+    elif file_format == PPTX:
+        check_presentation(data, SlideLimits.of(settings))
     else:
-        check_package(data, WordLimits.of(settings or Settings()))
+        check_package(data, WordLimits.of(settings))
     return file_format
 
 
@@ -253,7 +292,8 @@ def check_upload(data: bytes, filename: str = "", settings: Settings | None = No
 class UploadText:
     """An upload's text for the chunker, whatever its format: pages (a .docx's sections), the
     page count, pages skipped as empty, the title its metadata holds, and for a .docx where
-    each paragraph sits (for the chunks' citation labels)."""
+    each paragraph sits (for the chunks' citation labels); for a .xlsx its sheets' rows, for a .pptx
+    its slides (each chunked apart), and what their authors hid (not read)."""
 
     file_format: str
     pages: list[Page]
@@ -264,6 +304,18 @@ class UploadText:
     ocr_pages: list[int] = field(default_factory=list)  # a PDF's pages read by OCR
     ocr_results: dict = field(default_factory=dict, compare=False, repr=False)  # their readings (word boxes)
     too_large_for_ocr: list[int] = field(default_factory=list)  # a PDF's pages without text too large to read
+    sheets: SheetText | None = None
+    slides: SlideText | None = None
+    hidden_parts: list[str] = field(default_factory=list)
+
+    def chunks(self, settings: Settings) -> list[Chunk]:
+        """The chunks of the text, each format by its own rule, with their citation labels."""
+        if self.sheets is not None:
+            return chunk_sheets(self.sheets, settings.chunk_size)
+        if self.slides is not None:
+            return chunk_slides(self.slides, settings.chunk_size, settings.chunk_overlap)
+        chunks = mark_ocr(chunk_pages(self.pages, settings.chunk_size, settings.chunk_overlap), self.ocr_pages)
+        return locate(chunks, self.word) if self.word is not None else chunks
 
 
 def read_upload(data: bytes, filename: str, report: Progress, settings: Settings | None = None) -> UploadText:
@@ -271,8 +323,10 @@ def read_upload(data: bytes, filename: str, report: Progress, settings: Settings
     text; an unusable file is an `IngestError` (its cause the reader's `PdfError` or `UnusableFile`).
     OCR runs within the `settings`' limits (the default settings' when None)."""
     try:
-        file_format = detect_format(data)
+        file_format = detect_format(data, filename)
         check_name(filename, file_format)
+        if file_format in (XLSX, PPTX):
+            return _read_office(data, file_format, report, settings or Settings())
         if file_format == DOCX:
             word = extract_sections(data, WordLimits.of(settings or Settings()),
                                     progress=lambda done, total: report("read_word", done, total))
@@ -285,6 +339,22 @@ def read_upload(data: bytes, filename: str, report: Progress, settings: Settings
     return UploadText(PDF, extracted.pages, extracted.page_count, extracted.skipped_pages, extracted.title,
                       ocr_pages=extracted.ocr_pages, ocr_results=extracted.ocr_results,
                       too_large_for_ocr=extracted.too_large_for_ocr)
+
+
+def _read_office(data: bytes, file_format: str, report: Progress, settings: Settings) -> UploadText:
+    """A .xlsx's visible sheets or a .pptx's visible slides (reading is quick; one step each way)."""
+    stage = "read_sheets" if file_format == XLSX else "read_slides"
+    report(stage, 0, 1)
+    if file_format == XLSX:
+        sheets = extract_sheets(data, SheetLimits.of(settings))
+        text = UploadText(XLSX, sheets.pages, sheets.sheet_count, sheets.empty, sheets.title, sheets=sheets,
+                          hidden_parts=sheets.hidden)
+    else:
+        slides = extract_slides(data, SlideLimits.of(settings))
+        text = UploadText(PPTX, slides.pages, slides.slide_count, slides.empty, slides.title, slides=slides,
+                          hidden_parts=[str(n) for n in slides.hidden])
+    report(stage, 1, 1)
+    return text
 
 
 def _page_sizes(settings: Settings, extracted: UploadText, data: bytes) -> page_images.PageSizes:
@@ -337,16 +407,92 @@ LEXICAL_VERSION = 2
 
 
 def _insert_document(conn: psycopg.Connection, meta: dict) -> int:
+    """The documents row, current: version 1 of a new lineage unless `meta` names the lineage and
+    version (a new version, whose predecessor `start_version` retired in this transaction)."""
     return conn.execute(
         """INSERT INTO documents (title, filename, sha256, size_bytes, page_count, skipped_pages,
                                   ocr_pages, allowed_roles, uploaded_by, file_format, lexical_version,
-                                  oversized_pages, undrawable_pages)
+                                  oversized_pages, undrawable_pages, lineage, version_no, hidden_parts)
            VALUES (%(title)s, %(filename)s, %(sha256)s, %(size_bytes)s, %(page_count)s,
                    %(skipped_pages)s, %(ocr_pages)s, %(allowed_roles)s, %(uploaded_by)s, %(file_format)s,
-                   %(lexical_version)s, %(oversized_pages)s, %(undrawable_pages)s)
+                   %(lexical_version)s, %(oversized_pages)s, %(undrawable_pages)s,
+                   coalesce(%(lineage)s::uuid, gen_random_uuid()), %(version_no)s, %(hidden_parts)s)
            RETURNING id""",
-        {**meta, "lexical_version": LEXICAL_VERSION},
+        {"lineage": None, "version_no": 1, **meta, "lexical_version": LEXICAL_VERSION},
     ).fetchone()[0]
+
+
+# --------------------------------------------------------------------------- versions (migration 024)
+
+
+def lineage_lock(lineage: str) -> str:
+    """The transaction lock every change of one document's versions takes: a new version's store
+    and a roll-back take turns, so the version numbers and the one current row stay right."""
+    return f"dayanak-lineage:{lineage}"
+
+
+def lock_lineage(conn: psycopg.Connection, lineage: str) -> None:
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (lineage_lock(lineage),))
+
+
+@dataclass(frozen=True)
+class VersionBase:
+    """The document a new version continues: its lineage and, as the new version's defaults, the
+    current version's title and roles."""
+
+    lineage: str
+    title: str
+    allowed_roles: tuple[str, ...]
+
+
+def version_base(conn: psycopg.Connection, document_id: int) -> VersionBase:
+    """The lineage of the document `document_id` (any of its versions) with its current version's
+    title and roles; VersionBaseGone when it is no longer stored."""
+    row = conn.execute(
+        """SELECT cur.lineage::text, cur.title, cur.allowed_roles FROM documents d
+           JOIN documents cur ON cur.lineage = d.lineage AND cur.is_current
+           WHERE d.id = %s""", (document_id,)).fetchone()
+    if row is None:
+        raise VersionBaseGone()
+    return VersionBase(row[0], row[1], tuple(row[2]))
+
+
+def start_version(conn: psycopg.Connection, lineage: str, digest: str) -> int:
+    """Inside the store transaction of a new version: take the lineage's lock, refuse bytes that
+    are already one of its versions (Turkish message), retire the current version and return the
+    new version's number. The insert that follows makes the new one current in the same
+    transaction, so no reader ever sees both versions or neither."""
+    lock_lineage(conn, lineage)
+    rows = conn.execute(
+        """SELECT id, public_id::text, title, version_no, is_current, sha256 FROM documents
+           WHERE lineage = %s::uuid ORDER BY version_no""", (lineage,)).fetchall()
+    current = next((row for row in rows if row[4]), None)
+    if current is None:
+        raise VersionBaseGone()
+    same = next((row for row in rows if row[5] == digest), None)
+    if same is not None:
+        raise DuplicateDocument(same[1], same[2], same_version_message(same[2], same[3], is_current=same[4]))
+    conn.execute("UPDATE documents SET is_current = false, retired_at = now() WHERE id = %s", (current[0],))
+    return max(row[3] for row in rows) + 1
+
+
+def start_version_check(conn: psycopg.Connection, base: VersionBase, digest: str) -> None:
+    """Before any slow work: bytes that are already one of the document's versions are refused
+    at once (`start_version` checks again inside the store transaction)."""
+    row = conn.execute(
+        "SELECT public_id::text, title, version_no, is_current FROM documents WHERE lineage = %s::uuid AND sha256 = %s",
+        (base.lineage, digest)).fetchone()
+    if row is not None:
+        raise DuplicateDocument(row[0], row[1], same_version_message(row[1], row[2], is_current=row[3]))
+
+
+def same_version_message(title: str, version_no: int, *, is_current: bool) -> str:
+    """A new version with the bytes of a stored one: which one, and what to do."""
+    if is_current:
+        return (f"Bu dosya “{title}” belgesinin güncel sürümüyle (sürüm {version_no}) aynı: içerik değişmemiş, yeni "
+                "sürüm eklenmedi. Değiştirilmiş dosyayı seçin.")
+    return (f"Bu dosya “{title}” belgesinin {version_no}. sürümüyle aynı; aynı dosya ikinci kez eklenmez. O sürüme "
+            "dönmek için belgenin sürüm listesinde “Bu sürüme dön” düğmesini kullanın.")
 
 
 def insert_chunks(
@@ -414,12 +560,12 @@ def store_document(
     The one write path for document content: uploads use it, and so does the evaluation lab
     for its pre-chunked corpus. `meta` has the documents columns (title, filename, sha256,
     size_bytes, page_count, skipped_pages, ocr_pages, allowed_roles, uploaded_by, file_format,
-    oversized_pages, undrawable_pages).
+    oversized_pages, undrawable_pages, hidden_parts).
     """
     tick: Progress = report or (lambda stage, done, total: None)
     document_id = _insert_document(conn, {"skipped_pages": [], "ocr_pages": [], "uploaded_by": None,
                                           "file_format": PDF, "oversized_pages": [], "undrawable_pages": [],
-                                          **meta})
+                                          "hidden_parts": [], **meta})
     tick("store", 1, 3)
     lexical = lexical_texts([chunk.text for chunk in chunks], [chunk.article for chunk in chunks])
     chunk_ids = insert_chunks(conn, document_id, chunks, vectors, meta["allowed_roles"], lexical)
@@ -459,6 +605,8 @@ def _store(db: dbmod.Database, meta: dict, embedded: EmbeddedDocument, report: P
             recorded = dbmod.lock_embedding_space(conn)
             if recorded != space or recorded.windows != space.windows:
                 raise EmbeddingModelChanged(recorded.model if recorded else "yok", space.model)
+            if meta.get("lineage"):
+                meta = {**meta, "version_no": start_version(conn, meta["lineage"], meta["sha256"])}
             existing = find_by_sha256(conn, meta["sha256"])
             if existing:
                 raise DuplicateDocument(*existing)
@@ -488,24 +636,33 @@ def ingest_file(
     title: str | None = None,
     uploaded_by: str | None = None,
     progress: Progress | None = None,
+    new_version_of: int | None = None,
 ) -> IngestResult:
-    """Validate, extract, chunk, embed and store one PDF or .docx; all or nothing."""
+    """Validate, extract, chunk, embed and store one PDF, .docx, .xlsx or .pptx; all or nothing.
+
+    `new_version_of` (a document's key, any of its versions): store the file as that document's
+    next version, switched in when it is stored (migration 024). Its roles default to the
+    current version's (`roles` empty), its title to the current version's (`title` None)."""
     started = time.perf_counter()
     report: Progress = progress or (lambda stage, done, total: None)
+    base = None
+    digest = sha256_bytes(data)
+    with db.connection() as conn:
+        if new_version_of is not None:
+            base = version_base(conn, new_version_of)
+            title = title or base.title
+            roles = list(roles or ()) or list(base.allowed_roles)
+            start_version_check(conn, base, digest)
+        existing = find_by_sha256(conn, digest)
     allowed = validate_roles(db, roles)
     check_size(data, settings)
     check_free_space(settings)
-    digest = sha256_bytes(data)
-    with db.connection() as conn:
-        existing = find_by_sha256(conn, digest)
     if existing:
         raise DuplicateDocument(*existing)
 
     extracted = read_upload(data, filename, report, settings)
     sizes = _page_sizes(settings, extracted, data)
-    chunks = mark_ocr(chunk_pages(extracted.pages, settings.chunk_size, settings.chunk_overlap), extracted.ocr_pages)
-    if extracted.word is not None:
-        chunks = locate(chunks, extracted.word)
+    chunks = extracted.chunks(settings)
     report("chunk", len(chunks), len(chunks))
     try:
         space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim, windows=settings.dense_windows)
@@ -531,17 +688,20 @@ def ingest_file(
         "allowed_roles": allowed,
         "uploaded_by": uploaded_by,
         "file_format": extracted.file_format,
+        "lineage": base.lineage if base else None,
+        "hidden_parts": extracted.hidden_parts,
     }
     document_id = _store_with_file(db, settings, meta, data, embedded, report)
     _keep_ocr_readings(settings, digest, extracted.ocr_results)
     seconds = time.perf_counter() - started
     log.info("ingested %s as document %d: %d pages (%d by OCR), %d chunks in %.2fs", name, document_id,
              extracted.page_count, len(extracted.ocr_pages), len(chunks), seconds)
+    public_id, version_no = _public_id(db, document_id)
     return IngestResult(document_id, meta["title"], extracted.page_count, len(chunks), seconds, extracted.skipped_pages,
-                        public_id=_public_id(db, document_id), windows=len(embedded.windows),
+                        public_id=public_id, version_no=version_no, windows=len(embedded.windows),
                         file_format=extracted.file_format, ocr_pages=extracted.ocr_pages,
                         oversized_pages=sizes.reduced, undrawable_pages=sizes.refused,
-                        too_large_for_ocr=extracted.too_large_for_ocr)
+                        too_large_for_ocr=extracted.too_large_for_ocr, hidden_parts=extracted.hidden_parts)
 
 
 # The entry point's first name, from when only PDFs were read: the lab, the benchmarks and the
@@ -599,9 +759,11 @@ def _store_with_file(
             raise
 
 
-def _public_id(db: dbmod.Database, document_id: int) -> str:
+def _public_id(db: dbmod.Database, document_id: int) -> tuple[str, int]:
+    """The stored document's public id and version number."""
     with db.connection() as conn:
-        return conn.execute("SELECT public_id::text FROM documents WHERE id = %s", (document_id,)).fetchone()[0]
+        row = conn.execute("SELECT public_id::text, version_no FROM documents WHERE id = %s", (document_id,)).fetchone()
+    return row[0], row[1]
 
 
 def _existing(db: dbmod.Database, digest: str) -> tuple[str, str] | None:

@@ -10,6 +10,9 @@ which any PDF viewer opens at that page.
 A Word file has no pages: its citation names a section ("§ BİRİNCİ BÖLÜM · paragraf 2"; the
 chunk's page_start/page_end number sections), and `read_page` gives that section's text, read
 from the stored .docx exactly as at upload, with its heading. There is no one-page file to offer.
+An Excel file's citation names a sheet and rows, a PowerPoint file's a slide: `read_page` gives
+the sheet's (header and rows) or the slide's text (with its notes), read again from the stored
+file under the same caps as at upload.
 
 Every function checks the role first (`ragcore.documents.catalog.document_file`), on every call,
 cache or no cache: a page is exactly as readable as its document.
@@ -26,10 +29,12 @@ from pypdf import PdfReader, PdfWriter
 from ragcore.core import Document, Settings
 from ragcore.documents import page_images
 from ragcore.documents.catalog import DocumentNotFound, can_read, document_file
-from ragcore.documents.formats import DOCX, UnusableFile
+from ragcore.documents.formats import DOCX, PDF, PPTX, XLSX, UnusableFile
 from ragcore.documents.ocr import OcrError
 from ragcore.documents.pdf import normalize_page_text
 from ragcore.documents.rendering import PageTooLarge, RenderError
+from ragcore.documents.sheets import SheetLimits, extract_sheets
+from ragcore.documents.slides import SlideLimits, extract_slides
 from ragcore.documents.word import BEFORE_FIRST_HEADING, WordLimits, extract_sections
 
 
@@ -41,6 +46,11 @@ class PageNotFound(LookupError):
 # open instead (the source's "Kısmı aç" shows the section's text; the whole .docx downloads).
 WORD_HAS_NO_PAGES = ("Word belgelerinin sayfası yok; bu yüzden sayfa görüntüsü ya da tek sayfalık PDF verilemez. "
                      "Kısmın metnini açın (“Kısmı aç”) ya da belgenin tamamını indirin.")
+EXCEL_HAS_NO_PAGES = ("Excel dosyalarının sayfa görüntüsü yok; alıntılanan satırlar kaynağın içinde, dosyanın "
+                      "tamamı indirilebilir.")
+POWERPOINT_HAS_NO_PAGES = ("PowerPoint sunularının sayfa görüntüsü verilemiyor; slaytın metnini açın (“Slaytı aç”) "
+                           "ya da sununun tamamını indirin.")
+_NO_PAGES = {DOCX: WORD_HAS_NO_PAGES, XLSX: EXCEL_HAS_NO_PAGES, PPTX: POWERPOINT_HAS_NO_PAGES}
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,7 @@ class SourcePage:
     number: int  # 1-based, as cited (a Word file's section number)
     page_count: int  # a Word file's section count
     text: str  # normalised like the stored chunks (line breaks kept)
-    heading: str | None = None  # a Word section's heading
+    heading: str | None = None  # a Word section's heading, an Excel sheet's name
     ocr: bool = False  # the text was read by OCR from the page's image
 
 
@@ -85,6 +95,8 @@ def read_page(settings: Settings, doc: Document, number: int, role: str) -> Sour
     path = _readable_path(settings, doc, role)
     if doc.file_format == DOCX:
         return _read_section(settings, doc, path, number)
+    if doc.file_format in (XLSX, PPTX):
+        return _read_office_part(settings, doc, path, number)
     reader = _reader(path, number)
     if number in doc.ocr_pages:
         try:
@@ -109,13 +121,32 @@ def _read_section(settings: Settings, doc: Document, path: Path, number: int) ->
                       heading=word.headings[number - 1] or BEFORE_FIRST_HEADING)
 
 
+def _read_office_part(settings: Settings, doc: Document, path: Path, number: int) -> SourcePage:
+    """Sheet `number` (header and rows) of a .xlsx, or slide `number` (with its notes) of a .pptx."""
+    try:
+        if doc.file_format == XLSX:
+            sheets = extract_sheets(path.read_bytes(), SheetLimits.of(settings))
+            parts = {sheet.number: (page, sheet.name) for sheet, page in zip(sheets.sheets, sheets.pages, strict=True)}
+            count, noun = sheets.sheet_count, "çalışma sayfası"
+        else:
+            slides = extract_slides(path.read_bytes(), SlideLimits.of(settings))
+            parts = {page.number: (page, None) for page in slides.pages}
+            count, noun = slides.slide_count, "slayt"
+    except UnusableFile as exc:  # it was read at upload; a changed file on the server
+        raise PageNotFound(f"Belgenin dosyası okunamadı: {exc}") from exc
+    if number not in parts:
+        raise PageNotFound(f"Belgede metni okunan {number}. {noun} yok (toplam {count} {noun}).")
+    page, name = parts[number]
+    return SourcePage(document_id=doc.id, number=number, page_count=count, text=page.text, heading=name)
+
+
 def page_image(settings: Settings, doc: Document, number: int, role: str, passage: str = "") -> PageImage:
     """Page `number` drawn as PNG with `passage` (the cited chunk's text) marked on it; `PageTooLarge`
     (a Turkish message saying to open the page's text or its one-page PDF) when the page is too
     large to draw even at PAGE_IMAGE_MIN_DPI."""
     path = _readable_path(settings, doc, role)
-    if doc.file_format == DOCX:
-        raise PageNotFound(WORD_HAS_NO_PAGES)
+    if doc.file_format != PDF:
+        raise PageNotFound(_NO_PAGES[doc.file_format])
     _reader(path, number)
     ocr_page = number in doc.ocr_pages
     try:
@@ -130,8 +161,8 @@ def page_image(settings: Settings, doc: Document, number: int, role: str, passag
 def page_pdf(settings: Settings, doc: Document, number: int, role: str) -> bytes:
     """Page `number` alone as a PDF (fonts and images kept), to open in the browser's viewer."""
     path = _readable_path(settings, doc, role)
-    if doc.file_format == DOCX:
-        raise PageNotFound(WORD_HAS_NO_PAGES)
+    if doc.file_format != PDF:
+        raise PageNotFound(_NO_PAGES[doc.file_format])
     reader = _reader(path, number)
     writer = PdfWriter()
     writer.add_page(reader.pages[number - 1])

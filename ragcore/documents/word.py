@@ -32,8 +32,6 @@ import bisect
 import io
 import logging
 import re
-import zipfile
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -49,6 +47,7 @@ from docx.styles import BabelFish
 from lxml import etree
 
 from ragcore.core import Chunk, Page, Settings, formatting, normalize, sanitize
+from ragcore.documents import packages
 from ragcore.documents.chunking import joined_text
 from ragcore.documents.formats import UnusableFile
 
@@ -75,8 +74,9 @@ class CorruptWord(WordError):
 
 class NotAWordDocument(WordError):
     def __init__(self) -> None:
-        super().__init__("Bu dosya bir ZIP paketi ama Word belgesi değil (içinde word/document.xml yok; Excel ya da "
-                         "PowerPoint dosyası olabilir). Lütfen PDF ya da .docx yükleyin.")
+        super().__init__("Bu dosya bir ZIP paketi ama Word belgesi değil; Excel ya da PowerPoint dosyası da değil "
+                         "(içinde word/document.xml, xl/workbook.xml ya da ppt/presentation.xml yok). Lütfen PDF, "
+                         ".docx, .xlsx ya da .pptx yükleyin.")
 
 
 class EmptyWord(WordError):
@@ -114,6 +114,10 @@ class WordLimits:
     @property
     def unpacked_bytes(self) -> int:
         return self.unpacked_mb * 1024 * 1024
+
+    @property
+    def package(self) -> packages.PackageLimits:
+        return packages.PackageLimits(unpacked_mb=self.unpacked_mb, elements=self.elements, depth=self.depth)
 
 
 DEFAULT_LIMITS = WordLimits.of(Settings())
@@ -154,106 +158,38 @@ def check_package(data: bytes, limits: WordLimits = DEFAULT_LIMITS) -> None:
     """The cheap checks without parsing XML: a ZIP with word/document.xml whose parts do not
     unpack to more than `limits.unpacked_mb` by its directory (zipfile never yields more than
     the directory says). Raises a `WordError`."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as package:
-            members = package.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as exc:
-        raise CorruptWord(type(exc).__name__) from exc
-    names = {member.filename for member in members}
-    if "word/document.xml" not in names:
+    entries = packages.members(data, CorruptWord)
+    if "word/document.xml" not in {entry.filename for entry in entries}:
         raise NotAWordDocument()
-    unpacked = sum(member.file_size for member in members)
-    if unpacked > limits.unpacked_bytes:
-        raise WordTooLarge(f"Bu Word dosyası açıldığında {formatting.megabytes(unpacked)} tutuyor; en fazla "
-                           f"{limits.unpacked_mb} MB okunabiliyor (DOCX_MAX_UNPACKED_MB). Dosyayı birkaç parçaya "
-                           "bölerek ya da içindeki resimleri küçülterek yükleyin.")
+    packages.check_unpacked(entries, limits.package, packages.WORD, WordTooLarge)
 
 
 _PARAGRAPH_TAG = qn("w:p")
-_READ_BYTES = 64 * 1024
 
 
-class _Counter:
-    """An lxml parser target: counts what a tree of the parts would hold (elements with their
-    attributes, namespace declarations, comments and processing instructions; text nodes lie
-    between them) and raises `WordTooLarge` at the first one past a cap. It builds nothing, so
-    counting a bomb costs no memory, and the parser stops where it raises."""
+class _Paragraphs:
+    """Counts paragraphs (w:p, in tables, headers and notes too) for the streaming counter."""
 
-    def __init__(self, limits: WordLimits) -> None:
-        self.limits = limits
-        self.nodes = self.paragraphs = self.depth = 0
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
 
-    def _add(self, nodes: int) -> None:
-        self.nodes += nodes
-        if self.nodes > self.limits.elements:
-            raise WordTooLarge(f"Bu Word dosyası çok büyük: en fazla {formatting.integer(self.limits.elements)} XML "
-                               "öğesi okunabiliyor, bu dosyada daha fazlası var (DOCX_MAX_ELEMENTS). Dosyayı birkaç "
-                               "parçaya bölerek yükleyin.")
-
-    def start(self, tag: str, attrib: dict[str, str]) -> None:
-        self.depth += 1
-        if self.depth > self.limits.depth:
-            raise WordTooLarge(f"Bu Word dosyasında iç içe yapılar {self.limits.depth} düzeyden derin "
-                               "(DOCX_MAX_DEPTH); Word böyle dosya yazmaz, dosya bozuk ya da özel olarak hazırlanmış "
-                               "olabilir. Dosyayı Word'de açıp yeniden kaydedin ya da PDF olarak yükleyin.")
+    def __call__(self, tag: str, attrib: dict[str, str]) -> None:
         if tag == _PARAGRAPH_TAG:
-            self.paragraphs += 1
-            if self.paragraphs > self.limits.paragraphs:
-                raise WordTooLarge(f"Bu Word dosyası çok büyük: en fazla {formatting.integer(self.limits.paragraphs)} "
+            self.count += 1
+            if self.count > self.limit:
+                raise WordTooLarge(f"Bu Word dosyası çok büyük: en fazla {formatting.integer(self.limit)} "
                                    "paragraf okunabiliyor, bu dosyada daha fazlası var (DOCX_MAX_PARAGRAPHS). Dosyayı "
                                    "birkaç parçaya bölerek yükleyin.")
-        self._add(1 + len(attrib))
-
-    def end(self, tag: str) -> None:
-        self.depth -= 1
-
-    def start_ns(self, prefix: str | None, uri: str) -> None:
-        self._add(1)
-
-    def comment(self, text: str) -> None:
-        self._add(1)
-
-    def pi(self, target: str, data: str | None = None) -> None:
-        self._add(1)
-
-    def doctype(self, name: str | None, public_id: str | None, system_id: str | None) -> None:
-        """Word never writes one; refused before its declarations are read (with entities left
-        unresolved, every reference would be a node of the tree that no count here sees)."""
-        raise WordWithDoctype()
-
-    def close(self) -> None:
-        return None
 
 
 def check_parts(data: bytes, limits: WordLimits = DEFAULT_LIMITS) -> None:
-    """Every part of the package streamed through `_Counter` before python-docx parses any:
-    refuses (`WordTooLarge`) a package past the element, paragraph or depth cap, summed over all
-    parts, with memory bounded by the read buffer. A part that is no XML (an image) stops its
-    parser at once and is skipped; python-docx keeps such a part's bytes, which
-    `check_package`'s cap bounds."""
-    counter = _Counter(limits)
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as package:
-            for member in package.infolist():
-                _count_part(package, member, counter)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError,
-            OSError) as exc:  # a damaged, encrypted or oddly compressed member
-        raise CorruptWord(type(exc).__name__) from exc
-
-
-def _count_part(package: zipfile.ZipFile, member: zipfile.ZipInfo, counter: _Counter) -> None:
-    # The same parser settings as python-docx's (docx.oxml.parser), named: huge_tree off keeps
-    # libxml2's own limits (256 levels, 10 MB per text node), entities unresolved, no network.
-    parser = etree.XMLParser(target=counter, huge_tree=False, resolve_entities=False, no_network=True,
-                             load_dtd=False)
-    counter.depth = 0
-    try:
-        with package.open(member) as stream:
-            while chunk := stream.read(_READ_BYTES):
-                parser.feed(chunk)
-        parser.close()
-    except etree.XMLSyntaxError:  # not XML, or XML that breaks off: python-docx gets no further in it
-        return
+    """Every part of the package streamed through the counting parser (`packages.count_parts`)
+    before python-docx parses any: refuses (`WordTooLarge`) a package past the element,
+    paragraph or depth cap, summed over all parts, and a DOCTYPE (`WordWithDoctype`)."""
+    counter = packages.Counter(limits.package, packages.WORD, WordTooLarge, WordWithDoctype,
+                               watch=_Paragraphs(limits.paragraphs))
+    packages.count_parts(data, counter, CorruptWord)
 
 
 def _open(data: bytes, limits: WordLimits) -> docx.document.Document:

@@ -1,7 +1,8 @@
-"""The document jobs: `ingest_document` (one uploaded PDF or Word file), `reembed` (every chunk)
+"""The document jobs: `ingest_document` (one uploaded PDF, Word, Excel or PowerPoint file), `reembed` (every chunk)
 and `warm_quotes` (the quoter's sentences of documents stored without them, queued by a starting
 worker: `queue_unwarmed_quotes`); and `expire_conversations`, the saved conversations' retention
-(queued by every worker at its start and once a day: `queue_conversation_retention`).
+(queued by every worker at its start and once a day: `queue_conversation_retention`), and `expire_audit`, the questions
+log's (the audit trail's) retention, queued the same way (`queue_audit_retention`).
 
 An upload's stages: extract (the text layer) → ocr (pages without one, when there are any) →
 chunk → embed → store; cancelling takes effect at the next page or batch of any of them. Then,
@@ -13,7 +14,7 @@ progress callback, so a background upload and `python -m ragcore ingest` store e
 same thing, and cancelling (the callback raises) rolls the single ingest transaction back.
 
 Upload bytes are staged as a file before the job is queued: `DATA_DIR/uploads/incoming/<job
-id>.pdf` (`.docx` for a Word file: the format is told by the bytes when the job is queued, and
+id>.pdf` (`.docx`, `.xlsx`, `.pptx` for an Office file: the format is told by the bytes when the job is queued, and
 recorded in its arguments), mode 0600, written and fsynced before the row commits. A file rather than a bytea
 column because the finished document lives under `DATA_DIR/uploads` anyway (named by its
 sha256, served for download by the app), so every machine that runs workers must already
@@ -38,17 +39,20 @@ from typing import Any
 from ragcore.core import Settings, formatting, short_id
 from ragcore.documents import (
     DISK_FULL,
-    DOCX,
     EXTENSIONS,
+    KINDS_TEXT,
     PDF,
     DuplicateDocument,
     IngestError,
     PdfError,
     UnusableFile,
+    VersionBaseGone,
     check_free_space,
     check_name,
     check_size,
+    count_unit,
     detect_format,
+    hidden_note,
     ingest_file,
     page_size_notes,
     reembed_all,
@@ -74,6 +78,7 @@ INGEST = "ingest_document"
 REEMBED = "reembed"
 QUOTES = "warm_quotes"
 RETENTION = "expire_conversations"
+AUDIT_RETENTION = "expire_audit"
 
 # An upload is tried at most this often (first run and retries): a retryable failure keeps the
 # staged file until then, never for good.
@@ -85,6 +90,8 @@ INGEST_STAGES = {
     "extract": Stage("PDF metni çıkarılıyor", 0.0, 0.1, "sayfa"),
     "ocr": Stage("Sayfa okunuyor (OCR)", 0.1, 0.25, "sayfa"),
     "read_word": Stage("Word belgesi okunuyor", 0.0, 0.25, "paragraf"),
+    "read_sheets": Stage("Excel dosyası okunuyor", 0.0, 0.25),
+    "read_slides": Stage("PowerPoint sunusu okunuyor", 0.0, 0.25),
     "chunk": Stage("Parçalara ayrılıyor", 0.25, 0.3, "parça"),
     # counted in parts, as the result is (`in_parts`): the vectors of a part's windows are the admin's no concern
     "embed": Stage("Parçalar aramaya hazırlanıyor", 0.3, 0.8, "parça"),
@@ -179,8 +186,12 @@ def submit_ingest(
     title: str | None = None,
     created_by: str | None = None,
     resolves_question_id: int | None = None,
+    new_version_of: int | None = None,
 ) -> Job:
     """Stage the bytes and queue their ingestion; returns at once with the queued job.
+
+    `new_version_of` (a document's key): the file is that document's next version, switched in
+    when the job has stored it (`ingest_file`); `roles` may then be empty (the current version's).
 
     The cheap checks (empty, too big, roles, the format told by the first bytes and a name that
     claims the other one, too little free disk: MIN_FREE_DISK_MB) refuse here with the documents
@@ -189,11 +200,11 @@ def submit_ingest(
     message instead.
     """
     if not data:
-        raise JobError("Dosya boş; lütfen bir PDF ya da Word (.docx) dosyası seçin.")
+        raise JobError(f"Dosya boş; lütfen bir {KINDS_TEXT} dosyası seçin.")
     try:
-        allowed = validate_roles(db, roles)
+        allowed = validate_roles(db, roles) if roles or new_version_of is None else []
         check_size(data, settings)
-        file_format = detect_format(data)
+        file_format = detect_format(data, filename)
         check_name(filename, file_format)
         check_free_space(settings)  # before the bytes are staged
     except (IngestError, PdfError, UnusableFile) as exc:
@@ -201,6 +212,8 @@ def submit_ingest(
     name = Path(filename).name or f"belge{EXTENSIONS[file_format]}"
     arguments = {"filename": name, "roles": allowed, "title": (title or "").strip() or None,
                  "size_bytes": len(data), "file_format": file_format}
+    if new_version_of is not None:
+        arguments["new_version_of"] = int(new_version_of)
     return service.submit(db, INGEST, arguments, label=name, created_by=created_by,
                           resolves_question_id=resolves_question_id,
                           stage_inputs=lambda job: _stage(settings, job, data))
@@ -240,7 +253,7 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
         embedder = run.embedder()
         result = ingest_file(run.db, run.settings, embedder, data, filename=args["filename"],
                             roles=args["roles"], title=args.get("title"), uploaded_by=run.job.created_by,
-                            progress=in_parts(run.progress))
+                            progress=in_parts(run.progress), new_version_of=args.get("new_version_of"))
     except IngestError as exc:
         raise JobFailed(str(exc), retryable=not _repeats_on_same_bytes(exc)) from exc
     except EmbeddingError as exc:
@@ -281,10 +294,11 @@ def _documents(db: Database, document_ids: list[int] | None) -> list[int]:
 
 
 def _repeats_on_same_bytes(exc: IngestError) -> bool:
-    """A duplicate, or a file that cannot be read: a retry of the same staged bytes fails alike.
-    (A removed duplicate is uploaded again; a changed embedding model or a database error may
-    pass on a retry.)"""
-    return isinstance(exc, DuplicateDocument) or isinstance(exc.__cause__, (PdfError, UnusableFile))
+    """A duplicate, a file that cannot be read, or a new version of a deleted document: a retry of
+    the same staged bytes fails alike. (A removed duplicate is uploaded again; a changed embedding
+    model or a database error may pass on a retry.)"""
+    return (isinstance(exc, (DuplicateDocument, VersionBaseGone))
+            or isinstance(exc.__cause__, (PdfError, UnusableFile)))
 
 
 def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
@@ -300,12 +314,14 @@ def _resolve_question(db: Database, job: Job, result: dict[str, Any]) -> None:
 def _ingest_summary(result: dict[str, Any]) -> str:
     """"“Başlık” aranabilir: 24 sayfa, 102 parça; 4 dk 28 sn sürdü" — the title, not the document's id."""
     skipped = result.get("skipped_pages") or []
-    pages = "başlık" if result.get("file_format") == DOCX else "sayfa"  # a Word file's sections, by their headings
-    text = (f"“{result.get('title')}” aranabilir: {formatting.integer(result.get('pages'))} {pages}, "
+    pages = count_unit(result.get("file_format") or PDF)  # a Word file's sections, a workbook's sheets, slides
+    version = f" (sürüm {result['version']}, önceki sürüm arşivde)" if (result.get("version") or 1) > 1 else ""
+    text = (f"“{result.get('title')}”{version} aranabilir: {formatting.integer(result.get('pages'))} {pages}, "
             f"{formatting.integer(result.get('chunks'))} parça; {formatting.duration(result.get('seconds', 0))} sürdü")
     scanned = result.get("ocr_pages") or []
     text += f"; OCR ile okunan sayfalar: {', '.join(map(str, scanned))}" if scanned else ""
     text += f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else ""
+    text += f"; {hidden_note(result.get('file_format') or PDF, hidden)}" if (hidden := result.get("hidden_parts")) else ""
     notes = page_size_notes(result.get("oversized_pages") or [], result.get("undrawable_pages") or [],
                             result.get("too_large_for_ocr") or [])
     return " ".join([text + ("." if notes else ""), *notes])
@@ -445,4 +461,39 @@ RETENTION_KIND = register_kind(JobKind(
                             f"({formatting.integer(result.get('days'))} günden uzun süredir kullanılmayanlar)"),
     queueing_lock=RETENTION,
     already_queued="Sırada bekleyen bir eski sohbet silme işi zaten var.",
+))
+
+
+# --------------------------------------------------------------------------- the audit trail's retention
+
+
+def queue_audit_retention(db: Database, settings: Settings) -> Job | None:
+    """Queue the deletion of the questions log's rows older than AUDIT_RETENTION_DAYS (a worker
+    does at its start and once a day, as for conversations); None when none is that old, when
+    the setting is 0 (kept forever), or when one job is queued already."""
+    from ragcore.audit import expired_audit_rows
+
+    if not expired_audit_rows(db, settings.audit_retention_days):
+        return None
+    try:
+        return service.submit(db, AUDIT_RETENTION, {}, label="Eski denetim kayıtları")
+    except JobError:  # another worker queued it a moment ago
+        return None
+
+
+def _run_audit_retention(run: JobRun) -> dict[str, Any]:
+    from ragcore.audit import expire_audit_rows
+
+    days = run.settings.audit_retention_days
+    return {"deleted": expire_audit_rows(run.db, days), "days": days}
+
+
+AUDIT_RETENTION_KIND = register_kind(JobKind(
+    name=AUDIT_RETENTION,
+    label="Eski denetim kayıtlarının silinmesi",
+    run=_run_audit_retention,
+    summary=lambda result: (f"{formatting.integer(result.get('deleted'))} soru kaydı silindi "
+                            f"({formatting.integer(result.get('days'))} günden eski olanlar)"),
+    queueing_lock=AUDIT_RETENTION,
+    already_queued="Sırada bekleyen bir eski denetim kaydı silme işi zaten var.",
 ))

@@ -50,7 +50,7 @@ EARLIER_ATTEMPT_RUNNING = ("Bu işin önceki denemesi başka bir işçide hâlâ
                            "yürütülmez. O deneme bitince gerekirse yeniden deneyin.")
 PROGRESS_INTERVAL_S = 0.5  # at most two progress writes per second per job (plus stage changes)
 SHUTDOWN_GRACE_S = 5.0  # a stopping worker lets a job finish this long before interrupting it
-RETENTION_EVERY_S = 24 * 3600.0  # a running worker queues the conversations' retention this often
+RETENTION_EVERY_S = 24 * 3600.0  # a running worker queues the conversations' and audit trail's retention this often
 
 
 SERVER_PROCESSES = ("app", "api")  # the server processes that may run a job worker of their own
@@ -254,9 +254,11 @@ async def sweep(app: procrastinate.App, ctx: WorkerContext) -> list[Job]:
 
 
 async def _sweep_forever(app: procrastinate.App, ctx: WorkerContext) -> None:
-    """Sweep every heartbeat interval; and queue the conversations' retention once a day (the
-    worker's start queued one), so a worker that runs for months still enforces it."""
+    """Sweep every heartbeat interval; queue the retentions (conversations, audit trail) once a
+    day (the worker's start queued them), so a worker that runs for months still enforces them,
+    and a scan of the watched folder every WATCH_INTERVAL_SECONDS (when WATCH_DIR is set)."""
     retention_due = time.monotonic() + RETENTION_EVERY_S
+    watch_due = time.monotonic() + ctx.settings.watch_interval_seconds
     while True:
         try:
             await sweep(app, ctx)
@@ -265,6 +267,9 @@ async def _sweep_forever(app: procrastinate.App, ctx: WorkerContext) -> None:
         if time.monotonic() >= retention_due:
             retention_due = time.monotonic() + RETENTION_EVERY_S
             await asyncio.to_thread(_queue_retention, ctx.db, ctx.settings)
+        if time.monotonic() >= watch_due:
+            watch_due = time.monotonic() + ctx.settings.watch_interval_seconds
+            await asyncio.to_thread(_queue_watch, ctx.db, ctx.settings)
         await asyncio.sleep(ctx.settings.job_heartbeat_seconds)
 
 
@@ -295,12 +300,13 @@ async def serve(ctx: WorkerContext, *, concurrency: int = 1, wait: bool = True,
 
 def _queue_start_up_work(db: Database, settings: Settings) -> None:
     """Work a serving worker queues when it starts: the quoter's sentences of documents stored
-    without them (`tasks.queue_unwarmed_quotes`) and the conversations' retention
-    (`tasks.queue_conversation_retention`, when a conversation is past it). Never stops the
+    without them (`tasks.queue_unwarmed_quotes`) and the retentions (`_queue_retention`: conversations,
+    the audit trail; when a row is past them). Never stops the
     worker: a cache fill and a deletion the next start or day queues again."""
     from ragcore.jobs import tasks
 
     _queue_retention(db, settings)
+    _queue_watch(db, settings)
     try:
         job = tasks.queue_unwarmed_quotes(db)
     except Exception:  # any failure here only leaves the fill to the next start
@@ -312,15 +318,30 @@ def _queue_start_up_work(db: Database, settings: Settings) -> None:
 
 
 def _queue_retention(db: Database, settings: Settings) -> None:
+    """The conversations' retention, then the audit trail's; a failure of one leaves the other."""
     from ragcore.jobs import tasks
 
+    for queue_it, what in ((tasks.queue_conversation_retention, "conversations"),
+                           (tasks.queue_audit_retention, "questions log rows")):
+        try:
+            job = queue_it(db, settings)
+        except Exception:  # the next start or day queues it again
+            log.warning("could not queue the retention of %s", what, exc_info=True)
+            continue
+        if job is not None:
+            log.info("job %d queued: %s past their retention", job.id, what)
+
+
+def _queue_watch(db: Database, settings: Settings) -> None:
+    from ragcore.jobs import watch
+
     try:
-        job = tasks.queue_conversation_retention(db, settings)
-    except Exception:  # the next start or day queues it again
-        log.warning("could not queue the conversations' retention", exc_info=True)
+        job = watch.queue_scan(db, settings)
+    except Exception:  # the next interval queues it again
+        log.warning("could not queue a scan of the watched folder", exc_info=True)
         return
     if job is not None:
-        log.info("job %d queued: conversations past their retention", job.id)
+        log.info("job %d queued: a scan of the watched folder %s", job.id, settings.watch_dir)
 
 
 def run_worker(settings: Settings, *, concurrency: int = 1, name: str | None = None, wait: bool = True,

@@ -16,7 +16,7 @@ postings are never read, not even to be filtered out. Admin's statistics and ind
 The lexical leg is BM25Okapi exactly as `rank_bm25` computes it over the role's chunks (their
 lexical texts, `ragcore.documents.lexical_texts`: a continuation of a long article with the
 article's heading), with one deliberate difference: Turkish stop words (`ragcore.core.text.STOPWORDS`) are dropped from the
-query (`query_terms`). Pruning (`ragcore.bm25`) reads only the postings that can change the
+query (`query_terms`). Pruning (`ragcore.retrieval.bm25`) reads only the postings that can change the
 top candidates and is exact. A retrieval is a short sequence of statements in one read-only
 REPEATABLE READ transaction (`read_snapshot`): the role's statistics for the query terms, the
 pruning threshold when the terms are common, the lexical leg (one round, rarely two), then one
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import psycopg
 
-from ragcore.core import LOCATOR_PAGE, LOCATOR_SECTION, Settings, Source
-from ragcore.documents import DOCX
+from ragcore.core import Settings, Source
+from ragcore.documents import locator_kind
 from ragcore.retrieval import bm25, measurements
 from ragcore.retrieval.modes import MODES
 from ragcore.retrieval.query import LexicalQuery, dense_question, lexical_query
@@ -148,7 +148,7 @@ FROM seed s CROSS JOIN lexical_terms t CROSS JOIN LATERAL (
 ) x
 GROUP BY s.chunk_id"""
 
-# Lexical leg: exact BM25 top candidates under a plan of ragcore.bm25. Terms read `all` have
+# Lexical leg: exact BM25 top candidates under a plan of ragcore.retrieval.bm25. Terms read `all` have
 # every posting read (index-only scan of the covering primary key), terms read `high` only
 # their high-impact postings (the partial covering index). A chunk's bound is its score over
 # what was read plus what the unread postings could add to it; chunks whose bound stays below
@@ -334,7 +334,7 @@ ranked AS (
 SELECT c.id, c.document_id, d.title, d.filename, c.page_start, c.page_end, c.article, c.text,
        r.score, r.dense_score, r.lexical_score,
        e.best_cosine, e.best_bm25, e.coverage, e.permitted_hits, d.public_id::text, e.best_window_cosine,
-       c.locator, d.file_format, c.ocr
+       c.locator, d.file_format, c.ocr, d.version_no, d.created_at
 FROM evidence e
 LEFT JOIN ranked r ON true
 LEFT JOIN chunks c ON c.id = r.id
@@ -475,7 +475,7 @@ class LexicalResult:
 
 def lexical_leg(conn: psycopg.Connection, terms: list[str], base: dict, *, exhaustive: bool = False) -> tuple[
         LexicalResult, int, dict[str, int], float]:
-    """Exact BM25 top candidates for the role, pruned where that pays (ragcore.bm25).
+    """Exact BM25 top candidates for the role, pruned where that pays (ragcore.retrieval.bm25).
 
     Returns the result, the role's chunk count, its df per query term, and avgdl (the
     evidence weights use them). `exhaustive=True` skips pruning (tests compare the two).
@@ -563,9 +563,11 @@ def _row_to_hit(rank: int, row: tuple) -> Hit:
         score=float(row[8]),
         text=row[7],
         document_public_id=row[15],
-        locator_kind=LOCATOR_SECTION if row[18] == DOCX else LOCATOR_PAGE,
+        locator_kind=locator_kind(row[18]),
         locator=row[17],
         ocr=bool(row[19]),
+        version_no=row[20],
+        version_date=row[21],
     )
     return Hit(source, None if row[9] is None else float(row[9]), None if row[10] is None else float(row[10]))
 

