@@ -113,6 +113,9 @@ def test_the_auditor_and_an_admin_made_role_can_be_mapped(mapped: Database, ldap
     from ragcore.audit import can_read_audit
 
     assert can_read_audit(result.user)
+    roles.delete_role(mapped, "kalite")  # its mapping goes with it
+    assert [m.role for m in directory.list_group_roles(mapped)
+            if m.group_name in ("vardiya-amirleri", "uretim-bolumu")] == ["denetci"]
 
 
 @pytest.mark.parametrize("password", ["yanlis-parola-1", "", "   "])

@@ -128,8 +128,8 @@ def update_role(db: Database, name: str, label: str, description: str = "") -> R
 
 def delete_role(db: Database, name: str) -> None:
     """Delete a role: users lose it (their other roles stay), documents lose it (a document left
-    with no role becomes readable by admin alone), and every reader it is a member of goes, all
-    in one transaction. Refused for built-in roles and when some user holds no other role (give
+    with no role becomes readable by admin alone), directory groups stop mapping to it, and every
+    reader it is a member of goes, all in one transaction. Refused for built-in roles and when some user holds no other role (give
     them one first: a user without a role could not use the app)."""
     with db.connection() as conn, conn.transaction():
         row = conn.execute("SELECT builtin FROM roles WHERE name = %s FOR UPDATE", (name,)).fetchone()
@@ -148,6 +148,7 @@ def delete_role(db: Database, name: str) -> None:
                      "WHERE id IN (SELECT user_id FROM user_roles WHERE role = %(name)s)",
                      {"name": name, "revoked_at": session_clock()})
         conn.execute("DELETE FROM user_roles WHERE role = %s", (name,))
+        conn.execute("DELETE FROM directory_group_roles WHERE role = %s", (name,))  # a group maps to it no more
         conn.execute(
             "UPDATE documents SET allowed_roles = CASE WHEN cardinality(array_remove(allowed_roles, %(name)s)) = 0 "
             "THEN ARRAY[%(admin)s] ELSE array_remove(allowed_roles, %(name)s) END "
