@@ -33,7 +33,9 @@ DESCRIPTION_MAX_CHARS = 300
 # Readable by a reader holding `roles` (a text[]): admin reads everything, anyone else the
 # documents whose allowed_roles share a role with theirs. Written for several roles per user
 # (issue 38) so that it needs no change when `User.roles` holds more than one.
-_READABLE = "('admin' = ANY(%(roles)s::text[]) OR d.allowed_roles && %(roles)s::text[])"
+# Only a current version counts (migration 024: a retired version is never retrieved); memberships
+# follow the lineage to its current row (`ingest.carry_collections`).
+_READABLE = "(d.is_current AND ('admin' = ANY(%(roles)s::text[]) OR d.allowed_roles && %(roles)s::text[]))"
 _COLUMNS = f"""k.id, k.public_id::text, k.name, k.description, k.created_at,
     (SELECT count(*) FROM collection_documents m JOIN documents d ON d.id = m.document_id
      WHERE m.collection_id = k.id AND {_READABLE})"""

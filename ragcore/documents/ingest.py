@@ -42,8 +42,8 @@ import numpy as np
 import psycopg
 
 from ragcore import store as dbmod
+from ragcore.access import roles as role_registry
 from ragcore.core import (
-    ROLES,
     Chunk,
     DiskSpace,
     Page,
@@ -151,14 +151,15 @@ class IngestResult:
 # --------------------------------------------------------------------------- validation
 
 
-def validate_roles(roles: Iterable[str] | None) -> list[str]:
-    """Non-empty, known roles, duplicates removed (order kept)."""
+def validate_roles(db: dbmod.Database, roles: Iterable[str] | None) -> list[str]:
+    """Non-empty roles that exist (the roles registry, migration 021), duplicates removed (order kept)."""
     cleaned = list(dict.fromkeys(role.strip().lower() for role in (roles or []) if role and role.strip()))
     if not cleaned:
         raise IngestError("En az bir rol seçilmeli: belgeyi kimlerin okuyabileceği boş bırakılamaz.")
-    unknown = [role for role in cleaned if role not in ROLES]
+    known = role_registry.role_names(db)
+    unknown = [role for role in cleaned if role not in known]
     if unknown:
-        raise IngestError(f"Bilinmeyen rol: {', '.join(unknown)}. Geçerli roller: {', '.join(ROLES)}.")
+        raise IngestError(role_registry.unknown_roles_message(unknown, known))
     return cleaned
 
 
@@ -459,6 +460,21 @@ def version_base(conn: psycopg.Connection, document_id: int) -> VersionBase:
     return VersionBase(row[0], row[1], tuple(row[2]))
 
 
+def current_version_id(conn: psycopg.Connection, lineage: str) -> int | None:
+    """The key of the lineage's current version (None: there is none); read under its lock."""
+    row = conn.execute("SELECT id FROM documents WHERE lineage = %s::uuid AND is_current", (lineage,)).fetchone()
+    return None if row is None else row[0]
+
+
+def carry_collections(conn: psycopg.Connection, from_id: int, to_id: int) -> None:
+    """Make the version `to_id` belong to exactly the collections of `from_id` (migration 025), in
+    the caller's transaction: a collection holds a document, not one of its rows, so its
+    memberships follow the lineage to whichever version becomes current (a new one, a roll-back)."""
+    conn.execute("DELETE FROM collection_documents WHERE document_id = %s", (to_id,))
+    conn.execute("INSERT INTO collection_documents (collection_id, document_id) "
+                 "SELECT collection_id, %s FROM collection_documents WHERE document_id = %s", (to_id, from_id))
+
+
 def start_version(conn: psycopg.Connection, lineage: str, digest: str) -> int:
     """Inside the store transaction of a new version: take the lineage's lock, refuse bytes that
     are already one of its versions (Turkish message), retire the current version and return the
@@ -609,13 +625,19 @@ def _store(db: dbmod.Database, meta: dict, embedded: EmbeddedDocument, report: P
             recorded = dbmod.lock_embedding_space(conn)
             if recorded != space or recorded.windows != space.windows:
                 raise EmbeddingModelChanged(recorded.model if recorded else "yok", space.model)
+            previous = None
             if meta.get("lineage"):
+                lock_lineage(conn, meta["lineage"])  # taken again by start_version (advisory locks nest)
+                previous = current_version_id(conn, meta["lineage"])
                 meta = {**meta, "version_no": start_version(conn, meta["lineage"], meta["sha256"])}
             existing = find_by_sha256(conn, meta["sha256"])
             if existing:
                 raise DuplicateDocument(*existing)
-            return store_document(conn, meta, embedded.chunks, embedded.vectors, report,
-                                  windows=embedded.windows, window_vectors=embedded.window_vectors)
+            stored = store_document(conn, meta, embedded.chunks, embedded.vectors, report,
+                                    windows=embedded.windows, window_vectors=embedded.window_vectors)
+            if previous is not None:
+                carry_collections(conn, previous, stored)
+            return stored
     except psycopg.errors.UniqueViolation as exc:  # a writer that does not take the upload lock won
         existing = _existing(db, meta["sha256"])
         raise DuplicateDocument(*existing) if existing else IngestError(str(exc)) from exc
@@ -658,7 +680,7 @@ def ingest_file(
             roles = list(roles or ()) or list(base.allowed_roles)
             start_version_check(conn, base, digest)
         existing = find_by_sha256(conn, digest)
-    allowed = validate_roles(roles)
+    allowed = validate_roles(db, roles)
     check_size(data, settings)
     check_free_space(settings)
     if existing:

@@ -17,7 +17,7 @@ from datetime import datetime
 from ragcore import store as dbmod
 from ragcore.core import Document, turkish_lower, version_label
 from ragcore.documents.catalog import DocumentNotFound, get_document, list_documents
-from ragcore.documents.ingest import lock_lineage
+from ragcore.documents.ingest import carry_collections, current_version_id, lock_lineage
 from ragcore.documents.titles import TitleError, clean_title
 
 log = logging.getLogger(__name__)
@@ -90,9 +90,12 @@ def make_current(db: dbmod.Database, document_id: int) -> Document:
             raise DocumentNotFound(document_id)
         if row[0]:
             raise VersionError(ALREADY_CURRENT)
+        previous = current_version_id(conn, doc.lineage)
         conn.execute("UPDATE documents SET is_current = false, retired_at = now() "
                      "WHERE lineage = %s::uuid AND is_current", (doc.lineage,))
         conn.execute("UPDATE documents SET is_current = true WHERE id = %s", (document_id,))
+        if previous is not None:  # the collections follow the document to its new current version
+            carry_collections(conn, previous, document_id)
     log.info("document %s: version %d made current", doc.lineage, doc.version_no)
     return get_document(db, document_id, "admin")  # type: ignore[return-value]
 

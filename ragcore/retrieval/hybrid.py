@@ -36,12 +36,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import psycopg
 
-from ragcore.core import ROLES, Settings, Source, parse_public_id
+from ragcore.core import Settings, Source, parse_public_id
 from ragcore.documents import Scope, locator_kind
 from ragcore.retrieval import bm25, measurements
 from ragcore.retrieval.modes import MODES
 from ragcore.retrieval.query import LexicalQuery, dense_question, lexical_query
-from ragcore.store import Database, role_bit, role_predicate
+from ragcore.store import Database, reader_bit, role_predicate
 
 RRF_K = 60
 BM25_K1 = bm25.K1
@@ -87,7 +87,8 @@ class RetrievalError(ValueError):
 # ----------------------------------------------------------------------------- SQL
 # One predicate, used verbatim by every leg, on the one relation of its FROM list that has
 # role bits (chunks in the dense leg, postings in the lexical leg and the evidence). `%(role_bit)s`
-# is 1 << ROLES.index(role); admin's bit is on every chunk, so admin is decided here too and no
+# is the reader's bit (role_bits, migration 021: one role, or the set of roles a user holds);
+# admin's bit is on every chunk, so admin is decided here too and no
 # code path can forget the filter. Built by the store's `role_predicate`, which spells the
 # per-role partial indexes' predicates too (HNSW graphs, posting lists), so that a plan for a
 # role's bit reads that role's own index and never a posting of a chunk it cannot read.
@@ -114,15 +115,17 @@ def scope_predicate(chunk_id: str) -> str:
     return f"(%(scope_chunks)s::bigint[] IS NULL OR {chunk_id} = ANY(%(scope_chunks)s::bigint[]))"
 
 
-# The scope's chunks the role may read (the role predicate here too): those of one document, or
-# of a collection's documents; an empty array when the scope holds none the role may read, which
+# The scope's chunks the reader may read (the reader's role predicate here too: a document is in
+# when any of the user's roles may read it, never more), of current versions only: those of one
+# document, or of a collection's documents; an empty array when the scope holds none the role may read, which
 # then matches nothing in every leg — the same as a missing document or collection.
 SCOPE_CHUNKS_SQL = f"""
 SELECT coalesce(array_agg(c.id ORDER BY c.id), '{{}}'::bigint[]) FROM chunks c
 WHERE {ROLE_PREDICATE} AND c.document_id IN (
-    SELECT d.id FROM documents d WHERE d.public_id = %(scope_document)s::uuid
+    SELECT d.id FROM documents d WHERE d.public_id = %(scope_document)s::uuid AND d.is_current
     UNION ALL
     SELECT m.document_id FROM collection_documents m JOIN collections k ON k.id = m.collection_id
+    JOIN documents d ON d.id = m.document_id AND d.is_current
     WHERE k.public_id = %(scope_collection)s::uuid)"""
 
 # The role's statistics and, per query term its chunks contain, df, the pruning bounds' inputs
@@ -454,19 +457,25 @@ def default_weight(embedder: object) -> float:
     return measurements.retrieval_default(getattr(embedder, "name", "")).weight
 
 
-def check_role(role: str) -> str:
-    if role not in ROLES:
-        raise RetrievalError(f"Bilinmeyen rol: {role!r}. Geçerli roller: {', '.join(ROLES)}.")
-    return role
+def check_role(conn: psycopg.Connection, role: str) -> int:
+    """The reader's bit (`role`: one role, or a user's roles as `ragcore.core.reader_key` joins
+    them); RetrievalError when there is no such reader (an unknown role, or a set of roles
+    nobody holds)."""
+    bit = reader_bit(conn, role)
+    if bit is None:
+        known = [row[0] for row in conn.execute("SELECT name FROM roles ORDER BY name")]
+        raise RetrievalError(f"Bilinmeyen rol ya da rol kümesi: {role!r}. Geçerli roller: {', '.join(known)} "
+                             "(birden çok rol, bir kullanıcıya birlikte verilmişse '+' ile birleşir: isg+uretim).")
+    return bit
 
 
 def _params(question: str, qvec: np.ndarray | None, role: str, k: int, mode: str, weight: float,
-            fusion: Fusion = FUSION) -> dict:
+            fusion: Fusion = FUSION, *, role_bit: int) -> dict:
     candidates = max(fusion.depth, 4 * k)
     return {
         "qvec": qvec,
         "role": role,
-        "role_bit": role_bit(role),
+        "role_bit": role_bit,
         "scope_chunks": None,  # no restriction (`scope_chunks()` gives a restricted question's)
         "k": k,
         "candidates": candidates,
@@ -571,7 +580,8 @@ def statement_params(
     (also what tests and the benchmark use to EXPLAIN the statement); `query`: the question's
     lexical query when the caller built it already (`retrieve`: before embedding the question);
     `scope_chunks`: the question's restriction (`scope_chunks()`), None for none."""
-    base = {**_params(question, qvec, role, k, mode, weight, fusion), "scope_chunks": scope_chunks}
+    base = {**_params(question, qvec, role, k, mode, weight, fusion, role_bit=check_role(conn, role)),
+            "scope_chunks": scope_chunks}
     return {**base, **_lexical_params(conn, question, base, query)}
 
 
@@ -584,7 +594,7 @@ def scope_chunks(conn: psycopg.Connection, scope: Scope | None, role: str) -> li
     if wanted is None:  # not an id at all: the same as a missing one, without a query
         return []
     return conn.execute(SCOPE_CHUNKS_SQL, {
-        "role_bit": role_bit(role),
+        "role_bit": check_role(conn, role),
         "scope_document": wanted if scope.document is not None else None,
         "scope_collection": wanted if scope.collection is not None else None,
     }).fetchone()[0]
@@ -649,14 +659,14 @@ def retrieve(
     window's (the app passes `Settings.dense_windows`); an index without windows gives the same
     result either way. `fusion`: the app's FUSION unless the lab or the benchmark compares another.
     `scope`: the question's restriction to one collection or one document (None: every document the
-    role reads); inside the SQL of every leg (`scope_predicate`), so it only ever narrows."""
-    check_role(role)
+    reader reads); inside the SQL of every leg (`scope_predicate`), so it only ever narrows."""
     if weight is None:
         weight = default_weight(embedder)
     if mode not in MODES:
         raise RetrievalError(f"Bilinmeyen arama modu: {mode!r}. Geçerli modlar: {', '.join(MODES)}.")
     started = time.perf_counter()
     with db.connection() as conn:  # the respellings shape the dense leg's text too (no vector settings needed)
+        check_role(conn, role)
         query = lexical_query(conn, question, role)
     # Embedded outside any transaction: a caching embedder may need a connection of the same pool.
     qvec = _embed_question(embedder, dense_question(question, query))

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
+from ragcore.access import role_names
 from ragcore.api.deps import Context, CurrentUser, ModelServices, search_role
 from ragcore.api.routes.chat import checked_question, checked_scope
 from ragcore.api.schemas import ErrorResponse, EvidenceOut, SearchHit, SearchResult, SourceOut, ThresholdOut
@@ -39,7 +40,7 @@ def search(
     document: Annotated[str | None, Query(max_length=64, description="search only this document")] = None,
 ) -> SearchResult:
     question = checked_question(q, context.settings.max_question_chars)
-    as_role = search_role(user, role)
+    as_role = search_role(user, role, role_names(context.database()))
     scope = checked_scope(context, user, collection=collection, document=document)
     concrete = resolve_mode(context.settings, models.embedder, None if mode == "auto" else mode)
     count = k or context.settings.top_k
