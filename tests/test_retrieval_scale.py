@@ -43,7 +43,7 @@ from ragcore.retrieval import (
 )
 from ragcore.retrieval.hybrid import _params
 from tests.conftest import TQUAD_DIR
-from tests.retrieval_support import hnsw_index
+from tests.retrieval_support import bit_of, hnsw_index
 
 NAMESPACE = "test_retrieval_scale"
 N_CHUNKS = 5000
@@ -373,8 +373,8 @@ def test_a_restricted_question_at_scale_reads_the_scope_through_the_roles_indexe
                         if name == "postings_chunk":  # the scope's own postings, by chunk: nothing else
                             assert str(node.get("Index Cond", "")).startswith("(chunk_id = ANY ('{"), node
                         elif name.startswith(("chunks", "postings")):
-                            assert name in {"chunks_pkey", "postings_isg", "postings_high_impact_isg",
-                                            "chunks_embedding_hnsw_isg"}, name
+                            assert name in {"chunks_pkey", *dbmod.posting_indexes([bit_of(database, "isg")]),
+                                            hnsw_index(database, "isg")}, name
     finally:
         collections.delete_collection(database, made.public_id)
 
