@@ -17,10 +17,12 @@ import psycopg
 import pytest
 
 from ragcore import store as dbmod
+from ragcore.access import create_user, users
 from ragcore.documents import (
     CollectionError,
     CollectionNotFound,
     Scope,
+    checked_scope,
     collections,
     create_collection,
     delete_collection,
@@ -205,6 +207,26 @@ def test_a_restricted_question_reads_the_roles_own_indexes(world, embedder, role
     assert read <= allowed, read - allowed
 
 
+def test_a_user_with_several_roles_asks_within_what_any_of_them_reads(world, embedder) -> None:
+    """Roles as data (021): the scope is checked with every role the user holds and resolved on
+    their reader's bit (isg+ik), so the ik-only collection is theirs to ask within — and still
+    never more than the collection holds; isg alone is told the same collection does not exist."""
+    database, ids, chunk_doc, _, talimatlar, ik_only = world
+    user = create_user(database, "iki-rollu", ["isg", "ik"], "Parola-12345-uzun")
+    try:
+        assert set(user.roles) == {"isg", "ik"}
+        scope = checked_scope(database, user.roles, collection=ik_only.public_id)
+        both = retrieve(database, embedder, QUESTION, user.reader, k=10, mode="rrf", scope=scope)
+        assert _documents(both, chunk_doc) == {ids["ik-forklift-ucretleri"]}
+        wide = retrieve(database, embedder, QUESTION, user.reader, k=10, mode="rrf",
+                        scope=Scope(collection=talimatlar.public_id))
+        assert _documents(wide, chunk_doc) == {ids["forklift-talimati"], ids["ik-forklift-ucretleri"]}
+        with pytest.raises(CollectionNotFound):
+            checked_scope(database, ("isg",), collection=ik_only.public_id)
+    finally:
+        users.set_roles(database, "iki-rollu", ["isg"])  # the set's reader is dropped with its last holder
+
+
 # ----------------------------------------------------------------------------- the collections
 
 
@@ -287,3 +309,4 @@ def test_the_pruned_lexical_leg_plans_within_the_scope(db, embedder, monkeypatch
     assert exhaustive.plan.exhaustive and len(thresholds) == 1
     assert len(thresholds[0]) == 6
     assert (pruned.ids, pruned.scores) == (exhaustive.ids, exhaustive.scores)
+

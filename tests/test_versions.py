@@ -339,7 +339,7 @@ def test_a_new_version_and_a_rollback_stay_in_the_documents_collections(db, sett
     first = _upload(db, settings, embedder, V1_TEXT)
     talimatlar = create_collection(db, "Talimatlar")
     collections.set_members(db, talimatlar.public_id, [first.document_id])
-    other = create_collection(db, "Boş")
+    other = create_collection(db, "Kanunlar")
 
     second = _upload(db, settings, embedder, V2_TEXT, new_version_of=first.document_id, title=None)
     scope = checked_scope(db, ("isg",), collection=talimatlar.public_id)
@@ -348,8 +348,10 @@ def test_a_new_version_and_a_rollback_stay_in_the_documents_collections(db, sett
     assert any("alti kilometre" in s.text for s in found.sources)
     assert [c.documents for c in list_collections(db, ("isg",))] == [1]  # the current row only, once
     assert find_collection(db, other.public_id, ("isg",)) is None
+    collections.set_document_collections(db, second.document_id, [talimatlar.public_id, other.public_id])
 
-    make_current(db, first.document_id)  # roll back: still in the collection, the old text again
+    make_current(db, first.document_id)  # roll back: the memberships as they were last, the old text again
+    assert find_collection(db, other.public_id, ("isg",)).documents == 1
     scope = checked_scope(db, ("isg",), collection=talimatlar.public_id)
     found = retrieve(db, embedder, QUESTION, "isg", k=5, mode="weighted", scope=scope)
     assert {s.document_id for s in found.sources} == {first.document_id}

@@ -434,8 +434,8 @@ def scope_choices(ctx: AppContext, user: User) -> dict[str, tuple[str, str]]:
     for collection in list_collections(ctx.db, user.roles):
         choices[f"k:{collection.public_id}"] = (f"Koleksiyon: {collection.name} ({collection.documents} belge)",
                                                 collection.name)
-    readable = {d.public_id: d for role in user.roles for d in list_documents(ctx.db, role)}
-    for doc in sorted(readable.values(), key=lambda d: d.title.casefold()):
+    readable = list_documents(ctx.db, user.reader)  # current versions the user's roles read, one listing
+    for doc in sorted(readable, key=lambda d: d.title.casefold()):
         choices[f"d:{doc.public_id}"] = (f"Belge: {doc.title}", doc.title)
     return choices
 
