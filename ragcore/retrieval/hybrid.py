@@ -628,8 +628,11 @@ def search(
     k: int,
     mode: str | None = None,
     settings: Settings | None = None,
+    weight: float | None = None,
 ) -> list[Source]:
-    """Top-k permitted chunks for a question (mode None: RETRIEVAL_MODE or the backend default)."""
+    """Top-k permitted chunks for a question (mode None: RETRIEVAL_MODE or the backend default;
+    weight None: the dense weight measured for the embedder; the lab's tuning passes one)."""
     settings = settings or Settings()
     concrete = resolve_mode(settings, embedder, mode)
-    return retrieve(db, embedder, question, role, k=k, mode=concrete, windows=settings.dense_windows).sources
+    return retrieve(db, embedder, question, role, k=k, mode=concrete, weight=weight,
+                    windows=settings.dense_windows).sources
