@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-sizes", type=_sizes, default=[1000], help="comma-separated, e.g. 500,1000,1500")
     p.add_argument("--baseline", help="system compared against, RETRIEVER or RETRIEVER@SIZE (default: the first)")
     p.add_argument("--depth", type=int, default=10)
-    p.add_argument("--train-questions", type=int, default=1000, help="train sample for tuning fusion weights")
+    p.add_argument("--train-questions", type=int, default=1000, help="recorded in the run card only; the weight is tuned by `python -m eval fit retrieval`")
     p.add_argument("--limit", type=int, help="only the first N dev questions (quick looks; not comparable)")
     p.add_argument("--keep-namespaces", action="store_true", help="keep the production namespaces for reuse")
     p.add_argument("--out", type=Path, help="output folder (default DATA_DIR/eval_runs/<time>-retrieval)")

@@ -27,7 +27,7 @@ class SweepConfig:
     chunk_sizes: list[int] = field(default_factory=lambda: list(CHUNK_SIZES))
     depth: int = DEPTH
     baseline: str | None = None  # "retriever@size"; default: first retriever at 1000 (or the first size)
-    train_questions: int = 1000
+    train_questions: int = 1000  # recorded only: a sweep tunes nothing (`python -m eval fit retrieval` does)
     limit: int | None = None  # first N dev questions only (tests, quick looks)
     keep_namespaces: bool = False
 
@@ -144,8 +144,6 @@ def run_sweep(settings, config: SweepConfig, progress: Progress | None = None, *
     questions = ws.corpus.dev_questions[: config.limit] if config.limit else ws.corpus.dev_questions
     retrievers = [make_retriever(name) for name in config.retrievers]
     for r in retrievers:
-        if hasattr(r, "train_questions"):
-            r.train_questions = config.train_questions
         if hasattr(r, "keep_namespace"):
             r.keep_namespace = True  # production modes of one sweep share the stored corpus
     timings["load"] = time.perf_counter() - t0
@@ -260,7 +258,7 @@ def tune_fusion(settings, ws: Workspace, size: int = 1000, train_questions: int 
         "mode": mode,
         "weight": weight,
         "measured": (f"weight tuned through the app's retrieval (eval.retrievers.tune_production_weight: "
-                     f"ragcore.retrieval.search, sentence windows) on {tuning['train_questions']:,} TQuAD train "
+                     f"ragcore.retrieval.search, sentence windows {'on' if settings.dense_windows else 'off'}) on {tuning['train_questions']:,} TQuAD train "
                      f"questions, grid {min(g['weight'] for g in tuning['grid']):.2f}-"
                      f"{max(g['weight'] for g in tuning['grid']):.2f}, Recall@5 then MRR@10: w = {weight}; mode chosen "
                      f"on the same train questions (Recall@5 " + ", ".join(f"{m} {v['recall@5']:.3f}" for m, v in on_train.items())
