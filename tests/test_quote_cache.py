@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -154,3 +155,18 @@ def test_uncached_passages_reads_keys_only_and_names_each_missing_text_once(db, 
     CachedEmbedder(use_embedder, db).embed_passages([cached])
     assert uncached_passages(db, use_embedder.name, [cached, fresh, fresh]) == [fresh]
     assert uncached_passages(db, "another-model", [cached]) == [cached]
+
+
+def test_under_the_reader_no_upload_or_worker_embeds_the_quotable_sentences(db, settings, use_embedder) -> None:
+    """The reader policy never ranks the sentences (it reads its own windows): filling them would be
+    embedding work no answer reads."""
+    reading = replace(settings, answer_policy="reader")
+    job = jobs.submit_ingest(db, reading, fresh_law_pdf(), filename="law.pdf", roles=["isg"], created_by="admin")
+    jobs.run_worker(reading, wait=False, embedder_factory=lambda: CachedEmbedder(use_embedder, db))
+    done = jobs.get_job(db, job.id)
+    assert done.status == "succeeded", done.error
+    assert done.result["quote_sentences"] == 0
+    (document,) = list_documents(db, "admin")
+    assert unwarmed_documents(db) == [document.id]  # none of its sentences in the cache
+    assert jobs.queue_unwarmed_quotes(db, reading) is None  # nor queued when a worker starts
+    assert jobs.queue_unwarmed_quotes(db, settings) is not None  # back to the rules: the next start fills them

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
-from ragcore.cli.progress import StageBars
+from ragcore.cli.progress import foreground_progress
 from ragcore.core import Document, Settings
 from ragcore.documents import (
     IndexModelMismatch,
@@ -92,13 +92,13 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         return _submitted(args, settings, lambda db: jobs.submit_ingest(
             db, settings, data, filename=args.file.name, roles=args.roles or [], title=args.title,
             new_version_of=_base(db, args.new_version_of)))
-    with open_db(settings) as db, StageBars(jobs.get_kind(jobs.INGEST), enabled=_bars(args)) as bars:
+    with open_db(settings) as db, _progress(args, settings, jobs.INGEST) as bars:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
             result = ingest_file(db, settings, embedder, data, filename=args.file.name, roles=args.roles or [],
                                 title=args.title, progress=jobs.in_parts(bars),
                                 new_version_of=_base(db, args.new_version_of))
-            sentences = jobs.warm_quotes(db, embedder, [result.document_id], bars)
+            sentences = jobs.warm_quotes(db, embedder, [result.document_id], bars) if jobs.quotes_read(settings) else 0
         except IndexModelMismatch as exc:  # the operator at the server can run the command
             raise CommandError(f"{exc}\nTo re-embed every chunk with the configured model: {exc.command}") from exc
         except (IngestError, EmbeddingError) as exc:
@@ -222,11 +222,11 @@ def _found(db, public_id: str, role: str) -> Document:
 def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
     if args.background:
         return _submitted(args, settings, lambda db: jobs.submit_reembed(db))
-    with open_db(settings) as db, StageBars(jobs.get_kind(jobs.REEMBED), enabled=_bars(args)) as bars:
+    with open_db(settings) as db, _progress(args, settings, jobs.REEMBED) as bars:
         try:
             embedder = CachedEmbedder(make_embedder(settings), db)
             count = reembed_all(db, embedder, progress=bars, windows=settings.dense_windows)
-            sentences = jobs.warm_quotes(db, embedder, None, bars)
+            sentences = jobs.warm_quotes(db, embedder, None, bars) if jobs.quotes_read(settings) else 0
         except EmbeddingError as exc:
             raise CommandError(str(exc)) from exc
     payload = {"chunks": count, "model": embedder.name, "dim": embedder.dim, "quote_sentences": sentences}
@@ -234,9 +234,10 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _bars(args: argparse.Namespace) -> bool:
-    """Progress bars for a person at a terminal; none in --json mode or when stderr is a file."""
-    return not args.json and sys.stderr.isatty()
+def _progress(args: argparse.Namespace, settings: Settings, kind: str):
+    """Bars for a person at a terminal (none with --json there), a line every PROGRESS_LINE_SECONDS
+    on stderr when it is a log or a pipe (stdout, JSON or not, stays the result alone)."""
+    return foreground_progress(jobs.get_kind(kind), settings.progress_line_seconds, quiet=args.json)
 
 
 def _submitted(args: argparse.Namespace, settings: Settings, submit) -> int:

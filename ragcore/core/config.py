@@ -64,6 +64,7 @@ SETTINGS_DOC: dict[str, tuple[str, str]] = {
     "LLM_ANSWER_SECONDS": ("60", "wall-clock limit of one language-model answer, first token included (1-3600 s); an answer cut there is replaced by quotes"),
     "CHUNK_SIZE": ("1000", "target chunk size in characters"),
     "CHUNK_OVERLAP": ("150", "overlap between prose chunks in characters"),
+    "PROGRESS_LINE_SECONDS": ("10", "seconds between the progress lines `python -m ragcore ingest` and `reembed` print when their output is not a terminal (a log, a pipe); on a terminal a progress bar is drawn instead"),
     "RENDER_MAX_MEGAPIXELS": ("20", "largest drawing of a PDF page (page image, OCR), width × height at the chosen dpi in millions of pixels; a larger page is drawn at a lower dpi (an A3 page at 300 dpi is 17.4)"),
     "PAGE_IMAGE_MIN_DPI": ("50", "lowest dpi a page image (the cited-page dialog, the API's page image) is lowered to; a page too large for RENDER_MAX_MEGAPIXELS even there is refused with a message"),
     "OCR_MIN_DPI": ("150", "lowest dpi a scanned page is drawn at for OCR; a page too large for RENDER_MAX_MEGAPIXELS even there is not read (listed among the pages without text)"),
@@ -329,6 +330,7 @@ class Settings:
     llm_answer_seconds: float = 60.0  # the whole answer, streamed or not (ragcore.answer.llm_clients)
     chunk_size: int = 1000
     chunk_overlap: int = 150
+    progress_line_seconds: float = 10.0  # the CLI's progress lines in a log or a pipe (ragcore.cli.progress)
     # Bounds of every page drawing (ragcore.documents.rendering): pixels per drawing, the lowest
     # dpi a page image or an OCR drawing is lowered to, and OCR's pages per document and seconds per page.
     render_max_megapixels: int = 20
@@ -430,6 +432,7 @@ class Settings:
             llm_answer_seconds=_bounded_float(merged, "LLM_ANSWER_SECONDS", 60.0, ANSWER_SECONDS_RANGE),
             chunk_size=chunk_size,
             chunk_overlap=chunk_overlap,
+            progress_line_seconds=_positive_float(merged, "PROGRESS_LINE_SECONDS", 10.0),
             render_max_megapixels=_int(merged, "RENDER_MAX_MEGAPIXELS", 20, minimum=1),
             page_image_min_dpi=_int(merged, "PAGE_IMAGE_MIN_DPI", 50, minimum=10),
             ocr_min_dpi=_int(merged, "OCR_MIN_DPI", 150, minimum=10),

@@ -68,6 +68,7 @@ from ragcore.documents.formats import (
     extension,
 )
 from ragcore.documents.pdf import PdfError, check_header, extract_pages
+from ragcore.documents.pipeline import EmbeddedAhead, read_while_embedding
 from ragcore.documents.rendering import RenderError
 from ragcore.documents.sheets import SheetLimits, SheetText, check_workbook, chunk_sheets, extract_sheets
 from ragcore.documents.slides import SlideLimits, SlideText, check_presentation, chunk_slides, extract_slides
@@ -318,10 +319,12 @@ class UploadText:
         return locate(chunks, self.word) if self.word is not None else chunks
 
 
-def read_upload(data: bytes, filename: str, report: Progress, settings: Settings | None = None) -> UploadText:
+def read_upload(data: bytes, filename: str, report: Progress, settings: Settings | None = None, *,
+                page_sink: Callable[[Page], None] | None = None) -> UploadText:
     """Tell the format by the bytes (and refuse a name claiming the other one), then read the
     text; an unusable file is an `IngestError` (its cause the reader's `PdfError` or `UnusableFile`).
-    OCR runs within the `settings`' limits (the default settings' when None)."""
+    OCR runs within the `settings`' limits (the default settings' when None). `page_sink`: each
+    page of a PDF's text layer as soon as it is read (`pdf.extract_pages`)."""
     try:
         file_format = detect_format(data, filename)
         check_name(filename, file_format)
@@ -333,7 +336,7 @@ def read_upload(data: bytes, filename: str, report: Progress, settings: Settings
             return UploadText(DOCX, word.pages, word.section_count, [], word.title, word)
         extracted = extract_pages(data, progress=lambda done, total: report("extract", done, total),
                                   ocr_progress=lambda done, total: report("ocr", done, total),
-                                  ocr_limits=ocr.OcrLimits.of(settings or Settings()))
+                                  ocr_limits=ocr.OcrLimits.of(settings or Settings()), page_sink=page_sink)
     except (PdfError, UnusableFile) as exc:
         raise IngestError(str(exc)) from exc
     return UploadText(PDF, extracted.pages, extracted.page_count, extracted.skipped_pages, extracted.title,
@@ -589,10 +592,12 @@ class EmbeddedDocument:
 
 
 def embed_document(embedder: Embedder, chunks: Sequence[Chunk], space: dbmod.EmbeddingSpace,
-                   report: Progress) -> EmbeddedDocument:
-    """The chunks' vectors, and their windows' when the index is built with windows."""
+                   report: Progress, ahead: EmbeddedAhead | None = None) -> EmbeddedDocument:
+    """The chunks' vectors, and their windows' when the index is built with windows (`ahead`: the
+    vectors embedded while the pages were read, `ragcore.documents.pipeline`)."""
     windows = document_windows(chunks) if space.windows else []
-    vectors = embed_passages(embedder, [c.text for c in chunks] + [w.text for w in windows], report)
+    texts = [c.text for c in chunks] + [w.text for w in windows]
+    vectors = ahead.vectors_for(texts, report) if ahead is not None else embed_passages(embedder, texts, report)
     return EmbeddedDocument(chunks, vectors[: len(chunks)], windows, vectors[len(chunks):], space)
 
 
@@ -660,13 +665,18 @@ def ingest_file(
     if existing:
         raise DuplicateDocument(*existing)
 
-    extracted = read_upload(data, filename, report, settings)
+    ahead = _embedded_ahead(db, settings, embedder)
+    try:
+        extracted = read_while_embedding(
+            lambda progress, sink: read_upload(data, filename, progress, settings, page_sink=sink), ahead, report)
+    except EmbeddingError as exc:  # embedding the pages read so far failed; the reading stopped
+        raise IngestError(str(exc)) from exc
     sizes = _page_sizes(settings, extracted, data)
     chunks = extracted.chunks(settings)
     report("chunk", len(chunks), len(chunks))
     try:
         space = dbmod.ensure_embedding_space(db, embedder.name, embedder.dim, windows=settings.dense_windows)
-        embedded = embed_document(embedder, chunks, space, report)
+        embedded = embed_document(embedder, chunks, space, report, ahead)
     except dbmod.EmbeddingModelMismatch as exc:
         log.error("upload %r refused: %s", filename, exc)  # names the command
         raise IndexModelMismatch(exc.recorded, exc.configured) from exc
@@ -702,6 +712,16 @@ def ingest_file(
                         file_format=extracted.file_format, ocr_pages=extracted.ocr_pages,
                         oversized_pages=sizes.reduced, undrawable_pages=sizes.refused,
                         too_large_for_ocr=extracted.too_large_for_ocr, hidden_parts=extracted.hidden_parts)
+
+
+def _embedded_ahead(db: dbmod.Database, settings: Settings, embedder: Embedder) -> EmbeddedAhead:
+    """Where the vectors embedded while the pages are read go (`ragcore.documents.pipeline`): with
+    the index's windows, or the setting's for a first upload. An index of another model embeds
+    nothing ahead: the upload is refused after reading, as before."""
+    space = dbmod.current_embedding_space(db)
+    return EmbeddedAhead(embedder, settings.chunk_size, settings.chunk_overlap,
+                         windows=space.windows if space is not None else settings.dense_windows,
+                         guess=space is None or space.same_model(embedder.name, embedder.dim))
 
 
 # The entry point's first name, from when only PDFs were read: the lab, the benchmarks and the

@@ -210,7 +210,8 @@ def metadata_title(reader: PdfReader) -> str | None:
 
 
 def extract_pages(data: bytes, *, progress: PageProgress | None = None, ocr_progress: PageProgress | None = None,
-                  use_ocr: bool = True, ocr_limits: ocr.OcrLimits | None = None) -> PdfText:
+                  use_ocr: bool = True, ocr_limits: ocr.OcrLimits | None = None,
+                  page_sink: Callable[[Page], None] | None = None) -> PdfText:
     """Text of every page: the text layer's, or OCR's where a page has none; pages still empty
     are skipped and listed, a PDF without any text refused.
 
@@ -218,7 +219,9 @@ def extract_pages(data: bytes, *, progress: PageProgress | None = None, ocr_prog
     seconds to read), `ocr_progress(done, total)` after each page read by OCR. Without
     Tesseract (`ocr.ocr_status()`) or with `use_ocr=False`, pages without a text layer are
     skipped as before. `ocr_limits` bound the OCR (an upload passes the settings'; the
-    default settings' otherwise).
+    default settings' otherwise). `page_sink` gets each page of the text layer as soon as it is
+    read (`ragcore.documents.pipeline` embeds the pages read so far meanwhile); pages read by OCR
+    come only in the result.
     """
     _check_header(data)
     reader = _open(data)
@@ -237,6 +240,8 @@ def extract_pages(data: bytes, *, progress: PageProgress | None = None, ocr_prog
         text = normalize_page_text(raw)
         if text:
             pages.append(Page(number=index + 1, text=text))
+            if page_sink is not None:
+                page_sink(pages[-1])
         else:
             blank.append(index + 1)
         if progress is not None:

@@ -258,8 +258,17 @@ def _run_ingest(run: JobRun) -> dict[str, Any]:
         raise JobFailed(str(exc), retryable=not _repeats_on_same_bytes(exc)) from exc
     except EmbeddingError as exc:
         raise JobFailed(str(exc)) from exc
-    sentences = warm_quotes(run.db, embedder, [result.document_id], run.progress)
+    sentences = warm_quotes(run.db, embedder, [result.document_id], run.progress) if quotes_read(run.settings) else 0
     return {**result.as_dict(), "quote_sentences": sentences, "seconds": round(time.monotonic() - started, 3)}
+
+
+def quotes_read(settings: Settings) -> bool:
+    """Whether answers read the quotable sentences' vectors, so that filling them after a store
+    pays: the rules policy's quoter ranks a context's sentences for every quoted answer and every
+    closest-passages mark (e5: a median 0.68 s each when they are not filled, `bench/quote_ranking.py`);
+    the reader (ANSWER_POLICY=reader) reads its own windows and never ranks them, so there the
+    fill would be embedding work no answer reads (about 0.9 of a chunk's embedding per chunk)."""
+    return settings.answer_policy == "rules"
 
 
 def warm_quotes(db: Database, embedder: Any, document_ids: list[int] | None, progress: Any = None) -> int | None:
@@ -356,7 +365,7 @@ def _run_reembed(run: JobRun) -> dict[str, Any]:
     except EmbeddingError as exc:
         raise JobFailed(str(exc)) from exc
     return {"chunks": count, "model": embedder.name, "dim": embedder.dim,
-            "quote_sentences": warm_quotes(run.db, embedder, None, run.progress)}
+            "quote_sentences": warm_quotes(run.db, embedder, None, run.progress) if quotes_read(run.settings) else 0}
 
 
 REEMBED_KIND = register_kind(JobKind(
@@ -374,14 +383,17 @@ REEMBED_KIND = register_kind(JobKind(
 # --------------------------------------------------------------------------- quotes
 
 
-def queue_unwarmed_quotes(db: Database) -> Job | None:
+def queue_unwarmed_quotes(db: Database, settings: Settings | None = None) -> Job | None:
     """At a worker's start: one job for the documents whose quotable sentences have no vector yet
-    (`ragcore.answer.unwarmed_documents`), or None when there are none or one is queued already.
+    (`ragcore.answer.unwarmed_documents`), or None when there are none or one is queued already,
+    or when no answer reads them (`quotes_read`; a switch back to the rules queues them at the next start).
 
     Documents stored before uploads filled them, or whose filling was cancelled, would otherwise
     cost every answer over them its sentences' embedding until the next re-embed."""
     from ragcore.answer import unwarmed_documents
 
+    if settings is not None and not quotes_read(settings):
+        return None
     unwarmed = unwarmed_documents(db)
     busy = claims.held(db, claims.QUOTE_SENTENCES, unwarmed)  # an upload's own stage is filling them now
     document_ids = [d for d in unwarmed if d not in busy]

@@ -308,7 +308,7 @@ def _queue_start_up_work(db: Database, settings: Settings) -> None:
     _queue_retention(db, settings)
     _queue_watch(db, settings)
     try:
-        job = tasks.queue_unwarmed_quotes(db)
+        job = tasks.queue_unwarmed_quotes(db, settings)
     except Exception:  # any failure here only leaves the fill to the next start
         log.warning("could not look for documents without quote sentences", exc_info=True)
         return
