@@ -8,7 +8,8 @@ Rows are loaded through the statistics triggers, then the HNSW and per-role post
 are built, then VACUUM ANALYZE (index-only scans need the visibility map). Measured:
 
 * latency of `ragcore.retrieval.hybrid.retrieve` (question vectors cached: embedding excluded) for
-  TQuAD dev questions, per mode and role: p50 / p95 / p99;
+  TQuAD dev questions, per mode and role: p50 / p95 / p99 — and for a user holding three roles
+  (isg, ik, uretim: their set's reader, issue 38), against the one-role users of the same run;
 * the non-admin lexical leg's p50 / p95 on the role's own posting indexes against the global
   indexes with the role filter (issue 21: the per-role indexes dropped for one pass);
 * sizes on disk (chunk heap, postings heap and indexes, each HNSW index, statistics tables);
@@ -38,6 +39,7 @@ import numpy as np
 
 from bench import RESULTS, percentile, publish
 from ragcore import store as dbmod
+from ragcore.access import users
 from ragcore.core import ROLES, Settings
 from ragcore.retrieval import FUSION, MODES, RETRIEVAL_SQL, Fusion, read_snapshot, retrieve, statement_params
 
@@ -45,6 +47,11 @@ DOC_CHUNKS = 50
 BATCH_DOCS = 40  # documents per load transaction
 ROLE_CHOICES = tuple(r for r in ROLES if r != "admin")
 STAT_TABLES = ("lexicon", "lex_df_histogram", "lex_stats")
+# A user holding three roles (issue 38) reads through their set's reader: its own statistics and
+# indexes, built with the others'. Its p95 is compared with the one-role users' in the same run.
+THREE_ROLES = ("ik", "isg", "uretim")
+THREE_ROLE_READER = "+".join(THREE_ROLES)
+ASKERS = (*ROLES, THREE_ROLE_READER)
 PREVIOUS_FUSION = Fusion(depth=50, transitional_weight=1.0)  # before issue 20's deeper pool, timed in the same run
 
 
@@ -98,9 +105,11 @@ def load_documents(conn, batch: list[tuple[list[str], list[tuple[str, np.ndarray
         store_document(conn, meta, chunks, np.vstack([vec for _, vec in rows]))
 
 
-def role_indexes() -> dict[str, str]:
-    """The indexes built after the load: the HNSW graphs and the per-role posting indexes."""
-    return {**dbmod.embedding_indexes(), **dbmod.posting_indexes()}
+def role_indexes(db: dbmod.Database) -> dict[str, str]:
+    """The indexes built after the load: the HNSW graphs and the per-reader posting indexes."""
+    with db.connection() as conn:
+        bits = dbmod.reader_bits(conn)
+    return {**dbmod.embedding_indexes(bits), **dbmod.posting_indexes(bits)}
 
 
 def build(db: dbmod.Database, n_chunks: int, texts: Sequence[str], vectors: np.ndarray) -> dict:
@@ -108,7 +117,7 @@ def build(db: dbmod.Database, n_chunks: int, texts: Sequence[str], vectors: np.n
     the timings."""
     timings: dict[str, float] = {}
     with db.connection() as conn:
-        for name in role_indexes():
+        for name in role_indexes(db):
             conn.execute(f"DROP INDEX IF EXISTS {name}")
     started = time.perf_counter()
     batch: list = []
@@ -125,7 +134,7 @@ def build(db: dbmod.Database, n_chunks: int, texts: Sequence[str], vectors: np.n
             load_documents(conn, batch, first)
     timings["load_s"] = time.perf_counter() - started
     timings.update(vacuum(db, "vacuum_load_s"))
-    for name, statement in role_indexes().items():
+    for name, statement in role_indexes(db).items():
         started = time.perf_counter()
         with db.connection() as conn:
             conn.execute("SET LOCAL maintenance_work_mem = '1GB'")
@@ -233,7 +242,7 @@ def lexical_on_global_postings(db: dbmod.Database, embedder, questions: Sequence
     indexes and the role filter serve them, as before issue 21), then the indexes rebuilt: the
     latency effect of reading only the role's own postings."""
     with db.connection() as conn:
-        for name in dbmod.posting_indexes():
+        for name in dbmod.posting_indexes(dbmod.reader_bits(conn)):
             conn.execute(f"DROP INDEX {name}")
     try:
         cells = latencies(db, embedder, questions, ROLE_CHOICES, modes=("lexical",))
@@ -349,6 +358,14 @@ def section(n_chunks: int, result: dict, n_questions: int, version: str) -> str:
         cpu = [x for cell in cells.values() for x in cell["cpu_ms"]]
         server = f"{percentile(cpu, 0.5):.1f} / {percentile(cpu, 0.95):.1f}" if cpu else "n/a"
         lines.append(f"| {label} | {percentile(ms, 0.5):.1f} | {percentile(ms, 0.95):.1f} | {server} |")
+    lines += ["", f"A user holding three roles ({', '.join(THREE_ROLES)}; their set's reader) against the one-role "
+              "users (isg, ik, uretim: every question of each), same run; target ≤ 1.3 (issue 38).", "",
+              "| mode | one role p95 ms | three roles p95 ms | ratio |", "|---|---:|---:|---:|"]
+    for mode in MODES:
+        one = [x for role in THREE_ROLES for x in result["cells"][(mode, role)]["ms"]]
+        three = result["cells"][(mode, THREE_ROLE_READER)]["ms"]
+        lines.append(f"| {mode} | {percentile(one, 0.95):.1f} | {percentile(three, 0.95):.1f} | "
+                     f"{percentile(three, 0.95) / percentile(one, 0.95):.2f} |")
     previous, current = result["fusion"]["previous"], result["fusion"]["current"]
     lines += ["", f"Candidates per leg: weighted mode, every role's questions, {PREVIOUS_FUSION.depth} (before issue "
               f"20's deeper pool) against {FUSION.depth} (now), alternating question by question.", "",
@@ -416,8 +433,9 @@ def run(n_chunks: int, base, law, settings: Settings, url: str, n_questions: int
         db = dbmod.Database(url, namespace, min_size=1, max_size=1)  # one backend: its CPU time is measurable
         dbmod.migrate(db)
         dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
+        users.create_user(db, "bench-three-roles", THREE_ROLES, "bench-parola-1")  # its reader, before the load
         timings = build(db, n_chunks, texts, vectors)
-        cells = latencies(db, embedder, questions, ROLES)
+        cells = latencies(db, embedder, questions, ASKERS)
         (mode, role), cell = max(cells.items(), key=lambda item: max(item[1]["ms"]))
         plan = explain(db, embedder, cell["slowest"], role, mode)
         lexical_global = lexical_on_global_postings(db, embedder, questions)

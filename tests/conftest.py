@@ -54,7 +54,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # statistics (lexicon, lex_df_histogram, lex_stats; migration 003) are reset explicitly too.
 # public.embedding_cache is kept on purpose: it is content-addressed (a row is never wrong for a
 # later test), and keeping it makes the real-model tests pay for each text once per session.
-_TABLES = "users, documents, chunks, postings, lexicon, lex_df_histogram, questions, login_attempts, directory_group_roles"
+_SEEDED_ROLES = ["admin", "isg", "ik", "uretim", "personel", "denetci"]
+_TABLES = ("users, user_roles, documents, chunks, postings, lexicon, lex_df_histogram, questions, login_attempts, "
+           "directory_group_roles")
 # The lab's tables (eval/migrations/001_gold_sets.sql, applied by eval.schema.migrate_lab): gold sets and lab runs with their result cache.
 _LAB_TABLES = "gold_sets, gold_set_versions, gold_questions, lab_runs, lab_results"
 # Our jobs and the queue library's jobs (ragcore.jobs), so no test's job reaches another's worker. Not
@@ -97,6 +99,9 @@ def reset_tables(database: dbmod.Database) -> None:
     does with the default DENSE_WINDOWS, whatever an earlier test set."""
     with database.connection() as conn:
         conn.execute(f"TRUNCATE {_TABLES}, {_JOB_TABLES}, {_LAB_TABLES} RESTART IDENTITY CASCADE")
+        # The roles and readers migration 021 seeds, and no other (tests create and delete some).
+        conn.execute("DELETE FROM role_bits WHERE cardinality(members) > 1 OR NOT (role = ANY(%s))", (_SEEDED_ROLES,))
+        conn.execute("DELETE FROM roles WHERE NOT (name = ANY(%s))", (_SEEDED_ROLES,))
         conn.execute("UPDATE lex_stats SET chunk_count = 0, total_length = 0")
         conn.execute("UPDATE embedding_index SET windows = %s", (Settings().dense_windows,))
         conn.execute("TRUNCATE public.term_expansions RESTART IDENTITY")

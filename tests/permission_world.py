@@ -34,6 +34,10 @@ from tests import docxs, pdfs
 
 PASSWORD = "parola-1234"
 READER_ROLES = [r for r in ROLES if r != "admin"]
+# Users holding several roles (issue 38), by reader key (their roles joined by '+'): each reads
+# the union of what its roles may read. The suites ask as WORLD_READERS: every role and these.
+SEVERAL = {"isg+uretim": ("isg", "uretim"), "ik+isg+personel": ("ik", "isg", "personel")}
+WORLD_READERS = [*ROLES, *SEVERAL]
 
 # ASCII only: tests/pdfs.py writes with the PDF core fonts.
 TOPICS = {
@@ -134,10 +138,11 @@ class World:
     public: dict[int, str] = field(default_factory=dict)  # document key -> public id
 
     def may_read(self, role: str, doc_id: int | None) -> bool:
-        """False for a document the world does not have (an id a response made up is a failed check)."""
+        """False for a document the world does not have (an id a response made up is a failed check).
+        `role`: one role, or a reader key of several (`SEVERAL`): any of them may read it."""
         if doc_id not in self.readable:
             return False
-        return role == "admin" or role in self.readable[doc_id]
+        return role == "admin" or bool(set(role.split("+")) & self.readable[doc_id])
 
     def key(self, public_id: object) -> int | None:
         """The database key of the document a response names by `public_id`; None for any other value."""
@@ -243,6 +248,8 @@ def build_world(db, settings: Settings, embedder, ledger: Ledger, *, seed: int, 
     # (the suites' default), so every path is checked over the window table too
     assert (windowless, unsynced) == (0, 0)
     people = {role: users.create_user(db, f"{user_prefix}-{role}", role, PASSWORD) for role in ROLES}
+    for key, held in SEVERAL.items():
+        people[key] = users.create_user(db, f"{user_prefix}-{key.replace('+', '-')}", held, PASSWORD)
     return world_type(db, settings, embedder, ledger, readable, markers, titles, data, chunk_doc, people, public)
 
 

@@ -75,6 +75,20 @@ def ingest_law(database: dbmod.Database, settings, embedder, path, roles: Sequen
     return result.document_id
 
 
+def bit_of(database: dbmod.Database, reader: str) -> int:
+    """The reader's bit in role_bits (migration 021: a role, or a set of roles a user holds)."""
+    with database.connection() as conn:
+        return dbmod.reader_bit(conn, reader)
+
+
+def hnsw_index(database: dbmod.Database, reader: str, table: str = "chunks") -> str:
+    """The HNSW index the reader's dense leg reads: the global one for admin, else its partial one."""
+    indexes = dbmod.embedding_indexes if table == "chunks" else dbmod.window_embedding_indexes
+    if reader == "admin":
+        return f"{table}_embedding_hnsw"
+    return next(name for name in indexes([bit_of(database, reader)]) if name != f"{table}_embedding_hnsw")
+
+
 def clean(database: dbmod.Database) -> None:
     """The `db` fixture's clean state (`tests.conftest.reset_tables`), for module-scoped corpora."""
     reset_tables(database)

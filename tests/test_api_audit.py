@@ -67,6 +67,32 @@ def test_an_admin_reads_every_question_as_the_answer_path_logged_it(api) -> None
     assert api.client.get("/v1/audit/questions", params={"role": "ik"}, headers=admin).json()["total"] == 0
 
 
+def test_a_real_auditor_reads_the_trail_and_a_user_of_several_roles_is_logged_with_all_of_them(api) -> None:
+    """Roles as data (migration 021): `denetci` is a role a user holds, not a name in code; and
+    asker_roles is the set the asker held, not their reader key."""
+    from ragcore.access import users
+
+    users.create_user(api.db, "iki-rol", ["uretim", "isg"], "parola-123")
+    two = bearer(_token_of(api, "iki-rol"))
+    answered = api.client.post("/v1/chat", json={"question": QUESTION}, headers=two).json()
+    assert answered["outcome"] == "answer"
+    auditor = bearer(person(api.db, "denetim", "denetci"))
+    response = api.client.get("/v1/audit/questions", headers=auditor)
+    assert response.status_code == 200, response.text
+    row = response.json()["questions"][0]
+    assert (row["username"], row["roles"]) == ("iki-rol", ["isg", "uretim"])
+    assert api.client.get("/v1/audit/questions", params={"role": "uretim"}, headers=auditor).json()["total"] == 1
+    assert api.client.get("/v1/audit/questions.csv", headers=auditor).status_code == 200
+    with api.db.connection() as conn:
+        assert conn.execute("SELECT role, asker_roles FROM questions").fetchone() == ("isg+uretim", ["isg", "uretim"])
+
+
+def _token_of(api, username: str) -> str:
+    from ragcore.access import tokens
+
+    return tokens.create_token(api.db, username, created_by="test").secret
+
+
 def test_the_csv_export_is_a_file_for_excel(api) -> None:
     ayse = bearer(person(api.db, "ayse", "personel"))
     api.client.post("/v1/chat", json={"question": OFF_TOPIC}, headers=ayse)

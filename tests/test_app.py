@@ -204,7 +204,7 @@ def test_admin_creates_user_and_deactivation_logs_them_out(app_env: Path, db: Da
     assert admin.title[0].value == "Kullanıcılar"
     admin.text_input(key="users_new_name").input("mehmet")
     admin.text_input(key="users_new_display").input("Mehmet Yılmaz")
-    admin.selectbox(key="users_new_role").set_value("isg")
+    admin.multiselect(key="users_new_roles").set_value(["isg", "uretim"])
     admin.text_input(key="users_new_password").input("mehmet-parola-1")
     admin.text_input(key="users_new_repeat").input("mehmet-parola-1")
     button(admin, "Kullanıcı oluştur").click()
@@ -212,7 +212,7 @@ def test_admin_creates_user_and_deactivation_logs_them_out(app_env: Path, db: Da
     assert not admin.exception
     assert any("'mehmet' oluşturuldu" in text for text in shown(admin.success))
     created = users.get_user(db, "mehmet")
-    assert created and created.role == "isg" and created.display_name == "Mehmet Yılmaz"
+    assert created and created.roles == ("isg", "uretim") and created.display_name == "Mehmet Yılmaz"
 
     mehmet = login(new_app(), "mehmet", "mehmet-parola-1")
     assert signed_in(mehmet)
@@ -489,7 +489,7 @@ def test_upload_handler_directly(app_env: Path, db: Database) -> None:
     assert upload_document(ctx, admin, "x.txt", b"abc", ["isg"]).message == ("Yalnızca PDF, Word (.docx), Excel (.xlsx) ve PowerPoint (.pptx) dosyaları "
                                                                               "yüklenebilir.")
     assert not upload_document(ctx, admin, "x.pdf", b"", ["isg"]).ok
-    nobody = User(id=0, username="x", display_name="x", role="isg", active=True)
+    nobody = User(id=0, username="x", display_name="x", roles=("isg",), active=True)
     assert "yalnızca yöneticiye" in upload_document(ctx, nobody, "x.pdf", b"%PDF", ["isg"]).message
     outcome = upload_document(ctx, admin, "x.pdf", b"%PDF-1.4", [])
     assert not outcome.ok and "rol" in outcome.message

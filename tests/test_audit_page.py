@@ -91,6 +91,20 @@ def test_no_other_role_can_open_the_page_and_normal_pages_show_no_one_elses_ques
         assert AYSE_ASKS not in texts(at), page
 
 
+def test_a_real_auditor_opens_the_page_and_reads_every_users_questions(app_env: Path, db: Database) -> None:  # noqa: F811
+    """`denetci` is a role of the registry (migration 021) a user holds, with other roles too: the
+    page opens for a user holding it, and the navigation offers it to any set of roles holding it."""
+    assert "pages/audit.py" in allowed_pages("denetci+isg")
+    assert "pages/audit.py" not in allowed_pages("ik+isg")
+    _log(db)
+    users.create_user(db, "denetim", ["denetci", "isg"], "denetim-parola-1")
+    at = login(new_app(), "denetim", "denetim-parola-1")
+    at.switch_page("pages/audit.py").run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Denetim"
+    assert [r["Kullanıcı"] for r in _table(at)] == ["mehmet", "ayse"]
+
+
 def test_the_page_says_how_long_rows_are_kept() -> None:
     assert retention_sentence(365).startswith("Her kayıt 365 gün saklanır;")
     assert retention_sentence(1500).startswith("Her kayıt 1.500 gün saklanır;")

@@ -7,6 +7,7 @@ import pytest
 
 from bench import retrieval as bench
 from ragcore import store as dbmod
+from ragcore.access import users
 from ragcore.retrieval import MODES
 from tests.test_eval_retrievers import HashEmbedder
 
@@ -39,13 +40,15 @@ def bench_db(pg_url: str):
 
 def test_build_latencies_and_explain_run_on_the_retrieval_code(bench_db) -> None:
     embedder = HashEmbedder()
+    users.create_user(bench_db, "bench-three-roles", bench.THREE_ROLES, "bench-parola-1")  # as bench.run does
     timings = bench.build(bench_db, 120, TEXTS, embedder.embed_passages(TEXTS))
     assert timings and all(seconds >= 0 for seconds in timings.values())
     with bench_db.connection() as conn:
         assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 120
     questions = bench.CachedQuestions(embedder, QUESTIONS, embedder.embed_queries(QUESTIONS))
-    cells = bench.latencies(bench_db, questions, QUESTIONS, ["admin", "isg"])
-    assert set(cells) == {(mode, role) for mode in MODES for role in ("admin", "isg")}
+    askers = ("admin", "isg", bench.THREE_ROLE_READER)
+    cells = bench.latencies(bench_db, questions, QUESTIONS, askers)
+    assert set(cells) == {(mode, role) for mode in MODES for role in askers}
     assert all(len(cell["ms"]) == len(QUESTIONS) and cell["slowest"] in QUESTIONS for cell in cells.values())
     for mode in MODES:
         plan = bench.explain(bench_db, questions, QUESTIONS[0], "isg", mode)

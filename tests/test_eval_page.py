@@ -33,7 +33,7 @@ def test_page_lists_and_shows_an_earlier_run(db, pg_url, tmp_path, monkeypatch):
 
     reset_app(db)
     at = AppTest.from_file(PAGE, default_timeout=120)
-    at.session_state[USER] = User(1, "admin", "Yönetici", "admin", True)
+    at.session_state[USER] = User(1, "admin", "Yönetici", ("admin",), True)
     at.run()
     assert not at.exception, at.exception
     assert at.title[0].value == "Değerlendirme laboratuvarı"

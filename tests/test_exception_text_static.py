@@ -26,7 +26,7 @@ TURKISH_MESSAGES = {
     "IngestError", "DuplicateDocument", "PdfError", "TitleError", "DocumentNotFound", "PageNotFound", "PageTooLarge",
     "RetrievalError", "UserError", "TokenError", "GoldRunError", "GoldFormatError", "GoldSetError",
     "ReaderModelError", "ConversationError", "ConversationNotFound", "ConversationFull", "AccountInactive",
-    "InvalidTitle", "ExportError", "AuditFilterError", "AuditForbidden", "VersionError",
+    "InvalidTitle", "ExportError", "RoleError", "AuditFilterError", "AuditForbidden", "VersionError",
 }
 LOGGERS = {"log", "logger", "logging"}
 # Calls that write the exception into a record for the log, never onto the page.
@@ -139,7 +139,7 @@ def test_an_unexpected_upload_failure_shows_our_sentence_and_logs_the_cause(monk
         raise OSError("[Errno 28] No space left on device: '/srv/dayanak/jobs/17.pdf'")
 
     monkeypatch.setattr(jobs, "submit_ingest", full_disk)
-    admin = User(id=1, username="admin", display_name="Yönetici", role="admin", active=True)
+    admin = User(id=1, username="admin", display_name="Yönetici", roles=("admin",), active=True)
     caplog.set_level(logging.ERROR, logger="dayanak.app")
     # as_new_document: no database here to look for a stored document it could be a version of
     outcome = upload.upload_document(AppContext(settings=None, db=None), admin, "yonetmelik.pdf",  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ from tests.lab_support import GOLD_JSONL, add_company_documents, lab_namespaces
 from ui.auth import USER
 from ui.markdown import escape_markdown
 
-ADMIN = User(1, "admin", "Yönetici", "admin", True)
+ADMIN = User(1, "admin", "Yönetici", ("admin",), True)
 SET = "küçük şirket"
 
 

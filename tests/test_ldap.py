@@ -83,11 +83,39 @@ def test_active_directory_member_of_and_a_dn_mapping_written_differently(mapped:
     assert result.user is not None and result.user.roles == ("ik",)
 
 
-def test_several_mapped_groups_keep_the_first_role_in_priority_order(mapped: Database, ldap_settings: Settings):
+def test_several_mapped_groups_give_every_mapped_role_and_its_reader(mapped: Database, ldap_settings: Settings):
+    """Roles as data (migration 021): the user holds every role their groups map to, and their
+    set's reader exists from the sign-in on (so retrieval and statistics work for them)."""
     directory.add_group_role(mapped, "ldap", "vardiya-amirleri", "personel")
-    directory.add_group_role(mapped, "ldap", "uretim-bolumu", "admin")
     result = _login(mapped, ldap_settings, "mehmet")
-    assert result.user is not None and result.user.roles == ("admin",)
+    assert result.user is not None and result.user.roles == ("personel", "uretim")
+    assert result.user.reader == "personel+uretim"
+    with mapped.connection() as conn:
+        assert conn.execute("SELECT members FROM role_bits WHERE role = 'personel+uretim'").fetchone() == (
+            ["personel", "uretim"],)
+    directory.add_group_role(mapped, "ldap", "uretim-bolumu", "admin")
+    again = _login(mapped, ldap_settings, "mehmet")
+    assert again.user is not None and again.user.roles == ("admin", "personel", "uretim") and again.user.is_admin
+
+
+def test_the_auditor_and_an_admin_made_role_can_be_mapped(mapped: Database, ldap_settings: Settings):
+    """The table names roles of the registry: `denetci` and a role an admin created; a name that is
+    no role is refused in Turkish."""
+    from ragcore.access import roles
+
+    roles.create_role(mapped, "kalite", "Kalite")
+    directory.add_group_role(mapped, "ldap", "vardiya-amirleri", "denetci")
+    directory.add_group_role(mapped, "ldap", "uretim-bolumu", "kalite")
+    with pytest.raises(users.UserError, match="Bilinmeyen rol: olmayan"):
+        directory.add_group_role(mapped, "ldap", "uretim-bolumu", "olmayan")
+    result = _login(mapped, ldap_settings, "mehmet")
+    assert result.user is not None and result.user.roles == ("denetci", "kalite", "uretim")
+    from ragcore.audit import can_read_audit
+
+    assert can_read_audit(result.user)
+    roles.delete_role(mapped, "kalite")  # its mapping goes with it
+    assert [m.role for m in directory.list_group_roles(mapped)
+            if m.group_name in ("vardiya-amirleri", "uretim-bolumu")] == ["denetci"]
 
 
 @pytest.mark.parametrize("password", ["yanlis-parola-1", "", "   "])
@@ -346,13 +374,15 @@ def test_migration_022_keeps_every_existing_user_and_token_exactly(pg_url: str, 
         tokens.create_token(database, "ayse", created_by="admin")
         with database.connection() as conn:  # as the code before 022 deactivated
             conn.execute("UPDATE users SET active = false, sessions_valid_after = now() WHERE username = 'mehmet'")
-        columns = "id, username, display_name, email, password_hash, role, active, created_at, updated_at"
+        columns = "id, username, display_name, email, password_hash, active, created_at, updated_at"
         with database.connection() as conn:
             rows = conn.execute(f"SELECT {columns} FROM users ORDER BY id").fetchall()
+            held = conn.execute("SELECT user_id, role FROM user_roles ORDER BY user_id, role").fetchall()
             token_rows = conn.execute("SELECT * FROM api_tokens ORDER BY id").fetchall()
         assert dbmod.migrate(database)[0] == "022_directory"  # and the later ones
         with database.connection() as conn:
             assert conn.execute(f"SELECT {columns} FROM users ORDER BY id").fetchall() == rows
+            assert conn.execute("SELECT user_id, role FROM user_roles ORDER BY user_id, role").fetchall() == held
             assert conn.execute("SELECT * FROM api_tokens ORDER BY id").fetchall() == token_rows
             assert conn.execute("SELECT DISTINCT auth_source, external_id FROM users").fetchall() == [("local", None)]
         assert users.authenticate(database, "ayse", "ayse-parola-1") is not None

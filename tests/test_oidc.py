@@ -73,12 +73,13 @@ def test_provider_groups_map_to_roles_and_create_the_user(db: Database, oidc_set
     user, refusal = oidc.sign_in(db, oidc_settings, claims)
     assert refusal is None and user is not None
     assert (user.username, user.display_name, user.email, user.roles) == ("fatma.kaya", "Fatma Kaya", "fatma@firma.test",
-                                                                         ("isg",))
+                                                                         ("isg", "personel"))
+    assert user.reader == "isg+personel"  # every mapped role, read through their set's reader
     with db.connection() as conn:
         assert conn.execute("SELECT auth_source, external_id, password_hash FROM users WHERE id = %s",
                             (user.id,)).fetchone() == ("oidc", "a1b2-fatma", None)
 
-    # the provider moves her out of the İSG group: her next sign-in gives the remaining role, same account
+    # the provider moves her out of the İSG group: her next sign-in keeps the remaining role, same account
     provider_user(provider, "a1b2-fatma", preferred_username="fatma.kaya", groups=["Dayanak-Herkes"])
     again, _ = oidc.sign_in(db, oidc_settings, provider_sign_in(oidc_settings, "a1b2-fatma"))
     assert again is not None and again.id == user.id and again.roles == ("personel",)

@@ -38,7 +38,7 @@ from ragcore.answer import (
     set_feedback,
 )
 from ragcore.cli import main as cli_main
-from ragcore.core import ROLES, Settings
+from ragcore.core import Settings
 from ragcore.documents import (
     WORD_HAS_NO_PAGES,
     DocumentNotFound,
@@ -61,6 +61,7 @@ from tests.app_support import REPO, reset_app, set_app_env
 from tests.permission_world import (
     PASSWORD,
     READER_ROLES,
+    WORLD_READERS,
     Ledger,
     World,
     build_world,
@@ -113,7 +114,7 @@ def world(session_db, pg_url, tmp_path_factory, ledger) -> World:
 def test_retrieval_search_every_role(world: World, mode: str) -> None:
     before = len(world.ledger.leaks)
     rng = random.Random(f"{SEED}-search-{mode}")
-    for role in ROLES:
+    for role in WORLD_READERS:
         for question in questions_for(world, role, rng, n_plain=3, n_targeted=3):
             k = rng.choice([1, 3, 5, 20, 200])
             for s in search(world.db, world.embedder, question, role, k=k, mode=mode):
@@ -123,7 +124,7 @@ def test_retrieval_search_every_role(world: World, mode: str) -> None:
 
 def test_retrieval_is_complete_per_role(world: World) -> None:
     """Not over-strict either: with a large k each role gets exactly its documents' chunks."""
-    for role in ROLES:
+    for role in WORLD_READERS:
         got = {s.chunk_id for s in retrieve(world.db, world.embedder, "SAYFA", role, k=1000, mode="dense").sources}
         expected = {c for c, d in world.chunk_doc.items() if world.may_read(role, d)}
         assert got == expected, role
@@ -170,7 +171,7 @@ def test_chat_sources_prompt_context_and_logs(world: World, caplog: pytest.LogCa
     rng = random.Random(f"{SEED}-chat")
     caplog.set_level(logging.DEBUG)
     visible: Counter = Counter()  # answers that show a readable marker: the scans can see markers
-    for role in ROLES:
+    for role in WORLD_READERS:
         user = world.people[role]
         for index, question in enumerate(questions_for(world, role, rng, n_plain=3, n_targeted=3)):
             for path, service in services.items():
@@ -201,10 +202,10 @@ def test_questions_table_and_review_queue(world: World) -> None:
     service = AnswerService(world.db, world.settings.with_(refusal_threshold=None), world.embedder,
                             ExtractiveGenerator(world.embedder))
     rng = random.Random(f"{SEED}-log")
-    for role in ROLES:
+    for role in WORLD_READERS:
         for question in questions_for(world, role, rng, n_plain=2, n_targeted=2):
             answer = service.ask(world.people[role], question)
-            set_feedback(world.db, answer.question_id, f"kisi-{role}", -1, f"yetersiz: {question}")
+            set_feedback(world.db, answer.question_id, world.people[role].username, -1, f"yetersiz: {question}")
     with world.db.connection() as conn:
         rows = conn.execute("SELECT username, role, question, answer, sources::text FROM questions").fetchall()
     assert rows
@@ -228,7 +229,7 @@ def test_questions_table_and_review_queue(world: World) -> None:
 
 def test_document_list_get_chunks_and_download(world: World) -> None:
     before = len(world.ledger.leaks)
-    for role in ROLES:
+    for role in WORLD_READERS:
         listed = list_documents(world.db, role)
         for doc in listed:
             world.source("documents.list", role, doc.id, text=doc.title + doc.filename)
@@ -284,7 +285,7 @@ def test_cited_page_text_pdf_and_image_per_role(world: World) -> None:
     for doc_id, mark in world.markers.items():
         doc = get_document(world.db, doc_id, "admin")
         if doc.file_format != "pdf":  # a Word file has sections, not pages (the source-page check above reads them)
-            for role in ROLES:
+            for role in WORLD_READERS:
                 for kind, read in {"pdf": lambda d, r: page_pdf(world.settings, d, 1, r),
                                    "image": lambda d, r: page_image(world.settings, d, 1, r, d.title)}.items():
                     try:
@@ -300,7 +301,7 @@ def test_cited_page_text_pdf_and_image_per_role(world: World) -> None:
             continue
         warm = page_image(world.settings, doc, 1, "admin", f"{mark} SAYFA 1")
         world.ledger.ok("documents.page", warm.png.startswith(b"\x89PNG") and warm.marked > 0, ("admin", doc_id))
-        for role in ROLES:
+        for role in WORLD_READERS:
             allowed = world.may_read(role, doc_id)
             reads = {"text": lambda d, r: read_page(world.settings, d, 1, r).text,
                      "pdf": lambda d, r: page_pdf(world.settings, d, 1, r),
@@ -343,7 +344,7 @@ def _cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
 def test_cli_search_ask_documents_and_chunks(world: World, cli_env, capsys) -> None:
     before = len(world.ledger.leaks)
     rng = random.Random(f"{SEED}-cli")
-    for role in ROLES:
+    for role in WORLD_READERS:
         for question in questions_for(world, role, rng, n_plain=2, n_targeted=2):
             mode = rng.choice(MODES)
             code, out, err = _cli(capsys, "search", question, "--role", role, "--k", "50", "--mode", mode, "--json")
@@ -354,7 +355,7 @@ def test_cli_search_ask_documents_and_chunks(world: World, cli_env, capsys) -> N
                 world.source("cli.search", role, world.key(r["document_id"]), text=r["text"] + r["title"])
             code, out, err = _cli(capsys, "search", question, "--role", role, "--mode", mode)  # human output
             world.scan("cli.search", role, out + err, question, question)
-            code, out, err = _cli(capsys, "ask", question, "--user", f"kisi-{role}", "--json")
+            code, out, err = _cli(capsys, "ask", question, "--user", world.people[role].username, "--json")
             assert code == 0, err
             world.scan("cli.ask", role, out + err, question, question)
             world.ids("cli.ids", role, json.loads(out), "ask")

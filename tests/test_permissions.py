@@ -13,9 +13,11 @@ import random
 
 import pytest
 
+from ragcore.access import roles as role_registry
 from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ANSWER_POLICIES, ROLES, Settings
+from ragcore.documents import set_document_roles
 from ragcore.reader import shipped_reader
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
@@ -36,6 +38,9 @@ QUESTIONS = [
     "Şirket pikniği ne zaman?",
 ]
 READER_ROLES = [r for r in ROLES if r != "admin"]
+# Who asks: one user per role, and users holding two and three roles (issue 38), by reader key.
+SEVERAL = {"isg+uretim": ("isg", "uretim"), "ik+isg+personel": ("ik", "isg", "personel")}
+ASKERS = [*ROLES, *SEVERAL]
 
 
 def marker(index: int) -> str:
@@ -72,11 +77,14 @@ def world(session_db, embedder):
     with session_db.connection() as conn:
         chunk_doc = dict(conn.execute("SELECT id, document_id FROM chunks").fetchall())
     people = {role: users.create_user(session_db, f"user-{role}", role, "parola-123") for role in ROLES}
+    for key, held in SEVERAL.items():
+        people[key] = users.create_user(session_db, f"user-{key.replace('+', '-')}", held, "parola-123")
     return session_db, readable, chunk_doc, people, markers
 
 
 def _may_read(role: str, doc_id: int, readable: dict[int, set[str]]) -> bool:
-    return role == "admin" or role in readable[doc_id]
+    """`role`: one role, or a reader key of several (a user's roles joined by '+')."""
+    return role == "admin" or bool(set(role.split("+")) & readable[doc_id])
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -84,7 +92,7 @@ def test_search_never_returns_a_forbidden_chunk(world, embedder, mode: str) -> N
     database, readable, chunk_doc, _, _ = world
     rng = random.Random(f"{SEED}-{mode}")
     for _ in range(30):
-        role = rng.choice(ROLES)
+        role = rng.choice(ASKERS)
         question = rng.choice(QUESTIONS)
         k = rng.choice([1, 3, 5, 10, 50])
         for source in retrieve(database, embedder, question, role, k=k, mode=mode).sources:
@@ -93,9 +101,14 @@ def test_search_never_returns_a_forbidden_chunk(world, embedder, mode: str) -> N
 
 
 def test_every_permitted_document_is_reachable(world, embedder) -> None:
-    """The filter is not over-strict: with a large k each role sees exactly its documents' chunks."""
+    """The filter is not over-strict: with a large k each role, and each user with several roles,
+    sees exactly its documents' chunks (for several roles: the union, both halves of it)."""
     database, readable, chunk_doc, _, _ = world
-    for role in ROLES:
+    for key, held in SEVERAL.items():  # each role brings documents of its own to the union
+        for role in held:
+            others = set(held) - {role}
+            assert any(role in roles and not roles & others for roles in readable.values()), (key, role)
+    for role in ASKERS:
         seen = {s.chunk_id for s in retrieve(database, embedder, "Belge bölüm", role, k=500, mode="dense").sources}
         expected = {cid for cid, doc in chunk_doc.items() if _may_read(role, doc, readable)}
         assert seen == expected
@@ -143,12 +156,12 @@ def test_answers_prompts_and_log_carry_only_permitted_chunks(world, embedder, mo
     reader = RecordingReader()
     service = AnswerService(database, settings, embedder, generator, reader=reader)  # type: ignore[arg-type]
     extractive = AnswerService(database, settings, embedder, ExtractiveGenerator(embedder), reader=reader)  # type: ignore[arg-type]
-    forbidden_text = {role: {m for doc, m in markers.items() if not _may_read(role, doc, readable)} for role in ROLES}
-    allowed_text = {role: {m for doc, m in markers.items() if _may_read(role, doc, readable)} for role in ROLES}
+    forbidden_text = {role: {m for doc, m in markers.items() if not _may_read(role, doc, readable)} for role in ASKERS}
+    allowed_text = {role: {m for doc, m in markers.items() if _may_read(role, doc, readable)} for role in ASKERS}
     shown_allowed = {"recording": 0, "extractive": 0}
     rng = random.Random(f"{SEED}-answers-{mode}")
     for index in range(12):
-        role = rng.choice(ROLES)
+        role = rng.choice(ASKERS)
         question = rng.choice(QUESTIONS)
         before, read_before = len(generator.contexts), len(reader.passages)
         kind = "recording" if index % 2 else "extractive"
@@ -191,3 +204,54 @@ def test_role_change_applies_to_the_next_question(world, embedder, pg_url, tmp_p
         assert all(_may_read("ik", s.document_id, readable) for s in answer.sources)
     finally:
         users.set_role(database, stale.username, "uretim")
+
+
+def test_a_second_role_applies_to_the_next_question(world, embedder, pg_url, tmp_path) -> None:
+    """Given ik besides uretim, the user's next question reads both (their set's reader, made
+    then); taking it back, the next question reads uretim's documents alone again."""
+    database, readable, chunk_doc, people, _ = world
+    settings = Settings(database_url=pg_url, data_dir=tmp_path, refusal_threshold=0.0)
+    service = AnswerService(database, settings, embedder, RecordingGenerator())
+    stale = people["uretim"]
+    users.set_roles(database, stale.username, ["uretim", "ik"])
+    try:
+        answer = service.ask(stale, "Belge bölüm")
+        assert answer.extra["role"] == "ik+uretim"
+        assert all(_may_read("ik+uretim", s.document_id, readable) for s in answer.sources)
+        seen = {s.chunk_id for s in retrieve(database, embedder, "Belge bölüm", "ik+uretim", k=500, mode="dense").sources}
+        assert seen == {cid for cid, doc in chunk_doc.items() if _may_read("ik+uretim", doc, readable)}
+    finally:
+        users.set_roles(database, stale.username, ["uretim"])
+    answer = service.ask(stale, "Belge bölüm")
+    assert answer.extra["role"] == "uretim"
+    assert all(_may_read("uretim", s.document_id, readable) for s in answer.sources)
+    with database.connection() as conn:  # nobody holds {ik, uretim} any more: its reader is gone
+        assert conn.execute("SELECT count(*) FROM role_bits WHERE role = 'ik+uretim'").fetchone()[0] == 0
+
+
+def test_a_role_deleted_mid_way_loses_access_at_the_next_question(world, embedder, pg_url, tmp_path) -> None:
+    """A role made at run time ('kalite'), held with personel and given one document: the user
+    reads it; the role is deleted; the user's next question does not, and the document keeps its
+    other roles (one left with none becomes admin-only: tests/test_role_statistics.py)."""
+    database, readable, chunk_doc, _, markers = world
+    settings = Settings(database_url=pg_url, data_dir=tmp_path, refusal_threshold=0.0)
+    service = AnswerService(database, settings, embedder, RecordingGenerator())
+    doc = next(d for d, roles in readable.items() if "personel" not in roles)
+    roles_before = sorted(readable[doc])
+    role_registry.create_role(database, "kalite", "Kalite", "Kalite birimi")
+    user = users.create_user(database, "user-kalite", ["kalite", "personel"], "parola-123")
+    set_document_roles(database, doc, [*roles_before, "kalite"])
+    try:
+        question = f"{markers[doc]} Belge bölüm"
+        reach = {s.document_id for s in retrieve(database, embedder, question, user.reader, k=500, mode="dense").sources}
+        assert doc in reach
+        role_registry.delete_role(database, "kalite")
+        answer = service.ask(user, question)
+        assert answer.extra["role"] == "personel"
+        assert all(_may_read("personel", s.document_id, readable) for s in answer.sources)
+        assert markers[doc] not in answer.text.replace(question, "")
+        with database.connection() as conn:
+            assert sorted(conn.execute("SELECT allowed_roles FROM documents WHERE id = %s", (doc,)).fetchone()[0]) \
+                == roles_before
+    finally:
+        set_document_roles(database, doc, roles_before)

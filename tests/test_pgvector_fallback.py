@@ -123,7 +123,7 @@ def test_control_a_shared_graph_without_the_widened_list_hides_them(pg_url, corp
     leaves isg (almost) nothing."""
     embedder, isg_texts = corpus
     with dbmod.Database(pg_url, NAMESPACE, max_size=1) as database, database.connection() as conn:
-        conn.execute("DROP INDEX chunks_embedding_hnsw_isg")
+        conn.execute("DROP INDEX chunks_embedding_hnsw_b1")
     seen: list[tuple] = []
     control = _old_pgvector(pg_url, seen, ef_search=40)
     try:

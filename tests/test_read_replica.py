@@ -191,4 +191,4 @@ def test_answer_service_reads_from_the_replica_and_logs_on_the_primary(primary_a
         logged = conn.execute("SELECT count(*) FROM questions WHERE username = 'replica-isg'").fetchone()[0]
     assert logged == 1
     with pytest.raises(psycopg.errors.ReadOnlySqlTransaction), standby.connection() as conn:
-        conn.execute("INSERT INTO role_bits VALUES ('x', 64)")
+        conn.execute("INSERT INTO role_bits VALUES ('x', 64, ARRAY['x'])")

@@ -220,7 +220,7 @@ def test_role_without_documents_gets_nothing(session_db, embedder) -> None:
     assert result.hits == [] and result.evidence.permitted_hits == 0 and result.evidence.best_cosine is None
 
 
-@pytest.mark.parametrize(("role", "index"), [("isg", "chunks_embedding_hnsw_isg"), ("uretim", "chunks_embedding_hnsw_uretim"),
+@pytest.mark.parametrize(("role", "index"), [("isg", "chunks_embedding_hnsw_b1"), ("uretim", "chunks_embedding_hnsw_b3"),
                                            ("admin", "chunks_embedding_hnsw")])
 def test_dense_query_uses_the_roles_hnsw_index(corpus, embedder, role: str, index: str) -> None:
     """With the parameterised statement (a custom plan for the role's bit), the dense leg scans

@@ -43,6 +43,7 @@ from ragcore.retrieval import (
 )
 from ragcore.retrieval.hybrid import _params
 from tests.conftest import TQUAD_DIR
+from tests.retrieval_support import hnsw_index
 
 NAMESPACE = "test_retrieval_scale"
 N_CHUNKS = 5000
@@ -175,7 +176,8 @@ def test_pruned_lexical_leg_is_exactly_the_exhaustive_one(scale, always_prune, m
     pruned = unread = later = 0
     with read_snapshot(database) as conn:
         for question in questions[:QUESTION_COUNT]:
-            base = _params(question, None, role, 5, "lexical", 0.0, Fusion(depth=depth))
+            base = _params(question, None, role, 5, "lexical", 0.0, Fusion(depth=depth),
+                           role_bit=dbmod.reader_bit(conn, role))
             got, *_ = lexical_leg(conn, query_terms(question), base)
             want, *_ = lexical_leg(conn, query_terms(question), base, exhaustive=True)
             assert (got.ids, got.scores) == (want.ids, want.scores), question  # bit for bit
@@ -214,7 +216,7 @@ def test_pruned_lexical_leg_equals_rank_bm25_over_the_roles_chunks(scale, always
 @pytest.mark.parametrize("role", ROLES)
 def test_dense_leg_uses_the_roles_partial_hnsw_index(scale, role: str) -> None:
     database, _, questions = scale
-    index = "chunks_embedding_hnsw" if role == "admin" else f"chunks_embedding_hnsw_{role}"
+    index = hnsw_index(database, role)
     book = VectorBook()
     with read_snapshot(database) as conn:
         assert conn.execute("SHOW hnsw.iterative_scan").fetchone()[0] == "relaxed_order"
@@ -234,7 +236,7 @@ def test_dense_leg_uses_the_roles_partial_hnsw_index(scale, role: str) -> None:
 
 def _dense_ids(conn, vector: np.ndarray, role: str, candidates: int = 50) -> list[int]:
     sql = f"WITH {DENSE_CTE} SELECT id FROM dense ORDER BY rnk"
-    return [r[0] for r in conn.execute(sql, {"qvec": vector, "role_bit": dbmod.role_bit(role),
+    return [r[0] for r in conn.execute(sql, {"qvec": vector, "role_bit": dbmod.reader_bit(conn, role),
                                              "candidates": candidates})]
 
 
@@ -266,12 +268,12 @@ def test_the_global_index_serves_a_selective_role_only_with_the_iterative_scan(s
     probes = [vec for _, _, _, vec in random.Random(SEED).sample(chunks, 30)]
     with database.connection() as conn:
         try:
-            conn.execute("DROP INDEX chunks_embedding_hnsw_uretim")
+            conn.execute(f"DROP INDEX {hnsw_index(database, 'uretim')}")
             database.apply_retrieval_settings(conn)
             conn.execute("SET LOCAL enable_seqscan = off")
             plan = "\n".join(r[0] for r in conn.execute(
                 f"EXPLAIN WITH {DENSE_CTE} SELECT id FROM dense",
-                {"qvec": probes[0], "role_bit": dbmod.role_bit("uretim"), "candidates": 50}))
+                {"qvec": probes[0], "role_bit": dbmod.reader_bit(conn, "uretim"), "candidates": 50}))
             assert "Index Scan using chunks_embedding_hnsw on chunks c" in plan, plan
             full = [_dense_ids(conn, v, "uretim") for v in probes]
             assert all(len(ids) == 50 and set(ids) <= allowed for ids in full)

@@ -19,6 +19,7 @@ import psycopg
 import pytest
 
 from ragcore import store as dbmod
+from ragcore.access import users
 from ragcore.core import ROLES, lexical_tokens
 from ragcore.retrieval import RETRIEVAL_SQL, bm25, read_snapshot, statement_params
 from ragcore.retrieval.hybrid import ROLE_PREDICATE
@@ -93,6 +94,8 @@ def world(pg_url) -> Iterator[dbmod.Database]:
         _store(conn, "isg-a", ["isg"], _texts(rng, 200, 0.005))
         _store(conn, "isg-uretim", ["isg", "uretim"], _texts(rng, 100, 0.002))
         _store(conn, "uretim", ["uretim"], _texts(rng, 200, 0.005))
+    # A user holding isg and uretim: their set's reader, with indexes of its own (issue 38).
+    users.create_user(database, "isg-uretim", ["isg", "uretim"], "parola-123")
     _vacuum(database)
     yield database
     dbmod.drop_namespace(database, NAMESPACE)
@@ -155,7 +158,7 @@ def test_a_roles_lexical_work_does_not_change_with_a_forbidden_document(world, p
     nothing an isg or uretim search reads: same scans, same rows, same index blocks; every scan
     on the role's own partial index, nothing read and filtered out."""
     database = world
-    roles = ("isg", "uretim")
+    roles = ("isg", "uretim", "isg+uretim")
     before = {(role, q): posting_work(database, role, q) for role in roles for q in PROBES}
     with database.connection() as conn:
         forbidden = _store(conn, "ik-large", ["ik"], _texts(random.Random(2121), 3000, 0.15))
@@ -172,31 +175,40 @@ def test_a_roles_lexical_work_does_not_change_with_a_forbidden_document(world, p
     for (role, question), work in before.items():
         assert work, (role, question)  # the probes do read postings
         assert after[(role, question)] == work, (role, question, plan_kind)
-        assert all(index in (f"postings_{role}", f"postings_high_impact_{role}") for _, index, *_ in work), work
+        assert all(index in _own_indexes(database, role) for _, index, *_ in work), work
         assert all(removed == 0 and fetches == 0 for *_, removed, fetches, _ in work), work
 
 
+def _own_indexes(database: dbmod.Database, reader: str) -> set[str]:
+    """The names of the reader's two partial posting indexes."""
+    with database.connection() as conn:
+        return set(dbmod.posting_indexes([dbmod.reader_bit(conn, reader)]))
+
+
 def test_admin_reads_the_global_postings(world) -> None:
-    """Admin reads every posting anyway: no per-role index serves it (migration 003's do)."""
+    """Admin reads every posting anyway: no per-reader index serves it (migration 003's do)."""
     work = posting_work(world, "admin", PROBES[0])
-    assert work and not any(index in dbmod.posting_indexes() for _, index, *_ in work), work
+    with world.connection() as conn:
+        per_reader = dbmod.posting_indexes(dbmod.reader_bits(conn))
+    assert work and not any(index in per_reader for _, index, *_ in work), work
 
 
-def test_the_posting_indexes_carry_the_retrieval_predicate() -> None:
-    """Every per-role posting index's WHERE ends with the retrieval's ROLE_PREDICATE, the role's
-    bit in place of the placeholder, character for character (one function builds both)."""
-    statements = dbmod.posting_indexes()
-    for role in ROLES:
-        if role == "admin":
-            assert not any(name.endswith(f"_{role}") for name in statements)
-            continue
-        predicate = ROLE_PREDICATE.replace("%(role_bit)s", str(dbmod.role_bit(role)))
-        assert statements[f"postings_{role}"].endswith(f" WHERE {predicate}")
-        assert statements[f"postings_high_impact_{role}"].endswith(f" WHERE high_impact AND {predicate}")
+def test_the_posting_indexes_carry_the_retrieval_predicate(world) -> None:
+    """Every per-reader posting index's WHERE ends with the retrieval's ROLE_PREDICATE, the
+    reader's bit in place of the placeholder, character for character (one function builds both)."""
+    with world.connection() as conn:
+        bits = dbmod.reader_bits(conn)
+    assert 1 not in bits and len(bits) == len(ROLES) + 1  # the other roles, denetci, and isg+uretim
+    for bit in bits:
+        statements = dbmod.posting_indexes([bit])
+        predicate = ROLE_PREDICATE.replace("%(role_bit)s", str(bit))
+        plain, high = sorted(statements.values(), key=len)
+        assert plain.endswith(f" WHERE {predicate}")
+        assert high.endswith(f" WHERE high_impact AND {predicate}")
 
 
 def test_migrate_creates_the_posting_indexes_in_every_namespace(world) -> None:
     with world.connection() as conn:
         names = {r[0] for r in conn.execute(
             "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'postings'")}
-    assert set(dbmod.posting_indexes()) <= names
+        assert set(dbmod.posting_indexes(dbmod.reader_bits(conn))) <= names

@@ -22,6 +22,7 @@ import numpy as np
 import psycopg
 import pytest
 
+from ragcore.access import roles as role_registry
 from ragcore.access import users
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ROLES, Chunk, Settings, lexical_tokens
@@ -29,6 +30,7 @@ from ragcore.documents import (
     delete_document,
     document_windows,
     lexical_texts,
+    list_documents,
     set_document_roles,
     store_document,
 )
@@ -36,6 +38,9 @@ from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
 
 READERS = [r for r in ROLES if r != "admin"]
+# Users holding several roles (issue 38): each reads through the reader of its exact set, whose
+# statistics and indexes are those of the union of what its roles may read.
+SEVERAL = {"isg+uretim": ("isg", "uretim"), "ik+isg+personel": ("ik", "isg", "personel")}
 BASE = [
     DocSpec("isg-prosedur", ("isg",), (
         ("İşveren risk değerlendirmesi yapmakla yükümlüdür. Risk değerlendirmesi yılda bir yenilenir.", 1, "Madde 4"),
@@ -110,6 +115,9 @@ def world(session_db, embedder, tmp_path_factory, pg_url):
     for spec in BASE:
         insert_document(session_db, embedder, spec)
     people = {role: users.create_user(session_db, f"stat-{role}", role, "parola-123") for role in ROLES}
+    for key, held in SEVERAL.items():
+        people[key] = users.create_user(session_db, f"stat-{'-'.join(held)}", held, "parola-123")
+        assert people[key].reader == key
     settings = Settings(database_url=pg_url, data_dir=tmp_path_factory.mktemp("stats") / "data",
                         embed_backend="use", llm_backend="extractive")
     service = AnswerService(session_db, settings, embedder, ExtractiveGenerator(embedder))
@@ -163,10 +171,11 @@ def _store_secret(world, embedder, roles: list[str]) -> int:
                               window_vectors=embedder.embed_passages([w.text for w in windows]))
 
 
-@pytest.mark.parametrize("role", READERS)
+@pytest.mark.parametrize("role", [*READERS, *SEVERAL])
 def test_unreadable_document_changes_nothing_the_role_sees(world, embedder, role: str) -> None:
+    """For one role, and for a user holding several (the document is one none of them may read)."""
     database, settings = world[0], world[1]
-    others = [r for r in READERS if r != role]
+    others = [r for r in [*READERS, "denetci"] if r not in role.split("+")]
     before = _view(world, embedder, role)
     doc = _store_secret(world, embedder, others[:1])
     assert _view(world, embedder, role) == before, "after storing a document the role cannot read"
@@ -207,8 +216,17 @@ def test_moving_an_existing_document_between_other_roles(world, embedder) -> Non
 # ----------------------------------------------------------------------------- exact statistics
 
 
+def _readers(database) -> dict[str, frozenset[str]]:
+    """Every reader (migration 021: a role, or a set of roles a user holds) with its members."""
+    with database.connection() as conn:
+        return {role: frozenset(members) for role, members in conn.execute("SELECT role, members FROM role_bits")}
+
+
 def _recount(database) -> dict:
-    """Every statistic recounted in Python from the stored chunks' lexical texts and roles."""
+    """Every statistic recounted in Python from the stored chunks' lexical texts and roles, for
+    every reader: a chunk counts for a reader when its roles meet the reader's members (admin:
+    every chunk) — a set of roles' statistics are those of the union of what they may read."""
+    readers = _readers(database)
     with database.connection() as conn:
         stored = conn.execute("SELECT document_id, text, article, lex_length, allowed_roles FROM chunks "
                               "ORDER BY document_id, ordinal").fetchall()
@@ -217,20 +235,20 @@ def _recount(database) -> dict:
         chunks = list(group)
         texts = lexical_texts([c[1] for c in chunks], [c[2] for c in chunks])
         rows += [(text, c[3], c[4]) for text, c in zip(texts, chunks, strict=True)]
-    stats = {role: [0, 0] for role in ROLES}
-    df: dict[str, Counter] = {role: Counter() for role in ROLES}
+    stats = {reader: [0, 0] for reader in readers}
+    df: dict[str, Counter] = {reader: Counter() for reader in readers}
     for text, lex_length, roles in rows:
         tokens = lexical_tokens(text)
         assert lex_length == len(tokens)
-        for role in ROLES:
-            if role == "admin" or role in roles:
-                stats[role][0] += 1
-                stats[role][1] += len(tokens)
-                df[role].update(set(tokens))
-    histogram = {(role, d): n for role in ROLES for d, n in Counter(df[role].values()).items()}
+        for reader, members in readers.items():
+            if reader == "admin" or members & set(roles):
+                stats[reader][0] += 1
+                stats[reader][1] += len(tokens)
+                df[reader].update(set(tokens))
+    histogram = {(reader, d): n for reader in readers for d, n in Counter(df[reader].values()).items()}
     return {
-        "lex_stats": {role: tuple(v) for role, v in stats.items()},
-        "lexicon": {(role, term): n for role in ROLES for term, n in df[role].items()},
+        "lex_stats": {reader: tuple(v) for reader, v in stats.items()},
+        "lexicon": {(reader, term): n for reader in readers for term, n in df[reader].items()},
         "histogram": histogram,
     }
 
@@ -260,7 +278,8 @@ def _bounds_hold(database) -> None:
         windows = conn.execute(
             "SELECT count(*) FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
             "WHERE w.roles_mask <> c.roles_mask").fetchone()[0]
-    assert (bad, missing, denormalised, windows) == (0, 0, 0, 0)
+        masks = conn.execute("SELECT count(*) FROM chunks WHERE roles_mask <> reader_mask(allowed_roles)").fetchone()[0]
+    assert (bad, missing, denormalised, windows, masks) == (0, 0, 0, 0, 0)
 
 
 def test_statistics_equal_a_recount_after_random_writes(world, embedder) -> None:
@@ -284,16 +303,86 @@ def test_statistics_equal_a_recount_after_random_writes(world, embedder) -> None
     assert _stored(database) == _recount(database)
 
 
-def test_role_bits_agree_with_the_configuration(world) -> None:
-    from ragcore.store import role_bit
-
+def test_readers_are_the_seeded_roles_and_the_sets_users_hold(world) -> None:
+    """Migration 021 keeps 003's bits for today's roles, gives the auditor its own, and a set of
+    roles a user holds has a reader of its own; every chunk's mask is the readers' its roles meet."""
     database = world[0]
     with database.connection() as conn:
-        assert dict(conn.execute("SELECT role, bit FROM role_bits").fetchall()) == {r: role_bit(r) for r in ROLES}
-        for role in ROLES:
-            mask = conn.execute("SELECT roles_mask(%s::text[])", ([role],)).fetchone()[0]
-            assert mask == 1 | role_bit(role)
-        assert conn.execute("SELECT roles_mask(%s::text[])", (list(ROLES),)).fetchone()[0] == 31
+        readers = {role: (bit, tuple(members)) for role, bit, members in conn.execute(
+            "SELECT role, bit, members FROM role_bits")}
+        single = {role: bit for role, (bit, members) in readers.items() if len(members) == 1}
+        assert single == {"admin": 1, "isg": 2, "ik": 4, "uretim": 8, "personel": 16, "denetci": 32}
+        assert {role: members for role, (_, members) in readers.items() if len(members) > 1} == SEVERAL
+        for role in [*ROLES, "denetci"]:
+            expected = 1
+            for bit, members in readers.values():
+                expected |= bit if role in members else 0
+            assert conn.execute("SELECT reader_mask(%s::text[])", ([role],)).fetchone()[0] == expected, role
+        assert conn.execute("SELECT count(*) FROM chunks WHERE roles_mask <> reader_mask(allowed_roles)").fetchone()[0] == 0
+
+
+def test_several_roles_read_exactly_the_union(world, embedder) -> None:
+    """A user with {isg, uretim}: the documents listed, every retrieved chunk and the statistics
+    are those of the documents isg or uretim may read — both halves of the union, nothing else."""
+    database, _, people, service = world
+    key = "isg+uretim"
+    with database.connection() as conn:
+        titles = {title: set(roles) for title, roles in conn.execute("SELECT title, allowed_roles FROM documents")}
+    union = {title for title, roles in titles.items() if roles & {"isg", "uretim"}}
+    assert union and union != set(titles)
+    assert {d.title for d in list_documents(database, people[key].reader)} == union
+    seen = set()
+    for question in QUESTIONS:
+        for mode in MODES:
+            for hit in retrieve(database, embedder, question, key, k=20, mode=mode).hits:
+                seen.add(hit.source.title)
+        seen |= {source.title for source in service.ask(people[key], question).sources}
+    assert seen <= union
+    assert {t for t in seen if titles[t] & {"isg"}} and {t for t in seen if titles[t] & {"uretim"} - {"isg"}}
+    stored, recount = _stored(database), _recount(database)
+    assert stored["lex_stats"][key] == recount["lex_stats"][key]
+    assert {k: v for k, v in stored["lexicon"].items() if k[0] == key} == \
+        {k: v for k, v in recount["lexicon"].items() if k[0] == key}
+    assert stored["lex_stats"][key] != stored["lex_stats"]["isg"]  # a reader of its own, not isg's
+
+
+def test_a_role_created_and_deleted_at_run_time(world, embedder) -> None:
+    """An admin creates 'bakim', gives it to a user with isg, and a document to it: that user
+    sees the document, nobody else's view moves. Deleting the role takes it from the user and
+    the document (left admin-only) in one go: the user's next question no longer reaches it,
+    and every statistic is again a recount."""
+    database, settings, _, service = world
+    before = {role: _view(world, embedder, role) for role in ("isg", "isg+uretim")}
+    role_registry.create_role(database, "bakim", "Bakım", "Bakım birimi")
+    alone = users.create_user(database, "stat-only-bakim", ["bakim"], "parola-123")
+    both = users.create_user(database, "stat-bakim-isg", ["bakim", "isg"], "parola-123")
+    assert both.reader == "bakim+isg"
+    doc = _store_secret(world, embedder, ["bakim"])
+    try:
+        assert _stored(database) == _recount(database)
+        _bounds_hold(database)
+        assert "gizli-bordro" in {s.title for s in service.ask(both, QUESTIONS[0]).sources}
+        assert "gizli-bordro" in {h.source.title for h in retrieve(database, embedder, QUESTIONS[0], "bakim+isg",
+                                                                     k=5, mode="lexical").hits}
+        for role in before:
+            assert _view(world, embedder, role) == before[role], role
+        with pytest.raises(role_registry.RoleError, match="stat-only-bakim"):
+            role_registry.delete_role(database, "bakim")  # that user would hold no role
+        users.set_roles(database, alone.username, ["personel"])
+        role_registry.delete_role(database, "bakim")
+        both = users.get_user(database, both.username)
+        assert both.roles == ("isg",) and both.reader == "isg"
+        with database.connection() as conn:
+            assert conn.execute("SELECT allowed_roles FROM documents WHERE id = %s", (doc,)).fetchone()[0] == ["admin"]
+            assert not conn.execute("SELECT role FROM role_bits WHERE 'bakim' = ANY(members)").fetchall()
+        assert "gizli-bordro" not in {s.title for s in service.ask(both, QUESTIONS[0]).sources}
+        assert _stored(database) == _recount(database)
+        _bounds_hold(database)
+        for role in before:
+            assert _view(world, embedder, role) == before[role], role
+    finally:
+        delete_document(database, settings, doc)
+    assert _stored(database) == _recount(database)
 
 
 def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
@@ -339,7 +428,8 @@ def test_migration_003_fills_the_statistics_of_existing_data(pg_url) -> None:
             names = {r[0] for r in conn.execute(
                 "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename IN ('chunks', 'chunk_windows')",
                 (namespace,))}
-        assert set(dbmod.embedding_indexes()) | set(dbmod.window_embedding_indexes()) <= names
+            bits = dbmod.reader_bits(conn)
+        assert set(dbmod.embedding_indexes(bits)) | set(dbmod.window_embedding_indexes(bits)) <= names
         assert dbmod.current_embedding_space(database).windows is False  # none until `reembed` adds them
     finally:
         dbmod.drop_namespace(database, namespace)

@@ -264,8 +264,8 @@ def test_a_server_whose_disk_fills_up_fails_the_command_cleanly_and_says_so_unti
     settings = Settings(data_dir=stopped, ollama_base_url="http://127.0.0.1:9")
     with dbmod.open_database(settings) as db:
         with db.connection() as conn:
-            conn.execute("INSERT INTO users (username, display_name, password_hash, role) "
-                         "VALUES ('kalici', 'k', 'h', 'ik')")
+            conn.execute("INSERT INTO users (username, display_name, password_hash) "
+                         "VALUES ('kalici', 'k', 'h')")
             current = conn.execute("SELECT pg_walfile_name(pg_current_wal_lsn())").fetchone()[0]
     dbmod.stop_embedded(stopped)
     links = _fill_the_next_wal_segments(pgdata, current)

@@ -290,8 +290,8 @@ def test_a_forbidden_documents_windows_are_never_read(db, embedder) -> None:
     assert _rank_of_long(retrieve(db, embedder, QUESTION, "ik", k=10, mode="dense", windows=True)) == 1
 
 
-@pytest.mark.parametrize(("role", "index"), [("isg", "chunk_windows_embedding_hnsw_isg"),
-                                           ("personel", "chunk_windows_embedding_hnsw_personel"),
+@pytest.mark.parametrize(("role", "index"), [("isg", "chunk_windows_embedding_hnsw_b1"),
+                                           ("personel", "chunk_windows_embedding_hnsw_b4"),
                                            ("admin", "chunk_windows_embedding_hnsw")])
 def test_window_leg_uses_the_roles_hnsw_index(db, embedder, role: str, index: str) -> None:
     """With the parameterised statement (a custom plan for the role's bit), the window leg scans

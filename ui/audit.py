@@ -16,8 +16,8 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
+from ragcore.access import roles as rolesmod
 from ragcore.audit import (
-    AUDITOR_ROLE,
     OUTCOME_LABELS,
     AuditFilter,
     AuditFilterError,
@@ -32,7 +32,7 @@ from ragcore.audit import (
     shown_documents,
     usage,
 )
-from ragcore.core import ROLES, User, formatting
+from ragcore.core import User, formatting
 from ui import audit_charts
 from ui.auth import signed_in_user
 from ui.context import AppContext
@@ -75,8 +75,9 @@ def _filters(ctx: AppContext, reader: User) -> AuditFilter:
     top = st.columns(4)
     username = top[0].selectbox("Kullanıcı", [None, *asking_users(ctx.db, reader)], key="audit_user",
                                 format_func=lambda u: ANY if u is None else u)
-    role = top[1].selectbox("Rol", [None, *ROLES, AUDITOR_ROLE], key="audit_role",
-                            format_func=lambda r: ANY if r is None else role_label(r))
+    labels = rolesmod.labels(ctx.db)  # the roles registry: admin-created roles too
+    role = top[1].selectbox("Rol", [None, *labels], key="audit_role",
+                            format_func=lambda r: ANY if r is None else labels.get(r) or role_label(r))
     document = top[2].selectbox("Doküman", [None, *documents], key="audit_document",
                                 format_func=lambda k: ANY if k is None else documents[k])
     outcome = top[3].selectbox("Sonuç", [None, *OUTCOME_LABELS], key="audit_outcome",

@@ -362,7 +362,7 @@ def resolve_user(ctx: AppContext, authenticator: stauth.Authenticate) -> User | 
         sign_out(ctx, authenticator, DIRECTORY_REVOKED, revoke=False)
         return None
     st.session_state[USER] = user
-    st.session_state["roles"] = [user.role]
+    st.session_state["roles"] = list(user.roles)
     return user
 
 
@@ -429,9 +429,10 @@ def signed_in_user() -> User:
 
 
 def require_role(*roles: str) -> User:
-    """Defence in depth: navigation already hides the page, this refuses it anyway."""
+    """Defence in depth: navigation already hides the page, this refuses it anyway (a page any
+    of the user's roles may open is theirs)."""
     user = signed_in_user()
-    if user.role not in roles:
+    if not set(user.roles) & set(roles):
         st.error("Bu sayfayı görme yetkiniz yok.")
         st.stop()
     return user

@@ -11,8 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from ragcore.access import directory, ldap
+from ragcore.access import roles as rolesmod
 from ragcore.access.users import UserError
-from ragcore.core import ROLE_LABELS, ROLES, User
+from ragcore.core import User
 from ui.context import AppContext
 from ui.markdown import alert, escape_markdown
 
@@ -43,43 +44,45 @@ def render_group_roles(ctx: AppContext, me: User) -> None:
     if flash:
         alert(*flash)
     mappings = directory.list_group_roles(ctx.db)
+    labels = rolesmod.labels(ctx.db)
     if mappings:
         st.dataframe(pd.DataFrame([{
             "Kaynak": "LDAP" if m.source == "ldap" else "OpenID Connect", "Grup": m.group_name,
-            "Rol": ROLE_LABELS.get(m.role, m.role), "Ekleyen": m.created_by or "",
+            "Rol": labels.get(m.role, m.role), "Ekleyen": m.created_by or "",
             "Eklenme": m.created_at.strftime("%d.%m.%Y %H:%M")} for m in mappings]), hide_index=True, width="stretch")
     else:
         st.caption("Henüz eşleme yok.")
-    _render_add(ctx, me)
-    _render_delete(ctx, mappings)
+    _render_add(ctx, me, labels)
+    _render_delete(ctx, mappings, labels)
 
 
-def _render_add(ctx: AppContext, me: User) -> None:
+def _render_add(ctx: AppContext, me: User, labels: dict[str, str]) -> None:
     with st.form("users_directory_add", clear_on_submit=True):
         cols = st.columns([1, 2, 1])
         source = cols[0].selectbox("Kaynak", directory.SOURCES, key="users_directory_source",
                                    format_func=lambda s: "LDAP / AD" if s == "ldap" else "OpenID Connect")
         group = cols[1].text_input("Grup", key="users_directory_group", max_chars=directory.MAX_GROUP_NAME_CHARS,
                                    placeholder="ör. Dayanak-ISG")
-        role = cols[2].selectbox("Rol", ROLES, index=ROLES.index("personel"), key="users_directory_role",
-                                 format_func=lambda r: ROLE_LABELS.get(r, r))
+        names = list(labels)
+        role = cols[2].selectbox("Rol", names, index=names.index("personel") if "personel" in names else 0,
+                                 key="users_directory_role", format_func=lambda r: labels.get(r, r))
         if st.form_submit_button("Eşlemeyi ekle", icon=":material/group_add:"):
             try:
                 added = directory.add_group_role(ctx.db, source, group, role, created_by=me.username)
             except UserError as exc:
                 st.error(escape_markdown(str(exc)))
                 return
-            st.session_state[FLASH] = ("success", f"'{added.group_name}' grubu artık {ROLE_LABELS[added.role]} rolü veriyor.")
+            st.session_state[FLASH] = ("success", f"'{added.group_name}' grubu artık {labels.get(added.role, added.role)} rolü veriyor.")
             st.rerun()
 
 
-def _render_delete(ctx: AppContext, mappings: list[directory.GroupRole]) -> None:
+def _render_delete(ctx: AppContext, mappings: list[directory.GroupRole], labels: dict[str, str]) -> None:
     if not mappings:
         return
     by_id = {m.id: m for m in mappings}
     cols = st.columns([3, 1], vertical_alignment="bottom")
     chosen = cols[0].selectbox("Silinecek eşleme", list(by_id), key="users_directory_pick",
-                               format_func=lambda i: f"{by_id[i].group_name} → {ROLE_LABELS.get(by_id[i].role, by_id[i].role)}")
+                               format_func=lambda i: f"{by_id[i].group_name} → {labels.get(by_id[i].role, by_id[i].role)}")
     if cols[1].button("Eşlemeyi sil", key="users_directory_delete", icon=":material/delete:"):
         try:
             directory.delete_group_role(ctx.db, int(chosen))

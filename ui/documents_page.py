@@ -17,6 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ragcore.access.roles import labels as role_labels
 from ragcore.core import Document, User, formatting
 from ragcore.documents import KINDS_TEXT, UPLOAD_EXTENSIONS, count_unit, hidden_note, page_size_notes
 from ui.context import AppContext
@@ -96,7 +97,7 @@ def render_upload(ctx: AppContext, admin: User) -> None:
     uploader_in_turkish(ctx.settings.max_upload_mb)
     with st.container(border=True):
         st.subheader("Doküman yükle")
-        roles = role_picker("doc_upload_roles")
+        roles = role_picker("doc_upload_roles", labels=role_labels(ctx.db))
         confirmed = confirm_wide_access("doc_upload_wide", roles)
         # Enter in the title does not upload (and Streamlit's English "Press Enter to submit form" is not shown).
         with st.form("doc_upload", border=False, enter_to_submit=False):
@@ -164,7 +165,8 @@ def _edit_roles(ctx: AppContext, doc: Document) -> None:
     from ragcore.documents import IngestError, set_document_roles
 
     with st.popover("Erişim rolleri", icon=":material/lock_person:"):
-        roles = role_picker(f"doc_roles_{doc.public_id}", default=doc.allowed_roles)
+        labels = role_labels(ctx.db)
+        roles = role_picker(f"doc_roles_{doc.public_id}", default=doc.allowed_roles, labels=labels)
         if st.button("Rolleri kaydet", key=f"doc_roles_save_{doc.public_id}", type="primary"):
             if not roles:
                 st.error("En az bir rol seçilmeli.")
@@ -177,7 +179,7 @@ def _edit_roles(ctx: AppContext, doc: Document) -> None:
             except LookupError:
                 _flash("Doküman bu arada silinmiş.", "warning")
             else:
-                _flash(f"“{doc.title}” artık şu rollere açık: {roles_text(roles)}.")
+                _flash(f"“{doc.title}” artık şu rollere açık: {roles_text(roles, labels)}.")
             st.rerun()
 
 
@@ -276,7 +278,7 @@ def _card(ctx: AppContext, user: User, doc: Document) -> None:
         if doc.uploaded_by:
             meta += f" · yükleyen: {doc.uploaded_by}"
         st.caption(escape_markdown(meta))
-        st.caption(escape_markdown(f"Okuyabilen roller: {roles_text(doc.allowed_roles)}"))
+        st.caption(escape_markdown(f"Okuyabilen roller: {roles_text(doc.allowed_roles, role_labels(ctx.db))}"))
         if doc.ocr_pages:
             st.caption(escape_markdown(f"OCR ile okunan sayfalar: {', '.join(map(str, doc.ocr_pages))}"))
         if doc.skipped_pages:

@@ -27,7 +27,8 @@ from urllib.parse import urlparse
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.core import ROLE_LABELS, User
+from ragcore.access.roles import labels as role_labels
+from ragcore.core import User, reader_members
 from ui import auth
 from ui.context import AppContext
 from ui.health import render_health_panel
@@ -56,10 +57,11 @@ DEFAULT_PAGE = "pages/chat.py"
 
 
 def allowed_pages(role: str) -> list[str]:
-    """Page files this role may open (the eval lab only once its file exists)."""
+    """Page files this role may open (the eval lab only once its file exists); `role`: a user's
+    reader key, so a page any of their roles may open is theirs."""
     files = []
     for path, _title, _icon, _url, roles in PAGES:
-        if roles is not None and role not in roles:
+        if roles is not None and not set(reader_members(role)) & set(roles):
             continue
         if path == "pages/eval_lab.py" and not EVAL_LAB.is_file():
             continue
@@ -147,11 +149,12 @@ def _open_requested_page(chosen: st.Page, pages: list[st.Page]) -> None:
 def render_sidebar(ctx: AppContext, user: User, authenticator: stauth.Authenticate) -> None:
     """Who is signed in: the display name once, then the role (or the user name when the display
     name already is the role's name, as for the first admin "Yönetici")."""
-    role = ROLE_LABELS.get(user.role, user.role)
+    labels = role_labels(ctx.db)
+    role = ", ".join(labels.get(r, r) for r in user.roles)
     if user.display_name.strip().casefold() == role.casefold():
         second = f"Kullanıcı adı: {user.username}"
     else:
-        second = f"Rol: {role}"
+        second = f"{'Roller' if len(user.roles) > 1 else 'Rol'}: {role}"
     with st.sidebar:
         st.markdown(f"**{escape_markdown(user.display_name)}**")
         st.caption(escape_markdown(second))

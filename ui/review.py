@@ -20,7 +20,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from ragcore.answer import GroupedQueue, ReviewGroup
-from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, STATUS_NEEDS_REVIEW, User, formatting
+from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, STATUS_NEEDS_REVIEW, User, formatting, reader_members
 from ragcore.documents import KINDS_TEXT, UPLOAD_EXTENSIONS
 from ui.context import AppContext
 from ui.jobs import job_subject
@@ -137,7 +137,7 @@ def _group_card(ctx: AppContext, admin: User, group: ReviewGroup, pending: dict,
 
 
 def _asking_header(item) -> str:
-    return (f"{review_reason(item)} · {item.username} ({ROLE_LABELS.get(item.role, item.role)}) · "
+    return (f"{review_reason(item)} · {item.username} ({' + '.join(ROLE_LABELS.get(r, r) for r in reader_members(item.role))}) · "
             f"{formatting.date_time(item.created_at)}")
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from ragcore.core import ROLE_LABELS, ROLES, User, formatting
+from ragcore.access.roles import labels as role_labels
+from ragcore.core import ROLE_LABELS, User, formatting, reader_members
 from ragcore.retrieval import Retrieval, Threshold
 from ui import labels
 from ui.context import AppContext, get_embedder
@@ -59,6 +60,11 @@ class SearchView:
     embedder_name: str = ""
 
 
+
+def _reader_label(names: dict[str, str], reader: str) -> str:
+    """A role's Turkish name, or a user's several roles' names joined ("İSG + Üretim")."""
+    return " + ".join(names.get(role, role) for role in reader_members(reader))
+
 def render_search_page(ctx: AppContext, user: User) -> None:
     st.title("Kaynak arama")
     st.caption("Yalnızca arama: model çağrılmaz, soru kaydedilmez. Sohbetin bu soruya ne yapacağını ve hangi "
@@ -70,8 +76,9 @@ def render_search_page(ctx: AppContext, user: User) -> None:
         mode = cols[0].selectbox("Mod", SEARCH_MODES, format_func=labels.mode_label, key="search_mode",
                                  help=escape_markdown(labels.modes_help(SEARCH_MODES)))
         k = cols[1].number_input("Sonuç sayısı", min_value=1, max_value=50, value=10, key="search_k")
-        roles = ROLES if user.role == "admin" else (user.role,)
-        role = cols[2].selectbox("Rol gözüyle", roles, format_func=lambda r: ROLE_LABELS.get(r, r),
+        names = role_labels(ctx.db)
+        roles = tuple(names) if user.is_admin else (user.reader,)
+        role = cols[2].selectbox("Rol gözüyle", roles, format_func=lambda r: _reader_label(names, r),
                                  key="search_role", help="Yönetici, başka bir rolün neleri göreceğini deneyebilir.")
         submitted = st.form_submit_button("Ara", type="primary", icon=":material/search:")
     if submitted:
@@ -84,7 +91,7 @@ def render_search_page(ctx: AppContext, user: User) -> None:
             return
         st.session_state[LAST] = view
     view = st.session_state.get(LAST)
-    if view is not None and (user.role == "admin" or view.role == user.role):  # a changed role drops it
+    if view is not None and (user.is_admin or view.role == user.reader):  # a changed role drops it
         render_results(ctx, user, view)
 
 
@@ -110,8 +117,8 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
         log.exception("search model unavailable")
         st.error(SEARCH_MODEL_FAILED)
         return None
-    if role != user.role and user.role != "admin":
-        role = user.role
+    if role != user.reader and not user.is_admin:
+        role = user.reader
     try:
         concrete = resolve_mode(ctx.settings, embedder, None if mode == "auto" else mode)
         result = retrieve(ctx.retrieval_db, embedder, question, role, k=k, mode=concrete,
@@ -162,7 +169,7 @@ def render_decision(outcome: str, sources: list, role: str) -> None:
     from ragcore.answer import CLOSEST_PASSAGES
     from ragcore.retrieval import ANSWER, CLOSEST
 
-    eyes = f" ({ROLE_LABELS.get(role, role)} rolünün gözüyle)"
+    eyes = f" ({_reader_label(ROLE_LABELS, role)} gözüyle)"
     if outcome == ANSWER and sources:
         top = sources[0]
         st.success(escape_markdown(f"Sohbet bu soruyu cevaplar{eyes}. Dayanağı: {source_label(top)}."),

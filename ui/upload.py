@@ -19,7 +19,7 @@ are the chosen ones, or the current version's when none is chosen.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
@@ -139,31 +139,35 @@ def is_everyone(roles: Sequence[str]) -> bool:
     return set(ROLES) - {"admin"} <= set(roles)
 
 
-def stored_roles(choice: Sequence[str]) -> list[str]:
-    """What the picker's choice is stored as: "Herkes" becomes every role."""
-    return list(ROLES) if EVERYONE in choice else [r for r in choice if r in ROLES]
+def stored_roles(choice: Sequence[str], names: Sequence[str] = ROLES) -> list[str]:
+    """What the picker's choice is stored as: "Herkes" becomes every role of a fresh
+    installation (ROLES; a role an admin made is chosen by name), the rest as chosen."""
+    return list(ROLES) if EVERYONE in choice else [r for r in choice if r in names]
 
 
-def role_label(role: str) -> str:
-    return EVERYONE_LABEL if role == EVERYONE else ROLE_LABELS.get(role, role)
+def role_label(role: str, labels: Mapping[str, str] = ROLE_LABELS) -> str:
+    return EVERYONE_LABEL if role == EVERYONE else labels.get(role, role)
 
 
-def roles_text(roles: Sequence[str]) -> str:
-    """"Herkes", or the roles' Turkish names in the order of ROLES."""
+def roles_text(roles: Sequence[str], labels: Mapping[str, str] = ROLE_LABELS) -> str:
+    """"Herkes", or the roles' Turkish names in the order of ROLES (then the others)."""
     if is_everyone(roles):
         return EVERYONE_LABEL
-    ordered = sorted(roles, key=lambda r: ROLES.index(r) if r in ROLES else len(ROLES))
-    return ", ".join(ROLE_LABELS.get(r, r) for r in ordered)
+    ordered = sorted(roles, key=lambda r: (ROLES.index(r) if r in ROLES else len(ROLES), r))
+    return ", ".join(labels.get(r, r) for r in ordered)
 
 
-def role_picker(key: str, default: Sequence[str] = ()) -> list[str]:
-    """Who may read a document; returns the roles to store (never the "Herkes" marker)."""
-    chosen = [EVERYONE] if is_everyone(default) else [r for r in default if r in ROLES]
+def role_picker(key: str, default: Sequence[str] = (), labels: Mapping[str, str] | None = None) -> list[str]:
+    """Who may read a document; returns the roles to store (never the "Herkes" marker).
+    `labels`: every role and its Turkish name (`ragcore.access.roles.labels`; the roles of a
+    fresh installation when not given)."""
+    labels = labels or ROLE_LABELS
+    chosen = [EVERYONE] if is_everyone(default) else [r for r in default if r in labels]
     picked = st.multiselect(
         "Kimler okuyabilir?",
-        (EVERYONE, *ROLES),
+        (EVERYONE, *labels),
         default=chosen or None,  # None, not []: a reset through Session State then warns of nothing
-        format_func=role_label,
+        format_func=lambda role: role_label(role, labels),
         key=key,
         help=ROLE_HELP,
         placeholder="Rol seçin",
@@ -172,7 +176,7 @@ def role_picker(key: str, default: Sequence[str] = ()) -> list[str]:
     )
     for name, sentence in WHO_READS:
         st.caption(f"**{escape_markdown(name)}:** {escape_markdown(sentence)}")
-    return stored_roles(picked)
+    return stored_roles(picked, tuple(labels))
 
 
 # Streamlit's file uploader draws its own English ("Upload", "50MB per file • PDF, DOCX", "Drag and

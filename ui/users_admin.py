@@ -1,4 +1,5 @@
-"""The admin's user management: create, change role, (de)activate, reset password, unlock.
+"""The admin's user management: create, change roles (several per user), (de)activate, reset
+password, unlock; and the roles themselves (name, Turkish label, description: `ragcore.access.roles`).
 
 Guards that the library and the SQL do not know about live here: an admin cannot lock
 themselves out (deactivate or demote their own account), so there is always an admin left,
@@ -19,17 +20,19 @@ import streamlit as st
 
 from ragcore.access import auth as throttle
 from ragcore.access import directory
+from ragcore.access import roles as rolesmod
 from ragcore.access import tokens as tokensmod
 from ragcore.access import users as usersmod
-from ragcore.core import ROLE_LABELS, ROLES, User
+from ragcore.core import User
 from ui import auth, directory_admin
 from ui.context import AppContext
 from ui.markdown import alert, escape_markdown
 from ui.technical import technical_details
 
 
-def _role_label(role: str) -> str:
-    return ROLE_LABELS.get(role, role)  # the Turkish name only; the code ("admin", "ik") is for the CLI
+def _roles_text(labels: dict[str, str], roles: tuple[str, ...] | list[str]) -> str:
+    """The roles' Turkish names (the codes, "admin", "ik", are for the CLI)."""
+    return ", ".join(labels.get(role, role) for role in roles)
 
 
 def check_new_password(password: str, repeat: str) -> str | None:
@@ -66,11 +69,11 @@ def _show_flash(where: str = PAGE_TOP) -> None:
             st.code(code, language=None)
 
 
-def render_table(ctx: AppContext) -> list[User]:
+def render_table(ctx: AppContext, labels: dict[str, str]) -> list[User]:
     users = usersmod.list_users(ctx.db)
     sources = directory.sources(ctx.db)
     frame = pd.DataFrame(
-        [{"Kullanıcı adı": u.username, "Ad": u.display_name, "Rol": ", ".join(ROLE_LABELS.get(r, r) for r in u.roles),
+        [{"Kullanıcı adı": u.username, "Ad": u.display_name, "Roller": _roles_text(labels, u.roles),
           "Giriş": directory.SOURCE_LABELS.get(sources.get(u.username, "local"), "?"),
           "Durum": "etkin" if u.active else "devre dışı"} for u in users]
     )
@@ -78,13 +81,16 @@ def render_table(ctx: AppContext) -> list[User]:
     return users
 
 
-def render_create(ctx: AppContext) -> None:
+def render_create(ctx: AppContext, labels: dict[str, str]) -> None:
     with st.form("users_create", clear_on_submit=True):
         st.subheader("Yeni kullanıcı")
         cols = st.columns(2)
         username = cols[0].text_input("Kullanıcı adı", key="users_new_name", placeholder="ör. mehmet")
         display = cols[1].text_input("Görünen ad", key="users_new_display", placeholder="ör. Mehmet Yılmaz")
-        role = st.selectbox("Rol", ROLES, index=ROLES.index("personel"), format_func=_role_label, key="users_new_role")
+        chosen = st.multiselect("Roller", list(labels), default=[r for r in ("personel",) if r in labels],
+                                format_func=lambda r: labels.get(r, r), key="users_new_roles",
+                                help="Bir kullanıcının birden çok rolü olabilir; rollerinden birinin okuyabildiği "
+                                     "her dokümanı okur.")
         cols = st.columns(2)
         password = cols[0].text_input("Parola", type="password", key="users_new_password",
                                       help="En az 8 karakter, en fazla 72 bayt.", autocomplete="new-password")
@@ -96,15 +102,15 @@ def render_create(ctx: AppContext) -> None:
                 st.error(escape_markdown(error))
                 return
             try:
-                created = usersmod.create_user(ctx.db, username, role, password, display_name=display or None)
+                created = usersmod.create_user(ctx.db, username, chosen, password, display_name=display or None)
             except usersmod.UserError as exc:
                 st.error(escape_markdown(str(exc)))
                 return
-            _flash(f"'{created.username}' oluşturuldu ({ROLE_LABELS[created.role]}).")
+            _flash(f"'{created.username}' oluşturuldu ({_roles_text(labels, created.roles)}).")
             st.rerun()
 
 
-def render_manage(ctx: AppContext, me: User, users: list[User]) -> None:
+def render_manage(ctx: AppContext, me: User, users: list[User], labels: dict[str, str]) -> None:
     st.subheader("Kullanıcıyı düzenle")
     if not users:
         return
@@ -115,18 +121,23 @@ def render_manage(ctx: AppContext, me: User, users: list[User]) -> None:
     from_directory = directory.source_of(ctx.db, target.username) not in (None, "local")
 
     cols = st.columns([2, 1], vertical_alignment="bottom")
-    new_role = cols[0].selectbox("Rol", ROLES, index=ROLES.index(target.role), format_func=_role_label,
-                                 key=f"users_role_{target.username}", disabled=is_me or from_directory)
-    if cols[1].button("Rolü kaydet", key=f"users_role_save_{target.username}",
-                      disabled=is_me or from_directory or new_role == target.role):
-        usersmod.set_role(ctx.db, target.username, new_role)
-        _flash(f"'{target.username}' rolü: {ROLE_LABELS[new_role]}. Kullanıcının bir sonraki işleminde geçerli olur; "
-               "'beni hatırla' çerezleri geçersiz oldu.")
+    new_roles = cols[0].multiselect("Roller", list(labels), default=[r for r in target.roles if r in labels],
+                                    format_func=lambda r: labels.get(r, r), key=f"users_roles_{target.username}",
+                                    disabled=is_me or from_directory)
+    if cols[1].button("Rolleri kaydet", key=f"users_roles_save_{target.username}",
+                      disabled=is_me or from_directory or tuple(sorted(new_roles)) == target.roles):
+        try:
+            changed = usersmod.set_roles(ctx.db, target.username, new_roles)
+        except usersmod.UserError as exc:
+            st.error(escape_markdown(str(exc)))
+            return
+        _flash(f"'{target.username}' rolleri: {_roles_text(labels, changed.roles)}. Kullanıcının bir sonraki "
+               "işleminde geçerli olur; 'beni hatırla' çerezleri geçersiz oldu.")
         st.rerun()
     if is_me:
         st.caption("Kendi rolünüzü ya da hesabınızın durumunu değiştiremezsiniz (yönetici kalmaması önlenir).")
     if from_directory:
-        st.caption("Bu kullanıcı dizinden giriş yapıyor: rolünü aşağıdaki grup–rol tablosu, parolasını dizin belirler.")
+        st.caption("Bu kullanıcı dizinden giriş yapıyor: rollerini aşağıdaki grup–rol tablosu, parolasını dizin belirler.")
 
     if target.active:
         if st.button("Devre dışı bırak", key=f"users_deactivate_{target.username}", disabled=is_me,
@@ -261,10 +272,64 @@ def render_tokens(ctx: AppContext, me: User, target: User) -> None:
         st.rerun()
 
 
+def render_roles(ctx: AppContext) -> None:
+    """The roles: the list, a new one, a label and description changed, one deleted."""
+    st.subheader("Roller")
+    st.caption("Bir dokümanı hangi rollerin okuyabileceğini yükleyen seçer. Yönetici her dokümanı okur; "
+               "Denetçi denetim kaydını okur, dokümanları yalnızca kendisine açılmışsa okur. Bir rol silinince "
+               "kullanıcılardan ve dokümanlardan kalkar; başka rolü kalmayan doküman yalnızca yöneticiye açık kalır.")
+    found = rolesmod.list_roles(ctx.db)
+    st.dataframe(pd.DataFrame([{"Kod": r.name, "Ad": r.label, "Açıklama": r.description,
+                                "Yerleşik": "evet" if r.builtin else ""} for r in found]),
+                 hide_index=True, width="stretch")
+    with st.form("roles_create", clear_on_submit=True):
+        cols = st.columns([1, 1, 2])
+        name = cols[0].text_input("Kod", key="roles_new_name", placeholder="ör. bakim",
+                                  max_chars=rolesmod.MAX_NAME_CHARS, help="küçük harf, rakam ve alt çizgi")
+        label = cols[1].text_input("Ad", key="roles_new_label", placeholder="ör. Bakım",
+                                   max_chars=rolesmod.MAX_LABEL_CHARS)
+        description = cols[2].text_input("Açıklama", key="roles_new_description",
+                                         max_chars=rolesmod.MAX_DESCRIPTION_CHARS)
+        if st.form_submit_button("Rol oluştur", icon=":material/add:"):
+            try:
+                made = rolesmod.create_role(ctx.db, name, label, description)
+            except rolesmod.RoleError as exc:
+                st.error(escape_markdown(str(exc)))
+                return
+            _flash(f"'{made.label}' rolü oluşturuldu.")
+            st.rerun()
+    by_name = {r.name: r for r in found}
+    picked = st.selectbox("Düzenlenecek rol", list(by_name), format_func=lambda r: by_name[r].label,
+                          key="roles_selected")
+    role = by_name[picked]
+    with st.form(f"roles_edit_{role.name}"):
+        label = st.text_input("Ad", value=role.label, max_chars=rolesmod.MAX_LABEL_CHARS, key=f"roles_label_{role.name}")
+        description = st.text_input("Açıklama", value=role.description, max_chars=rolesmod.MAX_DESCRIPTION_CHARS,
+                                    key=f"roles_description_{role.name}")
+        if st.form_submit_button("Rolü kaydet"):
+            try:
+                rolesmod.update_role(ctx.db, role.name, label, description)
+            except rolesmod.RoleError as exc:
+                st.error(escape_markdown(str(exc)))
+                return
+            _flash(f"'{role.name}' rolü güncellendi.")
+            st.rerun()
+    if not role.builtin and st.button("Rolü sil", key=f"roles_delete_{role.name}", icon=":material/delete:"):
+        try:
+            rolesmod.delete_role(ctx.db, role.name)
+        except rolesmod.RoleError as exc:
+            st.error(escape_markdown(str(exc)))
+            return
+        _flash(f"'{role.label}' rolü silindi; kullanıcılardan ve dokümanlardan kaldırıldı.")
+        st.rerun()
+
+
 def render_users_page(ctx: AppContext, me: User) -> None:
     st.title("Kullanıcılar")
     _show_flash()
-    users = render_table(ctx)
-    render_create(ctx)
-    render_manage(ctx, me, users)
+    labels = rolesmod.labels(ctx.db)
+    users = render_table(ctx, labels)
+    render_create(ctx, labels)
+    render_manage(ctx, me, users, labels)
+    render_roles(ctx)
     directory_admin.render_group_roles(ctx, me)

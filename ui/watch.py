@@ -13,6 +13,7 @@ from ragcore import jobs
 from ragcore.core import formatting
 from ui.context import AppContext
 from ui.jobs import remember_job
+from ui.markdown import escape_markdown
 
 
 def render_watch_status(ctx: AppContext) -> None:
@@ -22,11 +23,12 @@ def render_watch_status(ctx: AppContext) -> None:
     files = jobs.watched_files(ctx.db)
     failed = sum(1 for f in files if f.state == "failed")
     title = f"İzlenen klasör: {ctx.settings.watch_dir}" + (f" · {failed} hatalı dosya" if failed else "")
-    with st.expander(title, expanded=bool(failed)):
-        st.caption(f"Bir işçi bu klasörü {formatting.integer(round(ctx.settings.watch_interval_seconds / 60))} "
-                   "dakikada bir tarar: yeni dosyalar klasördeki .dayanak.toml dosyasının rolleriyle yüklenir, "
-                   "değişen dosya yeniden yüklenir, silinen dosyanın belgesi kaldırılır. Hatalı bir dosya, "
-                   "içeriği değişene kadar yeniden denenmez.")
+    with st.expander(escape_markdown(title), expanded=bool(failed)):  # the folder's path is the admin's text
+        st.caption(escape_markdown(
+            f"Bir işçi bu klasörü {formatting.integer(round(ctx.settings.watch_interval_seconds / 60))} "
+            "dakikada bir tarar: yeni dosyalar klasördeki .dayanak.toml dosyasının rolleriyle yüklenir, "
+            "değişen dosya yeniden yüklenir, silinen dosyanın belgesi kaldırılır. Hatalı bir dosya, "
+            "içeriği değişene kadar yeniden denenmez."))
         if st.button("Şimdi tara", key="watch_scan_now"):
             job = jobs.queue_scan(ctx.db, ctx.settings)
             if job is None:

@@ -10,9 +10,10 @@ disabled account, or an account gone from the directory deactivates the user, wh
 their sessions, cookies and API tokens the way an admin's deactivation does (migration 008's
 trigger, `ragcore.access.sessions`). A directory user never has a password here.
 
-Roles are written by ONE function, `apply_mapped_roles`. Today a user holds one role (the
-`users.role` column), so it keeps the first mapped role in `ROLE_PRIORITY`; with several roles
-per user it writes them all and nothing else changes.
+Roles are written by ONE function, `apply_mapped_roles`: a directory user holds every role
+their groups map to (`ragcore.access.users.set_roles`, so the reader of that set of roles exists
+from the same transaction on). The table may name any role of the registry (`roles`, migration
+021): `denetci` and roles an admin created included.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from datetime import datetime
 
 import psycopg
 
-from ragcore.access.sessions import REVOKE_COOKIES, REVOKE_SESSIONS
+from ragcore.access import roles as role_registry
+from ragcore.access.sessions import REVOKE_SESSIONS
 from ragcore.access.sessions import now as session_clock
-from ragcore.access.users import UserError, get_user, validate_username
-from ragcore.core import ROLES, User
+from ragcore.access.users import UserError, get_user, set_roles, validate_username
+from ragcore.core import User
 from ragcore.store import Database
 
 log = logging.getLogger(__name__)
@@ -37,9 +39,6 @@ SOURCES: tuple[str, ...] = ("ldap", "oidc")
 SOURCE_LABELS = {"local": "Yerel parola", "ldap": "LDAP / Active Directory", "oidc": "Kurumsal hesap (OpenID Connect)"}
 MAX_GROUP_NAME_CHARS = 512
 MAX_GROUPS = 1000  # groups read for one user; a directory with more is cut here (and logged)
-# One role per user today: the first of these a user's groups map to. The widest reach first,
-# so a user in both an admin group and a department group stays an admin.
-ROLE_PRIORITY: tuple[str, ...] = ROLES
 
 NO_MAPPED_ROLE = ("Dizindeki gruplarınızdan hiçbiri Dayanak'ta bir role eşlenmemiş; giriş izni verilmedi. "
                   "Yöneticinizden grubunuzu Kullanıcılar sayfasındaki grup–rol tablosuna eklemesini isteyin.")
@@ -102,8 +101,10 @@ def add_group_role(db: Database, source: str, group_name: str, role: str, *, cre
     name = group_name.strip()
     if not 1 <= len(name) <= MAX_GROUP_NAME_CHARS:
         raise UserError(f"Grup adı 1–{MAX_GROUP_NAME_CHARS} karakter olmalı.")
-    if role not in ROLES:
-        raise UserError(f"Bilinmeyen rol: {role!r}. Geçerli roller: {', '.join(ROLES)}.")
+    try:
+        role_registry.check_roles(db, [role])
+    except role_registry.RoleError as exc:
+        raise UserError(str(exc)) from None
     try:
         with db.connection() as conn:
             row = conn.execute(
@@ -127,33 +128,33 @@ def delete_group_role(db: Database, mapping_id: int) -> None:
 
 
 def mapped_roles(db: Database, source: str, groups: Iterable[str]) -> list[str]:
-    """The known roles `groups` map to, in `ROLE_PRIORITY` order (unknown roles are skipped)."""
+    """The roles `groups` map to, sorted; a mapping whose role is no longer in the registry (an
+    admin deleted it) is skipped."""
     names = {normalise_group(group) for group in groups}
     found = {m.role for m in list_group_roles(db, source) if normalise_group(m.group_name) in names}
-    return [role for role in ROLE_PRIORITY if role in found]
+    return sorted(found & set(role_registry.role_names(db)))
 
 
 def apply_mapped_roles(db: Database, user_id: int, roles: list[str]) -> User:
     """THE one place a directory user's roles are written.
 
-    Today: `users.role` becomes the first of `roles` in `ROLE_PRIORITY`. A change voids the
-    user's remember-me cookies, as an admin's role change does; open sessions and API tokens read
-    the role afresh on their next request. No known role → `DirectoryRefusal`.
+    The user holds exactly the known ones of `roles` (`ragcore.access.users.set_roles`: their
+    set's reader made, a set nobody holds any more dropped, in one transaction). A change voids
+    the user's remember-me cookies, as an admin's role change does; open sessions and API tokens
+    read the roles afresh on their next request. Unchanged roles write nothing. No known role →
+    `DirectoryRefusal`.
     """
-    known = [role for role in ROLE_PRIORITY if role in roles]
+    known = sorted(set(roles) & set(role_registry.role_names(db)))
     if not known:
         raise DirectoryRefusal(NO_MAPPED_ROLE)
     with db.connection() as conn:
-        conn.execute(
-            f"UPDATE users SET role = %(role)s, updated_at = now(), {REVOKE_COOKIES} "
-            "WHERE id = %(id)s AND role IS DISTINCT FROM %(role)s",
-            {"role": known[0], "id": user_id, "revoked_at": session_clock()})
-        username = conn.execute("SELECT username FROM users WHERE id = %s", (user_id,)).fetchone()
-    if username is None:
+        row = conn.execute("SELECT username FROM users WHERE id = %s", (user_id,)).fetchone()
+    if row is None:
         raise UserError(f"Kullanıcı #{user_id} bulunamadı.")
-    user = get_user(db, username[0])
-    assert user is not None
-    return user
+    user = get_user(db, row[0])
+    if user is not None and user.roles == tuple(known):
+        return user
+    return set_roles(db, row[0], known)
 
 
 def refuse(db: Database, user_id: int, reason: str) -> None:
@@ -187,15 +188,13 @@ def _username(account: DirectoryAccount) -> str:
             "yalnızca a–z, 0–9, nokta, tire ve alt çizgi olmalı. Yöneticinize başvurun.") from None
 
 
-def _create(conn: psycopg.Connection, account: DirectoryAccount, username: str, roles: list[str]) -> int:
-    """A new directory user, inactive until `sign_in` has written their roles and activates them.
-
-    (`role` is NOT NULL while users hold one role; it is set again by `apply_mapped_roles`.)
-    """
+def _create(conn: psycopg.Connection, account: DirectoryAccount, username: str) -> int:
+    """A new directory user, inactive and holding no role until `sign_in` has written their roles
+    (`apply_mapped_roles`) and activates them."""
     return conn.execute(
-        "INSERT INTO users (username, display_name, email, password_hash, role, active, auth_source, external_id) "
-        "VALUES (%s, %s, %s, NULL, %s, false, %s, %s) RETURNING id",
-        (username, account.display_name.strip()[:200] or username, account.email, roles[0], account.source,
+        "INSERT INTO users (username, display_name, email, password_hash, active, auth_source, external_id) "
+        "VALUES (%s, %s, %s, NULL, false, %s, %s) RETURNING id",
+        (username, account.display_name.strip()[:200] or username, account.email, account.source,
          account.external_id)).fetchone()[0]
 
 
@@ -225,7 +224,7 @@ def sign_in(db: Database, account: DirectoryAccount) -> User:
         raise DirectoryRefusal(ADMIN_DEACTIVATED)
     try:
         with db.connection() as conn:
-            user_id = row[0] if row is not None else _create(conn, account, username, roles)
+            user_id = row[0] if row is not None else _create(conn, account, username)
             conn.execute(
                 "UPDATE users SET display_name = %s, email = %s, external_id = %s, username = %s, updated_at = now() "
                 "WHERE id = %s",

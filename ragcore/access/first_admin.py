@@ -18,14 +18,16 @@ def ensure_initial_admin(db: Database, settings: Settings) -> str | None:
     """
     with db.connection() as conn:
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('dayanak-initial-admin'))")
-        if conn.execute("SELECT 1 FROM users WHERE role = 'admin' LIMIT 1").fetchone():
+        if conn.execute("SELECT 1 FROM user_roles WHERE role = 'admin' LIMIT 1").fetchone():
             return None
         password, generated = initial_admin_password(settings)
-        conn.execute(
-            "INSERT INTO users (username, display_name, password_hash, role) VALUES ('admin', 'Yönetici', %s, 'admin') "
-            "ON CONFLICT (username) DO NOTHING",
+        created = conn.execute(
+            "INSERT INTO users (username, display_name, password_hash) VALUES ('admin', 'Yönetici', %s) "
+            "ON CONFLICT (username) DO NOTHING RETURNING id",
             (hash_password(password),),
-        )
+        ).fetchone()
+        if created:  # admin's reader is migration 003's; a set holding admin needs none
+            conn.execute("INSERT INTO user_roles (user_id, role) VALUES (%s, 'admin')", (created[0],))
     return password if generated else None
 
 

@@ -134,7 +134,8 @@ _COLUMNS = """t.id, t.user_id, u.username, t.name, t.prefix, t.created_by, t.cre
 
 # The one check of a presented token: its hash, not revoked, not expired, an active user.
 _LOOKUP_SQL = """
-SELECT t.id, u.id, u.username, u.display_name, u.role, u.active, u.email
+SELECT t.id, u.id, u.username, u.display_name,
+       ARRAY(SELECT ur.role FROM user_roles ur WHERE ur.user_id = u.id ORDER BY ur.role), u.active, u.email
 FROM api_tokens t JOIN users u ON u.id = t.user_id
 WHERE t.token_hash = %(hash)s
   AND t.revoked_at IS NULL
@@ -240,7 +241,8 @@ def authenticate(db: Database, secret: str, address: str | None) -> TokenCheck:
             if row is not None:
                 conn.execute(_TOUCH_SQL, {"id": row[0], "every": LAST_USED_RESOLUTION_S})
         if row is not None:
-            user = User(id=row[1], username=row[2], display_name=row[3], role=row[4], active=row[5], email=row[6])
+            user = User(id=row[1], username=row[2], display_name=row[3], roles=tuple(row[4]), active=row[5],
+                        email=row[6])
             return TokenCheck(user, row[0], auth.LoginGate(True))
     gate = auth.count_address_attempt(db, THROTTLE_KEY, address, policy=TOKEN_POLICY)
     return TokenCheck(None, None, gate)

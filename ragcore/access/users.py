@@ -4,24 +4,28 @@ Passwords are validated before hashing because bcrypt silently ignores (or, in b
 rejects) bytes beyond 72; usernames are lowercase because streamlit-authenticator lowercases.
 A password change and a deactivation void the user's sessions and cookies, a role change
 their cookies, in the same statement (`ragcore.access.sessions`), whichever front end made it.
+A user holds several roles (`user_roles`, migration 021); giving a user a new set of roles
+makes that set's reader in the same transaction (`ragcore.access.roles`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import bcrypt
 import psycopg
 
+from ragcore.access import roles as role_registry
 from ragcore.access.sessions import REVOKE_COOKIES, REVOKE_SESSIONS
 from ragcore.access.sessions import now as session_clock
-from ragcore.core import ROLES, User
+from ragcore.core import User
 from ragcore.store import Database
 
 MIN_PASSWORD_CHARS = 8
 MAX_PASSWORD_BYTES = 72
 USERNAME_RE = re.compile(r"^[a-z0-9._-]{2,64}$")
-_COLUMNS = "id, username, display_name, role, active, email"
+_COLUMNS = f"u.id, u.username, u.display_name, {role_registry.user_roles_sql('u')}, u.active, u.email"
 
 
 class UserError(ValueError):
@@ -45,10 +49,13 @@ def validate_password(password: str) -> None:
         raise UserError(f"Parola en fazla {MAX_PASSWORD_BYTES} bayt olabilir (bcrypt sınırı).")
 
 
-def validate_role(role: str) -> str:
-    if role not in ROLES:
-        raise UserError(f"Bilinmeyen rol: {role!r}. Geçerli roller: {', '.join(ROLES)}.")
-    return role
+def validate_roles(db: Database, roles: str | Sequence[str]) -> tuple[str, ...]:
+    """The roles (one name or several), sorted, when every one is a role; UserError otherwise."""
+    wanted = [roles] if isinstance(roles, str) else list(roles)
+    try:
+        return role_registry.check_roles(db, wanted)
+    except role_registry.RoleError as exc:
+        raise UserError(str(exc)) from None
 
 
 def hash_password(password: str) -> str:
@@ -64,43 +71,50 @@ def check_password(password: str, password_hash: str) -> bool:
 
 
 def _row_to_user(row: tuple) -> User:
-    return User(id=row[0], username=row[1], display_name=row[2], role=row[3], active=row[4], email=row[5])
+    return User(id=row[0], username=row[1], display_name=row[2], roles=tuple(row[3]), active=row[4], email=row[5])
 
 
 def create_user(
-    db: Database, username: str, role: str, password: str, display_name: str | None = None, email: str | None = None
+    db: Database, username: str, roles: str | Sequence[str], password: str, display_name: str | None = None,
+    email: str | None = None,
 ) -> User:
+    """A new user holding `roles` (one name or several)."""
     name = validate_username(username)
-    validate_role(role)
+    held = validate_roles(db, roles)
     password_hash = hash_password(password)
     try:
-        with db.connection() as conn:
-            row = conn.execute(
-                f"INSERT INTO users (username, display_name, email, password_hash, role) "
-                f"VALUES (%s, %s, %s, %s, %s) RETURNING {_COLUMNS}",
-                (name, (display_name or name).strip() or name, email, password_hash, role),
-            ).fetchone()
+        with db.connection() as conn, conn.transaction():
+            user_id = conn.execute(
+                "INSERT INTO users (username, display_name, email, password_hash) VALUES (%s, %s, %s, %s) RETURNING id",
+                (name, (display_name or name).strip() or name, email, password_hash),
+            ).fetchone()[0]
+            role_registry.set_user_roles(conn, user_id, held)
+            row = conn.execute(f"SELECT {_COLUMNS} FROM users u WHERE u.id = %s", (user_id,)).fetchone()
     except psycopg.errors.UniqueViolation:
         raise UserError(f"'{name}' kullanıcı adı zaten kayıtlı.") from None
+    except role_registry.RoleError as exc:
+        raise UserError(str(exc)) from None
     return _row_to_user(row)
 
 
 def get_user(db: Database, username: str) -> User | None:
     with db.connection() as conn:
-        row = conn.execute(f"SELECT {_COLUMNS} FROM users WHERE username = %s", (username.strip().lower(),)).fetchone()
+        row = conn.execute(f"SELECT {_COLUMNS} FROM users u WHERE u.username = %s",
+                           (username.strip().lower(),)).fetchone()
     return _row_to_user(row) if row else None
 
 
 def list_users(db: Database) -> list[User]:
     with db.connection() as conn:
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM users ORDER BY username").fetchall()
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM users u ORDER BY u.username").fetchall()
     return [_row_to_user(r) for r in rows]
 
 
 def credentials(db: Database) -> list[tuple[User, str]]:
     """Active users with their hashes, for building the login form's credentials each run."""
     with db.connection() as conn:
-        rows = conn.execute(f"SELECT {_COLUMNS}, password_hash FROM users WHERE active ORDER BY username").fetchall()
+        rows = conn.execute(
+            f"SELECT {_COLUMNS}, u.password_hash FROM users u WHERE u.active ORDER BY u.username").fetchall()
     return [(_row_to_user(r[:6]), r[6]) for r in rows]
 
 
@@ -118,7 +132,8 @@ def authenticate(db: Database, username: str, password: str) -> User | None:
     """The active user with this password, or None (unthrottled: front ends call `ragcore.access.auth.login`)."""
     with db.connection() as conn:
         row = conn.execute(
-            f"SELECT {_COLUMNS}, password_hash FROM users WHERE username = %s AND active AND auth_source = 'local'",
+            f"SELECT {_COLUMNS}, u.password_hash FROM users u WHERE u.username = %s AND u.active "
+            "AND u.auth_source = 'local'",
             (username.strip().lower(),),
         ).fetchone()
     if row is None:
@@ -134,8 +149,8 @@ def _update(db: Database, username: str, column: str, value: object, revoke: str
     extra = f", {revoke}" if revoke else ""
     with db.connection() as conn:
         row = conn.execute(
-            f"UPDATE users SET {column} = %(value)s, updated_at = now(){extra} "
-            f"WHERE username = %(username)s RETURNING {_COLUMNS}",
+            f"UPDATE users u SET {column} = %(value)s, updated_at = now(){extra} "
+            f"WHERE u.username = %(username)s RETURNING {_COLUMNS}",
             {"value": value, "username": username, "revoked_at": session_clock()},
         ).fetchone()
     if row is None:
@@ -143,9 +158,28 @@ def _update(db: Database, username: str, column: str, value: object, revoke: str
     return _row_to_user(row)
 
 
+def set_roles(db: Database, username: str, roles: str | Sequence[str]) -> User:
+    """The user holds exactly `roles` from now on (their set's reader made, a set nobody holds
+    any more dropped, in one transaction). A role change voids the user's remember-me cookies;
+    open sessions read the new roles on their next run."""
+    held = validate_roles(db, roles)
+    try:
+        with db.connection() as conn, conn.transaction():
+            row = conn.execute(
+                f"UPDATE users SET updated_at = now(), {REVOKE_COOKIES} WHERE username = %(username)s RETURNING id",
+                {"username": username, "revoked_at": session_clock()}).fetchone()
+            if row is None:
+                raise UserError(f"'{username}' adında bir kullanıcı yok.")
+            role_registry.set_user_roles(conn, row[0], held)
+            user = conn.execute(f"SELECT {_COLUMNS} FROM users u WHERE u.id = %s", (row[0],)).fetchone()
+    except role_registry.RoleError as exc:
+        raise UserError(str(exc)) from None
+    return _row_to_user(user)
+
+
 def set_role(db: Database, username: str, role: str) -> User:
-    """A role change voids the user's remember-me cookies; open sessions read the new role."""
-    return _update(db, username, "role", validate_role(role), revoke=REVOKE_COOKIES)
+    """One role (what a form with one choice sets): `set_roles` with it alone."""
+    return set_roles(db, username, role)
 
 
 def set_active(db: Database, username: str, active: bool) -> User:

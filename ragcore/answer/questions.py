@@ -51,8 +51,9 @@ _VERSIONED_SOURCES = """(
                               END ORDER BY e.ordinal), '[]'::jsonb)
     FROM jsonb_array_elements(%(sources)s::jsonb) WITH ORDINALITY AS e(source, ordinal)
     LEFT JOIN documents d ON d.id::text = e.source->>'document_id')"""
-# A record spooled before migration 023 has no asker_roles: its one role stands for them.
-_ASKER_ROLES = "coalesce(%(asker_roles)s::text[], ARRAY[%(role)s])"
+# A record spooled before migration 023 has no asker_roles: its reader key stands for them
+# (one role, or the roles joined by '+').
+_ASKER_ROLES = "coalesce(%(asker_roles)s::text[], string_to_array(%(role)s, '+'))"
 
 INSERT_SQL = f"""
 INSERT INTO questions (user_id, username, role, asker_roles, question, answer, status, generator, llm_called,

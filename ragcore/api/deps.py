@@ -19,7 +19,7 @@ from ragcore.access import ldap, tokens
 from ragcore.api import errors
 from ragcore.api.context import ApiContext, Services
 from ragcore.audit import can_read_audit
-from ragcore.core import ROLES, User
+from ragcore.core import User
 
 # auto_error=False: a missing or non-Bearer header gets our bilingual 401, not FastAPI's 403.
 bearer = HTTPBearer(auto_error=False, description="API anahtarı / API token: `dyk_…`",
@@ -60,7 +60,7 @@ CurrentUser = Annotated[User, Depends(current_user)]
 def require_admin(user: CurrentUser) -> User:
     """403 for everyone but an admin — before any document or job is looked up, so the answer
     says nothing about what exists."""
-    if user.role != "admin":
+    if not user.is_admin:
         raise errors.admin_only()
     return user
 
@@ -79,14 +79,15 @@ def require_audit_reader(user: CurrentUser) -> User:
 AuditReader = Annotated[User, Depends(require_audit_reader)]
 
 
-def search_role(user: User, requested: str | None) -> str:
-    """The role a search runs as: the caller's own; an admin may name another (as on Kaynak arama)."""
-    if requested is None or requested == user.role:
-        return user.role
-    if requested not in ROLES:
-        raise errors.ApiError(422, "unknown_role", f"Bilinmeyen rol: {requested!r}. Geçerli roller: {', '.join(ROLES)}.",
-                              f"Unknown role {requested!r}. Valid roles: {', '.join(ROLES)}.")
-    if user.role != "admin":
+def search_role(user: User, requested: str | None, known: tuple[str, ...]) -> str:
+    """The reader a search runs as: the caller's own (their roles together); an admin may name
+    another role (as on Kaynak arama). `known`: the roles that exist (ragcore.access.roles)."""
+    if requested is None or requested == user.reader:
+        return user.reader
+    if requested not in known:
+        raise errors.ApiError(422, "unknown_role", f"Bilinmeyen rol: {requested!r}. Geçerli roller: {', '.join(known)}.",
+                              f"Unknown role {requested!r}. Valid roles: {', '.join(known)}.")
+    if not user.is_admin:
         raise errors.ApiError(403, "role_not_allowed",
                               "Yalnızca yönetici başka bir rolün gözüyle arama yapabilir.",
                               "Only an administrator may search as another role.")

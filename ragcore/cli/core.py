@@ -1,4 +1,4 @@
-"""migrate, doctor, add-user, users."""
+"""migrate, doctor, add-user, users, set-roles, roles, add-role, delete-role."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from ragcore import store as dbmod
-from ragcore.access import first_admin, users
+from ragcore.access import first_admin, roles, users
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
-from ragcore.core import ROLES, Settings
+from ragcore.core import Settings
 from ragcore.ops import quick_check, run_checks
 
 
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("add-user", help="create a user (password from --password-stdin or a prompt)")
     p.add_argument("username")
-    p.add_argument("role", choices=ROLES)
+    p.add_argument("roles", nargs="+", help="the roles the user holds (`roles` lists them)")
     p.add_argument("--name", help="display name (default: the username)")
     p.add_argument("--email")
     p.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
@@ -51,6 +51,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("users", help="list users")
     add_json_flag(p)
     p.set_defaults(func=cmd_users)
+
+    p = sub.add_parser("set-roles", help="give a user exactly these roles")
+    p.add_argument("username")
+    p.add_argument("roles", nargs="+")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_set_roles)
+
+    p = sub.add_parser("roles", help="list roles")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_roles)
+
+    p = sub.add_parser("add-role", help="create a role (name a-z, 0-9, _; a Turkish label)")
+    p.add_argument("name")
+    p.add_argument("label")
+    p.add_argument("--description", default="")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_add_role)
+
+    p = sub.add_parser("delete-role", help="delete a role (users and documents lose it)")
+    p.add_argument("name")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_delete_role)
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
@@ -135,19 +157,59 @@ def cmd_add_user(args: argparse.Namespace, settings: Settings) -> int:
     password = _read_password(args.password_stdin)
     with open_db(settings) as db:
         try:
-            user = users.create_user(db, args.username, args.role, password, args.name, args.email)
+            user = users.create_user(db, args.username, args.roles, password, args.name, args.email)
         except users.UserError as exc:
             raise CommandError(str(exc)) from exc
-    payload = {"username": user.username, "role": user.role, "display_name": user.display_name}
-    emit(payload, args.json, lambda: f"created user {user.username} ({user.role})")
+    payload = {"username": user.username, "roles": list(user.roles), "display_name": user.display_name}
+    emit(payload, args.json, lambda: f"created user {user.username} ({', '.join(user.roles)})")
+    return 0
+
+
+def cmd_set_roles(args: argparse.Namespace, settings: Settings) -> int:
+    with open_db(settings) as db:
+        try:
+            user = users.set_roles(db, args.username, args.roles)
+        except users.UserError as exc:
+            raise CommandError(str(exc)) from exc
+    emit({"username": user.username, "roles": list(user.roles)}, args.json,
+         lambda: f"{user.username}: {', '.join(user.roles)}")
+    return 0
+
+
+def cmd_roles(args: argparse.Namespace, settings: Settings) -> int:
+    with open_db(settings) as db:
+        rows = [{"name": r.name, "label": r.label, "description": r.description, "builtin": r.builtin}
+                for r in roles.list_roles(db)]
+    emit(rows, args.json, lambda: "\n".join(f"{r['name']:20} {r['label']}" for r in rows))
+    return 0
+
+
+def cmd_add_role(args: argparse.Namespace, settings: Settings) -> int:
+    with open_db(settings) as db:
+        try:
+            role = roles.create_role(db, args.name, args.label, args.description)
+        except roles.RoleError as exc:
+            raise CommandError(str(exc)) from exc
+    emit({"name": role.name, "label": role.label}, args.json, lambda: f"created role {role.name} ({role.label})")
+    return 0
+
+
+def cmd_delete_role(args: argparse.Namespace, settings: Settings) -> int:
+    with open_db(settings) as db:
+        try:
+            roles.delete_role(db, args.name)
+        except roles.RoleError as exc:
+            raise CommandError(str(exc)) from exc
+    emit({"deleted": args.name}, args.json, lambda: f"deleted role {args.name}")
     return 0
 
 
 def cmd_users(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         rows = [
-            {"username": u.username, "display_name": u.display_name, "role": u.role, "active": u.active}
+            {"username": u.username, "display_name": u.display_name, "roles": list(u.roles), "active": u.active}
             for u in users.list_users(db)
         ]
-    emit(rows, args.json, lambda: "\n".join(f"{r['username']:20} {r['role']:10} {'active' if r['active'] else 'inactive'}" for r in rows))
+    emit(rows, args.json, lambda: "\n".join(f"{r['username']:20} {','.join(r['roles']):20} "
+                                             f"{'active' if r['active'] else 'inactive'}" for r in rows))
     return 0

@@ -16,7 +16,7 @@ from pathlib import Path
 from ragcore import jobs
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
 from ragcore.cli.progress import foreground_progress
-from ragcore.core import ROLES, Document, Settings
+from ragcore.core import Document, Settings
 from ragcore.documents import (
     IndexModelMismatch,
     IngestError,
@@ -36,8 +36,9 @@ from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ingest", help="add a PDF, Word .docx, Excel .xlsx or PowerPoint .pptx (extract, chunk, embed, store)")
     p.add_argument("file", type=Path)
-    p.add_argument("--roles", nargs="+", choices=ROLES,
-                   help="roles that may read it (required, except for a new version: the current version's)")
+    p.add_argument("--roles", nargs="+",
+                   help="roles that may read it (`roles` lists them; required, except for a new version: the "
+                        "current version's)")
     p.add_argument("--title", help="title shown in citations (default: from the file name; a new version's: the "
                                    "current version's)")
     p.add_argument("--new-version-of", metavar="DOCUMENT_ID",
@@ -48,13 +49,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("documents", help="list stored documents")
-    p.add_argument("--role", default="admin", choices=ROLES, help="list as this role sees it")
+    p.add_argument("--role", default="admin", help="list as this role sees it (several: isg+uretim)")
     add_json_flag(p)
     p.set_defaults(func=cmd_documents)
 
     p = sub.add_parser("versions", help="list a document's kept versions (newest first)")
     p.add_argument("document_id", help="the public id of any of its versions")
-    p.add_argument("--role", default="admin", choices=ROLES)
+    p.add_argument("--role", default="admin", help="as this role sees it (several: isg+uretim)")
     add_json_flag(p)
     p.set_defaults(func=cmd_versions)
 
@@ -65,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("chunks", help="show a document's chunks")
     p.add_argument("document_id", help="the document's public id (as `documents` lists it)")
-    p.add_argument("--role", default="admin", choices=ROLES)
+    p.add_argument("--role", default="admin", help="as this role sees it (several: isg+uretim)")
     add_json_flag(p)
     p.set_defaults(func=cmd_chunks)
 

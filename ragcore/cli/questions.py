@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from ragcore import store as dbmod
+from ragcore.access import role_names
 from ragcore.cli import CommandError, add_json_flag, emit, open_db
-from ragcore.core import ROLES, Settings, Source
+from ragcore.core import Settings, Source, reader_members
 from ragcore.reader import ReaderModelError
 from ragcore.retrieval import MODES, RetrievalError, resolve_mode, retrieve
 
@@ -14,7 +15,7 @@ from ragcore.retrieval import MODES, RetrievalError, resolve_mode, retrieve
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("search", help="retrieve the permitted chunks for a question (no generation)")
     p.add_argument("question")
-    p.add_argument("--role", required=True, help=f"one of {', '.join(ROLES)}")
+    p.add_argument("--role", required=True, help="a role (`roles` lists them), or a user's roles joined by '+'")
     p.add_argument("--k", type=int, default=None, help="number of results (default TOP_K)")
     p.add_argument("--mode", default=None, help=f"auto or one of {', '.join(MODES)} (default RETRIEVAL_MODE)")
     add_json_flag(p)
@@ -60,8 +61,11 @@ def _source_lines(sources: list[Source]) -> str:
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
-    if args.role not in ROLES:
-        raise CommandError(f"unknown role {args.role!r}; choose from {', '.join(ROLES)}")
+    with open_db(settings) as db:
+        known = role_names(db)
+    if not set(reader_members(args.role)) <= set(known):
+        raise CommandError(f"unknown role {args.role!r}; choose from {', '.join(known)} "
+                           "(a user's several roles: joined by '+', e.g. isg+uretim)")
     k = args.k or settings.top_k
     if k < 1:
         raise CommandError("--k must be at least 1")

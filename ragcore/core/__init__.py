@@ -20,6 +20,7 @@ from ragcore.core.files import (
     sha256_file,
 )
 from ragcore.core.models import (
+    ADMIN_ROLE,
     CLOSEST_LEAD,
     FALLBACK_ANSWER,
     LOCATOR_KINDS,
@@ -42,6 +43,8 @@ from ragcore.core.models import (
     Page,
     Source,
     User,
+    reader_key,
+    reader_members,
     version_label,
 )
 from ragcore.core.ollama import (
@@ -78,6 +81,7 @@ from ragcore.core.text import (
 )
 
 __all__ = [
+    "ADMIN_ROLE",
     "ANSWER_POLICIES",
     "CLOSEST_LEAD",
     "OUTCOMES",
@@ -114,6 +118,8 @@ __all__ = [
     "TOKENIZERS",
     "ascii_typed_words",
     "User",
+    "reader_key",
+    "reader_members",
     "version_label",
     "cookie_key",
     "create_private",

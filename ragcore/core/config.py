@@ -14,6 +14,9 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
+# The roles a fresh installation starts with (migration 021 seeds them, with "denetci", the
+# auditor). Roles are data now (ragcore.access.roles is the source of truth); these names are
+# the defaults the test worlds, the lab and the benchmarks build with.
 ROLES: tuple[str, ...] = ("admin", "isg", "ik", "uretim", "personel")
 ROLE_LABELS: dict[str, str] = {
     "admin": "Yönetici",

@@ -171,24 +171,52 @@ class Source:
         }
 
 
+ADMIN_ROLE = "admin"
+READER_SEPARATOR = "+"
+
+
+def reader_key(roles: tuple[str, ...] | list[str]) -> str:
+    """The reader (migration 021) of a set of roles: 'admin' when it holds admin (who reads
+    everything), else the roles sorted and joined by '+' ('isg', 'isg+uretim'). Role names
+    never hold '+', so the key names one set. Retrieval, the statistics and the document
+    catalog are keyed by it."""
+    if ADMIN_ROLE in roles:
+        return ADMIN_ROLE
+    return READER_SEPARATOR.join(sorted(set(roles)))
+
+
+def reader_members(reader: str) -> tuple[str, ...]:
+    """The roles of a reader key (`reader_key`'s inverse)."""
+    return tuple(reader.split(READER_SEPARATOR))
+
+
 @dataclass(frozen=True)
 class User:
+    """A user with every role they hold (`user_roles`, migration 021; sorted, at least one)."""
+
     id: int
     username: str
     display_name: str
-    role: str
+    roles: tuple[str, ...]
     active: bool
     email: str | None = None
 
     @property
-    def roles(self) -> tuple[str, ...]:
-        """Every role the user holds (several per user once roles are data; issue 38)."""
-        return (self.role,)
-
-    @property
     def is_admin(self) -> bool:
         """Admin is special: reads every document and manages the house."""
-        return "admin" in self.roles
+        return ADMIN_ROLE in self.roles
+
+    @property
+    def reader(self) -> str:
+        """What the user may read, as one key (`reader_key`): retrieval, the statistics and the
+        catalog take it where they took a role."""
+        return reader_key(self.roles)
+
+    @property
+    def role(self) -> str:
+        """The reader key under the name code written for one role per user used; new code says
+        `reader` (what the user reads) or `roles` (what they hold)."""
+        return self.reader
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ragcore import store as dbmod
-from ragcore.core import Chunk, Document, Settings, parse_public_id
+from ragcore.core import ADMIN_ROLE, Chunk, Document, Settings, parse_public_id, reader_members
 from ragcore.documents import page_images
 from ragcore.documents.ingest import stored_path, validate_roles
 from ragcore.documents.titles import clean_title
 
 log = logging.getLogger(__name__)
 
-_VISIBLE = "(%(role)s = 'admin' OR %(role)s = ANY(d.allowed_roles))"
+# `role` is a reader key (ragcore.core.reader_key): one role, or a user's roles joined by '+'.
+_VISIBLE = "(%(role)s = 'admin' OR d.allowed_roles && string_to_array(%(role)s, '+'))"
 _COLUMNS = """d.id, d.title, d.filename, d.sha256, d.page_count, d.allowed_roles, d.uploaded_by,
               d.created_at, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id),
               d.size_bytes, d.skipped_pages, d.public_id::text, d.file_format, d.ocr_pages,
@@ -37,7 +38,8 @@ class DocumentNotFound(LookupError):
 
 
 def can_read(doc: Document, role: str) -> bool:
-    return role == "admin" or role in doc.allowed_roles
+    """Whether the reader (`role`: one role or a reader key of several) may read the document."""
+    return role == ADMIN_ROLE or bool(set(reader_members(role)) & set(doc.allowed_roles))
 
 
 def _document(row: tuple) -> Document:
@@ -180,7 +182,7 @@ def delete_document(db: dbmod.Database, settings: Settings, document_id: int) ->
 
 def set_document_roles(db: dbmod.Database, document_id: int, roles: Iterable[str]) -> Document:
     """Change who may read a document; a trigger copies the roles onto its chunks."""
-    allowed = validate_roles(roles)
+    allowed = validate_roles(db, roles)
     with db.connection() as conn:
         updated = conn.execute(
             "UPDATE documents SET allowed_roles = %s WHERE id = %s RETURNING id", (allowed, document_id)

@@ -42,8 +42,8 @@ import numpy as np
 import psycopg
 
 from ragcore import store as dbmod
+from ragcore.access import roles as role_registry
 from ragcore.core import (
-    ROLES,
     Chunk,
     DiskSpace,
     Page,
@@ -151,14 +151,15 @@ class IngestResult:
 # --------------------------------------------------------------------------- validation
 
 
-def validate_roles(roles: Iterable[str] | None) -> list[str]:
-    """Non-empty, known roles, duplicates removed (order kept)."""
+def validate_roles(db: dbmod.Database, roles: Iterable[str] | None) -> list[str]:
+    """Non-empty roles that exist (the roles registry, migration 021), duplicates removed (order kept)."""
     cleaned = list(dict.fromkeys(role.strip().lower() for role in (roles or []) if role and role.strip()))
     if not cleaned:
         raise IngestError("En az bir rol seçilmeli: belgeyi kimlerin okuyabileceği boş bırakılamaz.")
-    unknown = [role for role in cleaned if role not in ROLES]
+    known = role_registry.role_names(db)
+    unknown = [role for role in cleaned if role not in known]
     if unknown:
-        raise IngestError(f"Bilinmeyen rol: {', '.join(unknown)}. Geçerli roller: {', '.join(ROLES)}.")
+        raise IngestError(role_registry.unknown_roles_message(unknown, known))
     return cleaned
 
 
@@ -658,7 +659,7 @@ def ingest_file(
             roles = list(roles or ()) or list(base.allowed_roles)
             start_version_check(conn, base, digest)
         existing = find_by_sha256(conn, digest)
-    allowed = validate_roles(roles)
+    allowed = validate_roles(db, roles)
     check_size(data, settings)
     check_free_space(settings)
     if existing:

@@ -202,7 +202,7 @@ def submit_ingest(
     if not data:
         raise JobError(f"Dosya boş; lütfen bir {KINDS_TEXT} dosyası seçin.")
     try:
-        allowed = validate_roles(roles) if roles or new_version_of is None else []
+        allowed = validate_roles(db, roles) if roles or new_version_of is None else []
         check_size(data, settings)
         file_format = detect_format(data, filename)
         check_name(filename, file_format)

@@ -36,12 +36,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import psycopg
 
-from ragcore.core import ROLES, Settings, Source
+from ragcore.core import Settings, Source
 from ragcore.documents import locator_kind
 from ragcore.retrieval import bm25, measurements
 from ragcore.retrieval.modes import MODES
 from ragcore.retrieval.query import LexicalQuery, dense_question, lexical_query
-from ragcore.store import Database, role_bit, role_predicate
+from ragcore.store import Database, reader_bit, role_predicate
 
 RRF_K = 60
 BM25_K1 = bm25.K1
@@ -87,7 +87,8 @@ class RetrievalError(ValueError):
 # ----------------------------------------------------------------------------- SQL
 # One predicate, used verbatim by every leg, on the one relation of its FROM list that has
 # role bits (chunks in the dense leg, postings in the lexical leg and the evidence). `%(role_bit)s`
-# is 1 << ROLES.index(role); admin's bit is on every chunk, so admin is decided here too and no
+# is the reader's bit (role_bits, migration 021: one role, or the set of roles a user holds);
+# admin's bit is on every chunk, so admin is decided here too and no
 # code path can forget the filter. Built by the store's `role_predicate`, which spells the
 # per-role partial indexes' predicates too (HNSW graphs, posting lists), so that a plan for a
 # role's bit reads that role's own index and never a posting of a chunk it cannot read.
@@ -420,19 +421,25 @@ def default_weight(embedder: object) -> float:
     return measurements.retrieval_default(getattr(embedder, "name", "")).weight
 
 
-def check_role(role: str) -> str:
-    if role not in ROLES:
-        raise RetrievalError(f"Bilinmeyen rol: {role!r}. Geçerli roller: {', '.join(ROLES)}.")
-    return role
+def check_role(conn: psycopg.Connection, role: str) -> int:
+    """The reader's bit (`role`: one role, or a user's roles as `ragcore.core.reader_key` joins
+    them); RetrievalError when there is no such reader (an unknown role, or a set of roles
+    nobody holds)."""
+    bit = reader_bit(conn, role)
+    if bit is None:
+        known = [row[0] for row in conn.execute("SELECT name FROM roles ORDER BY name")]
+        raise RetrievalError(f"Bilinmeyen rol ya da rol kümesi: {role!r}. Geçerli roller: {', '.join(known)} "
+                             "(birden çok rol, bir kullanıcıya birlikte verilmişse '+' ile birleşir: isg+uretim).")
+    return bit
 
 
 def _params(question: str, qvec: np.ndarray | None, role: str, k: int, mode: str, weight: float,
-            fusion: Fusion = FUSION) -> dict:
+            fusion: Fusion = FUSION, *, role_bit: int) -> dict:
     candidates = max(fusion.depth, 4 * k)
     return {
         "qvec": qvec,
         "role": role,
-        "role_bit": role_bit(role),
+        "role_bit": role_bit,
         "k": k,
         "candidates": candidates,
         "window_candidates": WINDOWS_PER_CANDIDATE * candidates,
@@ -535,7 +542,7 @@ def statement_params(
     """Parameters of RETRIEVAL_SQL, planned inside the caller's `read_snapshot` transaction
     (also what tests and the benchmark use to EXPLAIN the statement); `query`: the question's
     lexical query when the caller built it already (`retrieve`: before embedding the question)."""
-    base = _params(question, qvec, role, k, mode, weight, fusion)
+    base = _params(question, qvec, role, k, mode, weight, fusion, role_bit=check_role(conn, role))
     return {**base, **_lexical_params(conn, question, base, query)}
 
 
@@ -596,13 +603,13 @@ def retrieve(
     the dense leg scores a chunk by the mean of its vector's cosine and its best sentence
     window's (the app passes `Settings.dense_windows`); an index without windows gives the same
     result either way. `fusion`: the app's FUSION unless the lab or the benchmark compares another."""
-    check_role(role)
     if weight is None:
         weight = default_weight(embedder)
     if mode not in MODES:
         raise RetrievalError(f"Bilinmeyen arama modu: {mode!r}. Geçerli modlar: {', '.join(MODES)}.")
     started = time.perf_counter()
     with db.connection() as conn:  # the respellings shape the dense leg's text too (no vector settings needed)
+        check_role(conn, role)
         query = lexical_query(conn, question, role)
     # Embedded outside any transaction: a caching embedder may need a connection of the same pool.
     qvec = _embed_question(embedder, dense_question(question, query))

@@ -26,6 +26,7 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragcore import jobs
+from ragcore.access import role_names
 from ragcore.api import errors
 from ragcore.api.deps import Admin, Context, CurrentUser
 from ragcore.api.schemas import (
@@ -39,7 +40,7 @@ from ragcore.api.schemas import (
     ErrorResponse,
     JobOut,
 )
-from ragcore.core import ROLES, Document, Settings, User, sanitize
+from ragcore.core import Document, Settings, User, sanitize
 from ragcore.documents import (
     MIME_TYPES,
     CorruptExcel,
@@ -115,18 +116,18 @@ def _readable(context: Context, document_id: str, role: str) -> Document:
 @router.get("/v1/documents", response_model=DocumentList, summary="Documents the caller's role may read",
             responses={401: {"model": ErrorResponse}})
 def list_documents(user: CurrentUser, context: Context) -> DocumentList:
-    return DocumentList(documents=[DocumentOut.of(d) for d in docs.list_documents(context.database(), user.role)])
+    return DocumentList(documents=[DocumentOut.of(d) for d in docs.list_documents(context.database(), user.reader)])
 
 
 @router.get("/v1/documents/{document_id}", response_model=DocumentDetail, responses=NOT_FOUND,
             summary="One document (404 when missing or not readable); ?chunks=true adds its text")
 def get_document(document_id: Id, user: CurrentUser, context: Context,
                  chunks: Annotated[bool, Query(description="include the chunks' text")] = False) -> DocumentDetail:
-    doc = _readable(context, document_id, user.role)
+    doc = _readable(context, document_id, user.reader)
     detail = DocumentDetail(**DocumentOut.of(doc).model_dump())
     if chunks:
         try:
-            found = docs.document_chunks(context.database(), doc.id, user.role)
+            found = docs.document_chunks(context.database(), doc.id, user.reader)
         except docs.DocumentNotFound:  # deleted or revoked in between
             raise errors.document_not_found() from None
         detail.chunk_texts = [ChunkOut(ordinal=c.ordinal, page_start=c.page_start, page_end=c.page_end,
@@ -137,8 +138,8 @@ def get_document(document_id: Id, user: CurrentUser, context: Context,
 @router.get("/v1/documents/{document_id}/file", response_class=FileResponse, responses=NOT_FOUND,
             summary="Download the stored file, PDF, .docx, .xlsx or .pptx (404 when missing or not readable)")
 def download(document_id: Id, user: CurrentUser, context: Context) -> FileResponse:
-    doc = _readable(context, document_id, user.role)
-    path = docs.document_file(context.settings, doc, user.role)
+    doc = _readable(context, document_id, user.reader)
+    path = docs.document_file(context.settings, doc, user.reader)
     if path is None:
         raise errors.document_not_found()
     return FileResponse(path, media_type=MIME_TYPES[doc.file_format], filename=doc.filename)
@@ -156,9 +157,9 @@ def page_image(document_id: Id, number: Annotated[int, PathParam(ge=1, descripti
     (`ragcore.documents.page_image`); a Word file has none (404 `page_not_found`, saying what to
     read instead), and a page too large to draw even at PAGE_IMAGE_MIN_DPI neither (422
     `page_too_large`, told from the page's box before anything is drawn)."""
-    doc = _readable(context, document_id, user.role)
+    doc = _readable(context, document_id, user.reader)
     try:
-        image = page_image_of(context.settings, doc, number, user.role, sanitize(passage))
+        image = page_image_of(context.settings, doc, number, user.reader, sanitize(passage))
     except docs.DocumentNotFound:  # revoked in between: still "not found", never a word about the page
         raise errors.document_not_found() from None
     except PageTooLarge as exc:
@@ -171,7 +172,7 @@ def page_image(document_id: Id, number: Annotated[int, PathParam(ge=1, descripti
 @router.delete("/v1/documents/{document_id}", response_model=Deleted, summary="Delete a document (admin)",
                responses={**NOT_FOUND, 403: {"model": ErrorResponse}})
 def delete(document_id: Id, admin: Admin, context: Context) -> Deleted:
-    found = _readable(context, document_id, admin.role)
+    found = _readable(context, document_id, admin.reader)
     try:
         doc = docs.delete_document(context.database(), context.settings, found.id)
     except docs.DocumentNotFound:  # deleted in between
@@ -182,9 +183,9 @@ def delete(document_id: Id, admin: Admin, context: Context) -> Deleted:
 @router.get("/v1/documents/{document_id}/versions", response_model=DocumentVersionList, responses=NOT_FOUND,
             summary="The document's kept versions, newest first (any version's id names the document)")
 def versions(document_id: Id, user: CurrentUser, context: Context) -> DocumentVersionList:
-    doc = _readable(context, document_id, user.role)
+    doc = _readable(context, document_id, user.reader)
     try:
-        found = list_versions(context.database(), doc.id, user.role)
+        found = list_versions(context.database(), doc.id, user.reader)
     except docs.DocumentNotFound:  # deleted or revoked in between
         raise errors.document_not_found() from None
     return DocumentVersionList(versions=[
@@ -197,7 +198,7 @@ def versions(document_id: Id, user: CurrentUser, context: Context) -> DocumentVe
              responses={**NOT_FOUND, 403: {"model": ErrorResponse}, 409: {"model": ErrorResponse}},
              summary="Make this kept version the document's current one: a roll-back (admin); 409 when it already is")
 def set_current(document_id: Id, admin: Admin, context: Context) -> DocumentOut:
-    doc = _readable(context, document_id, admin.role)
+    doc = _readable(context, document_id, admin.reader)
     try:
         return DocumentOut.of(make_current(context.database(), doc.id))
     except docs.DocumentNotFound:
@@ -219,18 +220,19 @@ def get_job(job_id: Id, admin: Admin, context: Context) -> JobOut:
 # ----------------------------------------------------------------------------- upload
 
 
-def parse_roles(values: list[str]) -> list[str]:
-    """Repeated `roles` fields, each possibly comma-separated; every one must be a known role."""
+def parse_roles(values: list[str], known: tuple[str, ...]) -> list[str]:
+    """Repeated `roles` fields, each possibly comma-separated; every one must be a known role
+    (`known`: the roles registry's names)."""
     roles = list(dict.fromkeys(r.strip().lower() for value in values for r in value.split(",") if r.strip()))
     if not roles:
         raise errors.ApiError(422, "roles_required",
                               "En az bir rol seçilmeli: belgeyi kimlerin okuyabileceği boş bırakılamaz.",
                               "At least one role is required: who may read the document cannot be left empty.")
-    unknown = [r for r in roles if r not in ROLES]
+    unknown = [r for r in roles if r not in known]
     if unknown:
         raise errors.ApiError(422, "unknown_role",
-                              f"Bilinmeyen rol: {', '.join(unknown)}. Geçerli roller: {', '.join(ROLES)}.",
-                              f"Unknown role: {', '.join(unknown)}. Valid roles: {', '.join(ROLES)}.")
+                              f"Bilinmeyen rol: {', '.join(unknown)}. Geçerli roller: {', '.join(known)}.",
+                              f"Unknown role: {', '.join(unknown)}. Valid roles: {', '.join(known)}.")
     return roles
 
 
@@ -292,7 +294,7 @@ UPLOAD_SCHEMA = {
             "file": {"type": "string", "format": "binary",
                      "description": "the PDF, Word .docx, Excel .xlsx or PowerPoint .pptx (at most MAX_UPLOAD_MB; "
                                     "the content decides which)"},
-            "roles": {"type": "array", "items": {"type": "string", "enum": list(ROLES)},
+            "roles": {"type": "array", "items": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "maxLength": 40},
                       "description": "roles that may read it (repeat the field, or separate with commas)"},
             "title": {"type": "string", "maxLength": MAX_TITLE_CHARS, "description": "shown in citations"},
         },
@@ -327,8 +329,8 @@ def _upload_fields(form: FormData, *, roles_required: bool = True) -> tuple[Uplo
 
 def _queue_upload(context: Context, admin: User, file: UploadFile, roles: list[str], title: str | None,
                   new_version_of: str | None = None) -> jobs.Job:
-    base = _readable(context, new_version_of, admin.role).id if new_version_of is not None else None
-    allowed = parse_roles(roles) if roles or base is None else []
+    base = _readable(context, new_version_of, admin.reader).id if new_version_of is not None else None
+    allowed = parse_roles(roles, role_names(context.database())) if roles or base is None else []
     data = _checked_file(file, context.settings)
     try:
         return jobs.submit_ingest(context.database(), context.settings, data,
@@ -357,7 +359,8 @@ async def upload(request: Request, admin: Admin, context: Context, response: Res
 VERSION_UPLOAD_SCHEMA = {**UPLOAD_SCHEMA, "content": {"multipart/form-data": {"schema": {
     **UPLOAD_SCHEMA["content"]["multipart/form-data"]["schema"], "required": ["file"],
     "properties": {**UPLOAD_SCHEMA["content"]["multipart/form-data"]["schema"]["properties"],
-                   "roles": {"type": "array", "items": {"type": "string", "enum": list(ROLES)},
+                   "roles": {"type": "array",
+                             "items": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "maxLength": 40},
                              "description": "roles that may read the new version (default: the current version's)"},
                    "title": {"type": "string", "maxLength": MAX_TITLE_CHARS,
                              "description": "default: the current version's title"}},

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
+from ragcore.access import role_names
 from ragcore.api.deps import Context, CurrentUser, ModelServices, search_role
 from ragcore.api.routes.chat import checked_question
 from ragcore.api.schemas import ErrorResponse, EvidenceOut, SearchHit, SearchResult, SourceOut, ThresholdOut
@@ -35,7 +36,7 @@ def search(
     role: Annotated[str | None, Query(description="admin only: search as this role")] = None,
 ) -> SearchResult:
     question = checked_question(q, context.settings.max_question_chars)
-    as_role = search_role(user, role)
+    as_role = search_role(user, role, role_names(context.database()))
     concrete = resolve_mode(context.settings, models.embedder, None if mode == "auto" else mode)
     count = k or context.settings.top_k
     result = retrieve(context.retrieval_database(), models.embedder, question, as_role, k=count, mode=concrete,

@@ -20,8 +20,9 @@ ALTER TABLE users
 CREATE UNIQUE INDEX users_external_id ON users (auth_source, external_id) WHERE external_id IS NOT NULL;
 
 -- Group → role. `group_name` is an LDAP group's DN or its cn, or an OIDC groups-claim value,
--- compared case-insensitively. `role` is checked in code against the known roles (roles
--- become data in another migration; no foreign key here on purpose).
+-- compared case-insensitively. `role` is checked in code against the roles registry (`roles`,
+-- migration 021; ragcore.access.directory.add_group_role), and deleting a role deletes its
+-- mappings (ragcore.access.roles.delete_role); no foreign key, so a mapping never blocks it.
 CREATE TABLE directory_group_roles (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     source      text NOT NULL CHECK (source IN ('ldap', 'oidc')),

@@ -2,7 +2,8 @@
 -- (denetçi). Applied in one transaction, like every migration: all of it or none.
 --
 -- * asker_roles: every role the asker held when asking (several per user once roles are data).
---   Older rows get the one role their `role` column recorded at that moment, which is exact.
+--   Older rows get the roles their `role` column recorded at that moment, which is exact: the
+--   reader key of 021 (one role, or the asker's roles joined by '+', 'isg+uretim'), split.
 -- * sources: each shown passage also keeps its document's version of that moment, `sha256` and
 --   `uploaded_at` (documents have no versions yet: a changed file is a new upload with a new
 --   sha256). The answer path writes them from now on; older rows get them here from their
@@ -11,7 +12,7 @@
 --   and pages, and no version.
 -- * Two indexes: the retention sweep and the date filter (created_at), the per-user filter.
 ALTER TABLE questions ADD COLUMN asker_roles text[];
-UPDATE questions SET asker_roles = ARRAY[role];
+UPDATE questions SET asker_roles = string_to_array(role, '+');
 ALTER TABLE questions ALTER COLUMN asker_roles SET NOT NULL;
 
 UPDATE questions q SET sources = (

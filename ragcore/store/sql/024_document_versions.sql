@@ -6,7 +6,7 @@
 --   `version_no` and exactly one of them `is_current` (a unique partial index). Existing
 --   documents become version 1 of a lineage of their own.
 -- * A version that is not current keeps its rows read-only for the audit trail, and no role reads
---   it — admin included: its chunks carry no roles, so no role bit (roles_mask below), and every
+--   it — admin included: its chunks carry no roles, so no reader's bit (reader_mask below), and every
 --   retrieval predicate ((roles_mask & role_bit) <> 0), every per-role index and the per-role
 --   BM25 statistics of migration 003 (moved by its statement triggers) leave it out unchanged.
 --   THE ONE PLACE where versions touch role columns is `chunk_roles_of_document` with the two
@@ -31,26 +31,26 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT CASE WHEN is_current THEN allowed_roles ELSE '{}'::text[] END
 $$;
 
--- No roles, no bits: bit 0 (admin) only on a chunk some role reads. Existing chunks all have
+-- No roles, no bits: admin's bit (1) only on a chunk some role reads. Existing chunks all have
 -- roles (documents.allowed_roles is never empty), so their stored masks are unchanged.
--- The body below is migration 003's with that one clause added. A migration that changed how
--- roles become bits before this one (the roles work of issue 38) must carry the clause itself:
--- this one then stops here, loudly, rather than put 003's bits back.
+-- Masks are migration 021's: chunks_roles_mask (a BEFORE trigger on chunks) sets roles_mask to
+-- reader_mask(allowed_roles), the bits of every reader whose members meet the roles, admin's
+-- always. The body below is 021's with that one clause added; a reader made later
+-- (ragcore.access.roles) computes its bits through the same function, so a retired version gets
+-- none from it either. A migration that changed reader_mask before this one must carry the
+-- clause itself: this one then stops here, loudly, rather than put 021's bits back.
 DO $$
 BEGIN
-    IF regexp_replace((SELECT prosrc FROM pg_proc WHERE oid = 'roles_mask(text[])'::regprocedure), '\s+', ' ', 'g')
-       <> ' SELECT (1 | coalesce(bit_or(CASE r WHEN ''isg'' THEN 2 WHEN ''ik'' THEN 4 WHEN ''uretim'' THEN 8 '
-          'WHEN ''personel'' THEN 16 ELSE 0 END), 0))::smallint FROM unnest(roles) AS r ' THEN
-        RAISE EXCEPTION 'roles_mask(text[]) is no longer migration 003''s: add "no roles, no bits" to it and drop '
+    IF regexp_replace((SELECT prosrc FROM pg_proc WHERE oid = 'reader_mask(text[])'::regprocedure), '\s+', ' ', 'g')
+       <> ' SELECT 1::bigint | coalesce(bit_or(bit) FILTER (WHERE members && roles), 0) FROM role_bits ' THEN
+        RAISE EXCEPTION 'reader_mask(text[]) is no longer migration 021''s: add "no roles, no bits" to it and drop '
                         'its redefinition from 024_document_versions.sql';
     END IF;
 END $$;
-CREATE OR REPLACE FUNCTION roles_mask(roles text[]) RETURNS smallint
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-    SELECT CASE WHEN cardinality(roles) = 0 THEN 0::smallint ELSE
-           (1 | coalesce(bit_or(CASE r WHEN 'isg' THEN 2 WHEN 'ik' THEN 4 WHEN 'uretim' THEN 8
-                                       WHEN 'personel' THEN 16 ELSE 0 END), 0))::smallint END
-    FROM unnest(roles) AS r
+CREATE OR REPLACE FUNCTION reader_mask(roles text[]) RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN cardinality(roles) = 0 THEN 0::bigint
+           ELSE 1::bigint | coalesce(bit_or(bit) FILTER (WHERE members && roles), 0) END
+    FROM role_bits
 $$;
 UPDATE chunks SET allowed_roles = allowed_roles WHERE cardinality(allowed_roles) = 0;  -- recompute, if any
 
