@@ -1,5 +1,5 @@
-"""`python -m eval retrieval …`, `python -m eval answers …` and `python -m eval gold …` (eval/gold_cli.py):
-the lab from the command line.
+"""`python -m eval retrieval …`, `python -m eval answers …`, `python -m eval gold …` (eval/gold_cli.py)
+and `python -m eval fit …` (eval/fit/): the lab from the command line.
 
 Progress goes to stderr as tqdm bars (one per stage); the result folder gets summary.json and
 per_question.csv, and a short table is printed on stdout.
@@ -36,13 +36,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("retrieval", help="retrieval sweep: retrievers × chunk sizes on the 892 dev questions")
-    p.add_argument("--retrievers", type=_csv_list, default=["bm25"],
-                   help="comma-separated: bm25, bm25-prefix5, bm25-snowball, …, dense[:ollama-model], hybrid, "
-                        "hybrid-weighted, production[-lexical|-dense|-rrf|-weighted]")
+    p.add_argument("--retrievers", type=_csv_list, default=["production"],
+                   help="comma-separated: production[-lexical|-dense|-rrf|-weighted|-weighted-w<weight>] (the app's "
+                        "retrieval); exact references: bm25, bm25-prefix5, bm25-snowball, …, dense[:ollama-model], "
+                        "hybrid (RRF), hybrid-weighted[-w<weight>]")
     p.add_argument("--chunk-sizes", type=_sizes, default=[1000], help="comma-separated, e.g. 500,1000,1500")
     p.add_argument("--baseline", help="system compared against, RETRIEVER or RETRIEVER@SIZE (default: the first)")
     p.add_argument("--depth", type=int, default=10)
-    p.add_argument("--train-questions", type=int, default=1000, help="train sample for tuning fusion weights")
+    p.add_argument("--train-questions", type=int, default=1000, help="recorded in the run card only; the weight is tuned by `python -m eval fit retrieval`")
     p.add_argument("--limit", type=int, help="only the first N dev questions (quick looks; not comparable)")
     p.add_argument("--keep-namespaces", action="store_true", help="keep the production namespaces for reuse")
     p.add_argument("--out", type=Path, help="output folder (default DATA_DIR/eval_runs/<time>-retrieval)")
@@ -65,12 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--background", action="store_true", help="queue it as a job (lab_answers) and return")
     p.set_defaults(func=cmd_answers)
 
-    from eval import conversation_cli, gold_cli
+    from eval import conversation_cli, fit, gold_cli
     from eval.reader import cli as reader_cli
 
     gold_cli.register(sub)
     conversation_cli.register(sub)
     reader_cli.register(sub)
+    fit.register(sub)
     return parser
 
 

@@ -369,7 +369,7 @@ def ask_case_answer(ctx: ConfigurationContext, question: GoldQuestion, role: str
 
 
 def index_chunks(index: Index) -> list[ChunkInfo]:
-    """What relevance needs of every chunk of a built index (shared with scripts/calibrate_abstention.py)."""
+    """What relevance needs of every chunk of a built index (shared with `python -m eval fit abstention`)."""
     with index.db.connection() as conn:
         rows = conn.execute("""SELECT c.id, d.sha256, d.filename, c.page_start, c.page_end, c.article
                                FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.id""").fetchall()

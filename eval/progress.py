@@ -1,5 +1,5 @@
 """The lab's command-line progress: one tqdm bar per stage on stderr, for every CLI of the lab
-(`python -m eval retrieval|answers|gold`, scripts/tune_retrieval.py)."""
+(`python -m eval retrieval|answers|gold`, `python -m eval fit retrieval`)."""
 
 from __future__ import annotations
 

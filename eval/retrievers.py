@@ -1,10 +1,15 @@
-"""Retrievers of the lab: exact BM25 variants, exact dense, hybrid fusions, and the production path.
+"""Retrievers of the lab: the production path, and exact *reference* methods to compare it with.
 
-Exact versions score every chunk (numpy), so they show what a method can do; `production` runs the
-app's own SQL (HNSW + SQL BM25) over the same corpus, so its gap to the exact versions is the cost
-of the approximate index. Fusions mirror `ragcore.retrieval.hybrid`: candidates are each leg's top
-`FUSION_CANDIDATES`, RRF uses k = 60, weighted fusion min-max normalises each leg over its
-candidates (missing leg = 0) and weighs the dense part by w.
+`production[-<mode>]` runs the app's own retrieval (`ragcore.retrieval.search`: HNSW + SQL BM25,
+sentence windows, the transitional-article weight) over the corpus stored in a namespace; the
+lab's tuning of the dense weight (`tune_production_weight`) runs through it, so the weight that
+ships is the weight measured on what ships. The exact methods (bm25*, dense, hybrid = RRF,
+hybrid-weighted) score every chunk in numpy: references for the sweep's comparison tables (what
+a method can do; the production gap is the cost of the approximate index and the app's
+refinements), never used for tuning. Their fusions mirror `ragcore.retrieval.hybrid` without
+sentence windows: candidates are each leg's top `FUSION_CANDIDATES`, RRF uses k = 60, weighted
+fusion min-max normalises each leg over its candidates (missing leg = 0) and weighs the dense
+part by w.
 
 Every retriever returns, for a list of questions, an (n, depth) array of chunk indices (-1 pads
 when fewer chunks exist), optionally with some chunks excluded per question (the unanswerable
@@ -343,10 +348,13 @@ class DenseRetriever(Retriever):
 
 
 class RRFRetriever(Retriever):
+    """Reference: exact RRF in numpy (no sentence windows); the app's is `production-rrf`."""
+
     def __init__(self, spec: str = "default", lexical: str = HYBRID_LEXICAL):
         self.dense, self.lexical = DenseRetriever(spec), BM25Retriever(lexical)
         self.name = "hybrid" if spec == "default" else f"hybrid:{spec}"
-        self.description = f"RRF (k = {RRF_K}) of {self.lexical.name} and {self.dense.name}, top {FUSION_CANDIDATES} each"
+        self.description = (f"reference: exact RRF (k = {RRF_K}) of {self.lexical.name} and {self.dense.name}, "
+                            f"top {FUSION_CANDIDATES} each, no sentence windows")
 
     def rank(self, ws, size, questions, split, depth, exclude=None):
         legs = [self.lexical.scores(ws, size, questions, split), self.dense.scores(ws, size, questions, split)]
@@ -354,22 +362,24 @@ class RRFRetriever(Retriever):
 
 
 class WeightedRetriever(Retriever):
-    """Weighted fusion; the weight is tuned on TQuAD train questions (per chunk size) unless given."""
+    """Reference: exact weighted fusion in numpy (no sentence windows) at a given weight, or at the
+    weight that ships for the embedder (ragcore/measured/retrieval.json, tuned through the
+    production path by `tune_production_weight`). The app's is `production-weighted`."""
 
-    def __init__(self, spec: str = "default", lexical: str = HYBRID_LEXICAL, weight: float | None = None,
-                 train_questions: int = 1000):
+    def __init__(self, spec: str = "default", lexical: str = HYBRID_LEXICAL, weight: float | None = None):
         self.dense, self.lexical = DenseRetriever(spec), BM25Retriever(lexical)
         self.fixed = weight
-        self.train_questions = train_questions
         self.name = "hybrid-weighted" if spec == "default" else f"hybrid-weighted:{spec}"
-        self.description = "w·minmax(dense) + (1−w)·minmax(BM25) over top candidates; w tuned on train"
+        self.description = ("reference: exact w·minmax(dense) + (1−w)·minmax(BM25) over top candidates, "
+                            "no sentence windows; w given or the shipped weight")
 
     def weight(self, ws: Workspace, size: int) -> float:
         if self.fixed is not None:
             return self.fixed
         key = f"{self.name}@{size}"
         if key not in ws.tuned:
-            ws.tuned[key] = tune_weight(ws, size, self)
+            ws.tuned[key] = {"weight": retrieval.default_weight(ws.embedder(self.dense.spec)),
+                             "from": "the shipped weight (ragcore/measured/retrieval.json)"}
         return ws.tuned[key]["weight"]
 
     def rank(self, ws, size, questions, split, depth, exclude=None):
@@ -379,38 +389,13 @@ class WeightedRetriever(Retriever):
         return top_indices(weighted_scores(dense, lexical, w, exclude), depth)
 
 
-def tune_weight(ws: Workspace, size: int, retriever: WeightedRetriever,
-                weights: Sequence[float] = WEIGHT_GRID) -> dict:
-    """The one tuning of the dense weight (the sweep's `hybrid-weighted` and scripts/tune_retrieval.py
-    both call it): grid search on a fixed sample of train questions, exact fusion over every chunk;
-    best Recall@5, then MRR@10, then the lower w."""
-    from eval.metrics import per_question
-    from eval.relevance import relevance
-    from eval.tquad import sample_train_questions
-
-    questions = sample_train_questions(ws.corpus, retriever.train_questions)
-    rel = relevance(ws.chunks(size), questions)
-    dense = retriever.dense.scores(ws, size, questions, "train")
-    lexical = retriever.lexical.scores(ws, size, questions, "train")
-    grid = []
-    for i, w in enumerate(weights):
-        if ws.progress:
-            ws.progress(f"tuning weight {size}", i, len(weights))
-        scores = per_question(top_indices(weighted_scores(dense, lexical, w), 10), rel)
-        grid.append({"weight": w, "recall@5": float(scores["recall@5"].mean()), "mrr@10": float(scores["mrr@10"].mean())})
-    if ws.progress:
-        ws.progress(f"tuning weight {size}", len(weights), len(weights))
-    best = max(grid, key=lambda g: (g["recall@5"], g["mrr@10"], -g["weight"]))
-    return {"weight": best["weight"], "train_questions": len(questions), "objective": "recall@5 then mrr@10",
-            "grid": grid}
-
-
 # --------------------------------------------------------------------------- registry
 
 
 def make_retriever(name: str, **options) -> Retriever:
-    """bm25, bm25-<tokenizer>, dense[:model], hybrid[:model] (= RRF), hybrid-rrf, hybrid-weighted[:model]
-    (weight tuned on train), hybrid-weighted-w<weight> (fixed weight), weighted, production[-<mode>]."""
+    """production[-<mode>] (the app's retrieval), production-weighted-w<weight> (the app's at a
+    fixed dense weight); references: bm25, bm25-<tokenizer>, dense[:model], hybrid[:model] (= RRF),
+    hybrid-rrf, hybrid-weighted[:model] (the shipped weight), hybrid-weighted-w<weight>, weighted."""
     base, _, model = name.partition(":")
     spec = model or "default"
     if base == "bm25":
@@ -431,6 +416,8 @@ def make_retriever(name: str, **options) -> Retriever:
         r = WeightedRetriever(spec, weight=options.get("weight"))
         r.name = name
         return r
+    if base.startswith("production-weighted-w"):
+        return ProductionRetriever("weighted", weight=float(base.removeprefix("production-weighted-w")))
     if base == "production" or base.startswith("production-"):
         return ProductionRetriever(base.partition("-")[2] or None)
     raise ValueError(f"unknown retriever {name!r}")
@@ -533,11 +520,19 @@ def store_corpus(db, chunks: ChunkSet, corpus: Corpus, vectors: np.ndarray, mark
 
 
 class ProductionRetriever(Retriever):
-    """The app's retrieval SQL over the eval corpus in its own namespace `eval_tquad_<size>`."""
+    """The app's retrieval SQL over the eval corpus in its own namespace `eval_tquad_<size>`.
 
-    def __init__(self, mode: str | None = None):
+    `weight` (weighted mode only): the dense weight passed to `ragcore.retrieval.search`; None =
+    the shipped weight, as the app runs."""
+
+    def __init__(self, mode: str | None = None, weight: float | None = None):
+        if weight is not None and mode != "weighted":
+            raise ValueError("a dense weight needs the weighted mode (production-weighted-w<weight>)")
         self.mode = mode
+        self.weight = weight
         self.name = "production" if mode is None else f"production-{mode}"
+        if weight is not None:
+            self.name += f"-w{weight}"
         self.description = "ragcore.retrieval.hybrid.search (HNSW + SQL BM25) in namespace eval_tquad_<size>, role admin"
         self.keep_namespace = False
         self.used: set[int] = set()
@@ -546,7 +541,8 @@ class ProductionRetriever(Retriever):
         self._windows: dict[int, dict[int, list]] = {}
 
     def config(self) -> dict:
-        return {**super().config(), "mode": self.mode or "auto (resolve_mode)", "role": "admin"}
+        return {**super().config(), "mode": self.mode or "auto (resolve_mode)", "role": "admin",
+                "weight": self.weight if self.weight is not None else "shipped"}
 
     def namespace(self, size: int) -> str:
         return f"eval_tquad_{size}"
@@ -583,9 +579,29 @@ class ProductionRetriever(Retriever):
             store_corpus(db, chunks, ws.corpus, vectors, marker, ws.progress, windows=windows)
         return db
 
+    def query(self, db, ws: Workspace, size: int, questions: Sequence[Question], split: str, depth: int,
+              weight: float | None = None, label: str | None = None) -> tuple[str, np.ndarray]:
+        """(mode, rankings) of the questions through `ragcore.retrieval.search` on an open namespace
+        (weight None: this retriever's); the weight tuning calls it once per weight."""
+        from ragcore.retrieval import resolve_mode, search
+
+        embedder = ws.embedder("default")
+        texts = [q.question for q in questions]
+        qe = _QueryVectors(embedder, texts, ws.vectors("default", texts, f"{split} questions ({len(texts)})", "q"))
+        mode = resolve_mode(ws.settings, embedder, self.mode)
+        weight = self.weight if weight is None else weight
+        index = self.chunk_index(db, ws, size)
+        out = np.full((len(questions), depth), -1, dtype=np.int64)
+        for qi, text in enumerate(texts):
+            sources = search(db, qe, text, "admin", k=depth, mode=mode, settings=ws.settings, weight=weight)
+            ids = [index[s.chunk_id] for s in sources][:depth]
+            out[qi, : len(ids)] = ids
+            if ws.progress and (qi % 25 == 0 or qi == len(texts) - 1):
+                ws.progress(label or f"querying {self.name} {size}", qi + 1, len(texts))
+        return mode, out
+
     def rank(self, ws, size, questions, split, depth, exclude=None):
         from ragcore import store as dbmod
-        from ragcore.retrieval import resolve_mode, search
 
         if exclude is not None and any(len(e) for e in exclude):
             raise ValueError("the production retriever cannot exclude chunks; use an exact retriever")
@@ -593,21 +609,10 @@ class ProductionRetriever(Retriever):
         db = self._open(ws, size)
         stored_at = time.perf_counter()
         try:
-            embedder = ws.embedder("default")
-            texts = [q.question for q in questions]
-            qe = _QueryVectors(embedder, texts, ws.vectors("default", texts, f"{split} questions ({len(texts)})", "q"))
-            mode = resolve_mode(ws.settings, embedder, self.mode)
-            index = self.chunk_index(db, ws, size)
-            out = np.full((len(questions), depth), -1, dtype=np.int64)
-            for qi, text in enumerate(texts):
-                sources = search(db, qe, text, "admin", k=depth, mode=mode, settings=ws.settings)
-                ids = [index[s.chunk_id] for s in sources][:depth]
-                out[qi, : len(ids)] = ids
-                if ws.progress and (qi % 25 == 0 or qi == len(texts) - 1):
-                    ws.progress(f"querying {self.name} {size}", qi + 1, len(texts))
+            mode, out = self.query(db, ws, size, questions, split, depth)
             self.report[size] = {"mode": mode, "namespace": self.namespace(size),
                                  "store_seconds": round(stored_at - started, 2),
-                                 "query_ms_mean": round((time.perf_counter() - stored_at) * 1000 / max(len(texts), 1), 2)}
+                                 "query_ms_mean": round((time.perf_counter() - stored_at) * 1000 / max(len(questions), 1), 2)}
             self.report[size].update(self._gap(ws, size, questions, split, depth, mode, out))
         finally:
             if self.keep_namespace:
@@ -669,7 +674,7 @@ class ProductionRetriever(Retriever):
         from eval.metrics import per_question
         from eval.relevance import relevance
 
-        weight = retrieval.default_weight(ws.embedder("default"))  # what ragcore.retrieval uses
+        weight = self.weight if self.weight is not None else retrieval.default_weight(ws.embedder("default"))
         exact: Retriever = {
             "lexical": BM25Retriever(HYBRID_LEXICAL),
             "dense": DenseRetriever("default"),
@@ -690,3 +695,38 @@ class ProductionRetriever(Retriever):
             "identical_top5": same5,
             "top10_overlap": overlap,
         }
+
+
+def tune_production_weight(ws: Workspace, size: int, train_questions: int = 1000,
+                           weights: Sequence[float] = WEIGHT_GRID, keep_namespace: bool = False) -> dict:
+    """The one tuning of the dense weight: grid search on a fixed sample of TQuAD train questions
+    through the app's retrieval (`ragcore.retrieval.search`, weighted mode, the weight passed
+    explicitly), best Recall@5, then MRR@10, then the lower w. The namespace is filled once and
+    queried at every weight; `keep_namespace` leaves it for a sweep that follows (whose
+    `ProductionRetriever.cleanup` drops it)."""
+    from eval.metrics import per_question
+    from eval.relevance import relevance
+    from eval.tquad import sample_train_questions
+
+    questions = sample_train_questions(ws.corpus, train_questions)
+    rel = relevance(ws.chunks(size), questions)
+    retriever = ProductionRetriever("weighted")
+    retriever.keep_namespace = True
+    db = retriever._open(ws, size)
+    grid = []
+    try:
+        for i, w in enumerate(weights):
+            _, top = retriever.query(db, ws, size, questions, "train", 10, weight=w,
+                                     label=f"tuning weight {size}: w {w} ({i + 1}/{len(weights)})")
+            scores = per_question(top.tolist(), rel)
+            grid.append({"weight": w, "recall@5": float(scores["recall@5"].mean()),
+                         "mrr@10": float(scores["mrr@10"].mean())})
+    finally:
+        if not keep_namespace:
+            from ragcore import store as dbmod
+
+            dbmod.drop_namespace(db, retriever.namespace(size))
+        db.close()
+    best = max(grid, key=lambda g: (g["recall@5"], g["mrr@10"], -g["weight"]))
+    return {"weight": best["weight"], "train_questions": len(questions), "objective": "recall@5 then mrr@10",
+            "path": "ragcore.retrieval.search (production, weighted mode)", "grid": grid}

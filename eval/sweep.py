@@ -27,7 +27,7 @@ class SweepConfig:
     chunk_sizes: list[int] = field(default_factory=lambda: list(CHUNK_SIZES))
     depth: int = DEPTH
     baseline: str | None = None  # "retriever@size"; default: first retriever at 1000 (or the first size)
-    train_questions: int = 1000
+    train_questions: int = 1000  # recorded only: a sweep tunes nothing (`python -m eval fit retrieval` does)
     limit: int | None = None  # first N dev questions only (tests, quick looks)
     keep_namespaces: bool = False
 
@@ -144,8 +144,6 @@ def run_sweep(settings, config: SweepConfig, progress: Progress | None = None, *
     questions = ws.corpus.dev_questions[: config.limit] if config.limit else ws.corpus.dev_questions
     retrievers = [make_retriever(name) for name in config.retrievers]
     for r in retrievers:
-        if hasattr(r, "train_questions"):
-            r.train_questions = config.train_questions
         if hasattr(r, "keep_namespace"):
             r.keep_namespace = True  # production modes of one sweep share the stored corpus
     timings["load"] = time.perf_counter() - t0
@@ -209,58 +207,68 @@ def results_table(result: SweepResult) -> list[dict]:
 
 
 def mode_retrievers(weight: float) -> dict[str, str]:
-    """The exact lab counterpart of each ragcore.retrieval mode (weighted at the given weight)."""
-    return {"lexical": "bm25-app", "dense": "dense", "rrf": "hybrid", "weighted": f"hybrid-weighted-w{weight}"}
+    """The app's retrieval in each ragcore.retrieval mode (weighted at the given weight)."""
+    return {"lexical": "production-lexical", "dense": "production-dense", "rrf": "production-rrf",
+            "weighted": f"production-weighted-w{weight}"}
 
 
 def tune_fusion(settings, ws: Workspace, size: int = 1000, train_questions: int = 1000,
                 dev_limit: int | None = None, weights: Sequence[float] | None = None) -> dict:
-    """What `RETRIEVAL_MODE=auto` should use for the workspace's default embedder, from TQuAD train.
+    """What `RETRIEVAL_MODE=auto` should use for the workspace's default embedder, from TQuAD train,
+    measured on the app's own retrieval (`ragcore.retrieval.search` over the corpus stored once in
+    the size's namespace).
 
-    The dense weight comes from `eval.retrievers.tune_weight` (the one tuning function, the same
-    the sweep's `hybrid-weighted` runs); the mode is the best of the four modes' exact lab
-    counterparts on the same train questions (Recall@5, then MRR@10; ties → the earlier of
-    weighted, rrf, lexical, dense). Dev is only reported: a sweep of the four at the chosen
-    weight with bootstrap CIs and paired tests against the chosen mode. Returns the report and
-    the `ragcore/measured/retrieval.json` entry (`ragcore.retrieval.measurements.write_measured`)."""
+    The dense weight comes from `eval.retrievers.tune_production_weight` (the one tuning
+    function); the mode is the best of the four production modes on the same train questions
+    (Recall@5, then MRR@10; ties → the earlier of weighted, rrf, lexical, dense). Dev is only
+    reported: the four at the chosen weight and `production` as it ships today (mode and weight
+    of ragcore/measured/retrieval.json), with bootstrap CIs and paired tests against the chosen
+    mode; each production run carries its exact numpy reference (`extras`). Returns the report
+    and the `ragcore/measured/retrieval.json` entry (`ragcore.retrieval.measurements.write_measured`)."""
     from datetime import date
 
-    from eval.retrievers import WEIGHT_GRID, WeightedRetriever, tune_weight
+    from eval.retrievers import WEIGHT_GRID, tune_production_weight
     from eval.tquad import sample_train_questions
+    from ragcore.retrieval import measurements as measured
 
     if not ws.corpus.train_questions:
         raise ValueError("tuning needs TQuAD train questions, and this corpus has none")
-    tuner = WeightedRetriever("default", train_questions=train_questions)
-    tuning = tune_weight(ws, size, tuner, tuple(weights) if weights else WEIGHT_GRID)
+    embedder = ws.embedder("default")
+    shipped = measured.retrieval_default(embedder.name)
+    tuning = tune_production_weight(ws, size, train_questions, tuple(weights) if weights else WEIGHT_GRID,
+                                    keep_namespace=True)
     weight = tuning["weight"]
     train = sample_train_questions(ws.corpus, train_questions)
     rel = relevance(ws.chunks(size), train)
     names = mode_retrievers(weight)
     on_train = {}
     for mode in ("weighted", "rrf", "lexical", "dense"):
-        scores = metrics.per_question(make_retriever(names[mode]).rank(ws, size, train, "train", DEPTH).tolist(), rel)
+        retriever = make_retriever(names[mode])
+        retriever.keep_namespace = True
+        scores = metrics.per_question(retriever.rank(ws, size, train, "train", DEPTH).tolist(), rel)
         on_train[mode] = {m: float(scores[m].mean()) for m in metrics.METRICS}
     mode = max(on_train, key=lambda m: (on_train[m]["recall@5"], on_train[m]["mrr@10"]))
-    result = run_sweep(settings, SweepConfig(retrievers=list(names.values()), chunk_sizes=[size], limit=dev_limit,
-                                             baseline=names[mode], train_questions=train_questions), ws.progress,
-                       workspace=ws)
+    result = run_sweep(settings, SweepConfig(retrievers=[*names.values(), "production"], chunk_sizes=[size],
+                                             limit=dev_limit, baseline=names[mode], train_questions=train_questions),
+                       ws.progress, workspace=ws)
     dev = {run.retriever: result.summaries[run.key] for run in result.runs}
     chosen = dev[names[mode]]["recall@5"]
-    embedder = ws.embedder("default")
     n_dev = len(result.questions)
     entry = {
         "mode": mode,
         "weight": weight,
-        "measured": (f"weight tuned on {tuning['train_questions']:,} TQuAD train questions (eval.retrievers.tune_weight, "
-                     f"grid {min(g['weight'] for g in tuning['grid']):.2f}-{max(g['weight'] for g in tuning['grid']):.2f}, "
-                     f"Recall@5 then MRR@10): w = {weight}; mode chosen on the same train questions "
-                     f"(Recall@5 " + ", ".join(f"{m} {v['recall@5']:.3f}" for m, v in on_train.items()) + "); "
-                     f"reported on {n_dev} dev questions at {size} chars: {mode} Recall@5 {chosen['mean']:.3f} "
-                     f"[{chosen['ci'][0]:.3f}-{chosen['ci'][1]:.3f}] (scripts/tune_retrieval.py)"),
+        "measured": (f"weight tuned through the app's retrieval (eval.retrievers.tune_production_weight: "
+                     f"ragcore.retrieval.search, sentence windows {'on' if settings.dense_windows else 'off'}) on {tuning['train_questions']:,} TQuAD train "
+                     f"questions, grid {min(g['weight'] for g in tuning['grid']):.2f}-"
+                     f"{max(g['weight'] for g in tuning['grid']):.2f}, Recall@5 then MRR@10: w = {weight}; mode chosen "
+                     f"on the same train questions (Recall@5 " + ", ".join(f"{m} {v['recall@5']:.3f}" for m, v in on_train.items())
+                     + f"); reported on {n_dev} dev questions at {size} chars: {mode} Recall@5 {chosen['mean']:.3f} "
+                     f"[{chosen['ci'][0]:.3f}-{chosen['ci'][1]:.3f}] (python -m eval fit retrieval)"),
         "when": date.today().isoformat(),
         "on": (f"TQuAD v0.1 train (tuning) / dev (report), {size}-char chunks, {embedder.name}"
                + (f", first {dev_limit} dev questions only" if dev_limit else "")),
     }
     return {"embedder": embedder.name, "chunk_size": size, "tuning": tuning, "train_modes": on_train,
-            "mode": mode, "weight": weight, "dev": dev, "dev_questions": n_dev,
-            "dev_comparisons": result.comparisons, "entry": entry}
+            "mode": mode, "weight": weight, "shipped": {"mode": shipped.mode, "weight": shipped.weight},
+            "dev": dev, "dev_questions": n_dev, "dev_comparisons": result.comparisons,
+            "production": {k: v for k, v in result.extras.items() if v}, "entry": entry}

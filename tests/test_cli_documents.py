@@ -76,9 +76,11 @@ def test_failures_exit_non_zero_with_the_message(cli, tmp_path):
     assert code == 1 and "okunamadı" in err
     code, _, err = cli("chunks", "12345")
     assert code == 1 and "bulunamadı" in err
-    with pytest.raises(SystemExit) as info:  # argparse refuses an unknown role before anything runs
-        cli("ingest", str(fake), "--roles", "muhasebe")
-    assert info.value.code == 2
+    real = tmp_path / "talimat.pdf"  # roles are data (migration 021): the roles registry refuses an unknown one
+    real.write_bytes(pdfs.text_pdf(["Forklift en fazla saatte on kilometre hizla surulur."]))
+    code, _, err = cli("ingest", str(real), "--roles", "muhasebe")
+    assert code == 1 and "Bilinmeyen rol: muhasebe" in err
+    assert cli("documents", "--json")[1] == []
 
 
 def test_human_output_and_reembed(cli, tmp_path):

@@ -84,3 +84,51 @@ def test_production_lexical_is_an_exact_top_k_of_the_lab_bm25(settings, db):
         best = np.sort(scores[scores > 0])[::-1][:10]
         assert len(found) == len(best)
         np.testing.assert_allclose(scores[found], best, rtol=1e-9, atol=0)
+
+
+def _first_dev_articles(full: tquad.Corpus, n_questions: int) -> tquad.Corpus:
+    """The fewest first dev articles that hold `n_questions` questions, with those questions."""
+    n_articles = next(n for n in range(1, len(full.articles) + 1)
+                      if sum(q.article < n for q in full.dev_questions) >= n_questions)
+    questions = [q for q in full.dev_questions if q.article < n_articles][:n_questions]
+    return tquad.Corpus(full.articles[:n_articles], questions, [], 0, 0, 0, full.file_hashes)
+
+
+@needs_tquad
+def test_the_labs_tquad_path_and_the_app_agree_on_the_same_questions(settings, session_db):
+    """The lab's production top-5 is the chat's: `retrieve` called as `AnswerService._retrieve`
+    calls it (the mode `resolve_mode` picks, the settings' sentence windows), on 50 questions over
+    the lab's stored TQuAD corpus; and a weight the tuning passes reaches the app's SQL."""
+    from ragcore.retrieval import resolve_mode, retrieve
+
+    corpus = _first_dev_articles(tquad.cached_corpus(str(TQUAD_DIR)), 50)
+    questions = corpus.dev_questions
+    assert len(questions) == 50
+    ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda spec: HashEmbedder(), corpus=corpus)
+    lab, lab_weighted = rv.make_retriever("production"), rv.make_retriever("production-weighted-w0.2")
+    for retriever in (lab, lab_weighted):
+        retriever.namespace = lambda size: "eval_tquad_agree"
+        retriever.keep_namespace = True
+    database = None
+    try:
+        top = lab.rank(ws, 1000, questions, "dev", 5).tolist()
+        top_weighted = lab_weighted.rank(ws, 1000, questions, "dev", 5).tolist()
+        database = dbmod.open_database(settings, "eval_tquad_agree")
+        index = lab.chunk_index(database, ws, 1000)
+        embedder = HashEmbedder()
+
+        def app(question: str, **how) -> list[int]:
+            found = retrieve(database, embedder, question, "admin", k=5, windows=settings.dense_windows, **how)
+            return [index[s.chunk_id] for s in found.sources]
+
+        assert settings.dense_windows and lab.report[1000]["mode"] == resolve_mode(settings, embedder)
+        assert top == [app(q.question, mode=resolve_mode(settings, embedder)) for q in questions]
+        assert all(len(row) == 5 for row in top)
+        assert top_weighted == [app(q.question, mode="weighted", weight=0.2) for q in questions]
+        # the weight matters on these questions, so the equality above checks that it was passed
+        assert top_weighted != [app(q.question, mode="weighted", weight=0.8) for q in questions]
+    finally:
+        if database is None:
+            database = dbmod.open_database(settings, "eval_tquad_agree")
+        dbmod.drop_namespace(database, "eval_tquad_agree")
+        database.close()

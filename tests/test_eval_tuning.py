@@ -1,47 +1,54 @@
-"""The scripts that write ragcore/measured/*.json: one weight tuner, a tuning/reporting split for
+"""The fitting tools (`python -m eval fit`) that write ragcore/measured/*.json: one weight tuner, a tuning/reporting split for
 the refusal threshold, and the bench's write path being the upload's."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from eval import metrics, tquad
 from eval import retrievers as rv
-from eval import tquad
+from eval.fit import FITS, subset
+from eval.relevance import relevance
 from eval.sweep import make_workspace, mode_retrievers, tune_fusion
 from ragcore.retrieval import Evidence, measurements
 from tests.conftest import TQUAD_DIR
 from tests.test_eval_retrievers import HashEmbedder
 
-REPO = Path(__file__).resolve().parent.parent
 needs_tquad = pytest.mark.needs_data("tquad")
 
 
 def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The fitting tool `python -m eval fit <name>` runs."""
+    return importlib.import_module(FITS[name])
 
 
 @needs_tquad
 def test_tune_fusion_uses_the_one_weight_tuner_and_writes_a_readable_entry(settings, tmp_path, session_db):
-    corpus = _script("tune_retrieval").subset(tquad.cached_corpus(str(TQUAD_DIR)), 12)
+    corpus = subset(tquad.cached_corpus(str(TQUAD_DIR)), 12)
     assert corpus.train_questions and corpus.dev_questions
     assert all(corpus.articles[q.article].split == "train" for q in corpus.train_questions)
     ws = make_workspace(settings, cache_db=session_db, embedder_factory=lambda s: HashEmbedder(), corpus=corpus)
     report = tune_fusion(settings, ws, 1000, train_questions=40, dev_limit=30, weights=(0.0, 0.3, 0.6, 1.0))
-    # the weight is the sweep's own tuning of hybrid-weighted on the same train questions
-    again = rv.tune_weight(ws, 1000, rv.WeightedRetriever("default", train_questions=40), (0.0, 0.3, 0.6, 1.0))
-    assert report["weight"] == again["weight"] and report["tuning"]["grid"] == again["grid"]
+    # the weight is tuned through the app's retrieval: each grid point is production-weighted at that weight
+    train = tquad.sample_train_questions(corpus, 40)
+    rel = relevance(ws.chunks(1000), train)
+    for point in report["tuning"]["grid"]:
+        top = rv.make_retriever(f"production-weighted-w{point['weight']}").rank(ws, 1000, train, "train", 10)
+        assert metrics.per_question(top.tolist(), rel)["recall@5"].mean() == pytest.approx(point["recall@5"])
+    best_weight = max(report["tuning"]["grid"], key=lambda g: (g["recall@5"], g["mrr@10"], -g["weight"]))["weight"]
+    assert report["weight"] == best_weight and "ragcore.retrieval.search" in report["tuning"]["path"]
     best = max(report["train_modes"], key=lambda m: (report["train_modes"][m]["recall@5"],
                                                      report["train_modes"][m]["mrr@10"]))
     assert report["mode"] == best
-    assert set(report["dev"]) == set(mode_retrievers(report["weight"]).values()) and report["dev_questions"] == 30
+    assert set(report["dev"]) == {*mode_retrievers(report["weight"]).values(), "production"}
+    assert report["dev_questions"] == 30
+    assert report["production"]["production@1000"]["exact_counterpart"]  # each run with its numpy reference
+    with session_db.connection() as conn:  # the tuning's namespace is dropped after the report
+        assert conn.execute("SELECT to_regnamespace('eval_tquad_1000') IS NULL").fetchone()[0]
     for file in (measurements.RETRIEVAL_FILE, measurements.THRESHOLDS_FILE):
         shutil.copy(measurements.MEASURED_DIR / file, tmp_path / file)
     measurements.write_measured(measurements.RETRIEVAL_FILE, "hash-bow-64", report["entry"], tmp_path)
@@ -68,7 +75,7 @@ def _cases(rng: np.random.Generator) -> list[dict]:
 
 
 def test_threshold_calibration_tunes_on_one_half_and_reports_on_the_other(tmp_path):
-    cal = _script("calibrate_threshold")
+    cal = _script("threshold")
     cases = _cases(np.random.default_rng(0))
     halves = cal.split([c["kind"] for c in cases])
     assert halves == cal.split([c["kind"] for c in cases])  # seeded
@@ -132,7 +139,7 @@ def test_the_quote_check_keeps_the_quotes_that_were_right_and_answers_no_more_un
     from ragcore.retrieval import ANSWER, CLOSEST, QuoteSignals, Threshold, abstention
     from tests.abstention_support import gate_model, gate_retrieval
 
-    cal = _script("calibrate_abstention")
+    cal = _script("abstention")
     gate = gate_model(answer_at=0.9, closest_at=0.0)
     threshold = Threshold(0.5, "cosine", "test")
     # Ten questions: the quoter's best sentence is sure for the right quotes and unsure for the
@@ -175,7 +182,7 @@ def test_the_gate_holds_each_domains_limit_on_unanswerable_cases():
     limit would let the larger domain's cases decide the cut for both."""
     from ragcore.retrieval import abstention
 
-    cal = _script("calibrate_abstention")
+    cal = _script("abstention")
     # laws: unanswerable cosines 0.70–0.79, answerable 0.80–0.89; TQuAD (4× the cases): both spread over 0.75–0.95.
     train = [_gate_case(f"lu{i}", 0.70 + 0.01 * i, False, "laws") for i in range(10)]
     train += [_gate_case(f"la{i}", 0.80 + 0.01 * i, True, "laws") for i in range(10)]
@@ -204,7 +211,7 @@ def test_the_quote_check_counts_each_domain_once_whatever_its_size():
     from ragcore.retrieval import ANSWER, Threshold
     from tests.abstention_support import gate_model
 
-    cal = _script("calibrate_abstention")
+    cal = _script("abstention")
     gate = gate_model(answer_at=0.0, closest_at=0.0)
     threshold = Threshold(0.5, "cosine", "test")
     train = [_gate_case(f"lr{i}", 0.9, True, "laws", right=True, sure=0.9) for i in range(4)]

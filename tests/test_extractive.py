@@ -206,7 +206,7 @@ def test_the_shipped_model_file_describes_its_training() -> None:
 
 
 def test_a_missing_or_broken_model_file_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(ExtractiveModelError, match="train_extractive"):
+    with pytest.raises(ExtractiveModelError, match="fit extractive"):
         load_model_file(tmp_path / "missing.json")
     good = json.loads(extractive_model.MODEL_FILE.read_text(encoding="utf-8"))
     broken = tmp_path / "broken.json"

@@ -38,8 +38,8 @@ def render_group_roles(ctx: AppContext, me: User) -> None:
                "Değişiklik, kullanıcının bir sonraki girişinde ya da dizin denetiminde geçerli olur.")
     configured = _configured(ctx)
     if not configured:
-        st.info("Dizin girişi ayarlanmamış (LDAP_URL ya da OIDC_ISSUER_URL). Eşlemeleri şimdiden girebilirsiniz; "
-                "ayarlandığında geçerli olur.")
+        st.info("Şirket dizininden giriş (Active Directory / LDAP ya da OpenID Connect) henüz ayarlanmamış. "
+                "Eşlemeleri şimdiden girebilirsiniz; sunucu ayarlandığında geçerli olur.")
     flash = st.session_state.pop(FLASH, None)
     if flash:
         alert(*flash)

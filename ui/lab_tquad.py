@@ -60,7 +60,7 @@ def render_new_tquad_runs(ctx: AppContext, admin: User) -> None:
     left, right = st.columns(2)
     with left, st.form("lab_tquad_retrieval"):
         st.markdown("**Arama değerlendirmesi**")
-        names = st.multiselect("Arama yöntemleri", known_retrievers(), default=["bm25", "bm25-prefix5", "dense", "hybrid"],
+        names = st.multiselect("Arama yöntemleri", known_retrievers(), default=["production", "bm25"],
                                key="lab_tq_retrievers", format_func=retriever_label)
         sizes = st.multiselect("Parça boyutları", list(CHUNK_SIZES), default=[1000], key="lab_tq_sizes")
         depth = st.slider("Değerlendirilen sonuç sayısı", 5, 50, 10, key="lab_tq_depth",

@@ -37,7 +37,7 @@ def render_watch_status(ctx: AppContext) -> None:
                 remember_job(job.id)
                 st.rerun()
         if not files:
-            st.info("Klasör henüz taranmadı.")
+            st.info("İzlenen klasör henüz taranmadı.")
             return
         st.dataframe(pd.DataFrame({
             "Dosya": [f.path for f in files],

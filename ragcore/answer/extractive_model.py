@@ -4,7 +4,7 @@ A small logistic regression over a handful of features of (question, candidate s
 source): embedding similarity (question as a query, sentences as passages), idf-weighted lexical
 overlap, whether the sentence holds what the question asks for (`ragcore.answer.question_types`),
 length, source rank and position. The coefficients are data, not code:
-`scripts/train_extractive.py` fits them on TQuAD *train* questions and writes
+`python -m eval fit extractive` fits them on TQuAD *train* questions and writes
 `ragcore/measured/extractive.json`, which this module loads on first use (a missing or invalid
 file is an error). Applying them needs numpy only.
 """
@@ -209,7 +209,7 @@ def load_model_file(path: Path = MODEL_FILE) -> ModelFile:
     try:
         payload = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise ExtractiveModelError(f"{path} is missing: run `python scripts/train_extractive.py`") from exc
+        raise ExtractiveModelError(f"{path} is missing: run `python -m eval fit extractive`") from exc
     except (OSError, json.JSONDecodeError) as exc:
         raise ExtractiveModelError(f"{path} cannot be read as JSON: {exc}") from exc
     if not isinstance(payload, dict) or not isinstance(payload.get("models"), dict):

@@ -4,7 +4,7 @@ One cosine cut, calibrated on questions worded like the laws, told employees "no
 documents" for most everyday-worded questions whose answer was there. The gate now reads
 several signals of the retrieval (best cosine, lexical coverage, score margins, whether the two
 legs agree) through a logistic model fitted on the development set's
-train half (scripts/calibrate_abstention.py → ragcore/measured/abstention.json), with two
+train half (`python -m eval fit abstention` → ragcore/measured/abstention.json), with two
 operating points chosen on that half:
 
 - p ≥ answer_at: *answer*, as before, with citations (with the extractive quoter, the quote

@@ -9,9 +9,9 @@ below lists each mode explicitly so a later per-mode measurement can differ):
   present in the best BM25 chunk (model-independent);
 - `mean` of the two — the signal chosen for USE.
 
-How it was measured (scripts/calibrate_threshold.py, 2026-11-30, embedded USE, chunks 1000/150):
+How it was measured (`python -m eval fit threshold`, 2026-11-30, embedded USE, chunks 1000/150):
 Laws 6331 (isg, personel) and 4857 (ik, personel) ingested. Answerable: the 32 hand-written
-questions of scripts/law_questions.json asked by every role that may read the answer
+questions of eval/gold/law_questions.json asked by every role that may read the answer
 (64 cases). Unanswerable (242 cases): 20 off-topic company questions × roles isg/ik/personel,
 each law question asked by the role that cannot read that law (32), and 150 TQuAD dev history
 questions (seed 0) as personel.
@@ -32,7 +32,7 @@ used: coverage ≥ 0.45 answered 98.4 % and refused 88.4 % on the same cases.
 REFUSAL_THRESHOLD overrides the value (of the signal in force).
 
 The values in force are data: `ragcore/measured/thresholds.json` (an entry per recorded index
-name, written by scripts/calibrate_threshold.py, and the model-independent default for
+name, written by `python -m eval fit threshold`, and the model-independent default for
 embedders without one, e.g. e5 until it is calibrated).
 """
 

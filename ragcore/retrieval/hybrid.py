@@ -50,7 +50,7 @@ BM25_EPSILON = bm25.EPSILON
 # Per leg; fusion needs more than the k it returns. The weighted fusion min-max normalises each
 # leg over its own candidates and gives a chunk the other leg did not return 0 there, so a
 # deeper pool ranks the top better. Chosen on the everyday set's train half (e5, windows: the
-# depth with the highest Recall@5 + MRR@10 of 50 … 600, scripts/fusion_tuning.py) and measured
+# depth with the highest Recall@5 + MRR@10 of 50 … 600, eval/experiments/fusion_tuning.py) and measured
 # on its dev half, the paraphrase set and TQuAD (docs/retrieval.md, "Fusion").
 MIN_CANDIDATES = 160
 # A law's transitional articles ("Geçici Madde N": the passage from the old rules to the new, for
@@ -58,7 +58,7 @@ MIN_CANDIDATES = 160
 # today rarely means them: "İşveren beni haber vermeden işten çıkarabilir mi?" ranked 4857's
 # Geçici Madde 10 first. The fused score of a chunk of one is multiplied by this weight; the
 # single-leg modes are left as they are. Chosen on the everyday set's train half at the depth
-# above (0.3 … 1, the highest Recall@5 + MRR@10, scripts/fusion_tuning.py); TQuAD's chunks have
+# above (0.3 … 1, the highest Recall@5 + MRR@10, eval/experiments/fusion_tuning.py); TQuAD's chunks have
 # no articles, so it changes only the law questions (docs/retrieval.md, "Fusion").
 TRANSITIONAL_PATTERN = "Geçici Madde%"
 TRANSITIONAL_WEIGHT = 0.5
@@ -697,10 +697,12 @@ def search(
     k: int,
     mode: str | None = None,
     settings: Settings | None = None,
+    weight: float | None = None,
     scope: Scope | None = None,
 ) -> list[Source]:
-    """Top-k permitted chunks for a question (mode None: RETRIEVAL_MODE or the backend default)."""
+    """Top-k permitted chunks for a question (mode None: RETRIEVAL_MODE or the backend default;
+    weight None: the dense weight measured for the embedder; the lab's tuning passes one)."""
     settings = settings or Settings()
     concrete = resolve_mode(settings, embedder, mode)
-    return retrieve(db, embedder, question, role, k=k, mode=concrete, windows=settings.dense_windows,
-                    scope=scope).sources
+    return retrieve(db, embedder, question, role, k=k, mode=concrete, weight=weight,
+                    windows=settings.dense_windows, scope=scope).sources

@@ -1,4 +1,4 @@
-"""Fit the extractive answerer's sentence model: `python scripts/train_extractive.py`.
+"""Fit the extractive answerer's sentence model: `python -m eval fit extractive`.
 
 It is fitted on TQuAD train plus the everyday development set's train half, because a model fitted
 on TQuAD alone learns that the answer shares the question's words — true of TQuAD's questions,
@@ -48,18 +48,13 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
 from eval.answers import exact_match, token_recall
+from eval.fit.setup import cached_embedder, sample_laws
 from eval.gold_split import DEV, TRAIN, everyday_split
 from eval.goldset import GoldQuestion
-from eval.goldstore import SAMPLE_CORPUS
-from eval.lab_corpus import LabCachedEmbedder, built_index, sample_corpus
 from eval.report import provenance
 from eval.retrievers import BM25Index, tokenize_all, top_indices
 from eval.tquad import PARAGRAPH_SEPARATOR, TRAIN_FILE, Corpus, Question, chunk_corpus, load_corpus
-from ragcore import embed
 from ragcore.answer import extractive, extractive_model, sentences
 from ragcore.core import (
     Settings,
@@ -94,7 +89,7 @@ def make_embedder(spec: str, settings: Settings, db: Database):
     """The app's own embedder for `spec` ("e5" or "use"), behind the shared embedding cache."""
     if spec not in EMBEDDERS:
         raise ValueError(f"unknown embedder {spec!r} (e5 or use)")
-    return LabCachedEmbedder(embed.make_embedder(settings.with_(embed_backend=spec)), db)
+    return cached_embedder(settings, db, spec)
 
 
 def vectors(embedder, role: str, texts: Sequence[str]) -> np.ndarray:
@@ -191,8 +186,7 @@ def everyday_examples(settings: Settings, db: Database) -> dict[str, list[Exampl
     the question's first asking role; label = the unit holds every key fact of the question.
     """
     embedder = make_embedder(CONTEXT_EMBEDDER, settings, db)
-    documents = sample_corpus(settings, SAMPLE_CORPUS)
-    with built_index(settings, db, embedder, EVERYDAY_NAMESPACE, documents) as index:
+    with sample_laws(settings, db, embedder, EVERYDAY_NAMESPACE) as (index, _documents):
         mode = resolve_mode(settings, embedder)
         examples: dict[str, list[Example]] = {}
         for half, questions in everyday_split().items():
@@ -468,7 +462,7 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
     card = provenance()
     payload = {
         "what": "ragcore.answer.extractive sentence model: logistic regression, P(sentence holds the answer)",
-        "produced_by": "scripts/train_extractive.py",
+        "produced_by": "python -m eval fit extractive",
         "date": card["created"],
         "code": card["code"],
         "machine": card["machine"],
@@ -518,13 +512,13 @@ def report_dev(settings: Settings, embedders: Sequence[str], db: Database) -> di
     return report
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embedders", default=",".join(EMBEDDERS), help="comma-separated: e5, use")
     parser.add_argument("--out", type=Path, default=extractive_model.MODEL_FILE)
     parser.add_argument("--report-dev", action="store_true", help="report the stored model on dev; fit nothing")
-    args = parser.parse_args(argv)
-    settings = Settings.from_env()
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
     embedders = [e for e in args.embedders.split(",") if e]
     with open_database(settings) as db:  # only for the shared embedding cache
         if args.report_dev:
@@ -535,7 +529,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(json.dumps(brief, indent=1))
     print(f"written: {args.out}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

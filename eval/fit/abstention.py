@@ -1,4 +1,4 @@
-"""Fit the three-outcome gate for the configured embedder: `python scripts/calibrate_abstention.py`.
+"""Fit the three-outcome gate for the configured embedder: `python -m eval fit abstention`.
 
 1. The three sample laws go in as an upload puts them (`eval.lab_corpus`, the roles of
    eval/gold/paraphrase_laws.corpus.json) in a namespace of the app's database.
@@ -29,7 +29,7 @@
 Prints a JSON report (written with --out); with `--write` the model becomes the embedder's entry
 in ragcore/measured/abstention.json. The embedding cache makes reruns cheap:
 
-    EMBED_BACKEND=e5 python scripts/calibrate_abstention.py --write --out docs/eval_runs/abstention-e5.json
+    EMBED_BACKEND=e5 python -m eval fit abstention --write --out docs/eval_runs/abstention-e5.json
 """
 
 from __future__ import annotations
@@ -37,27 +37,22 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
+from eval.fit.setup import cached_embedder, sample_laws
 from eval.gold_run import index_chunks
 from eval.gold_run import outcome as gold_outcome
 from eval.gold_split import DEV, TRAIN, everyday_split, kind_of
 from eval.gold_stats import relevant_chunks
 from eval.goldset import GoldQuestion, parse_jsonl
-from eval.goldstore import SAMPLE_CORPUS, SAMPLE_FILE
-from eval.lab_corpus import LabCachedEmbedder, built_index, sample_corpus
+from eval.goldstore import SAMPLE_FILE
 from eval.report import provenance, write_card
 from ragcore import store as dbmod
 from ragcore.answer.extractive import choose_quote, quote
 from ragcore.core import STATUS_ANSWERED, Settings
-from ragcore.embed import make_embedder
 from ragcore.retrieval import (
     ANSWER,
     CLOSEST,
@@ -355,8 +350,7 @@ def outcomes(cases: list[dict], model: AbstentionModel | None, threshold) -> dic
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--write", action="store_true", help="record the model in ragcore/measured/abstention.json")
     parser.add_argument("--out", type=Path, help="write the JSON report here")
     parser.add_argument("--max-answered-unanswerable", type=float, default=MAX_ANSWERED_UNANSWERABLE)
@@ -369,14 +363,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quote-check", action=argparse.BooleanOptionalAction, default=True,
                         help="also fit the quote check an extractive answer needs (the e5 entry has one; "
                              "--no-quote-check fits the gate alone)")
-    args = parser.parse_args(argv)
 
-    settings = Settings.from_env()
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
     started = time.time()
     with dbmod.open_database(settings) as public:
-        embedder = LabCachedEmbedder(make_embedder(settings), public)
-        documents = sample_corpus(settings, SAMPLE_CORPUS)
-        with built_index(settings, public, embedder, NAMESPACE, documents) as index:
+        embedder = cached_embedder(settings, public)
+        with sample_laws(settings, public, embedder, NAMESPACE) as (index, documents):
             mode = resolve_mode(settings, embedder)
             k = settings.top_k
             halves = everyday_split()
@@ -400,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quote_check:
         model = fit_quote_check(train, model, limits)
     report = {
-        "run": run, "script": "scripts/calibrate_abstention.py", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
+        "run": run, "script": "python -m eval fit abstention", "embedder": embedder.name, "mode": mode, "k": k, "windows": windows,
         "limits": {"max_answered_unanswerable": limits, "max_refused_answerable": args.max_refused_answerable},
         "seconds": round(time.time() - started, 1),
         "model": model.as_entry(),
@@ -418,7 +411,3 @@ def main(argv: list[str] | None = None) -> int:
         write_card(args.out, report)
     print(json.dumps(report, ensure_ascii=False, indent=2))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""How should the two legs' candidates become one ranking? `python scripts/fusion_tuning.py`.
+"""How should the two legs' candidates become one ranking? `python -m eval.experiments.fusion_tuning`.
 
 Two settings of `ragcore.retrieval.Fusion`, measured through the app's own retrieval:
 
@@ -26,12 +26,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from eval import metrics
 from eval.gold_run import index_chunks
@@ -129,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             weight_sweep = sweep(index, embedder, sets, documents,
                                  [Fusion(depth=depth, transitional_weight=w) for w in weights], **run)
     report = {
-        "run": provenance(), "script": "scripts/fusion_tuning.py", "embedder": embedder.name, **run,
+        "run": provenance(), "script": "eval/experiments/fusion_tuning.py", "embedder": embedder.name, **run,
         "previous": label(PREVIOUS), "app": label(FUSION),
         "rule": "the train half's highest Recall@5 + MRR@10, the setting nearer the previous one on a tie",
         "depths": depth_sweep, "transitional_weights": weight_sweep,

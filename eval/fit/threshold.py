@@ -1,8 +1,8 @@
-"""Calibrate the refusal threshold for the configured embedder: `python scripts/calibrate_threshold.py`.
+"""Calibrate the refusal threshold for the configured embedder: `python -m eval fit threshold`.
 
 1. Modes on the laws: Laws 6331 (isg, personel) and 4857 (ik, personel) ingested as an upload
    puts them (`ragcore.documents.ingest.ingest_pdf`); the hand-written questions of
-   scripts/law_questions.json asked by each role that may read the answer; hit = the right
+   eval/gold/law_questions.json asked by each role that may read the answer; hit = the right
    article on one of the right pages in the top 5.
 2. Refusal: the evidence signals (ragcore.retrieval.hybrid.Evidence, from the app's retrieval SQL) of
    answerable questions versus unanswerable ones — off-topic company questions (roles isg, ik,
@@ -18,9 +18,9 @@ embedder's entry in ragcore/measured/thresholds.json. Runs on the configured emb
 (EMBED_BACKEND=e5 for the embedded e5, use, ollama), in throw-away namespaces of the app's
 database, whose embedding cache makes reruns cheap:
 
-    EMBED_BACKEND=e5 python scripts/calibrate_threshold.py --write
+    EMBED_BACKEND=e5 python -m eval fit threshold --write
 
-The fusion mode and dense weight are tuned elsewhere, by scripts/tune_retrieval.py.
+The fusion mode and dense weight are tuned elsewhere, by `python -m eval fit retrieval`.
 """
 
 from __future__ import annotations
@@ -29,15 +29,12 @@ import argparse
 import json
 import math
 import random
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
+from eval.fit.setup import cached_embedder
 from eval.metrics import auc
 from eval.report import write_card
 from ragcore import store as dbmod
@@ -53,13 +50,7 @@ from ragcore.retrieval import (
 HISTORY_QUESTIONS = 150
 SPLIT_SEED = 0
 MIN_ANSWERED = 0.95
-
-
-def _embedder(settings: Settings, cache_db: dbmod.Database):
-    """The configured embedder behind the database's shared embedding cache."""
-    from ragcore.embed import CachedEmbedder, make_embedder
-
-    return CachedEmbedder(make_embedder(settings), cache_db, cache_questions=True)
+LAW_QUESTIONS = Path(__file__).resolve().parent.parent / "gold" / "law_questions.json"
 
 
 def _fresh(url: str, namespace: str) -> dbmod.Database:
@@ -162,7 +153,7 @@ def answering_threshold(pos: list[float], neg: list[float], min_answered: float 
 def laws(url: str, settings: Settings, embedder, *, history: int = HISTORY_QUESTIONS,
          law_questions: int | None = None) -> dict:
     """Mode hit rates on the laws and the evidence of every case (the modes' first, rrf)."""
-    spec = json.loads((REPO / "scripts" / "law_questions.json").read_text(encoding="utf-8"))
+    spec = json.loads(LAW_QUESTIONS.read_text(encoding="utf-8"))
     db = _fresh(url, "calibration_laws")
     try:
         dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
@@ -241,12 +232,11 @@ def measured_entry(embedder_name: str, result: dict, n_answerable: int, n_unansw
                      f"reporting half ({r['n_answerable']}/{r['n_unanswerable']}): AUC {r['auc']}, "
                      f"{r['answerable_answered']:.1%} answered, {r['unanswerable_refused']:.1%} refused"),
         "when": date.today().isoformat(),
-        "on": f"Laws 6331 + 4857, {embedder_name}, default chunks (scripts/calibrate_threshold.py)",
+        "on": f"Laws 6331 + 4857, {embedder_name}, default chunks (python -m eval fit threshold)",
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--min-answered", type=float, default=MIN_ANSWERED,
                         help="share of the tuning half's answerable cases the threshold must answer")
@@ -255,16 +245,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--law-questions", type=int, help="first N law and off-topic questions only (quick look)")
     parser.add_argument("--write", action="store_true", help="record the entry in thresholds.json")
     parser.add_argument("--measured-dir", type=Path, help="folder of the measured files (default ragcore/measured)")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
     partial = args.law_questions is not None or args.history_questions != HISTORY_QUESTIONS
     if args.write and partial and args.measured_dir is None:
-        parser.error("a partial run (--law-questions/--history-questions) may only --write into --measured-dir")
-    settings = Settings.from_env()
+        raise ValueError("a partial run (--law-questions/--history-questions) may only --write into --measured-dir")
     # The app's database (embedded under DATA_DIR unless DATABASE_URL is set): its embedding cache
     # makes reruns cheap; the work happens in a throw-away namespace, dropped at the end.
     url = dbmod.database_url(settings)
     cache_db = dbmod.open_database(settings)
-    embedder = _embedder(settings, cache_db)
+    embedder = cached_embedder(settings, cache_db)
     started = time.perf_counter()
     try:
         law = laws(url, settings, embedder, history=args.history_questions, law_questions=args.law_questions)
@@ -287,7 +278,3 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         write_card(args.out, report)  # the report with its run card (commit, dirty, machine, date, command)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

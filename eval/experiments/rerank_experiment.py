@@ -1,4 +1,4 @@
-"""Would a learned reranker beat the single fusion weight? `python scripts/rerank_experiment.py`.
+"""Would a learned reranker beat the single fusion weight? `python -m eval.experiments.rerank_experiment`.
 
 Issue 20 asks for a learned fusion over per-candidate features in place of the single dense
 weight "where it wins". This script measures that before any of it goes into the app:
@@ -23,14 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from eval import metrics
 from eval.gold_run import index_chunks
@@ -144,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                      for name, qs in ((TRAIN, halves[TRAIN]), (DEV, halves[DEV]), ("paraphrase", paraphrase))}
             model, means, scales = fit(cases[TRAIN])
             report = {
-                "run": provenance(), "script": "scripts/rerank_experiment.py", "embedder": embedder.name, "mode": mode,
+                "run": provenance(), "script": "eval/experiments/rerank_experiment.py", "embedder": embedder.name, "mode": mode,
                 "windows": settings.dense_windows, "candidates": args.candidates, "features": list(FEATURES),
                 "coefficients": [round(float(c), 4) for c in model.coef_[0]],
                 "seconds": round(time.time() - started, 1),

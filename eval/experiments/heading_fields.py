@@ -1,5 +1,5 @@
 """Article headings and the document's title as fields of the lexical leg (issue 20, item 2):
-an in-memory measurement, `python scripts/heading_fields.py [--tquad] [--out FILE]`.
+an in-memory measurement, `python -m eval.experiments.heading_fields [--tquad] [--out FILE]`.
 
 Only the chunk that starts an article holds its heading lines ("Kıdem tazminatı"); the
 continuation chunks of a long article do not, and the law's title is in its first chunk alone.
@@ -28,7 +28,6 @@ character chunks, each chunk's article title as the title field) for a regressio
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,9 +35,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from eval import metrics
 from eval.gold_cases import cases_of
