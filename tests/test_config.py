@@ -5,7 +5,7 @@ import pytest
 
 from ragcore.core import SETTINGS_DOC, Settings, SettingsError
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+CONFIGURATION = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 
 
 def test_defaults_without_environment(tmp_path):
@@ -111,8 +111,8 @@ def test_secrets_are_not_in_repr():
     assert "kkkk" not in repr(s) and "pppp" not in repr(s) and "sk-x" not in repr(s)
 
 
-def test_every_setting_is_documented_in_readme():
-    text = README.read_text(encoding="utf-8")
+def test_every_setting_is_documented_in_the_configuration_doc():
+    text = CONFIGURATION.read_text(encoding="utf-8")
     missing = [name for name in SETTINGS_DOC if f"`{name}`" not in text]
     assert missing == []
 

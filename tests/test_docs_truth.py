@@ -90,3 +90,8 @@ def test_a_missing_module_is_noticed():
     assert _module_exists("ragcore.retrieval.hybrid")
     assert not _path_exists("scripts/no_such_script.py")
     assert not _migration_exists("003_no_such.sql")
+
+
+def test_the_readme_stays_one_screenful_per_section():
+    """Issue 40: at most 250 lines; the rest lives in docs/."""
+    assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 250
