@@ -45,6 +45,13 @@ def work(settings, embedder) -> None:
     jobs.run_worker(settings, wait=False, embedder_factory=lambda: embedder)
 
 
+def stored_by_a_scan(db, settings, embedder) -> jobs.ScanReport:
+    """Scan, let a worker store what the scan queued, and scan again to record it."""
+    jobs.scan(db, settings)
+    work(settings, embedder)
+    return jobs.scan(db, settings)
+
+
 def documents_by_title(db) -> dict[str, tuple[str, ...]]:
     return {doc.title: tuple(doc.allowed_roles) for doc in list_documents(db, "admin")}
 
@@ -70,9 +77,7 @@ def test_new_files_take_their_folders_rule_and_are_stored_by_a_worker(db, watchi
 
 def test_an_unchanged_folder_queues_nothing(db, watching, share, embedder):
     put(share, "a.pdf", law("bir"))
-    jobs.scan(db, watching)
-    work(watching, embedder)
-    jobs.scan(db, watching)
+    stored_by_a_scan(db, watching, embedder)
 
     again = jobs.scan(db, watching)
 
@@ -82,9 +87,7 @@ def test_an_unchanged_folder_queues_nothing(db, watching, share, embedder):
 
 def test_a_touched_file_with_the_same_content_is_not_ingested_again(db, watching, share, embedder):
     path = put(share, "a.pdf", law("bir"))
-    jobs.scan(db, watching)
-    work(watching, embedder)
-    jobs.scan(db, watching)
+    stored_by_a_scan(db, watching, embedder)
     os.utime(path, ns=(1_000_000_000, 1_000_000_000))
 
     again = jobs.scan(db, watching)
@@ -95,9 +98,7 @@ def test_a_touched_file_with_the_same_content_is_not_ingested_again(db, watching
 
 def test_a_changed_file_replaces_its_document_once_the_new_content_is_stored(db, watching, share, embedder):
     path = put(share, "talimat.pdf", law("eski"))
-    jobs.scan(db, watching)
-    work(watching, embedder)
-    jobs.scan(db, watching)
+    stored_by_a_scan(db, watching, embedder)
     [old] = list_documents(db, "admin")
     path.write_bytes(law("yeni baret zorunludur"))
 
@@ -114,9 +115,7 @@ def test_a_changed_file_replaces_its_document_once_the_new_content_is_stored(db,
 
 def test_a_removed_file_is_retired_and_kept_and_comes_back_with_its_file(db, watching, share, embedder):
     path = put(share, "gecici.pdf", law("gecici"))
-    jobs.scan(db, watching)
-    work(watching, embedder)
-    jobs.scan(db, watching)
+    stored_by_a_scan(db, watching, embedder)
     [doc] = list_documents(db, "admin")
     data = path.read_bytes()
     path.unlink()
@@ -198,9 +197,7 @@ def test_a_broken_rule_file_refuses_its_folder_instead_of_guessing_roles(db, wat
 def test_a_walk_cut_by_the_file_limit_retires_nothing(db, watching, share, embedder):
     for name in ("a.pdf", "b.pdf", "c.pdf"):
         put(share, name, law(name))
-    jobs.scan(db, watching)
-    work(watching, embedder)
-    jobs.scan(db, watching)
+    stored_by_a_scan(db, watching, embedder)
 
     cut = jobs.scan(db, watching.with_(watch_max_files=1))
 
