@@ -169,7 +169,8 @@ def render_decision(outcome: str, sources: list, role: str) -> None:
     from ragcore.answer import CLOSEST_PASSAGES
     from ragcore.retrieval import ANSWER, CLOSEST
 
-    eyes = f" ({_reader_label(ROLE_LABELS, role)} gözüyle)"
+    several = len(reader_members(role)) > 1
+    eyes = f" ({_reader_label(ROLE_LABELS, role)} {'rollerinin' if several else 'rolünün'} gözüyle)"
     if outcome == ANSWER and sources:
         top = sources[0]
         st.success(escape_markdown(f"Sohbet bu soruyu cevaplar{eyes}. Dayanağı: {source_label(top)}."),
