@@ -274,7 +274,7 @@ def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database
     options = page.get_by_role("option")
     expect(options.first).to_be_visible()
     assert options.all_inner_texts() == ["Herkes", "Yönetici", "İş sağlığı ve güvenliği", "İnsan kaynakları",
-                                         "Üretim", "Tüm personel"]  # no "Select all"
+                                         "Üretim", "Tüm personel", "Denetçi"]  # no "Select all"
     page.keyboard.press("Escape")
     _pick_option(page, "Kimler okuyabilir?", "İş sağlığı ve güvenliği")
     _pick_option(page, "Kimler okuyabilir?", "Tüm personel")

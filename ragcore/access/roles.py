@@ -52,7 +52,10 @@ _COLUMNS = "name, label, description, builtin"
 
 def list_roles(conn_or_db: Database | psycopg.Connection) -> list[Role]:
     """Every role, admin first, then the built-in ones, then by name."""
-    sql = f"SELECT {_COLUMNS} FROM roles ORDER BY name <> 'admin', NOT builtin, created_at, name"
+    # The installation's roles in the order people know them (admin, isg, ik, uretim, personel,
+    # denetci), then the admin's own in the order they were made.
+    sql = (f"SELECT {_COLUMNS} FROM roles ORDER BY name <> 'admin', "
+           "array_position(ARRAY['isg', 'ik', 'uretim', 'personel', 'denetci'], name) NULLS LAST, created_at, name")
     if isinstance(conn_or_db, psycopg.Connection):
         return [Role(*row) for row in conn_or_db.execute(sql)]
     with conn_or_db.connection() as conn:
