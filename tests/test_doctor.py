@@ -72,7 +72,7 @@ def test_add_user_cli_reads_password_from_stdin_and_validates(pg_url, db, tmp_pa
                           cwd=REPO, env=os.environ | env, input="guvenli-parola\n", capture_output=True, text=True,
                           timeout=120)
     assert made.returncode == 0, made.stderr
-    assert json.loads(made.stdout)["role"] == "isg"
+    assert json.loads(made.stdout)["roles"] == ["isg"]
     short = subprocess.run([sys.executable, "-m", "ragcore", "add-user", "ayse", "ik", "--password-stdin"],
                            cwd=REPO, env=os.environ | env, input="kisa\n", capture_output=True, text=True, timeout=120)
     assert short.returncode == 1 and "en az 8" in short.stderr
