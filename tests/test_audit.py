@@ -79,7 +79,7 @@ def _ids(page: audit.AuditPage) -> list[str]:
 
 
 def test_only_an_admin_or_an_auditor_reads_the_trail(db, world, settings) -> None:
-    auditor = User(99, "denetim", "Denetçi", "denetci", True)
+    auditor = User(99, "denetim", "Denetçi", ("denetci",), True)
     assert audit.can_read_audit(world["admin"]) and audit.can_read_audit(auditor)
     for role in ROLES:
         if role != "admin":

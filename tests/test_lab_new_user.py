@@ -23,7 +23,7 @@ from tests.lab_support import GOLD_JSONL
 from ui.auth import USER
 from ui.lab_gold_runs import all_measures, app_configuration
 
-ADMIN = User(1, "admin", "Yönetici", "admin", True)
+ADMIN = User(1, "admin", "Yönetici", ("admin",), True)
 EVERYDAY = REPO / "docs" / "eval_runs" / "r12-gold-everyday-dev"  # one configuration, 16.8 % right answers
 NO_OLLAMA = "http://127.0.0.1:9"
 

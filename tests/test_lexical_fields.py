@@ -13,7 +13,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from ragcore import store as dbmod
-from ragcore.core import ROLES, Page, lexical_tokens
+from ragcore.core import Page, lexical_tokens
 from ragcore.documents import article_headings, chunk_pages, lexical_texts, reindex_stale, store_document
 from ragcore.documents.ingest import LEXICAL_VERSION, insert_postings
 from ragcore.retrieval import lexical_query, read_snapshot, retrieve
@@ -170,23 +170,25 @@ def _as_before_migration_016(db, document_id: int) -> None:
 
 
 def _recount(db) -> dict:
-    """Each role's statistics recounted in Python from the chunks' lexical texts."""
+    """Each reader's statistics (a role, or a user's set of roles) recounted in Python from the
+    chunks' lexical texts."""
     with db.connection() as conn:
         docs = conn.execute("SELECT id, allowed_roles FROM documents").fetchall()
-        stats = {role: [0, 0] for role in ROLES}
-        df = {role: Counter() for role in ROLES}
+        readers = [r for (r,) in conn.execute("SELECT role FROM lex_stats")]
+        stats = {role: [0, 0] for role in readers}
+        df = {role: Counter() for role in readers}
         for doc_id, roles in docs:
             rows = conn.execute("SELECT text, article FROM chunks WHERE document_id = %s ORDER BY ordinal",
                                 (doc_id,)).fetchall()
             for text in lexical_texts([r[0] for r in rows], [r[1] for r in rows]):
                 tokens = lexical_tokens(text)
-                for role in ROLES:
-                    if role == "admin" or role in roles:
+                for role in readers:
+                    if role == "admin" or set(role.split("+")) & set(roles):
                         stats[role][0] += 1
                         stats[role][1] += len(tokens)
                         df[role].update(set(tokens))
     return {"lex_stats": sorted((r, n, t) for r, (n, t) in stats.items()),
-            "df": sorted((r, term, n) for r in ROLES for term, n in df[r].items())}
+            "df": sorted((r, term, n) for r in readers for term, n in df[r].items())}
 
 
 def test_documents_stored_before_are_reindexed_exactly(db, embedder) -> None:
