@@ -80,7 +80,7 @@ MUTATIONS = [
              "the role filter, reworded, no longer matches the per-role indexes: a role's search reads (and "
              "filters out) every role's postings, so its work shows a forbidden document's term frequencies"),
     Mutation("window-leg-predicate-dropped", "ragcore/retrieval/hybrid.py", "replace",
-             "    WHERE w.embedding IS NOT NULL AND {ROLE_PREDICATE}\n", "    WHERE w.embedding IS NOT NULL\n",
+             "    WHERE w.embedding IS NOT NULL AND {ROLE_PREDICATE} AND", "    WHERE w.embedding IS NOT NULL AND",
              "the sentence-window leg ranks every role's windows: a forbidden sentence lifts (and shows) its chunk"),
     Mutation("reader-of-every-role", "ragcore/access/roles.py", "replace",
              "(key, bit[0], list(members))", '(key, bit[0], [r[0] for r in conn.execute("SELECT name FROM roles")])',
