@@ -203,13 +203,13 @@ def test_queue_schema_version_is_checked(db) -> None:
 def test_progress_advances_and_is_visible_from_another_connection(db, settings, pg_url, real_embedder) -> None:
     held = HeldEmbedder(real_embedder)
     with worker(settings, lambda: held):
-        job = jobs.submit_ingest(db, settings, many_chunks_pdf(), filename="uzun.pdf", roles=["isg"],
+        job = jobs.submit_ingest(db, settings, many_chunks_pdf(40), filename="uzun.pdf", roles=["isg"],
                                  created_by="admin")
         first = wait_for("the embed stage", lambda: (r := job_row(pg_url, job.id))["stage"] == "embed" and r)
         assert first["status"] == "running" and first["done"] == 0 and first["total"] > 64, first
         seen = [first["done"]]
-        for _ in range(2):  # one batch at a time: each shows up as more chunks embedded
-            held.release()
+        for _ in range(2):  # two batches at a time (the pipeline may spend one on texts read ahead): each
+            held.release(2)  # shows up as more chunks embedded
             row = wait_for("one more batch", lambda: (r := job_row(pg_url, job.id))["done"] > seen[-1] and r)
             assert row["stage"] == "embed" and row["status"] == "running"
             seen.append(row["done"])
