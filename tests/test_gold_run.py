@@ -116,8 +116,13 @@ def test_a_run_measures_the_company_through_the_app(db, settings, company, tmp_p
 
 def test_a_word_document_in_the_company_is_indexed_like_a_pdf(db, settings, company, tmp_path) -> None:
     """An upload keeps a .docx as `<sha256>.docx`: the run reads it there, not as `<sha256>.pdf`."""
+    from ragcore.embed import USEEmbedder
+    from ragcore.store import current_embedding_space
+
     data = regulation_docx()
-    ingest_pdf(db, settings, HashEmbedder(), data, filename="yonetmelik.docx", roles=["isg"])
+    hashed, space = HashEmbedder(), current_embedding_space(db)  # the public index is the session's: its model
+    embedder = hashed if space is None or space.same_model(hashed.name, hashed.dim) else USEEmbedder()
+    ingest_pdf(db, settings, embedder, data, filename="yonetmelik.docx", roles=["isg"])
     sha = sha256_bytes(data)
     assert stored_path(settings, sha, "docx").is_file() and not stored_path(settings, sha).exists()
     _, summary = _run(db, settings, _spec(company, modes=("lexical",)), tmp_path / "run")
