@@ -54,6 +54,16 @@ def submit(
     return job
 
 
+def submit_unless_queued(db: Database, kind_name: str, arguments: dict[str, Any], *, label: str = "",
+                         created_by: str | None = None) -> Job | None:
+    """`submit` for a kind with a queueing lock that work queues on its own (retention, scans,
+    cache fills): None when one is queued already, by this worker or another a moment ago."""
+    try:
+        return submit(db, kind_name, arguments, label=label, created_by=created_by)
+    except JobError:
+        return None
+
+
 def list_jobs(db: Database, *, limit: int = 50, active_only: bool = False, kind: str | None = None) -> list[Job]:
     """Newest first."""
     return store.newest(db, limit=limit, active_only=active_only, kind=kind)

@@ -399,11 +399,8 @@ def queue_unwarmed_quotes(db: Database, settings: Settings | None = None) -> Job
     document_ids = [d for d in unwarmed if d not in busy]
     if not document_ids:
         return None
-    try:
-        return service.submit(db, QUOTES, {"document_ids": document_ids},
-                              label=f"{formatting.integer(len(document_ids))} dokümanın cümleleri")
-    except JobError:  # another worker queued it a moment ago
-        return None
+    return service.submit_unless_queued(db, QUOTES, {"document_ids": document_ids},
+                                        label=f"{formatting.integer(len(document_ids))} dokümanın cümleleri")
 
 
 def _run_quotes(run: JobRun) -> dict[str, Any]:
@@ -453,10 +450,7 @@ def queue_conversation_retention(db: Database, settings: Settings) -> Job | None
 
     if not expired_conversations(db, settings):
         return None
-    try:
-        return service.submit(db, RETENTION, {}, label="Eski sohbetler")
-    except JobError:  # another worker queued it a moment ago
-        return None
+    return service.submit_unless_queued(db, RETENTION, {}, label="Eski sohbetler")
 
 
 def _run_retention(run: JobRun) -> dict[str, Any]:
@@ -487,10 +481,7 @@ def queue_audit_retention(db: Database, settings: Settings) -> Job | None:
 
     if not expired_audit_rows(db, settings.audit_retention_days):
         return None
-    try:
-        return service.submit(db, AUDIT_RETENTION, {}, label="Eski denetim kayıtları")
-    except JobError:  # another worker queued it a moment ago
-        return None
+    return service.submit_unless_queued(db, AUDIT_RETENTION, {}, label="Eski denetim kayıtları")
 
 
 def _run_audit_retention(run: JobRun) -> dict[str, Any]:

@@ -313,10 +313,7 @@ def queue_scan(db: Database, settings: Settings) -> Any:
     when a scan is queued already."""
     if settings.watch_dir is None:
         return None
-    try:
-        return service.submit(db, WATCH, {}, label="İzlenen klasör", created_by=CREATED_BY)
-    except JobError:  # one is queued already
-        return None
+    return service.submit_unless_queued(db, WATCH, {}, label="İzlenen klasör", created_by=CREATED_BY)
 
 
 def _run_scan(run: JobRun) -> dict[str, Any]:

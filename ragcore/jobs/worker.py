@@ -321,27 +321,27 @@ def _queue_retention(db: Database, settings: Settings) -> None:
     """The conversations' retention, then the audit trail's; a failure of one leaves the other."""
     from ragcore.jobs import tasks
 
-    for queue_it, what in ((tasks.queue_conversation_retention, "conversations"),
-                           (tasks.queue_audit_retention, "questions log rows")):
-        try:
-            job = queue_it(db, settings)
-        except Exception:  # the next start or day queues it again
-            log.warning("could not queue the retention of %s", what, exc_info=True)
-            continue
-        if job is not None:
-            log.info("job %d queued: %s past their retention", job.id, what)
+    _queue_quietly(tasks.queue_conversation_retention, db, settings, "conversations past their retention")
+    _queue_quietly(tasks.queue_audit_retention, db, settings, "questions log rows past their retention")
 
 
 def _queue_watch(db: Database, settings: Settings) -> None:
     from ragcore.jobs import watch
 
+    _queue_quietly(watch.queue_scan, db, settings, f"a scan of the watched folder {settings.watch_dir}")
+
+
+def _queue_quietly(queue_it: Callable[[Database, Settings], Any], db: Database, settings: Settings,
+                   what: str) -> None:
+    """Work a worker queues on its own: a failure is logged and never stops the worker (the next
+    start, day or interval queues it again)."""
     try:
-        job = watch.queue_scan(db, settings)
-    except Exception:  # the next interval queues it again
-        log.warning("could not queue a scan of the watched folder", exc_info=True)
+        job = queue_it(db, settings)
+    except Exception:
+        log.warning("could not queue %s", what, exc_info=True)
         return
     if job is not None:
-        log.info("job %d queued: a scan of the watched folder %s", job.id, settings.watch_dir)
+        log.info("job %d queued: %s", job.id, what)
 
 
 def run_worker(settings: Settings, *, concurrency: int = 1, name: str | None = None, wait: bool = True,
