@@ -52,6 +52,19 @@ def api_app(db: Database, settings: Settings, model: Any, generator: Any = None,
         yield Api(client, app, db, settings, embedder, generator)
 
 
+@contextmanager
+def api_with_regulation(db: Database, settings: Settings, model: Any) -> Iterator[Any]:
+    """The API over the test regulation (roles isg and personel), every question past the gate:
+    what the conversation and audit suites ask against."""
+    from ragcore.documents import ingest_pdf
+    from tests import pdfs
+
+    with api_app(db, settings.with_(refusal_threshold=0.0), model) as api:
+        ingest_pdf(api.db, api.settings, api.embedder, pdfs.law_pdf(), filename="yonetmelik.pdf",
+                   roles=["isg", "personel"])
+        yield api
+
+
 def person(db: Database, username: str, role: str, **token_options: Any) -> str:
     """A user with `role` and a fresh token; returns the token's secret."""
     if users.get_user(db, username) is None:

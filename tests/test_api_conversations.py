@@ -15,7 +15,7 @@ import pytest
 
 from ragcore.documents import ingest_pdf
 from tests import pdfs
-from tests.api_support import api_app, bearer, error_code, person, sse_events
+from tests.api_support import api_app, api_with_regulation, bearer, error_code, person, sse_events
 from tests.retrieval_support import make_test_embedder
 
 QUESTION = "Yonetmeligin amaci nedir?"
@@ -29,9 +29,7 @@ def model():
 
 @pytest.fixture()
 def api(db, settings, model):
-    with api_app(db, settings.with_(refusal_threshold=0.0), model) as api:
-        ingest_pdf(api.db, api.settings, api.embedder, pdfs.law_pdf(), filename="yonetmelik.pdf",
-                   roles=["isg", "personel"])
+    with api_with_regulation(db, settings, model) as api:
         yield api
 
 
