@@ -501,6 +501,35 @@ def test_upload_that_resolves_a_review_item(db, fast, real_embedder) -> None:
     assert questions.review_queue(db) == []
 
 
+@pytest.fixture
+def follow_up_kind(db):
+    """A job kind whose follow-up reads its own row from another connection (and may fail)."""
+    seen: dict[str, Any] = {}
+
+    def follow_up(_db, job, result) -> None:
+        seen["status"] = jobs.get_job(db, job.id).status
+        if result.get("fail_follow_up"):
+            raise RuntimeError("the follow-up failed")
+
+    kind = jobs.register_kind(jobs.JobKind(name="test_follow_up", label="deneme",
+                                           run=lambda run: dict(run.job.arguments), on_success=follow_up))
+    try:
+        yield kind, seen
+    finally:
+        jobs.KINDS.pop(kind.name, None)
+
+
+@pytest.mark.parametrize("fail_follow_up", [False, True])
+def test_a_job_is_marked_succeeded_only_after_its_follow_up(db, fast, follow_up_kind, fail_follow_up) -> None:
+    """Whoever sees a job succeeded (the review page, the API) sees its follow-up done too (the
+    review item resolved); a follow-up that fails is logged, and the stored work still counts."""
+    kind, seen = follow_up_kind
+    job = jobs.submit(db, kind.name, {"fail_follow_up": fail_follow_up}, label="deneme")
+    jobs.run_worker(fast, wait=False, embedder_factory=lambda: None)
+    assert seen["status"] == "running"  # the follow-up ran before the row said succeeded
+    assert jobs.get_job(db, job.id).status == "succeeded"
+
+
 def test_reembed_runs_as_a_job_and_only_one_waits(db, fast, real_embedder) -> None:
     ingest_pdf(db, fast, real_embedder, pdfs.law_pdf(), filename="a.pdf", roles=["isg"])
     job = jobs.submit_reembed(db, created_by="admin")

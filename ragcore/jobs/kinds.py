@@ -82,7 +82,8 @@ class JobKind:
     # Remove what the job staged for itself: after success or cancel, and after a failure that
     # ends the job for good (not retryable, or its last attempt); kept while a retry may succeed.
     discard: Callable[[Settings, Job], None] = _nothing
-    # After success, outside the work's transaction (e.g. resolve a review-queue item).
+    # After the work, outside its transaction, before the row is marked succeeded (e.g. resolve a
+    # review-queue item): whoever sees the job succeeded sees this done too.
     on_success: Callable[[Database, Job, dict[str, Any]], None] = _nothing
     # A Turkish reason why this failed or cancelled job cannot run again, or None.
     cannot_retry: Callable[[Settings, Job], str | None] = _nothing

@@ -39,7 +39,7 @@ from procrastinate.jobs import Status
 
 from ragcore.core import Settings
 from ragcore.jobs import claims, queue, service, store
-from ragcore.jobs.kinds import JobCancelled, JobFailed, JobRun, get_kind, load_job_modules
+from ragcore.jobs.kinds import JobCancelled, JobFailed, JobKind, JobRun, get_kind, load_job_modules
 from ragcore.jobs.store import CANCELLED, FAILED, SUCCEEDED, Job
 from ragcore.store import Database, database_url, open_database
 
@@ -181,14 +181,24 @@ def _run_job(ctx: WorkerContext, context: procrastinate.JobContext, job_id: int,
         log.exception("job %d failed unexpectedly", job.id)
         _discard_if_final(ctx, failed, retryable=True)
         raise
+    _after_success(ctx, kind, job, result)
     finished = store.finish(ctx.db, job.id, queue_job_id, SUCCEEDED, result=result)
     if finished is None:  # the row went on to a newer attempt meanwhile: leave its inputs to that one
         log.warning("job %d succeeded, but its row no longer belongs to queue job %d", job.id, queue_job_id)
         return result
     kind.discard(ctx.settings, finished)
-    kind.on_success(ctx.db, finished, result)
     log.info("job %d succeeded (%d progress writes)", job.id, progress.writes)
     return result
+
+
+def _after_success(ctx: WorkerContext, kind: JobKind, job: Job, result: dict[str, Any]) -> None:
+    """The kind's follow-up (a review item resolved by the upload) before the row says succeeded,
+    so whoever sees the job succeeded sees its effects too. The work itself is stored already: a
+    follow-up that fails is logged and the job still succeeds."""
+    try:
+        kind.on_success(ctx.db, job, result)
+    except Exception:
+        log.exception("job %d: its follow-up after the work failed; the job's work is kept", job.id)
 
 
 def _run_claimed(ctx: WorkerContext, run: JobRun) -> dict[str, Any]:
