@@ -1,8 +1,8 @@
 """What a turn keeps of the sources its answer cited, and which of them a user may still read.
 
 `turn_of` builds the turn the conversation stores (and the lab chains) from an answer: each cited
-source with its article's heading (the line printed above "MADDE 74 –", which the follow-up rules
-carry) and the version of its document it was read from (number, file and date). `readable_history` is the one place that
+source with its article's heading (the line printed above "MADDE 74 –", which exports print and
+the follow-up rules carried until round 16) and the version of its document it was read from (number, file and date). `readable_history` is the one place that
 decides what of a stored turn a user sees now: a citation of a chunk the user's current role may
 not read — the document deleted, its roles changed, the user's role changed — is dropped, the
 answer drawn from it is replaced by `HIDDEN_ANSWER`, and a later rewrite that carried words from
@@ -92,8 +92,9 @@ def readable_history(db: Database, role: str, turns: Sequence[Turn]) -> list[Tur
         kept = tuple(c for c in turn.citations if c.chunk_id is not None and c.chunk_id in readable)
         if len(kept) < len(turn.citations):
             turn = replace(turn, answer_text=HIDDEN_ANSWER, citations=kept, hidden=True)
-        # A rewrite carried words of the turns before it (the rules: the last one's cited article;
-        # the model: the last few answers): after a hidden one, it is shown as typed.
+        # A rewrite carried words of the turns before it (the model: the last few answers; the
+        # rules, in turns stored before round 16: the last one's cited article): after a hidden
+        # one, it is shown as typed.
         window = CONDENSE_TURNS if turn.method == METHOD_LLM else 1
         if turn.rewritten and any(t.hidden for t in out[-window:]):
             turn = replace(turn, resolved_question=turn.question, method=METHOD_NONE)
