@@ -114,7 +114,7 @@ def test_doctor_says_whether_the_index_has_sentence_windows_and_what_uploads_fol
     embedder = make_test_embedder()
     dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
     assert run_checks(settings, db).embedding_index == f"{embedder.name} ({embedder.dim}-d, with sentence windows)"
-    line = run_checks(replace(settings, dense_windows=False), db).embedding_index
+    line = run_checks(settings.replace(dense_windows=False), db).embedding_index
     assert line.startswith(f"{embedder.name} ({embedder.dim}-d, with sentence windows); DENSE_WINDOWS is off")
     assert "uploads follow the index until `python -m ragcore reembed`" in line
 
