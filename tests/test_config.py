@@ -5,7 +5,6 @@ from typing import get_args
 import pytest
 
 from ragcore.core import SETTINGS_DOC, Settings, SettingsError
-from ragcore.core.config import setting_declarations, settings_table
 
 CONFIGURATION = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 
@@ -126,7 +125,7 @@ def test_every_settings_field_has_a_documented_variable():
 
 def test_every_declaration_has_an_english_and_a_turkish_help_line():
     """One declaration per setting carries both help lines (docs in English, `doctor` in Turkish)."""
-    declarations = list(setting_declarations())
+    declarations = list(Settings.declarations())
     assert len(declarations) == len(Settings.model_fields)
     missing = [(s.name, lang) for s in declarations for lang, text in (("en", s.en), ("tr", s.tr))
                if len(text.strip()) < 8]
@@ -140,11 +139,11 @@ def test_the_configuration_doc_table_is_the_declarations():
     lines = text.splitlines()
     start = lines.index("| variable | default | meaning |")
     end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
-    assert "\n".join(lines[start:end]) == settings_table()
+    assert "\n".join(lines[start:end]) == Settings.docs_table()
 
 
 def test_secrets_are_declared_secret():
-    secret = {s.name for s in setting_declarations() if s.secret}
+    secret = {s.name for s in Settings.declarations() if s.secret}
     assert secret == {"OPENAI_API_KEY", "COOKIE_KEY", "ADMIN_PASSWORD", "LDAP_BIND_PASSWORD", "OIDC_CLIENT_SECRET"}
     s = Settings(ldap_bind_password="bind-pw-123", openai_api_key="oidc-secret-456")
     assert "bind-pw-123" not in repr(s) and "oidc-secret-456" not in str(s)

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -75,6 +77,48 @@ def _setting(default: Any, en: str, tr: str, *, secret: bool = False, shown: str
     docs name a default that is not a plain value ("(generated)", "(calibrated)")."""
     extra = {"tr": tr, "secret": secret, "shown": shown}
     return Field(default, description=en, json_schema_extra=extra, repr=not secret, **bounds)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class SettingDeclaration:
+    """One setting as declared: what the docs table, SETTINGS_DOC and `doctor --settings` show."""
+
+    field: str
+    name: str  # the environment variable
+    default: str  # shown as the docs show it: a value, or "(unset)", "(generated)", …
+    literal: bool  # the default is a value (the docs set it as code), not a "(…)" description
+    en: str
+    tr: str
+    secret: bool
+
+
+def shown_value(value: Any, *, secret: bool) -> str:
+    """A setting's value as the docs and `doctor` write it; a set secret is ***."""
+    if value is None or value == ():
+        return "(unset)"
+    if secret:
+        return "***"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple):
+        return ",".join(value)
+    return _without_password(str(value))
+
+
+def _without_password(text: str) -> str:
+    """A URL's password (`postgresql://user:pw@host/db`, or libpq's `password=pw`) as ***: a
+    database URL is not declared secret, but the password inside it is one."""
+    try:
+        parts = urlsplit(text)
+        password = parts.password
+    except ValueError:  # not a URL
+        password = None
+    if password:
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    return re.sub(r"(password\s*=\s*)\S+", r"\1***", text)
 
 
 class Settings(BaseSettings):
@@ -509,6 +553,37 @@ class Settings(BaseSettings):
             raise SettingsError(f"OIDC_ISSUER_URL must be an http(s) URL, got {issuer!r}")
         return self
 
+    # -- the declarations, read back (docs/configuration.md, SETTINGS_DOC, `doctor --settings`) --
+    @classmethod
+    def declarations(cls) -> list[SettingDeclaration]:
+        """Every setting, in declaration order."""
+        declarations = []
+        for field, info in cls.model_fields.items():
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            shown = extra.get("shown")
+            declarations.append(SettingDeclaration(
+                field=field, name=field.upper(),
+                default=str(shown) if shown else shown_value(info.default, secret=False),
+                literal=not shown and info.default not in (None, ()),
+                en=info.description or "", tr=str(extra.get("tr") or ""), secret=bool(extra.get("secret"))))
+        return declarations
+
+    @classmethod
+    def docs_table(cls) -> str:
+        """The table of docs/configuration.md, written from the declarations (a test compares them)."""
+        rows = ["| variable | default | meaning |", "|---|---|---|"]
+        for setting in cls.declarations():
+            default = f"`{setting.default}`" if setting.literal else setting.default
+            rows.append(f"| `{setting.name}` | {default} | {setting.en.replace('|', chr(92) + '|')} |")
+        return "\n".join(rows)
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every setting with its current value, secrets as *** (`doctor --settings`)."""
+        defaults = type(self)()
+        return [{"name": s.name, "value": shown_value(getattr(self, s.field), secret=s.secret),
+                 "default": s.default, "changed": getattr(self, s.field) != getattr(defaults, s.field),
+                 "secret": s.secret, "help_tr": s.tr, "help_en": s.en} for s in self.declarations()]
+
     @property
     def max_upload_bytes(self) -> int:
         return self.max_upload_mb * 1024 * 1024
@@ -549,58 +624,6 @@ class _MappingSource(EnvSettingsSource):
 
     def _load_env_vars(self) -> Mapping[str, str | None]:
         return {key.lower(): value for key, value in self._mapping.items()}
-
-
-# -- the declarations, read back -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SettingDeclaration:
-    """One setting as declared: what the docs table, SETTINGS_DOC and `doctor --settings` show."""
-
-    field: str
-    name: str  # the environment variable
-    default: str  # shown as the docs show it: a value, or "(unset)", "(generated)", …
-    literal: bool  # the default is a value (the docs set it as code), not a "(…)" description
-    en: str
-    tr: str
-    secret: bool
-
-
-def setting_declarations() -> Iterator[SettingDeclaration]:
-    """Every setting, in declaration order."""
-    for field, info in Settings.model_fields.items():
-        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-        shown = extra.get("shown")
-        yield SettingDeclaration(
-            field=field, name=field.upper(),
-            default=str(shown) if shown else shown_value(info.default, secret=False),
-            literal=not shown and info.default not in (None, ()),
-            en=info.description or "", tr=str(extra.get("tr") or ""), secret=bool(extra.get("secret")))
-
-
-def shown_value(value: Any, *, secret: bool) -> str:
-    """A setting's value as the docs and `doctor` write it; a set secret is ***."""
-    if value is None or value == ():
-        return "(unset)"
-    if secret:
-        return "***"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, tuple):
-        return ",".join(value)
-    return str(value)
-
-
-def settings_table() -> str:
-    """The table of docs/configuration.md, written from the declarations (a test compares them)."""
-    rows = ["| variable | default | meaning |", "|---|---|---|"]
-    for setting in setting_declarations():
-        default = f"`{setting.default}`" if setting.literal else setting.default
-        rows.append(f"| `{setting.name}` | {default} | {setting.en.replace('|', chr(92) + '|')} |")
-    return "\n".join(rows)
 
 
 def _settings_error(exc: ValidationError) -> SettingsError:
@@ -649,4 +672,4 @@ def _number(raw: Any) -> float:
 
 
 # name -> (default, one-line description): the declarations above, read back (docs, tests).
-SETTINGS_DOC: dict[str, tuple[str, str]] = {s.name: (s.default, s.en) for s in setting_declarations()}
+SETTINGS_DOC: dict[str, tuple[str, str]] = {s.name: (s.default, s.en) for s in Settings.declarations()}
