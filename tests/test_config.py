@@ -147,6 +147,7 @@ def test_secrets_are_declared_secret():
     assert secret == {"OPENAI_API_KEY", "COOKIE_KEY", "ADMIN_PASSWORD", "LDAP_BIND_PASSWORD", "OIDC_CLIENT_SECRET"}
     s = Settings(ldap_bind_password="bind-pw-123", openai_api_key="oidc-secret-456")
     assert "bind-pw-123" not in repr(s) and "oidc-secret-456" not in str(s)
+    assert "bind-pw-123" not in str(s.model_dump()) and s.replace(top_k=3).ldap_bind_password == "bind-pw-123"
 
 
 def _typed_fields() -> list[tuple[str, str]]:

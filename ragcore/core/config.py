@@ -73,10 +73,11 @@ def _setting(default: Any, en: str, tr: str, *, secret: bool = False, shown: str
              **bounds: Any) -> Any:
     """One setting's declaration: default, bounds, and its help in English and Turkish.
 
-    `secret` keeps the value out of repr and shows it as *** in `doctor`; `shown` is how the
-    docs name a default that is not a plain value ("(generated)", "(calibrated)")."""
+    `secret` keeps the value out of repr and model_dump and shows it as *** in `doctor` (its users
+    read it as a plain str); `shown` is how the docs name a default that is not a plain value
+    ("(generated)", "(calibrated)")."""
     extra = {"tr": tr, "secret": secret, "shown": shown}
-    return Field(default, description=en, json_schema_extra=extra, repr=not secret, **bounds)  # type: ignore[arg-type]
+    return Field(default, description=en, json_schema_extra=extra, repr=not secret, exclude=secret, **bounds)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,9 @@ class Settings(BaseSettings):
     """Every setting of Dayanak. `Settings(...)` is the declared defaults plus the given values
     (tests, the lab: never the environment); `Settings.from_env()` reads the environment."""
 
+    # The variable is the field's name in capitals (found in any case, as pydantic-settings does);
+    # other variables of the environment or .env are ignored; the defaults below are written in
+    # their final form, so only DATA_DIR's (made absolute) is validated.
     model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=False, env_ignore_empty=True,
                                       validate_default=False)
 
