@@ -578,7 +578,8 @@ class Settings(BaseSettings):
         rows = ["| variable | default | meaning |", "|---|---|---|"]
         for setting in cls.declarations():
             default = f"`{setting.default}`" if setting.literal else setting.default
-            rows.append(f"| `{setting.name}` | {default} | {setting.en.replace('|', chr(92) + '|')} |")
+            meaning = setting.en.replace("|", "\\|")  # a | inside a cell would end it
+            rows.append(f"| `{setting.name}` | {default} | {meaning} |")
         return "\n".join(rows)
 
     def listing(self) -> list[dict[str, Any]]:
