@@ -929,15 +929,14 @@ def test_search_and_chat_retrieve_from_the_read_database_and_log_on_the_primary(
 
 
 def test_a_context_that_opens_its_own_pool_opens_the_replica_too(db, settings, pg_url) -> None:
-    from dataclasses import replace
 
     from ragcore.api.context import ApiContext
 
-    context = ApiContext(replace(settings, database_read_url=pg_url), db=db, owns_db=True)
+    context = ApiContext(settings.replace(database_read_url=pg_url), db=db, owns_db=True)
     replica = context.retrieval_database()
     try:
         assert replica is not db and replica.url == pg_url and context.retrieval_database() is replica
     finally:
         replica.close()
-    injected = ApiContext(replace(settings, database_read_url=pg_url), db=db)  # tests: no pool of its own
+    injected = ApiContext(settings.replace(database_read_url=pg_url), db=db)  # tests: no pool of its own
     assert injected.retrieval_database() is db

@@ -431,7 +431,6 @@ def _nav_paths(page: object, app_url: str) -> list[str]:
 @pytest.mark.needs_data("laws")
 def test_every_page_is_turkish_reload_keeps_it_and_a_citation_opens_its_page(
         app_url: str, browser_page: object, db: Database, settings: Settings) -> None:
-    from dataclasses import replace
 
     from playwright.sync_api import expect
 
@@ -439,7 +438,7 @@ def test_every_page_is_turkish_reload_keeps_it_and_a_citation_opens_its_page(
     from ragcore.embed import make_embedder
 
     page = browser_page
-    app_settings = replace(settings, data_dir=APP_DATA_DIR[-1])  # the page dialog reads the app's stored file
+    app_settings = settings.replace(data_dir=APP_DATA_DIR[-1])  # the page dialog reads the app's stored file
     ingest_pdf(db, app_settings, make_embedder(settings), LAW_6331.read_bytes(), filename=LAW_6331.name,
                roles=["isg", "personel"], uploaded_by="admin")  # titled from its first heading
     ensure_user(db, "admin", "admin", ADMIN_PASSWORD)

@@ -14,8 +14,6 @@ artifacts/ and, with UPDATE_SCREENSHOTS=1, to docs/screenshots/ for the README.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from eval import chart_layout, goldstore
@@ -167,7 +165,7 @@ def test_lab_results_fit_the_page(app_url: str, browser_page: object, db: Databa
     from playwright.sync_api import expect
 
     page = browser_page
-    _gold_run(db, replace(settings, data_dir=APP_DATA_DIR[-1]), monkeypatch)
+    _gold_run(db, settings.replace(data_dir=APP_DATA_DIR[-1]), monkeypatch)
     ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
     login(page, app_url, "admin", ADMIN_PASSWORD)
     _open(page, app_url, "degerlendirme")
@@ -219,7 +217,7 @@ def test_search_table_fits_the_page(app_url: str, browser_page: object, db: Data
     from ragcore.embed import make_embedder
 
     page = browser_page
-    ingest_pdf(db, replace(settings, data_dir=APP_DATA_DIR[-1]), make_embedder(settings), text_pdf(SEARCH_PAGES),
+    ingest_pdf(db, settings.replace(data_dir=APP_DATA_DIR[-1]), make_embedder(settings), text_pdf(SEARCH_PAGES),
                filename="isg-egitim-yonetmeligi.pdf", roles=["isg", "personel"], title=SEARCH_TITLE,
                uploaded_by="admin")
     ensure_user(db, "admin", "admin", ADMIN_PASSWORD)

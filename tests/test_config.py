@@ -1,5 +1,6 @@
 import re
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
@@ -118,5 +119,75 @@ def test_every_setting_is_documented_in_the_configuration_doc():
 
 
 def test_every_settings_field_has_a_documented_variable():
-    fields = {name.upper() for name in Settings.__dataclass_fields__}
+    fields = {name.upper() for name in Settings.model_fields}
     assert fields == set(SETTINGS_DOC)
+
+
+def test_every_declaration_has_an_english_and_a_turkish_help_line():
+    """One declaration per setting carries both help lines (docs in English, `doctor` in Turkish)."""
+    declarations = list(Settings.declarations())
+    assert len(declarations) == len(Settings.model_fields)
+    missing = [(s.name, lang) for s in declarations for lang, text in (("en", s.en), ("tr", s.tr))
+               if len(text.strip()) < 8]
+    assert missing == []
+
+
+def test_the_configuration_doc_table_is_the_declarations():
+    """The table in docs/configuration.md is written from the declarations; regenerate it with
+    `python -m ragcore doctor --settings-table` when a setting changes."""
+    text = CONFIGURATION.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = lines.index("| variable | default | meaning |")
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    assert "\n".join(lines[start:end]) == Settings.docs_table()
+
+
+def test_secrets_are_declared_secret():
+    secret = {s.name for s in Settings.declarations() if s.secret}
+    assert secret == {"OPENAI_API_KEY", "COOKIE_KEY", "ADMIN_PASSWORD", "LDAP_BIND_PASSWORD", "OIDC_CLIENT_SECRET"}
+    s = Settings(ldap_bind_password="bind-pw-123", openai_api_key="oidc-secret-456")
+    assert "bind-pw-123" not in repr(s) and "oidc-secret-456" not in str(s)
+    assert "bind-pw-123" not in str(s.model_dump()) and s.replace(top_k=3).ldap_bind_password == "bind-pw-123"
+
+
+def _typed_fields() -> list[tuple[str, str]]:
+    """Every declared number, switch and choice, with a value of the wrong type for it."""
+    wrong = {int: "12abc", float: "çok", bool: "belki"}
+    cases = []
+    for name, info in Settings.model_fields.items():
+        annotation = info.annotation
+        if annotation in wrong:
+            cases.append((name.upper(), wrong[annotation]))
+        elif get_args(annotation) and all(isinstance(arg, str) for arg in get_args(annotation)):
+            cases.append((name.upper(), "yok-böyle-bir-seçenek"))  # a Literal's choices
+    return cases
+
+
+@pytest.mark.parametrize(("name", "raw"), _typed_fields())
+def test_a_wrong_type_in_the_environment_names_the_variable(name, raw):
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env({name: raw}, dotenv=None)
+    assert str(caught.value).startswith(f"{name} must be ") and repr(raw) in str(caught.value)
+
+
+def test_typed_fields_cover_the_numbers_switches_and_choices():
+    names = {name for name, _ in _typed_fields()}
+    assert {"CHUNK_SIZE", "LLM_ANSWER_SECONDS", "DENSE_WINDOWS", "EMBED_BACKEND", "API_PORT"} <= names
+    assert len(names) > 40
+
+
+def test_replace_is_validated_and_knows_its_fields(settings):
+    assert settings.replace(top_k=9).top_k == 9 and settings.top_k == 5
+    assert settings.replace(top_k=9).data_dir == settings.data_dir
+    with pytest.raises(SettingsError, match="CHUNK_OVERLAP \\(150\\) must be smaller than CHUNK_SIZE \\(120\\)"):
+        settings.replace(chunk_size=120)
+    with pytest.raises(SettingsError, match="TOP_K must be at least 1"):
+        settings.replace(top_k=0)
+    with pytest.raises(TypeError, match="top_kk"):
+        settings.replace(top_kk=3)
+
+
+def test_direct_construction_ignores_the_environment(monkeypatch):
+    """`Settings(...)` is the declared defaults (tests build isolated settings); only from_env reads."""
+    monkeypatch.setenv("TOP_K", "9")
+    assert Settings().top_k == 5 and Settings.from_env(dotenv=None).top_k == 9

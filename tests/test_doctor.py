@@ -5,6 +5,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from ragcore.core import Settings
 from ragcore.ops import run_checks
 
 REPO = Path(__file__).resolve().parent.parent
@@ -114,7 +115,7 @@ def test_doctor_says_whether_the_index_has_sentence_windows_and_what_uploads_fol
     embedder = make_test_embedder()
     dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
     assert run_checks(settings, db).embedding_index == f"{embedder.name} ({embedder.dim}-d, with sentence windows)"
-    line = run_checks(replace(settings, dense_windows=False), db).embedding_index
+    line = run_checks(settings.replace(dense_windows=False), db).embedding_index
     assert line.startswith(f"{embedder.name} ({embedder.dim}-d, with sentence windows); DENSE_WINDOWS is off")
     assert "uploads follow the index until `python -m ragcore reembed`" in line
 
@@ -159,3 +160,39 @@ def test_the_status_panel_says_the_free_space_and_the_warning_in_turkish(db, set
     failed = replace(roomy, database_ok=False, database_problem="disk_full", database_error="Could not start …")
     assert health.START_PROBLEMS["disk_full"].startswith("Veritabanı başlatılamadı: disk dolu.")
     assert dict(health.technical_lines(failed, settings))["Veritabanı hatası"] == "Could not start …"
+
+
+SECRETS = {"OPENAI_API_KEY": "sk-doctor-0451", "COOKIE_KEY": "cookie-doctor-0452", "ADMIN_PASSWORD": "admin-doctor-0453",
+           "LDAP_BIND_PASSWORD": "bind-doctor-0454", "OIDC_CLIENT_SECRET": "oidc-doctor-0455"}
+OIDC = {"OIDC_ISSUER_URL": "https://sso.firma.local", "OIDC_CLIENT_ID": "dayanak",
+        "OIDC_REDIRECT_URL": "https://dayanak.firma.local/oauth2callback"}
+DATABASE_WITH_PASSWORD = "postgresql://dayanak:db-doctor-0456@127.0.0.1:9/dayanak"
+
+
+def test_doctor_settings_lists_every_setting_and_never_a_secret(tmp_path):
+    """`doctor --settings`: every declared setting with its value, default and help; a set secret
+    (and a database URL's password) shows as ***, in the text and in the JSON."""
+    env = {**SECRETS, **OIDC, "DATABASE_URL": DATABASE_WITH_PASSWORD, "DATA_DIR": str(tmp_path), "TOP_K": "7"}
+    text = _cli(["doctor", "--settings"], **env)
+    listed = _cli(["doctor", "--settings", "--json"], **env)
+    assert text.returncode == 0 and listed.returncode == 0, text.stderr + listed.stderr
+    for output in (text.stdout, listed.stdout):
+        leaked = [value for value in [*SECRETS.values(), "db-doctor-0456"] if value in output]
+        assert leaked == []
+    rows = {row["name"]: row for row in json.loads(listed.stdout)["settings"]}
+    assert list(rows) == [s.name for s in Settings.declarations()]
+    assert {name: rows[name]["value"] for name in SECRETS} == dict.fromkeys(SECRETS, "***")
+    assert rows["DATABASE_URL"]["value"] == "postgresql://dayanak:***@127.0.0.1:9/dayanak"
+    assert (rows["TOP_K"]["value"], rows["TOP_K"]["default"], rows["TOP_K"]["changed"]) == ("7", "5", True)
+    assert rows["CHUNK_SIZE"]["changed"] is False and rows["CHUNK_SIZE"]["help_tr"] == "hedef parça boyu (karakter)"
+    for name in rows:  # every setting, with its Turkish help line under it
+        assert f" {name} = " in text.stdout
+    assert "* TOP_K = 7  (varsayılan: 5)\n      cevaba verilen kaynak sayısı" in text.stdout
+    assert "  CHUNK_SIZE = 1000\n      hedef parça boyu (karakter)" in text.stdout
+
+
+def test_doctor_settings_table_is_the_configuration_doc_table():
+    printed = _cli(["doctor", "--settings-table"])
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout.strip() == Settings.docs_table()
+    assert printed.stdout.strip() in (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")

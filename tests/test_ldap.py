@@ -231,8 +231,9 @@ def test_plain_ldap_is_refused_unless_allowed(mapped: Database, ldap_settings: S
         Settings.from_env(env, dotenv=None)
     assert Settings.from_env({**env, "LDAP_ALLOW_PLAIN": "true"}, dotenv=None).ldap_allow_plain
     assert Settings.from_env({**env, "LDAP_START_TLS": "true"}, dotenv=None).ldap_start_tls
-    # settings built past from_env are refused at the connection too, before any password is sent
-    result = _login(mapped, ldap_settings.with_(ldap_allow_plain=False), "ayse")
+    # settings built past validation (pydantic's unvalidated copy) are refused at the connection too,
+    # before any password is sent
+    result = _login(mapped, ldap_settings.model_copy(update={"ldap_allow_plain": False}), "ayse")
     assert result.user is None and result.refusal == ldap.UNAVAILABLE
 
 

@@ -126,10 +126,10 @@ def test_every_request_carries_the_token_limit_of_the_settings(fake_llm, backend
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_reply_the_token_limit_cut_off_is_not_kept(fake_llm, backend) -> None:
-    fake_llm.behaviour.reply_chunks = 8
-    received, cut = _drain(_generator(fake_llm, backend, llm_max_tokens=3))
+    fake_llm.behaviour.reply_chunks = 40  # LLM_MAX_TOKENS is at least 16
+    received, cut = _drain(_generator(fake_llm, backend, llm_max_tokens=16))
     assert cut is not None and cut.reason == CUT_LENGTH and str(cut) == bounds.LENGTH_NOTE
-    assert received == fake_llm.pieces()[:3]
+    assert received == fake_llm.pieces()[:16]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -197,8 +197,8 @@ CASES = {
                            {"llm_answer_seconds": 1.0, "llm_max_tokens": 8192}, CUT_TIME, "ve sürdü"),
     "openai never stops": ("openai", {"forever": True, "delay_between": 0.05},
                            {"llm_answer_seconds": 1.0, "llm_max_tokens": 8192}, CUT_TIME, "ve sürdü"),
-    "ollama reaches the token limit": ("ollama", {"reply_chunks": 8}, {"llm_max_tokens": 3}, CUT_LENGTH, "Evet,"),
-    "openai reaches the token limit": ("openai", {"reply_chunks": 8}, {"llm_max_tokens": 3}, CUT_LENGTH, "Evet,"),
+    "ollama reaches the token limit": ("ollama", {"reply_chunks": 40}, {"llm_max_tokens": 16}, CUT_LENGTH, "Evet,"),
+    "openai reaches the token limit": ("openai", {"reply_chunks": 40}, {"llm_max_tokens": 16}, CUT_LENGTH, "Evet,"),
 }
 GOOD_REPLY = "Evet, Yönetmelik bütün işyerlerine uygulanır [1]."
 

@@ -142,5 +142,6 @@ def test_st_login_secrets_are_written_private_and_a_foreign_file_is_left_alone(o
     path.write_text('[auth]\nredirect_uri = "operatorun"\n')
     assert not write_secrets(oidc_settings, path)
     assert path.read_text() == '[auth]\nredirect_uri = "operatorun"\n'
-    assert not write_secrets(oidc_settings.with_(oidc_issuer_url=None), tmp_path / "yok.toml")
+    unset = oidc_settings.with_(oidc_issuer_url=None, oidc_client_id=None, oidc_client_secret=None, oidc_redirect_url=None)
+    assert not write_secrets(unset, tmp_path / "yok.toml")
     assert not (tmp_path / "yok.toml").exists()

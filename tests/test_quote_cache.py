@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -160,7 +159,7 @@ def test_uncached_passages_reads_keys_only_and_names_each_missing_text_once(db, 
 def test_under_the_reader_no_upload_or_worker_embeds_the_quotable_sentences(db, settings, use_embedder) -> None:
     """The reader policy never ranks the sentences (it reads its own windows): filling them would be
     embedding work no answer reads."""
-    reading = replace(settings, answer_policy="reader")
+    reading = settings.replace(answer_policy="reader")
     job = jobs.submit_ingest(db, reading, fresh_law_pdf(), filename="law.pdf", roles=["isg"], created_by="admin")
     jobs.run_worker(reading, wait=False, embedder_factory=lambda: CachedEmbedder(use_embedder, db))
     done = jobs.get_job(db, job.id)

@@ -9,7 +9,6 @@ document with windows) cover the new table too.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 
 import numpy as np
@@ -179,14 +178,14 @@ def _law(n: int) -> bytes:
 
 def test_an_upload_to_a_new_index_with_windows_off_stores_none(new_index, settings, embedder) -> None:
     """DENSE_WINDOWS=false builds the index without windows: no upload pays for them."""
-    off = dataclasses.replace(settings, dense_windows=False)
+    off = settings.replace(dense_windows=False)
     result = ingest_pdf(new_index, off, embedder, _law(1), filename="a.pdf", roles=["isg"])
     assert result.chunks > 0 and result.windows == 0 and _window_count(new_index) == 0
     assert dbmod.current_embedding_space(new_index).windows is False
 
 
 def test_an_upload_to_a_new_index_with_windows_on_stores_them(new_index, settings, embedder) -> None:
-    on = dataclasses.replace(settings, dense_windows=True)
+    on = settings.replace(dense_windows=True)
     result = ingest_pdf(new_index, on, embedder, _law(1), filename="a.pdf", roles=["isg"])
     assert result.windows > 0 and [row[:3] for row in _windows(new_index)] == _expected(new_index)
     assert result.windows == _window_count(new_index) and dbmod.current_embedding_space(new_index).windows is True
@@ -197,8 +196,8 @@ def test_uploads_follow_the_index_record_until_reembed_follows_the_setting(new_i
     """Turning the setting over later changes no upload on its own (every document of an index
     has windows, or none has); `reembed` rebuilds the index the setting's way, and the uploads
     after it follow the new record."""
-    off = dataclasses.replace(settings, dense_windows=False)
-    on = dataclasses.replace(settings, dense_windows=True)
+    off = settings.replace(dense_windows=False)
+    on = settings.replace(dense_windows=True)
     ingest_pdf(new_index, off, embedder, _law(1), filename="a.pdf", roles=["isg"])
     with caplog.at_level("WARNING", logger="ragcore.store.embedding_space"):
         assert ingest_pdf(new_index, on, embedder, _law(2), filename="b.pdf", roles=["isg"]).windows == 0

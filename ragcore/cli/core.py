@@ -25,6 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="check database, models and servers")
     p.add_argument("--quick", action="store_true",
                    help="only check that the database answers (container health check: fast, no model probe)")
+    p.add_argument("--settings", action="store_true",
+                   help="list every setting: variable, current value (secrets as ***), default, help line")
+    p.add_argument("--english", action="store_true", help="with --settings: the English help lines")
+    p.add_argument("--settings-table", action="store_true",
+                   help="print the settings table of docs/configuration.md, written from the declarations")
     add_json_flag(p)
     p.set_defaults(func=cmd_doctor)
 
@@ -105,6 +110,13 @@ def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    if args.settings_table:
+        print(Settings.docs_table())
+        return 0
+    if args.settings:
+        rows = settings.listing()
+        emit({"settings": rows}, args.json, lambda: _settings_text(rows, english=args.english))
+        return 0
     if args.quick:
         status = quick_check(settings)
         emit(status.as_dict(), args.json, status.as_text)
@@ -112,6 +124,17 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     report = run_checks(settings)
     emit(report.as_dict(), args.json, report.as_text)
     return 0 if report.database_ok and not report.reader_error else 1
+
+
+def _settings_text(rows: list[dict], *, english: bool) -> str:
+    """One setting per two lines: `NAME = value` (a * where it differs from the default), its help."""
+    lines = ["Ayarlar: ortam değişkeni = şimdiki değer (* varsayılandan farklı; gizli değerler *** ile)"
+             if not english else "Settings: variable = current value (* differs from the default; secrets as ***)"]
+    for row in rows:
+        default = f"  ({'default' if english else 'varsayılan'}: {row['default']})" if row["changed"] else ""
+        lines.append(f"{'*' if row['changed'] else ' '} {row['name']} = {row['value']}{default}")
+        lines.append(f"      {row['help_en'] if english else row['help_tr']}")
+    return "\n".join(lines)
 
 
 def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
