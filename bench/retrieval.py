@@ -39,7 +39,7 @@ import numpy as np
 
 from bench import RESULTS, percentile, publish
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.core import ROLES, Settings
 from ragcore.retrieval import FUSION, MODES, RETRIEVAL_SQL, Fusion, read_snapshot, retrieve, statement_params
 
@@ -433,7 +433,7 @@ def run(n_chunks: int, base, law, settings: Settings, url: str, n_questions: int
         db = dbmod.Database(url, namespace, min_size=1, max_size=1)  # one backend: its CPU time is measurable
         dbmod.migrate(db)
         dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
-        users.create_user(db, "bench-three-roles", THREE_ROLES, "bench-parola-1")  # its reader, before the load
+        create_user(db, "bench-three-roles", THREE_ROLES, "bench-parola-1")  # its reader, before the load
         timings = build(db, n_chunks, texts, vectors)
         cells = latencies(db, embedder, questions, ASKERS)
         (mode, role), cell = max(cells.items(), key=lambda item: max(item[1]["ms"]))

@@ -16,7 +16,7 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
-from ragcore.access import roles as rolesmod
+from ragcore.access import role_labels
 from ragcore.audit import (
     OUTCOME_LABELS,
     AuditFilter,
@@ -75,7 +75,7 @@ def _filters(ctx: AppContext, reader: User) -> AuditFilter:
     top = st.columns(4)
     username = top[0].selectbox("Kullanıcı", [None, *asking_users(ctx.db, reader)], key="audit_user",
                                 format_func=lambda u: ANY if u is None else u)
-    labels = rolesmod.labels(ctx.db)  # the roles registry: admin-created roles too
+    labels = role_labels(ctx.db)  # the roles registry: admin-created roles too
     role = top[1].selectbox("Rol", [None, *labels], key="audit_role",
                             format_func=lambda r: ANY if r is None else labels.get(r) or role_label(r))
     document = top[2].selectbox("Doküman", [None, *documents], key="audit_document",

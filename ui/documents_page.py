@@ -18,7 +18,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ragcore.access.roles import labels as role_labels
+from ragcore.access import role_labels as role_labels
 from ragcore.core import Document, User, formatting
 from ragcore.documents import (
     KINDS_TEXT,

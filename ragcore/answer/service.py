@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ragcore.access import users as usersmod
+from ragcore.access import get_user
 from ragcore.answer.backends import Generator
 from ragcore.answer.extractive import (
     ExtractiveGenerator,
@@ -298,12 +298,12 @@ class AnswerService:
     def _current_user(self, user: User) -> User:
         """The role comes from the database at call time, never from a cached session."""
         try:
-            current = usersmod.get_user(self.db, user.username)
+            current = get_user(self.db, user.username)
         except DatabaseUnavailable:
             # A pooled connection whose server has just died can pass the pool's check and break
             # on its first statement. This read is idempotent: one more try, which finds the dead
             # connections discarded and the server restarted (or says it is down).
-            current = usersmod.get_user(self.db, user.username)
+            current = get_user(self.db, user.username)
         if current is None or not current.active:
             raise QuestionError("Hesabınız bulunamadı ya da devre dışı; soru soramazsınız.")
         return current

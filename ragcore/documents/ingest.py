@@ -42,7 +42,7 @@ import numpy as np
 import psycopg
 
 from ragcore import store as dbmod
-from ragcore.access import roles as role_registry
+from ragcore.access import role_names, unknown_roles_message
 from ragcore.core import (
     Chunk,
     DiskSpace,
@@ -156,10 +156,10 @@ def validate_roles(db: dbmod.Database, roles: Iterable[str] | None) -> list[str]
     cleaned = list(dict.fromkeys(role.strip().lower() for role in (roles or []) if role and role.strip()))
     if not cleaned:
         raise IngestError("En az bir rol seçilmeli: belgeyi kimlerin okuyabileceği boş bırakılamaz.")
-    known = role_registry.role_names(db)
+    known = role_names(db)
     unknown = [role for role in cleaned if role not in known]
     if unknown:
-        raise IngestError(role_registry.unknown_roles_message(unknown, known))
+        raise IngestError(unknown_roles_message(unknown, known))
     return cleaned
 
 
