@@ -30,7 +30,7 @@ from ragcore import jobs
 from ragcore import store as dbmod
 from ragcore.access import users
 from ragcore.answer import questions
-from ragcore.core import STATUS_NEEDS_REVIEW
+from ragcore.core import STATUS_NEEDS_REVIEW, format_duration
 from ragcore.documents import delete_document, ingest_pdf
 from ragcore.embed import EmbeddingError, make_embedder
 from ragcore.jobs import JobCancelled, store
@@ -255,7 +255,7 @@ def test_time_left_comes_from_the_measured_rate() -> None:
     too_early = store.Job(**{**job.__dict__, "updated_at": t0 + timedelta(seconds=0.5)})
     assert too_early.seconds_left() is None  # less than a second measured: no guess
     assert store.Job(**{**job.__dict__, "done": 0}).seconds_left() is None
-    assert jobs.format_duration(3725) == "1 sa 2 dk" and jobs.format_duration(90) == "1 dk 30 sn"
+    assert format_duration(3725) == "1 sa 2 dk" and format_duration(90) == "1 dk 30 sn"
 
 
 # ----------------------------------------------------------------------------- cancel

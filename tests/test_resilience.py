@@ -26,7 +26,7 @@ from ragcore.answer import (
     choose_generator_backend,
     make_generator,
 )
-from ragcore.core import STATUS_ANSWERED, STATUS_ERROR, Settings, probe
+from ragcore.core import STATUS_ANSWERED, STATUS_ERROR, Settings, probe_ollama
 from ragcore.documents import ingest_pdf, list_documents
 from ragcore.embed import USEEmbedder
 from ragcore.retrieval import search
@@ -138,7 +138,7 @@ def test_auto_backend_without_ollama_quotes_instead(mehmet, db, settings, embedd
     """Ollama not running at start-up: `auto` chooses the extractive quoter and chat answers."""
     auto = settings.with_(llm_backend="auto", ollama_base_url=f"http://127.0.0.1:{closed_port()}",
                           openai_base_url=None, refusal_threshold=0.0)
-    status = probe(auto.ollama_base_url)
+    status = probe_ollama(auto.ollama_base_url)
     assert not status.reachable
     assert choose_generator_backend(auto, status).kind == "extractive"
     generator = make_generator(auto, embedder, status)

@@ -49,7 +49,8 @@ from ragcore.core import (
     Page,
     Settings,
     create_private,
-    formatting,
+    format_integer,
+    format_megabytes,
     lexical_tokens,
     private_dir,
     sanitize,
@@ -166,7 +167,7 @@ def validate_roles(db: dbmod.Database, roles: Iterable[str] | None) -> list[str]
 def check_size(data: bytes, settings: Settings) -> None:
     if len(data) > settings.max_upload_bytes:
         raise IngestError(
-            f"Dosya çok büyük: {formatting.megabytes(len(data))}; en fazla {settings.max_upload_mb} MB "
+            f"Dosya çok büyük: {format_megabytes(len(data))}; en fazla {settings.max_upload_mb} MB "
             "yüklenebilir (MAX_UPLOAD_MB)."
         )
 
@@ -187,8 +188,8 @@ class DiskSpaceLow(IngestError):
 def low_disk_message(space: DiskSpace, floor_mb: int) -> str:
     """"Diskte yer az: veri klasöründe 812 MB boş, yükleme için en az 1.024 MB gerekir. …": how much is
     free, the floor, and what to do (the admin sees it in the app, the API's message_tr, the CLI)."""
-    return (f"Diskte yer az: {DISK_PLACES.get(space.place, space.place)} {formatting.integer(space.free_mb)} MB boş, "
-            f"yükleme için en az {formatting.integer(floor_mb)} MB gerekir. Yer açın ya da MIN_FREE_DISK_MB "
+    return (f"Diskte yer az: {DISK_PLACES.get(space.place, space.place)} {format_integer(space.free_mb)} MB boş, "
+            f"yükleme için en az {format_integer(floor_mb)} MB gerekir. Yer açın ya da MIN_FREE_DISK_MB "
             "ayarını düşürün.")
 
 

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import psycopg
 
 from ragcore import store as dbmod
-from ragcore.core import DiskSpace, Settings, ollama
+from ragcore.core import DiskSpace, Settings, probe_ollama
 
 MB = 1024 * 1024
 
@@ -205,7 +205,7 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
     ocr = ocr_status()
     report.ocr_available, report.ocr_version, report.ocr_problem = ocr.available, ocr.version, ocr.problem
     report.ollama_url = settings.ollama_base_url
-    status = ollama.probe(settings.ollama_base_url)
+    status = probe_ollama(settings.ollama_base_url)
     report.ollama_reachable = status.reachable
     report.ollama_models = list(status.models)
 
