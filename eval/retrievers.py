@@ -483,7 +483,7 @@ def store_articles(conn, chunks: ChunkSet, corpus: Corpus, articles: Sequence[in
     `ragcore.documents.ingest.store_document` (the upload's own write path: COPY, lexical tokens,
     triggers), with its chunks' sentence windows (`corpus_windows`) when given."""
     from ragcore.core import Chunk
-    from ragcore.documents import ingest
+    from ragcore.documents import store_document
 
     for index in articles:
         article = corpus.articles[index]
@@ -504,7 +504,7 @@ def store_articles(conn, chunks: ChunkSet, corpus: Corpus, articles: Sequence[in
                         article=None, char_start=chunks.chunks[i].start, char_end=chunks.chunks[i].end)
                   for i in members]
         own = [(replace(w, chunk=n), v) for n, i in enumerate(members) for w, v in (windows or {}).get(i, [])]
-        ingest.store_document(conn, meta, pieces, vectors[members], windows=[w for w, _ in own],
+        store_document(conn, meta, pieces, vectors[members], windows=[w for w, _ in own],
                               window_vectors=np.vstack([v for _, v in own]) if own else None)
 
 

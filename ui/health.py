@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ragcore.core import Settings, format_integer, format_number
-from ragcore.documents import ocr
+from ragcore.documents import OCR_PACKAGES
 from ragcore.ops import HealthReport, run_checks
 from ui import labels
 from ui.context import AppContext
@@ -173,7 +173,7 @@ def technical_lines(report: HealthReport, settings: Settings) -> list[tuple[str,
          or (report.disk_error or "—")),
         ("Yükleme için en az boş yer", f"MIN_FREE_DISK_MB={report.min_free_disk_mb}"),
         ("OCR", f"Tesseract {report.ocr_version}, Türkçe modeli" if report.ocr_available
-         else f"kurulu değil (paketler: {', '.join(ocr.PACKAGES)})"),
+         else f"kurulu değil (paketler: {', '.join(OCR_PACKAGES)})"),
     ]
     missing = [m for m, c in ((settings.embed_model, report.embedding_causes), (settings.llm_model, report.generator_causes))
                if "ollama_missing_model" in c]

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query
 
 from ragcore.access import role_names
 from ragcore.api.deps import Context, CurrentUser, ModelServices, search_role
-from ragcore.api.routes.chat import checked_question, checked_scope
+from ragcore.api.routes.chat import checked_question, request_scope
 from ragcore.api.schemas import ErrorResponse, EvidenceOut, SearchHit, SearchResult, SourceOut, ThresholdOut
 from ragcore.retrieval import calibration, resolve_mode, retrieve
 
@@ -41,7 +41,7 @@ def search(
 ) -> SearchResult:
     question = checked_question(q, context.settings.max_question_chars)
     as_role = search_role(user, role, role_names(context.database()))
-    scope = checked_scope(context, user, collection=collection, document=document)
+    scope = request_scope(context, user, collection=collection, document=document)
     concrete = resolve_mode(context.settings, models.embedder, None if mode == "auto" else mode)
     count = k or context.settings.top_k
     result = retrieve(context.retrieval_database(), models.embedder, question, as_role, k=count, mode=concrete,
