@@ -100,11 +100,11 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
     from ragcore.embed import EmbeddingError
     from ragcore.retrieval import (
         RetrievalError,
-        calibration,
         highlight_terms,
-        measurements,
         resolve_mode,
         retrieve,
+        threshold_default,
+        threshold_for,
     )
 
     try:
@@ -127,8 +127,8 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
         st.error(escape_markdown(str(exc)))
         return None
     name = getattr(embedder, "name", "")
-    threshold = calibration.threshold_for(name, concrete, ctx.settings)
-    origin = labels.threshold_origin(threshold.measured, measurements.threshold_default(name).calibrated)
+    threshold = threshold_for(name, concrete, ctx.settings)
+    origin = labels.threshold_origin(threshold.measured, threshold_default(name).calibrated)
     return SearchView(question, role, concrete, result, threshold, origin, highlight_terms(ctx.retrieval_db, question, role),
                       name)
 

@@ -77,12 +77,12 @@ from ragcore.retrieval import (
     Decision,
     QuoteSignals,
     Retrieval,
-    calibration,
     decide,
     model_for,
     quote_held_back,
     resolve_mode,
     retrieve,
+    threshold_for,
 )
 from ragcore.store import Database, DatabaseUnavailable
 
@@ -221,7 +221,7 @@ class AnswerService:
         self.embedder = embedder
         self.generator = generator
         self.mode = resolve_mode(settings, embedder)
-        self.threshold = calibration.threshold_for(getattr(embedder, "name", ""), self.mode, settings)
+        self.threshold = threshold_for(getattr(embedder, "name", ""), self.mode, settings)
         # None: the single threshold decides — also when REFUSAL_THRESHOLD is set, since an operator
         # (or the lab looking behind the gate) who sets a cut means that cut, not the model's.
         self.abstention = None if settings.refusal_threshold is not None else model_for(getattr(embedder, "name", ""))
