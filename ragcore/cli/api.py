@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from types import FrameType
 
 from ragcore.access import DEFAULT_TOKEN_NAME, TokenError, create_token, list_tokens, revoke_token
-from ragcore.cli import CommandError, add_json_flag, emit, open_db
+from ragcore.cli.common import CommandError, add_json_flag, emit, open_db
 from ragcore.core import Settings
 
 

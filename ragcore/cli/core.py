@@ -20,7 +20,7 @@ from ragcore.access import (
     list_users,
     set_roles,
 )
-from ragcore.cli import CommandError, add_json_flag, emit, open_db
+from ragcore.cli.common import CommandError, add_json_flag, emit, open_db
 from ragcore.core import Settings
 from ragcore.ops import quick_check, run_checks
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ragcore import jobs
-from ragcore.cli import CommandError, add_json_flag, emit, open_db
+from ragcore.cli.common import CommandError, add_json_flag, emit, open_db
 from ragcore.cli.progress import foreground_progress
 from ragcore.core import Document, Settings
 from ragcore.documents import (
