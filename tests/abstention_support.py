@@ -8,8 +8,8 @@ from __future__ import annotations
 import dataclasses
 
 from ragcore.core import Source
-from ragcore.retrieval import AbstentionModel, QuoteCheck, abstention
-from ragcore.retrieval.hybrid import Evidence, Hit, Retrieval
+from ragcore.retrieval import AbstentionModel, Evidence, QuoteCheck, Retrieval, abstention
+from ragcore.retrieval.hybrid import Hit
 
 
 def _source(rank: int, chunk_id: int) -> Source:

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragcore.access import users
-from ragcore.answer import AnswerService, ExtractiveGenerator, review_queue
-from ragcore.answer.extractive import choose_quote
+from ragcore.answer import AnswerService, ExtractiveGenerator, choose_quote, review_queue
 from ragcore.core import (
     CLOSEST_LEAD,
     FALLBACK_ANSWER,
@@ -28,15 +27,16 @@ from ragcore.retrieval import (
     CLOSEST,
     REFUSED,
     AbstentionModel,
+    Evidence,
     QuoteCheck,
     QuoteSignals,
+    Retrieval,
     abstention,
     decide,
     measurements,
     retrieve,
     threshold_for,
 )
-from ragcore.retrieval.hybrid import Evidence, Retrieval
 from tests.abstention_support import gate_model, gate_retrieval, with_quote_cut
 from tests.conftest import LAW_6331, require_data
 from tests.questions_support import logged_questions

@@ -29,8 +29,17 @@ from ragcore.documents import (
     find_collection,
     list_collections,
 )
-from ragcore.retrieval import MODES, RETRIEVAL_WINDOWS_SQL, bm25, read_snapshot, retrieve, statement_params
-from ragcore.retrieval.hybrid import THRESHOLD_SQL, retrieval_sql, scope_chunks
+from ragcore.retrieval import (
+    MODES,
+    RETRIEVAL_WINDOWS_SQL,
+    THRESHOLD_SQL,
+    bm25,
+    read_snapshot,
+    retrieval_sql,
+    retrieve,
+    statement_params,
+)
+from ragcore.retrieval.hybrid import scope_chunks
 from tests.retrieval_support import DocSpec, bit_of, clean, hnsw_index, insert_document, make_test_embedder
 
 QUESTION = "Forklift operatörü hangi eğitimi almalıdır?"

@@ -5,9 +5,8 @@ import time
 import pytest
 
 from ragcore.access import first_admin, users
-from ragcore.core import cookie_key, initial_admin_password, initial_admin_password_path
+from ragcore.core import SecretError, cookie_key, initial_admin_password, initial_admin_password_path
 from ragcore.core import secrets as secrets_module
-from ragcore.core.secrets import SecretError
 
 
 def _mode(path):
