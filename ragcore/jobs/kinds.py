@@ -123,8 +123,6 @@ class JobKind:
         return text
 
 
-
-
 KINDS: dict[str, JobKind] = {}
 
 
