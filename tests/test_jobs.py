@@ -28,7 +28,7 @@ import pytest
 
 from ragcore import jobs
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import questions
 from ragcore.core import STATUS_NEEDS_REVIEW, format_duration
 from ragcore.documents import delete_document, ingest_pdf
@@ -478,7 +478,7 @@ def test_two_workers_process_two_uploads_at_the_same_time(db, fast, real_embedde
 
 
 def test_upload_that_resolves_a_review_item(db, fast, real_embedder) -> None:
-    asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    asker = create_user(db, "mehmet", "isg", "mehmet-parola-1")
     qid = questions.insert_question(db, questions.question_record(
         asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW, generator=None, llm_called=False))
     (item,) = questions.review_queue(db)

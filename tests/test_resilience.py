@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import (
     AnswerService,
     ExtractiveGenerator,
@@ -48,7 +48,7 @@ def embedder() -> USEEmbedder:
 @pytest.fixture()
 def mehmet(db, settings, embedder):
     ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
-    return users.create_user(db, "mehmet", "isg", "mehmet-parola")
+    return create_user(db, "mehmet", "isg", "mehmet-parola")
 
 
 def closed_port() -> int:
@@ -207,7 +207,7 @@ def test_answer_service_reconnects_after_a_database_restart(server_root: Path, e
         settings = Settings(database_url=url, data_dir=server_root / "data", embed_backend="use",
                             llm_backend="extractive", ollama_base_url="http://127.0.0.1:9", refusal_threshold=0.0)
         ingest_pdf(database, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
-        mehmet = users.create_user(database, "mehmet", "isg", "mehmet-parola")
+        mehmet = create_user(database, "mehmet", "isg", "mehmet-parola")
         service = AnswerService(database, settings, embedder, ExtractiveGenerator(embedder))
         assert service.ask(mehmet, QUESTION).status == STATUS_ANSWERED
         with database.connection() as conn:
