@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from bench import percentile, publish
-from ragcore.access import users
+from ragcore.access import create_user, get_user
 from ragcore.answer import AnswerService, make_generator
 from ragcore.core import Settings
 from ragcore.documents import ingest_pdf
@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         embedder = CachedEmbedder(model, db)
         ingest_pdf(db, settings, embedder, (base.documents_dir / LAW).read_bytes(), filename=LAW,
                    roles=["isg"], uploaded_by="bench")
-        users.create_user(db, "soran", "isg", "cevap-suresi-parola")
-        user = users.get_user(db, "soran")
+        create_user(db, "soran", "isg", "cevap-suresi-parola")
+        user = get_user(db, "soran")
         service = AnswerService(db, settings, embedder, make_generator(settings, embedder))
         asked = questions(args.questions)
         for text in asked[:WARM_UP]:

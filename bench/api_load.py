@@ -35,7 +35,7 @@ import psutil
 
 from bench import percentile, publish
 from bench.load import QUESTIONS, prepare
-from ragcore.access import tokens
+from ragcore.access import create_token
 from ragcore.core import Settings
 from ragcore.store import Database, database_url, stop_embedded
 
@@ -158,7 +158,7 @@ def main() -> int:
         settings = settings.with_(database_url=url)
         people = prepare(settings, base_settings.documents_dir, args.clients)
         with Database(url) as db:
-            secrets = [tokens.create_token(db, p.username, name="api_load").secret for p in people]
+            secrets = [create_token(db, p.username, name="api_load").secret for p in people]
         proc, base = start_api(settings, url)
         httpx.post(f"{base}/v1/chat", json={"question": QUESTIONS[0]}, timeout=120,
                    headers={"Authorization": f"Bearer {secrets[0]}"}).raise_for_status()  # models warm

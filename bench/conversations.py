@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench import percentile, publish
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import AnswerService, make_generator
 from ragcore.conversations import ask_in_conversation, export_conversation, get_conversation
 from ragcore.core import Settings
@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ensure_embedding_space(db, embedder.name, embedder.dim)
         ingest_pdf(db, settings, embedder, (base.documents_dir / LAW).read_bytes(), filename=LAW, roles=["isg"],
                    uploaded_by="bench")
-        user = users.create_user(db, "uzun-sohbet", "isg", "uzun-sohbet-parola")
+        user = create_user(db, "uzun-sohbet", "isg", "uzun-sohbet-parola")
         service = AnswerService(db, settings, embedder, make_generator(settings, embedder))
         conversation_id, rewritten = None, 0
         started = time.perf_counter()

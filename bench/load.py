@@ -32,7 +32,7 @@ import httpx
 import psutil
 
 from bench import percentile, publish
-from ragcore.access import users
+from ragcore.access import User, create_user
 from ragcore.answer import AnswerService, make_generator
 from ragcore.core import Settings
 from ragcore.documents import ingest_pdf
@@ -115,7 +115,7 @@ class PeakMemory:
         self._thread.join()
 
 
-def prepare(settings: Settings, documents_dir: Path, sessions: int) -> list[users.User]:
+def prepare(settings: Settings, documents_dir: Path, sessions: int) -> list[User]:
     db = open_database(settings)
     embedder = CachedEmbedder(make_embedder(settings), db)
     for filename, roles in LAWS:
@@ -124,21 +124,21 @@ def prepare(settings: Settings, documents_dir: Path, sessions: int) -> list[user
         ingest_pdf(db, settings, embedder, path.read_bytes(), filename=filename, roles=roles, uploaded_by="bench")
         print(f"ingested {filename} in {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
     made = [
-        users.create_user(db, f"yuk{index:02d}", ROLES_CYCLE[index % len(ROLES_CYCLE)], PASSWORD)
+        create_user(db, f"yuk{index:02d}", ROLES_CYCLE[index % len(ROLES_CYCLE)], PASSWORD)
         for index in range(sessions)
     ]
     db.close()
     return made
 
 
-def run_service(settings: Settings, people: list[users.User], seconds: float) -> tuple[Tally, float, PeakMemory]:
+def run_service(settings: Settings, people: list[User], seconds: float) -> tuple[Tally, float, PeakMemory]:
     db = open_database(settings)
     embedder = CachedEmbedder(make_embedder(settings), db)
     service = AnswerService(db, settings, embedder, make_generator(settings, embedder))
     tally = Tally()
     deadline = time.monotonic() + seconds
 
-    def session(index: int, user: users.User) -> None:
+    def session(index: int, user: User) -> None:
         rng = random.Random(index)
         while time.monotonic() < deadline:
             question = rng.choice(QUESTIONS)
@@ -188,7 +188,7 @@ def start_streamlit(settings: Settings, url: str) -> tuple[subprocess.Popen, str
     raise RuntimeError("streamlit did not become healthy within 90 s")
 
 
-async def _browser_session(browser: object, base: str, user: users.User, index: int, deadline: float,
+async def _browser_session(browser: object, base: str, user: User, index: int, deadline: float,
                            tally: Tally) -> None:
     context = await browser.new_context()  # type: ignore[attr-defined]
     page = await context.new_page()
@@ -215,7 +215,7 @@ async def _browser_session(browser: object, base: str, user: users.User, index: 
         await context.close()
 
 
-async def _drive_browsers(base: str, people: list[users.User], seconds: float, tally: Tally) -> None:
+async def _drive_browsers(base: str, people: list[User], seconds: float, tally: Tally) -> None:
     from playwright.async_api import async_playwright
 
     executable = shutil.which("chromium")
@@ -228,7 +228,7 @@ async def _drive_browsers(base: str, people: list[users.User], seconds: float, t
         await browser.close()
 
 
-def run_browser(settings: Settings, url: str, people: list[users.User], seconds: float) -> tuple[Tally, float, PeakMemory]:
+def run_browser(settings: Settings, url: str, people: list[User], seconds: float) -> tuple[Tally, float, PeakMemory]:
     proc, base = start_streamlit(settings, url)
     tally = Tally()
     try:

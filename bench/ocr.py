@@ -111,20 +111,19 @@ def time_pages(scan: bytes, numbers: Sequence[int], dpi: int) -> tuple[list[floa
     """Wall seconds of `read_pages` for each page alone, and the readings; the CPU of Tesseract
     is in RUSAGE_CHILDREN."""
     from ragcore.core import Settings
-    from ragcore.documents.ocr import OcrLimits, read_pages
+    from ragcore.documents import OcrLimits, ocr_pages
 
     limits = OcrLimits.of(Settings.from_env())
     seconds, readings = [], []
     for number in numbers:
         started = time.perf_counter()
-        readings.append(read_pages(scan, [number], limits, dpi=dpi)[number])
+        readings.append(ocr_pages(scan, [number], limits, dpi=dpi)[number])
         seconds.append(time.perf_counter() - started)
     return seconds, readings
 
 
 def measure_reading(data: bytes, pages: Sequence[int], dpis: Sequence[int]) -> list[dict]:
-    from ragcore.documents import extract_pages
-    from ragcore.documents.pdf import normalize_page_text
+    from ragcore.documents import extract_pages, normalize_page_text
 
     reference = {p.number: p.text for p in extract_pages(data, use_ocr=False).pages}
     scan = scanned_copy(data, pages)

@@ -36,7 +36,7 @@ from pathlib import Path
 from scipy.stats import mannwhitneyu
 
 from bench import publish
-from ragcore.access import users
+from ragcore.access import create_user, get_user
 from ragcore.answer import AnswerService, make_generator
 from ragcore.core import Settings
 from ragcore.documents import ingest_pdf
@@ -99,7 +99,7 @@ def probe(name: str, db: Database, settings: Settings, model, texts: Sequence[st
     half = len(shuffled) // 2
     asked, fresh = shuffled[:half], shuffled[half:]
     service = AnswerService(db, settings, embedder, make_generator(settings, embedder))
-    asker = users.get_user(db, "soran")
+    asker = get_user(db, "soran")
     for text in asked:
         service.ask(asker, text)
     mode = resolve_mode(settings, embedder)
@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ingest_pdf(db, settings, CachedEmbedder(model, db), (base.documents_dir / LAW).read_bytes(), filename=LAW,
                    roles=[ASKER, PROBER], uploaded_by="bench")
         print(f"ingested {LAW} in {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
-        users.create_user(db, "soran", ASKER, "soru-zamani-parola")
+        create_user(db, "soran", ASKER, "soru-zamani-parola")
         questions = [q.question for q in load_corpus(base.tquad_dir).dev_questions]
         picked = random.Random(SEED).sample(questions, 4 * args.texts + 5)
         for warm in picked[-5:]:  # model, pool and plans warmed before anything is timed

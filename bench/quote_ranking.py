@@ -30,8 +30,7 @@ from eval.gold_split import DEV, everyday_split
 from eval.goldstore import SAMPLE_CORPUS
 from eval.lab_corpus import sample_corpus
 from eval.retrievers import BM25Index, tokenize_all, top_indices
-from ragcore.answer import candidates
-from ragcore.answer.extractive import choose_quote
+from ragcore.answer import candidates, choose_quote
 from ragcore.core import Settings, Source
 from ragcore.documents import chunk_pages, extract_pages
 from ragcore.embed import make_embedder

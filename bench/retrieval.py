@@ -39,9 +39,9 @@ import numpy as np
 
 from bench import RESULTS, percentile, publish
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.core import ROLES, Settings
-from ragcore.retrieval import FUSION, MODES, RETRIEVAL_SQL, Fusion, read_snapshot, retrieve, statement_params
+from ragcore.retrieval import FUSION, MODES, Fusion, read_snapshot, retrieve, statement_params
 
 DOC_CHUNKS = 50
 BATCH_DOCS = 40  # documents per load transaction
@@ -268,16 +268,23 @@ class _Recorder:
 
 def explain(db: dbmod.Database, embedder, question: str, role: str, mode: str) -> str:
     """EXPLAIN (ANALYZE, BUFFERS) of every statement of one retrieval, planned as retrieve() plans it."""
-    from ragcore.retrieval import hybrid as retrieval
+    from ragcore.retrieval import (
+        LEXICAL_SQL,
+        MEAN_IDF_SQL,
+        RETRIEVAL_SQL,
+        TERM_STATS_SQL,
+        THRESHOLD_SQL,
+        default_dense_weight,
+    )
 
-    names = {retrieval.TERM_STATS_SQL: "role statistics", retrieval.MEAN_IDF_SQL: "mean idf",
-             retrieval.THRESHOLD_SQL: "pruning threshold", retrieval.LEXICAL_SQL: "lexical leg",
-             retrieval.RETRIEVAL_SQL: "dense leg, fusion, evidence"}
+    names = {TERM_STATS_SQL: "role statistics", MEAN_IDF_SQL: "mean idf",
+             THRESHOLD_SQL: "pruning threshold", LEXICAL_SQL: "lexical leg",
+             RETRIEVAL_SQL: "dense leg, fusion, evidence"}
     qvec = embedder.embed_queries([question])[0]
     with read_snapshot(db) as conn:
         recorder = _Recorder(conn)
         params = statement_params(recorder, question, qvec, role, k=5, mode=mode,
-                                  weight=retrieval.default_weight(embedder))  # as retrieve() chooses it
+                                  weight=default_dense_weight(embedder))  # as retrieve() chooses it
         recorder.statements.append((RETRIEVAL_SQL, params))
         parts = []
         for query, values in recorder.statements:
@@ -433,7 +440,7 @@ def run(n_chunks: int, base, law, settings: Settings, url: str, n_questions: int
         db = dbmod.Database(url, namespace, min_size=1, max_size=1)  # one backend: its CPU time is measurable
         dbmod.migrate(db)
         dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
-        users.create_user(db, "bench-three-roles", THREE_ROLES, "bench-parola-1")  # its reader, before the load
+        create_user(db, "bench-three-roles", THREE_ROLES, "bench-parola-1")  # its reader, before the load
         timings = build(db, n_chunks, texts, vectors)
         cells = latencies(db, embedder, questions, ASKERS)
         (mode, role), cell = max(cells.items(), key=lambda item: max(item[1]["ms"]))

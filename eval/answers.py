@@ -198,10 +198,10 @@ def service_settings(settings, config: AnswerConfig):
 
 def answer_service(db, settings, embedder, generator):
     """`AnswerService` over the namespace, and the admin it answers as (created once)."""
-    from ragcore.access import users
+    from ragcore.access import create_user, get_user
     from ragcore.answer import AnswerService
 
-    user = users.get_user(db, EVAL_USER) or users.create_user(db, EVAL_USER, "admin", secrets.token_urlsafe(24))
+    user = get_user(db, EVAL_USER) or create_user(db, EVAL_USER, "admin", secrets.token_urlsafe(24))
     return AnswerService(db, settings, embedder, generator), user
 
 

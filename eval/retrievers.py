@@ -29,16 +29,11 @@ import numpy as np
 
 from eval.tquad import ChunkSet, Corpus, Progress, Question, chunk_corpus
 from ragcore.core import TOKENIZERS, get_tokenizer
-from ragcore.retrieval import bm25
-from ragcore.retrieval import hybrid as retrieval
+from ragcore.retrieval import BM25_B, BM25_EPSILON, BM25_K1, MIN_CANDIDATES, RRF_K, default_dense_weight
 
 # The app's constants, never retyped: BM25Okapi's k1/b/epsilon (ragcore.retrieval.bm25), RRF's k and the
 # per-leg candidates of ragcore.retrieval (max(MIN_CANDIDATES, 4k) = MIN_CANDIDATES for k <= 12).
-BM25_K1 = bm25.K1
-BM25_B = bm25.B
-BM25_EPSILON = bm25.EPSILON
-RRF_K = retrieval.RRF_K
-FUSION_CANDIDATES = retrieval.MIN_CANDIDATES
+FUSION_CANDIDATES = MIN_CANDIDATES
 # The production lexical leg: prefix-5 postings, the question without stop words
 # (ragcore.retrieval.hybrid.query_terms). `bm25-app`; the hybrids and the production gap use it.
 APP_LEXICAL = "app"
@@ -378,7 +373,7 @@ class WeightedRetriever(Retriever):
             return self.fixed
         key = f"{self.name}@{size}"
         if key not in ws.tuned:
-            ws.tuned[key] = {"weight": retrieval.default_weight(ws.embedder(self.dense.spec)),
+            ws.tuned[key] = {"weight": default_dense_weight(ws.embedder(self.dense.spec)),
                              "from": "the shipped weight (ragcore/measured/retrieval.json)"}
         return ws.tuned[key]["weight"]
 
@@ -483,7 +478,7 @@ def store_articles(conn, chunks: ChunkSet, corpus: Corpus, articles: Sequence[in
     `ragcore.documents.ingest.store_document` (the upload's own write path: COPY, lexical tokens,
     triggers), with its chunks' sentence windows (`corpus_windows`) when given."""
     from ragcore.core import Chunk
-    from ragcore.documents import ingest
+    from ragcore.documents import store_document
 
     for index in articles:
         article = corpus.articles[index]
@@ -504,7 +499,7 @@ def store_articles(conn, chunks: ChunkSet, corpus: Corpus, articles: Sequence[in
                         article=None, char_start=chunks.chunks[i].start, char_end=chunks.chunks[i].end)
                   for i in members]
         own = [(replace(w, chunk=n), v) for n, i in enumerate(members) for w, v in (windows or {}).get(i, [])]
-        ingest.store_document(conn, meta, pieces, vectors[members], windows=[w for w, _ in own],
+        store_document(conn, meta, pieces, vectors[members], windows=[w for w, _ in own],
                               window_vectors=np.vstack([v for _, v in own]) if own else None)
 
 
@@ -674,7 +669,7 @@ class ProductionRetriever(Retriever):
         from eval.metrics import per_question
         from eval.relevance import relevance
 
-        weight = self.weight if self.weight is not None else retrieval.default_weight(ws.embedder("default"))
+        weight = self.weight if self.weight is not None else default_dense_weight(ws.embedder("default"))
         exact: Retriever = {
             "lexical": BM25Retriever(HYBRID_LEXICAL),
             "dense": DenseRetriever("default"),

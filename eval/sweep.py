@@ -229,12 +229,12 @@ def tune_fusion(settings, ws: Workspace, size: int = 1000, train_questions: int 
 
     from eval.retrievers import WEIGHT_GRID, tune_production_weight
     from eval.tquad import sample_train_questions
-    from ragcore.retrieval import measurements as measured
+    from ragcore.retrieval import retrieval_default
 
     if not ws.corpus.train_questions:
         raise ValueError("tuning needs TQuAD train questions, and this corpus has none")
     embedder = ws.embedder("default")
-    shipped = measured.retrieval_default(embedder.name)
+    shipped = retrieval_default(embedder.name)
     tuning = tune_production_weight(ws, size, train_questions, tuple(weights) if weights else WEIGHT_GRID,
                                     keep_namespace=True)
     weight = tuning["weight"]

@@ -8,8 +8,15 @@ from __future__ import annotations
 import dataclasses
 
 from ragcore.core import Source
-from ragcore.retrieval import AbstentionModel, QuoteCheck, abstention
-from ragcore.retrieval.hybrid import Evidence, Hit, Retrieval
+from ragcore.retrieval import (
+    ABSTENTION_FEATURE_NAMES,
+    QUOTE_FEATURE_NAMES,
+    AbstentionModel,
+    Evidence,
+    QuoteCheck,
+    Retrieval,
+)
+from ragcore.retrieval.hybrid import Hit
 
 
 def _source(rank: int, chunk_id: int) -> Source:
@@ -26,7 +33,7 @@ def gate_retrieval(cosines: list[float | None], lexical: list[float | None], cov
 
 def gate_model(answer_at: float, closest_at: float, cosine_weight: float = 8.0) -> AbstentionModel:
     """A gate reading only the best cosine (centred at 0.8) with these cuts."""
-    names = abstention.FEATURE_NAMES
+    names = ABSTENTION_FEATURE_NAMES
     coefficients = tuple(cosine_weight if n == "cosine" else 0.0 for n in names)
     return AbstentionModel(names, coefficients, 0.0, tuple(0.8 if n == "cosine" else 0.0 for n in names),
                            tuple(0.05 if n == "cosine" else 1.0 for n in names), answer_at, closest_at, "test")
@@ -34,7 +41,7 @@ def gate_model(answer_at: float, closest_at: float, cosine_weight: float = 8.0) 
 
 def with_quote_cut(model: AbstentionModel, quote_at: float, best_weight: float = 4.0) -> AbstentionModel:
     """A quote check that reads only the quoter's best-sentence probability, with this cut."""
-    names = abstention.QUOTE_FEATURE_NAMES
+    names = QUOTE_FEATURE_NAMES
     check = QuoteCheck(names, tuple(best_weight if n == "best_sentence" else 0.0 for n in names), 0.0,
                        tuple(0.5 if n == "best_sentence" else 0.0 for n in names), tuple(1.0 for _ in names), quote_at)
     return dataclasses.replace(model, quote_check=check)

@@ -17,7 +17,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from ragcore.access import tokens, users
+from ragcore.access import create_token, create_user, get_user
 from ragcore.answer import make_generator
 from ragcore.api import create_app
 from ragcore.core import Settings
@@ -67,9 +67,9 @@ def api_with_regulation(db: Database, settings: Settings, model: Any) -> Iterato
 
 def person(db: Database, username: str, role: str, **token_options: Any) -> str:
     """A user with `role` and a fresh token; returns the token's secret."""
-    if users.get_user(db, username) is None:
-        users.create_user(db, username, role, PASSWORD)
-    return tokens.create_token(db, username, created_by="test", **token_options).secret
+    if get_user(db, username) is None:
+        create_user(db, username, role, PASSWORD)
+    return create_token(db, username, created_by="test", **token_options).secret
 
 
 def bearer(secret: str) -> dict[str, str]:

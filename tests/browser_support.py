@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ragcore.access import users
+from ragcore.access import create_user, get_user
 from ragcore.store import Database
 
 REPO = Path(__file__).resolve().parent.parent
@@ -211,5 +211,5 @@ def cookie_present(page: object, deadline_s: float = 10) -> bool:
 
 
 def ensure_user(db: Database, username: str, role: str, password: str) -> None:
-    if users.get_user(db, username) is None:
-        users.create_user(db, username, role, password)
+    if get_user(db, username) is None:
+        create_user(db, username, role, password)

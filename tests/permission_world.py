@@ -27,9 +27,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.core import ROLES, Settings
-from ragcore.documents import collections, ingest_file
+from ragcore.documents import create_collection, ingest_file, set_collection_members
 from tests import docxs, pdfs
 
 PASSWORD = "parola-1234"
@@ -247,9 +247,9 @@ def build_world(db, settings: Settings, embedder, ledger: Ledger, *, seed: int, 
     # and has sentence windows with its roles, which the dense leg reads with DENSE_WINDOWS on
     # (the suites' default), so every path is checked over the window table too
     assert (windowless, unsynced) == (0, 0)
-    people = {role: users.create_user(db, f"{user_prefix}-{role}", role, PASSWORD) for role in ROLES}
+    people = {role: create_user(db, f"{user_prefix}-{role}", role, PASSWORD) for role in ROLES}
     for key, held in SEVERAL.items():
-        people[key] = users.create_user(db, f"{user_prefix}-{key.replace('+', '-')}", held, PASSWORD)
+        people[key] = create_user(db, f"{user_prefix}-{key.replace('+', '-')}", held, PASSWORD)
     return world_type(db, settings, embedder, ledger, readable, markers, titles, data, chunk_doc, people, public)
 
 
@@ -264,8 +264,8 @@ def build_collections(world: World, rng: random.Random, n: int = 4) -> dict[str,
     for index in range(n):
         members = set(rng.sample(unreadable, min(2, len(unreadable)))) if index == 0 else set(
             rng.sample(keys, rng.randint(2, max(2, len(keys) // 2))))
-        made_one = collections.create_collection(world.db, f"Koleksiyon {index}")
-        collections.set_members(world.db, made_one.public_id, members)
+        made_one = create_collection(world.db, f"Koleksiyon {index}")
+        set_collection_members(world.db, made_one.public_id, members)
         made[made_one.public_id] = members
     assert any(not any(world.may_read(blind, key) for key in members) for members in made.values())
     return made

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ragcore.access import users
-from ragcore.answer import AnswerService, ExtractiveGenerator, review_queue
-from ragcore.answer.extractive import choose_quote
+from ragcore.access import create_user, get_user
+from ragcore.answer import AnswerService, ExtractiveGenerator, choose_quote, review_queue
 from ragcore.core import (
     CLOSEST_LEAD,
     FALLBACK_ANSWER,
@@ -24,19 +23,25 @@ from ragcore.core import (
 )
 from ragcore.embed import EmbeddingError
 from ragcore.retrieval import (
+    ABSTENTION_FEATURE_NAMES,
+    ABSTENTION_FILE,
     ANSWER,
     CLOSEST,
+    QUOTE_FEATURE_NAMES,
     REFUSED,
     AbstentionModel,
+    Evidence,
     QuoteCheck,
     QuoteSignals,
-    abstention,
+    Retrieval,
+    abstention_features,
     decide,
     measurements,
+    model_for,
+    quote_features,
     retrieve,
     threshold_for,
 )
-from ragcore.retrieval.hybrid import Evidence, Retrieval
 from tests.abstention_support import gate_model, gate_retrieval, with_quote_cut
 from tests.conftest import LAW_6331, require_data
 from tests.questions_support import logged_questions
@@ -46,15 +51,15 @@ RISK_QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
 
 
 def test_features_read_the_legs_scores():
-    values = abstention.features(gate_retrieval([0.9, 0.8, None], [12.0, None, 6.0], coverage=0.75))
+    values = abstention_features(gate_retrieval([0.9, 0.8, None], [12.0, None, 6.0], coverage=0.75))
     assert "bm25" not in values  # absolute BM25 grows with the corpus: not a transferable signal
     assert values["cosine"] == pytest.approx(0.9)
     assert values["coverage"] == pytest.approx(0.75)
     assert values["dense_margin"] == pytest.approx(0.1)
     assert values["lexical_ratio"] == pytest.approx(0.5)
     assert values["legs_agree"] == 1.0  # the best dense hit is also the best lexical one
-    assert set(values) == set(abstention.FEATURE_NAMES)
-    assert abstention.features(gate_retrieval([0.9, 0.8], [1.0, 5.0]))["legs_agree"] == 0.0
+    assert set(values) == set(ABSTENTION_FEATURE_NAMES)
+    assert abstention_features(gate_retrieval([0.9, 0.8], [1.0, 5.0]))["legs_agree"] == 0.0
 
 
 @pytest.mark.parametrize(("cosine", "outcome"), [(0.95, ANSWER), (0.80, CLOSEST), (0.60, REFUSED)])
@@ -85,17 +90,17 @@ def test_without_a_model_the_single_threshold_decides():
 
 
 def test_model_file_entries_are_checked(tmp_path):
-    data = measurements.load(abstention.ABSTENTION_FILE)
+    data = measurements.load(ABSTENTION_FILE)
     entry = {**gate_model(0.9, 0.2).as_entry(), "measured": "t", "when": "t", "on": "t"}
     good = {**data, "entries": {"x": entry}}
-    (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps(good), encoding="utf-8")
-    assert abstention.model_for("x", tmp_path) == gate_model(0.9, 0.2, ).__class__(**{
+    (tmp_path / ABSTENTION_FILE).write_text(json.dumps(good), encoding="utf-8")
+    assert model_for("x", tmp_path) == gate_model(0.9, 0.2, ).__class__(**{
         **gate_model(0.9, 0.2).__dict__, "measured": "t"})
-    assert abstention.model_for("not-measured", tmp_path) is None
+    assert model_for("not-measured", tmp_path) is None
     broken = {**data, "entries": {"x": {**entry, "features": ["cosine", "mystery"]}}}
-    (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps(broken), encoding="utf-8")
+    (tmp_path / ABSTENTION_FILE).write_text(json.dumps(broken), encoding="utf-8")
     with pytest.raises(measurements.MeasuredDataError, match="does not match"):
-        abstention.model_for("x", tmp_path)
+        model_for("x", tmp_path)
 
 
 # --------------------------------------------------------------------------- in the answer service
@@ -113,7 +118,7 @@ def law_db(session_db, embedder, tmp_path_factory, pg_url):
     settings = Settings(database_url=pg_url, data_dir=tmp_path_factory.mktemp("abstention") / "data",
                         embed_backend="use")
     ingest_law(session_db, settings, embedder, Path(LAW_6331), ["isg", "personel"])
-    users.create_user(session_db, "mehmet", "isg", "parola-123", "Mehmet")
+    create_user(session_db, "mehmet", "isg", "parola-123", "Mehmet")
     return session_db
 
 
@@ -135,7 +140,7 @@ def _service(law_db, embedder, model: AbstentionModel | None) -> tuple[AnswerSer
 
 
 def _mehmet(law_db):
-    return users.get_user(law_db, "mehmet")
+    return get_user(law_db, "mehmet")
 
 
 def test_closest_outcome_shows_passages_and_goes_to_review(law_db, embedder):
@@ -202,13 +207,13 @@ def test_answer_outcome_answers_with_citations(law_db, embedder):
 
 
 def test_quote_features_combine_the_gate_and_the_quoter():
-    signals = abstention.features(gate_retrieval([0.9, 0.8], [12.0, 6.0], coverage=0.75))
-    values = abstention.quote_features(0.5, signals, QuoteSignals(0.7, 0.2, 2))
-    assert set(values) == set(abstention.QUOTE_FEATURE_NAMES)
+    signals = abstention_features(gate_retrieval([0.9, 0.8], [12.0, 6.0], coverage=0.75))
+    values = quote_features(0.5, signals, QuoteSignals(0.7, 0.2, 2))
+    assert set(values) == set(QUOTE_FEATURE_NAMES)
     assert values["gate_logit"] == pytest.approx(0.0) and values["best_sentence"] == 0.7
     assert values["sentence_margin"] == pytest.approx(0.5) and values["source_rank"] == 0.5
     assert values["coverage"] == 0.75 and values["legs_agree"] == 1.0
-    assert abstention.quote_features(1.0, signals, QuoteSignals(0.0, 0.0, 0))["gate_logit"] < 20  # finite at p = 1
+    assert quote_features(1.0, signals, QuoteSignals(0.0, 0.0, 0))["gate_logit"] < 20  # finite at p = 1
     model = with_quote_cut(gate_model(0.5, 0.2), 0.5)
     sure, unsure = (model.quote_probability(0.9, signals, QuoteSignals(b, 0.1, 1)) for b in (0.9, 0.1))
     assert sure > 0.5 > unsure  # the check reads the quoter's confidence through its fitted weight
@@ -222,7 +227,7 @@ def test_an_unsure_quote_becomes_the_closest_passages(law_db, embedder):
     assert 0.0 < answer.extra["quote_confidence"] < 1.01
     assert 0.0 < answer.extra["quote_probability"] < 1.01  # recorded for the lab's curve
     assert answer.extra["quote_signals"]["source"] >= 1 and answer.extra["signals"].keys() == set(
-        abstention.FEATURE_NAMES)
+        ABSTENTION_FEATURE_NAMES)
     quoted = answer.extra["quote_signals"]  # the best sentence's own signals, on record for the lab
     assert 0.0 < quoted["sentence_cosine"] <= 1.0 and 0.0 < quoted["sentence_overlap4"] <= 1.0
     assert quoted["asks_type"] == 0.0  # RISK_QUESTION asks what, not how many, when or who
@@ -275,18 +280,18 @@ def test_a_confident_quote_is_the_answer_and_reuses_the_checked_passages(law_db,
 
 
 def test_the_quote_check_is_read_from_the_model_file(tmp_path):
-    data = measurements.load(abstention.ABSTENTION_FILE)
+    data = measurements.load(ABSTENTION_FILE)
     entry = {**with_quote_cut(gate_model(0.9, 0.2), 0.42).as_entry(), "measured": "t", "when": "t", "on": "t"}
-    (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
-    read = abstention.model_for("x", tmp_path)
+    (tmp_path / ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
+    read = model_for("x", tmp_path)
     assert read.quote_at == 0.42 and read.quote_check == with_quote_cut(gate_model(0.9, 0.2), 0.42).quote_check
     entry["quote_check"]["features"] = ["best_sentence", "unknown"]
-    (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
+    (tmp_path / ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
     with pytest.raises(measurements.MeasuredDataError, match="quote check"):
-        abstention.model_for("x", tmp_path)
+        model_for("x", tmp_path)
     del entry["quote_check"]
-    (tmp_path / abstention.ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
-    assert abstention.model_for("x", tmp_path).quote_at is None
+    (tmp_path / ABSTENTION_FILE).write_text(json.dumps({**data, "entries": {"x": entry}}), encoding="utf-8")
+    assert model_for("x", tmp_path).quote_at is None
 
 
 # --------------------------------------------------------------------------- the shipped gate model
@@ -304,7 +309,7 @@ def test_the_shipped_gate_model_gives_each_outcome(law_db, embedder, question, o
     own): each outcome is reached by a question that should reach it, and the recorded probability
     sits on the side of the shipped cut that the outcome says."""
     service = AnswerService(law_db, Settings(embed_backend="use"), embedder, CountingGenerator(embedder))
-    shipped = abstention.model_for(embedder.name)
+    shipped = model_for(embedder.name)
     assert shipped is not None and service.abstention == shipped
     answer = service.ask(_mehmet(law_db), question)
     assert answer.outcome == outcome, answer.text

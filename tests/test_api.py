@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from ragcore import jobs
-from ragcore.access import sessions, tokens, users
+from ragcore.access import revoke_sessions, tokens, users
 from ragcore.answer import make_generator
 from ragcore.api import MAX_HEADER_BYTES
-from ragcore.core import FALLBACK_ANSWER, disk_space, formatting
+from ragcore.core import FALLBACK_ANSWER, disk_space, format_integer
 from ragcore.documents import find_document, ingest_pdf
 from tests import docxs, pdfs
 from tests.api_support import api_app, bearer, error_code, person, sse_events
@@ -164,7 +164,7 @@ def test_role_change_applies_to_the_next_request(api, law) -> None:
 
 def test_deactivation_and_password_reset_revoke_tokens_but_logout_does_not(api) -> None:
     secret = person(api.db, "mehmet", "isg")
-    sessions.revoke(api.db, "mehmet")  # logout in the browser: the integration's token keeps working
+    revoke_sessions(api.db, "mehmet")  # logout in the browser: the integration's token keeps working
     assert api.client.get("/v1/documents", headers=bearer(secret)).status_code == 200
 
     users.set_active(api.db, "mehmet", False)
@@ -701,7 +701,7 @@ def test_an_upload_below_the_free_disk_floor_is_a_507_before_the_body_is_read(db
         assert response.status_code == 507 and error_code(response) == "insufficient_storage", response.text
         body = response.json()["error"]
         assert body["message_tr"].startswith("Diskte yer az: veri klasöründe ") and "MIN_FREE_DISK_MB" in body["message_tr"]
-        assert f"en az {formatting.integer(floor)} MB gerekir" in body["message_tr"]
+        assert f"en az {format_integer(floor)} MB gerekir" in body["message_tr"]
         assert count(full.db, "jobs") == 0 and count(full.db, "documents") == 0 and incoming(full.settings) == []
 
 

@@ -66,9 +66,9 @@ def test_an_admin_reads_every_question_as_the_answer_path_logged_it(api) -> None
 def test_a_real_auditor_reads_the_trail_and_a_user_of_several_roles_is_logged_with_all_of_them(api) -> None:
     """Roles as data (migration 021): `denetci` is a role a user holds, not a name in code; and
     asker_roles is the set the asker held, not their reader key."""
-    from ragcore.access import users
+    from ragcore.access import create_user
 
-    users.create_user(api.db, "iki-rol", ["uretim", "isg"], "parola-123")
+    create_user(api.db, "iki-rol", ["uretim", "isg"], "parola-123")
     two = bearer(_token_of(api, "iki-rol"))
     answered = api.client.post("/v1/chat", json={"question": QUESTION}, headers=two).json()
     assert answered["outcome"] == "answer"
@@ -84,9 +84,9 @@ def test_a_real_auditor_reads_the_trail_and_a_user_of_several_roles_is_logged_wi
 
 
 def _token_of(api, username: str) -> str:
-    from ragcore.access import tokens
+    from ragcore.access import create_token
 
-    return tokens.create_token(api.db, username, created_by="test").secret
+    return create_token(api.db, username, created_by="test").secret
 
 
 def test_the_csv_export_is_a_file_for_excel(api) -> None:

@@ -33,11 +33,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ragcore import jobs
-from ragcore.access import tokens, users
+from ragcore.access import create_token, list_tokens, revoke_token, users
 from ragcore.answer import make_generator
 from ragcore.api import create_app
 from ragcore.core import ROLES, Settings
-from ragcore.documents import WORD_HAS_NO_PAGES, collections, delete_document, get_document, ingest_pdf
+from ragcore.documents import WORD_HAS_NO_PAGES, delete_collection, delete_document, get_document, ingest_pdf
 from ragcore.embed import CachedEmbedder
 from ragcore.retrieval import MODES
 from ragcore.store import ensure_embedding_space
@@ -102,7 +102,7 @@ def world(session_db, pg_url, tmp_path_factory, ledger) -> ApiWorld:
     ensure_embedding_space(session_db, embedder.name, embedder.dim)
     world = build_world(session_db, settings, embedder, ledger, seed=SEED, n_docs=N_DOCS,
                         filename="api-{index:02d}-{mark}.pdf", user_prefix="api", world_type=ApiWorld)
-    world.secrets = {role: tokens.create_token(session_db, f"api-{role}", created_by="test").secret for role in ROLES}
+    world.secrets = {role: create_token(session_db, f"api-{role}", created_by="test").secret for role in ROLES}
     app = create_app(settings, db=session_db, embedder=embedder, generator=make_generator(settings, embedder))
     with TestClient(app, client=("10.7.0.1", 40000)) as client:
         world.client = client
@@ -314,7 +314,7 @@ def test_collections_and_restricted_questions_per_role(world: ApiWorld) -> None:
         assert "ikisiyle birden değil" in both.json()["error"]["message_tr"]
     finally:
         for pid in made:
-            collections.delete_collection(world.db, pid)
+            delete_collection(world.db, pid)
     world.ledger.ok("api.markers.visible", visible > 0, ("chat", "scope"))
     world.assert_no_new_leaks(before)
 
@@ -547,8 +547,8 @@ def test_role_change_deactivation_and_revocation_apply_to_the_next_request(world
             found = world.get("uretim", "/v1/search", params={"q": question, "k": 50})
             world.ledger.ok("api.role-change", found.json()["role"] == new_role, (new_role, found.json()["role"]))
             _scan_json(world, "api.role-change", new_role, found, question)
-        spare = tokens.create_token(world.db, "api-personel", name="yedek").secret
-        tokens.revoke_token(world.db, tokens.list_tokens(world.db, "api-personel")[0].id)
+        spare = create_token(world.db, "api-personel", name="yedek").secret
+        revoke_token(world.db, list_tokens(world.db, "api-personel")[0].id)
         for url in ("/v1/documents", f"/v1/documents/{world.public[min(world.readable)]}", "/v1/search?q=risk"):
             response = world.client.get(url, headers=bearer(spare))
             world.ledger.ok("api.revocation", response.status_code == 401, (url, response.status_code))
@@ -562,7 +562,7 @@ def test_role_change_deactivation_and_revocation_apply_to_the_next_request(world
     finally:
         users.set_active(world.db, username, True)
         users.set_role(world.db, username, "uretim")
-        world.secrets["uretim"] = tokens.create_token(world.db, username).secret
+        world.secrets["uretim"] = create_token(world.db, username).secret
     world.assert_no_new_leaks(before)
 
 

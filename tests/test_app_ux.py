@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import questions
 from ragcore.core import ROLES, Source
 from ragcore.documents import get_document, ingest_pdf, list_documents
@@ -68,7 +68,7 @@ def test_everyone_choice_opens_a_document_to_every_role(db: Database, settings, 
     assert not admin.exception, admin.exception
     assert sorted(get_document(db, doc_id, "admin").allowed_roles) == sorted(ROLES)
     assert "Okuyabilen roller: Herkes" in texts(admin)
-    users.create_user(db, "ayse", "ik", "ayse-parola-12")
+    create_user(db, "ayse", "ik", "ayse-parola-12")
     assert [d.id for d in list_documents(db, "ik")] == [doc_id]  # what the help promises, true
 
 
@@ -109,7 +109,7 @@ def test_refused_question_says_no_model_was_called() -> None:
 
 
 def test_review_queue_shows_quotes_not_markdown_characters(db: Database) -> None:
-    asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    asker = create_user(db, "mehmet", "isg", "mehmet-parola-1")
     source = Source(rank=1, chunk_id=1, document_id=1, title="İş Kanunu (4857)", filename="4857.pdf",
                     page_start=9, page_end=9, article="Madde 14", text="...", score=0.5)
     qid = questions.insert_question(db, questions.question_record(

@@ -2,18 +2,25 @@
 
 `make test` runs `lint-imports` over the contracts in pyproject.toml; these tests prove the
 contracts can fail and check what import-linter cannot express: code outside a sub-package
-imports only the names its face (`__init__.__all__`) offers.
+imports only the names its face (`__init__.__all__`) offers, a face offers names (never a whole
+submodule, which would let every name through), and no two modules import each other, even
+through a package's face.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import grimp
+import numpy as np
+from scipy.sparse import csr_array
+from scipy.sparse.csgraph import connected_components
 
 ROOT = Path(__file__).resolve().parent.parent
 SUB_PACKAGES = ("access", "answer", "api", "audit", "cli", "conversations", "core", "documents", "embed", "jobs", "ops", "reader",
@@ -22,7 +29,7 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
 def _graph() -> grimp.ImportGraph:
-    return grimp.build_graph("ragcore", "eval", "ui", "bench", cache_dir=None)
+    return grimp.build_graph("ragcore", "eval", "ui", "bench", "pages", cache_dir=None)
 
 
 def _sub_package(module: str) -> str | None:
@@ -47,8 +54,8 @@ def test_every_sub_package_declares_its_face():
         assert missing == [], f"ragcore.{name}.__all__ names what it does not define: {missing}"
 
 
-def test_outside_code_imports_only_the_faces():
-    graph = _graph()
+def _face_offenders(graph: grimp.ImportGraph) -> list[str]:
+    """Imports of a sub-package's module from outside it that its face does not offer."""
     offenders = []
     for importer in sorted(graph.modules):
         for imported in graph.find_modules_directly_imported_by(importer):
@@ -59,7 +66,61 @@ def test_outside_code_imports_only_the_faces():
             if imported.rsplit(".", 1)[1] not in face.__all__:
                 lines = graph.get_import_details(importer=importer, imported=imported)
                 offenders.append(f"{importer}:{lines[0]['line_number'] if lines else '?'} imports {imported}")
+    return offenders
+
+
+def test_outside_code_imports_only_the_faces():
+    offenders = _face_offenders(_graph())
     assert offenders == [], "import these names from the sub-package's face instead:\n" + "\n".join(offenders)
+
+
+def test_a_submodule_imported_from_outside_is_flagged():
+    """The face check has no hole: `from ragcore.access import users` (then `users.create_user`)
+    from the UI is flagged like any other reach behind the face."""
+    graph = _graph()
+    for importer, imported in (("ui.users_admin", "ragcore.access.users"), ("ragcore.cli.core", "ragcore.store.database"),
+                               ("eval.retrievers", "ragcore.retrieval.bm25"), ("ragcore.api.app", "ragcore.documents.catalog")):
+        graph.add_import(importer=importer, imported=imported, line_number=1, line_contents="")
+        assert f"{importer}:1 imports {imported}" in _face_offenders(graph)
+
+
+def _packages() -> list[ModuleType]:
+    """Every package (an `__init__.py` face) of ragcore, the lab and the UI."""
+    found = []
+    for root in ("ragcore", "eval", "ui"):
+        top = importlib.import_module(root)
+        found.append(top)
+        found += [importlib.import_module(info.name) for info in pkgutil.walk_packages(top.__path__, f"{root}.")
+                  if info.ispkg]
+    return found
+
+
+def test_faces_offer_names_not_submodules():
+    """A submodule in `__all__` lets every name in it through the face check; a face lists the
+    functions, classes and constants others may use."""
+    packages = _packages()
+    assert {"ragcore.access", "ragcore.store", "eval.fit", "ui"} <= {p.__name__ for p in packages}
+    modules = [f"{p.__name__}.{name}" for p in packages for name in getattr(p, "__all__", [])
+               if isinstance(getattr(p, name, None), ModuleType)]
+    assert modules == [], "import their names at the face and list those instead:\n" + "\n".join(modules)
+
+
+def test_no_import_cycles():
+    """No strongly connected component of the import graph holds more than one module, counting a
+    package's face (`__init__`) as a module: a face that imports its command modules while they
+    import it back is a cycle too."""
+    graph = grimp.build_graph("ragcore", "eval", "ui", cache_dir=None)
+    names = sorted(graph.modules)
+    index = {name: i for i, name in enumerate(names)}
+    edges = [(index[a], index[b]) for a in names for b in graph.find_modules_directly_imported_by(a)]
+    rows, cols = zip(*edges, strict=True)
+    matrix = csr_array((np.ones(len(edges)), (rows, cols)), shape=(len(names), len(names)))
+    _, labels = connected_components(matrix, directed=True, connection="strong")
+    members: dict[int, list[str]] = {}
+    for name, label in zip(names, labels, strict=True):
+        members.setdefault(int(label), []).append(name)
+    cycles = [group for group in members.values() if len(group) > 1]
+    assert len(names) > 200 and cycles == [], f"modules that import each other: {cycles}"
 
 
 def _lint_copy(tmp_path: Path) -> Path:

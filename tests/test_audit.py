@@ -15,7 +15,7 @@ import pytest
 
 from ragcore import audit, jobs
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import question_record, set_feedback
 from ragcore.answer.questions import insert_question
 from ragcore.core import ROLES, Source, User
@@ -56,9 +56,9 @@ def world(db):
     """Two documents, three people and five questions of theirs across outcomes and days."""
     law = _document(db, "İş Kanunu", SHA_LAW)
     rules = _document(db, "Yönetmelik", SHA_RULES)
-    admin = users.create_user(db, "yonetici", "admin", "parola-1234")
-    ayse = users.create_user(db, "ayse", "ik", "parola-1234")
-    mehmet = users.create_user(db, "mehmet", "isg", "parola-1234")
+    admin = create_user(db, "yonetici", "admin", "parola-1234")
+    ayse = create_user(db, "ayse", "ik", "parola-1234")
+    mehmet = create_user(db, "mehmet", "isg", "parola-1234")
     ids = {
         "answer": _ask(db, ayse, "Doğum izni kaç hafta?", sources=[_source(1, law, "İş Kanunu", 31),
                                                                     _source(2, rules, "Yönetmelik", 4)], cited=(1,)),
@@ -83,7 +83,7 @@ def test_only_an_admin_or_an_auditor_reads_the_trail(db, world, settings) -> Non
     assert audit.can_read_audit(world["admin"]) and audit.can_read_audit(auditor)
     for role in ROLES:
         if role != "admin":
-            reader = users.create_user(db, f"okur-{role}", role, "parola-1234")
+            reader = create_user(db, f"okur-{role}", role, "parola-1234")
             assert not audit.can_read_audit(reader)
             for read in (lambda r: audit.audit_page(db, r), lambda r: audit.usage(db, r),
                          lambda r: list(audit.csv_chunks(db, settings, r)), lambda r: audit.shown_documents(db, r),

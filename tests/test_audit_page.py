@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import question_record
 from ragcore.answer.questions import insert_question
 from ragcore.core import ROLES, Source
@@ -35,8 +35,8 @@ def _log(db: Database) -> None:
         law = conn.execute("INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
                            "VALUES ('İş Kanunu', 'is.pdf', %s, 1, 40, ARRAY['ik']) RETURNING id",
                            ("c" * 64,)).fetchone()[0]
-    ayse = users.create_user(db, "ayse", "ik", "ayse-parola-1")
-    mehmet = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    ayse = create_user(db, "ayse", "ik", "ayse-parola-1")
+    mehmet = create_user(db, "mehmet", "isg", "mehmet-parola-1")
     source = Source(1, 1, law, "İş Kanunu", "is.pdf", 31, 31, "Madde 74", 0.5, "metin")
     insert_question(db, question_record(ayse, AYSE_ASKS, answer="On altı hafta [1].", status="answered",
                                         generator="extractive", llm_called=False, sources=[source], cited=(1,),
@@ -97,7 +97,7 @@ def test_a_real_auditor_opens_the_page_and_reads_every_users_questions(app_env: 
     assert "pages/audit.py" in allowed_pages("denetci+isg")
     assert "pages/audit.py" not in allowed_pages("ik+isg")
     _log(db)
-    users.create_user(db, "denetim", ["denetci", "isg"], "denetim-parola-1")
+    create_user(db, "denetim", ["denetci", "isg"], "denetim-parola-1")
     at = login(new_app(), "denetim", "denetim-parola-1")
     at.switch_page("pages/audit.py").run()
     assert not at.exception, at.exception

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import bcrypt
 import pytest
 
-from ragcore.access import addresses, auth, users
+from ragcore.access import auth, create_user, server_trusts_only
 from ragcore.core import Settings
 from ragcore.store import Database
 
@@ -93,7 +93,7 @@ def test_many_addresses_hit_the_username_cap(adb: Database) -> None:
 
 
 def test_success_clears_its_address_and_the_username_count(adb: Database) -> None:
-    users.create_user(adb, "ayse", "ik", OWNER_PASSWORD)
+    create_user(adb, "ayse", "ik", OWNER_PASSWORD)
     auth.login(adb, "ayse", "yanlis-parola", ATTACKER, policy=POLICY, now=T0)
     for _ in range(2):
         auth.login(adb, "ayse", "yanlis-parola", OWNER, policy=POLICY, now=T0)
@@ -150,7 +150,7 @@ def _burst(db: Database, passwords: list[str], address: str) -> list[auth.LoginR
 def test_fifty_concurrent_attempts_reach_bcrypt_at_most_n_times(db: Database, pg_url: str, bcrypt_calls) -> None:
     with db.connection() as conn:
         conn.execute("DELETE FROM login_attempts")
-    users.create_user(db, "admin", "admin", OWNER_PASSWORD)
+    create_user(db, "admin", "admin", OWNER_PASSWORD)
     bcrypt_calls.clear()
     with Database(pg_url, max_size=50) as wide:  # every attempt really runs at the same time
         wrong = _burst(wide, [f"yanlis-{i}" for i in range(50)], ATTACKER)
@@ -188,7 +188,7 @@ def test_unknown_names_cost_a_bcrypt_check_too(adb: Database, bcrypt_calls) -> N
 ])
 def test_the_streamlit_server_may_trust_forwarded_for_only_within_trusted_proxies(
         forwarded_allow_ips, trusted, expected) -> None:
-    assert addresses.server_trusts_only(forwarded_allow_ips, trusted) is expected
+    assert server_trusts_only(forwarded_allow_ips, trusted) is expected
 
 
 def test_the_login_form_ignores_an_address_the_client_may_have_written(monkeypatch) -> None:

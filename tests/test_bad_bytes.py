@@ -15,7 +15,7 @@ import json
 import pytest
 from pypdf import PdfReader
 
-from ragcore.access import users
+from ragcore.access import User, create_user
 from ragcore.answer import AnswerService, ExtractiveGenerator, OllamaGenerator, set_feedback
 from ragcore.cli import main as cli_main
 from ragcore.core import STATUS_ANSWERED, sanitize
@@ -33,9 +33,9 @@ def embedder() -> USEEmbedder:
 
 
 @pytest.fixture()
-def mehmet(db, settings, embedder) -> users.User:
+def mehmet(db, settings, embedder) -> User:
     ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
-    return users.create_user(db, "mehmet", "isg", "mehmet-parola")
+    return create_user(db, "mehmet", "isg", "mehmet-parola")
 
 
 def _stored_text(db) -> list[tuple]:

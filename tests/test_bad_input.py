@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import (
     ELLIPSIS,
     EXTRACTIVE_NOTICE,
@@ -133,7 +133,7 @@ def test_refused_upload_through_the_upload_handler(db, settings, embedder, case)
     limited = settings.with_(max_upload_mb=1) if case == "over the size limit" else settings
     ctx = AppContext(settings=limited, db=db)
     _baseline(db, settings, embedder)
-    admin = users.create_user(db, "yonetici", "admin", "yonetici-parola")
+    admin = create_user(db, "yonetici", "admin", "yonetici-parola")
     before = state(db, settings)
     data = make()
     outcome = upload.upload_document(ctx, admin, "yukleme.pdf", data, roles)
@@ -174,7 +174,7 @@ def test_cli_ingest_refusal_as_a_real_process(cli_env, db, settings, tmp_path) -
 @pytest.fixture()
 def small_world(db, settings, embedder):
     ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
-    return users.create_user(db, "mehmet", "isg", "mehmet-parola")
+    return create_user(db, "mehmet", "isg", "mehmet-parola")
 
 
 def _logged(db) -> int:
@@ -251,8 +251,8 @@ def injected(db, settings, embedder) -> dict[str, User]:
                roles=["isg"], title="Yangin talimati")
     ingest_pdf(db, settings, embedder, pdfs.text_pdf(SECRET_PAGES), filename="ucret.pdf", roles=["ik"],
                title="Gizli ucret tablosu")
-    return {"isg": users.create_user(db, "mehmet", "isg", "mehmet-parola"),
-            "ik": users.create_user(db, "ayse", "ik", "ayse-parola1")}
+    return {"isg": create_user(db, "mehmet", "isg", "mehmet-parola"),
+            "ik": create_user(db, "ayse", "ik", "ayse-parola1")}
 
 
 def _assert_quoted_and_grounded(answer, *, llm: bool) -> None:

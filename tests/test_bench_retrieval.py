@@ -7,7 +7,7 @@ import pytest
 
 from bench import retrieval as bench
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.retrieval import MODES
 from tests.test_eval_retrievers import HashEmbedder
 
@@ -40,7 +40,7 @@ def bench_db(pg_url: str):
 
 def test_build_latencies_and_explain_run_on_the_retrieval_code(bench_db) -> None:
     embedder = HashEmbedder()
-    users.create_user(bench_db, "bench-three-roles", bench.THREE_ROLES, "bench-parola-1")  # as bench.run does
+    create_user(bench_db, "bench-three-roles", bench.THREE_ROLES, "bench-parola-1")  # as bench.run does
     timings = bench.build(bench_db, 120, TEXTS, embedder.embed_passages(TEXTS))
     assert timings and all(seconds >= 0 for seconds in timings.values())
     with bench_db.connection() as conn:

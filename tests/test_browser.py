@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from ragcore.access import users
+from ragcore.access import get_user
 from ragcore.core import Settings
 from ragcore.store import Database
 from tests import browser_support
@@ -586,7 +586,7 @@ def test_review_queue_groups_a_question_asked_three_times_and_keeps_off_topic_on
              ("mehmet", "Yarın İstanbul'da hava nasıl olacak?", "refused"),
              ("ayse", "Bu hafta yemekhanede ne var?", "refused")]
     for username, question, outcome in asked:
-        asker = users.get_user(db, username)
+        asker = get_user(db, username)
         insert_question(db, question_record(asker, question, answer=None, status="needs_review", generator=None,
                                             llm_called=False, outcome=outcome))
     page = browser_page
@@ -616,7 +616,7 @@ def test_the_audit_page_reads_at_1280_by_800(app_url: str, browser_page: object,
 
     ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
     ensure_user(db, "ayse", "ik", "ayse-parola-1")
-    ayse = users.get_user(db, "ayse")
+    ayse = get_user(db, "ayse")
     for question, outcome in (("Kreş yardımı var mı?", "refused"), ("kres yardimi var mi", "refused"),
                               ("Yıllık izin kaç gün?", "closest")):
         insert_question(db, question_record(ayse, question, answer=None, status="needs_review", generator=None,

@@ -148,9 +148,9 @@ def _gold_run(db: Database, settings: Settings, monkeypatch: pytest.MonkeyPatch)
     """A finished gold run of the tiny company (four configurations, hash embedder: seconds),
     its gate the shipped e5 three-outcome model, so that the page draws the threshold curves."""
     from ragcore.answer import service
-    from ragcore.retrieval import abstention
+    from ragcore.retrieval import model_for
 
-    shipped = abstention.model_for("e5-small-q4")
+    shipped = model_for("e5-small-q4")
     monkeypatch.setattr(service, "model_for", lambda name, *args, **kwargs: shipped)
     add_company_documents(db, settings)
     version, _ = goldstore.import_file(db, "küçük şirket", "g.jsonl", GOLD_JSONL.encode(), created_by="admin")

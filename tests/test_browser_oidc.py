@@ -19,7 +19,7 @@ import httpx
 import pytest
 from oidc_provider_mock import run_server_in_thread
 
-from ragcore.access import directory, users
+from ragcore.access import add_group_role, get_user
 from ragcore.store import Database
 from tests.browser_support import CHROMIUM_ARGS, WAIT_MS, chromium, free_port
 from tests.retrieval_support import DocSpec, insert_document, make_test_embedder
@@ -36,7 +36,7 @@ def world(db: Database) -> Database:
     embedder = make_test_embedder()
     insert_document(db, embedder, DocSpec(ISG_DOC, ("isg",), (("Yüksekte çalışırken emniyet kemeri takılır.", 1, None),)))
     insert_document(db, embedder, DocSpec(IK_DOC, ("ik",), (("Yıllık izin en az on dört gündür.", 1, None),)))
-    directory.add_group_role(db, "oidc", "Dayanak-ISG", "isg")
+    add_group_role(db, "oidc", "Dayanak-ISG", "isg")
     return db
 
 
@@ -124,7 +124,7 @@ def test_sign_in_through_the_provider_shows_only_the_mapped_roles_documents(
             page.locator("input[name=sub]").fill("sub-fatma")  # the provider's own sign-in form
             page.get_by_role("button", name="Authorize").click()
             expect(page.get_by_role("button", name="Çıkış yap")).to_be_visible()
-            user = users.get_user(world, "fatma")
+            user = get_user(world, "fatma")
             assert user is not None and user.roles == ("isg",) and user.display_name == "Fatma Kaya"
 
             page.goto(f"{app_url}/dokumanlar")

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from ragcore.access import users
-from ragcore.documents import collections, create_collection, find_collection, ingest_pdf, list_collections
+from ragcore.access import create_user
+from ragcore.documents import (
+    create_collection,
+    document_collection_ids,
+    find_collection,
+    ingest_pdf,
+    list_collections,
+    set_collection_members,
+)
 from ragcore.embed import USEEmbedder
 from ragcore.store import Database
 from tests import pdfs
@@ -45,10 +52,10 @@ def _picker(at):
 
 def test_the_picker_lists_only_what_the_roles_read_and_restricts_the_question(db: Database, library) -> None:
     talimatlar = create_collection(db, "Talimatlar")
-    collections.set_members(db, talimatlar.public_id, [library["Forklift Talimati"], library["Gizli Ucretler"]])
+    set_collection_members(db, talimatlar.public_id, [library["Forklift Talimati"], library["Gizli Ucretler"]])
     hidden = create_collection(db, "Ucretler")
-    collections.set_members(db, hidden.public_id, [library["Gizli Ucretler"]])
-    users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    set_collection_members(db, hidden.public_id, [library["Gizli Ucretler"]])
+    create_user(db, "mehmet", "isg", "mehmet-parola-1")
     at = login(new_app(), "mehmet", "mehmet-parola-1")
     labels = list(_picker(at).options)
     assert labels == [EVERYWHERE, "Koleksiyon: Talimatlar (1 belge)", "Belge: Forklift Egitimi",
@@ -87,7 +94,7 @@ def test_admin_creates_fills_renames_and_deletes_a_collection(db: Database, libr
     assert not at.exception, at.exception
     saved = find_collection(db, key, ("admin",))
     assert (saved.name, saved.documents) == ("İş Talimatları", 2)
-    assert collections.document_collection_ids(db, library["Forklift Talimati"]) == [key]
+    assert document_collection_ids(db, library["Forklift Talimati"]) == [key]
     at.button(key=f"col_delete_{key}").click().run()
     assert not at.exception, at.exception
     assert list_collections(db, ("admin",)) == []

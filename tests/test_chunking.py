@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from ragcore.core import Chunk, Page
-from ragcore.documents import ARTICLE_RE, chunk_pages, chunk_text, joined_text, pdf
+from ragcore.documents import ARTICLE_RE, chunk_pages, chunk_text, extract_pages, joined_text
 from tests.conftest import LAW_4857, LAW_6331, TQUAD_DIR
 
 PROSE = " ".join(
@@ -138,7 +138,7 @@ def pages_right(chunk: Chunk, text: str, starts: list[int], numbers: list[int]) 
 @pytest.mark.needs_data("laws")
 @pytest.mark.parametrize("law", [LAW_6331, LAW_4857], ids=["6331", "4857"])
 def test_real_laws_meet_the_chunking_targets(law):
-    pages = pdf.extract_pages(law.read_bytes()).pages
+    pages = extract_pages(law.read_bytes()).pages
     chunks = chunk_pages(pages, 1000, 150)
     text, starts = joined_text(pages)
     numbers = [p.number for p in pages]

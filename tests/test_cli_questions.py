@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from ragcore.access import users
+from ragcore.access import create_user, set_user_active
 from ragcore.cli import main
 from ragcore.core import FALLBACK_ANSWER
 from tests.retrieval_support import DocSpec, insert_document, make_test_embedder
@@ -22,10 +22,10 @@ def cli_env(db, pg_url, tmp_path, monkeypatch):
          "yükümlüdür.", 7, "Madde 10"),
         ("MADDE 17 – (1) İşveren, çalışanların iş sağlığı ve güvenliği eğitimlerini almasını sağlar.", 10, "Madde 17"),
     )))
-    users.create_user(db, "mehmet", "isg", "parola-123")
-    users.create_user(db, "ayse", "ik", "parola-123")
-    pasif = users.create_user(db, "pasif", "isg", "parola-123")
-    users.set_active(db, pasif.username, False)
+    create_user(db, "mehmet", "isg", "parola-123")
+    create_user(db, "ayse", "ik", "parola-123")
+    pasif = create_user(db, "pasif", "isg", "parola-123")
+    set_user_active(db, pasif.username, False)
     return db
 
 
@@ -95,12 +95,12 @@ def test_search_human_output(cli_env, capsys) -> None:
 def test_ask_and_search_within_a_collection_or_a_document(cli_env, capsys) -> None:
     """`--collection` by name or id and `--document` restrict the question; a collection the user
     cannot read is refused like a missing one; both at once is a usage error."""
-    from ragcore.documents import collections, create_collection
+    from ragcore.documents import create_collection, set_collection_members
 
     other = insert_document(cli_env, make_test_embedder(), DocSpec("Risk talimati", ("isg",), (
         ("Risk değerlendirmesi her yıl yenilenir ve işveren risk değerlendirmesi yapmakla yükümlüdür.", 1, None),)))
     kept = create_collection(cli_env, "Talimatlar")
-    collections.set_members(cli_env, kept.public_id, [other])
+    set_collection_members(cli_env, kept.public_id, [other])
     with cli_env.connection() as conn:
         public = conn.execute("SELECT public_id::text FROM documents WHERE id = %s", (other,)).fetchone()[0]
     for flag, value in (("--collection", "talimatlar"), ("--collection", kept.public_id), ("--document", public)):

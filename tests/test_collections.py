@@ -17,20 +17,33 @@ import psycopg
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.access import create_user, users
+from ragcore.access import create_user, set_roles
 from ragcore.documents import (
     CollectionError,
     CollectionNotFound,
     Scope,
     checked_scope,
-    collections,
+    collection_document_ids,
     create_collection,
     delete_collection,
+    document_collection_ids,
     find_collection,
     list_collections,
+    set_collection_members,
+    set_document_collections,
+    update_collection,
 )
-from ragcore.retrieval import MODES, RETRIEVAL_WINDOWS_SQL, bm25, read_snapshot, retrieve, statement_params
-from ragcore.retrieval.hybrid import THRESHOLD_SQL, retrieval_sql, scope_chunks
+from ragcore.retrieval import (
+    MODES,
+    RETRIEVAL_WINDOWS_SQL,
+    THRESHOLD_SQL,
+    bm25,
+    read_snapshot,
+    retrieval_sql,
+    retrieve,
+    statement_params,
+)
+from ragcore.retrieval.hybrid import scope_chunks
 from tests.retrieval_support import DocSpec, bit_of, clean, hnsw_index, insert_document, make_test_embedder
 
 QUESTION = "Forklift operatörü hangi eğitimi almalıdır?"
@@ -59,9 +72,9 @@ def world(session_db: dbmod.Database, embedder):
     clean(session_db)
     ids = {spec.title: insert_document(session_db, embedder, spec) for spec in (INSTRUCTION, TRAINING, IK_ONLY)}
     talimatlar = create_collection(session_db, "Talimatlar", "İş talimatları", created_by="admin")
-    collections.set_members(session_db, talimatlar.public_id, [ids["forklift-talimati"], ids["ik-forklift-ucretleri"]])
+    set_collection_members(session_db, talimatlar.public_id, [ids["forklift-talimati"], ids["ik-forklift-ucretleri"]])
     ik_only = create_collection(session_db, "İK belgeleri")
-    collections.set_members(session_db, ik_only.public_id, [ids["ik-forklift-ucretleri"]])
+    set_collection_members(session_db, ik_only.public_id, [ids["ik-forklift-ucretleri"]])
     with session_db.connection() as conn:
         chunk_doc = dict(conn.execute("SELECT id, document_id FROM chunks").fetchall())
         public = dict(conn.execute("SELECT id, public_id::text FROM documents").fetchall())
@@ -224,7 +237,7 @@ def test_a_user_with_several_roles_asks_within_what_any_of_them_reads(world, emb
         with pytest.raises(CollectionNotFound):
             checked_scope(database, ("isg",), collection=ik_only.public_id)
     finally:
-        users.set_roles(database, "iki-rollu", ["isg"])  # the set's reader is dropped with its last holder
+        set_roles(database, "iki-rollu", ["isg"])  # the set's reader is dropped with its last holder
 
 
 # ----------------------------------------------------------------------------- the collections
@@ -240,8 +253,8 @@ def test_listing_shows_only_readable_documents_and_counts(world) -> None:
     assert list_collections(database, ("personel",)) == []
     assert find_collection(database, ik_only.public_id, ("isg",)) is None  # the same as a missing one
     assert find_collection(database, ik_only.public_id, ("admin",)) is not None
-    assert collections.collection_document_ids(database, talimatlar.public_id, ("isg",)) == [ids["forklift-talimati"]]
-    assert sorted(collections.collection_document_ids(database, talimatlar.public_id, ("admin",))) == sorted(
+    assert collection_document_ids(database, talimatlar.public_id, ("isg",)) == [ids["forklift-talimati"]]
+    assert sorted(collection_document_ids(database, talimatlar.public_id, ("admin",))) == sorted(
         [ids["forklift-talimati"], ids["ik-forklift-ucretleri"]])
 
 
@@ -257,11 +270,11 @@ def test_names_are_checked_with_turkish_messages(db) -> None:
     with pytest.raises(CollectionError, match="zaten var"):
         create_collection(db, "kanunlar VE yönetmelikler")
     with pytest.raises(CollectionError, match="zaten var"):
-        collections.update_collection(db, made.public_id, "K" * 60)
-    renamed = collections.update_collection(db, made.public_id, "Mevzuat", "Kanunlar")
+        update_collection(db, made.public_id, "K" * 60)
+    renamed = update_collection(db, made.public_id, "Mevzuat", "Kanunlar")
     assert (renamed.name, renamed.description) == ("Mevzuat", "Kanunlar")
     with pytest.raises(CollectionNotFound):
-        collections.update_collection(db, str(uuid.uuid4()), "Yeni")
+        update_collection(db, str(uuid.uuid4()), "Yeni")
     with pytest.raises(CollectionError, match="ikisiyle birden"):
         Scope(collection=made.public_id, document=made.public_id)
 
@@ -270,12 +283,12 @@ def test_deleting_a_document_or_a_collection_cascades_cleanly(db, embedder) -> N
     first = insert_document(db, embedder, INSTRUCTION)
     second = insert_document(db, embedder, TRAINING)
     a, b = create_collection(db, "A"), create_collection(db, "B")
-    collections.set_members(db, a.public_id, [first, second])
-    collections.set_document_collections(db, first, [a.public_id, b.public_id])
-    assert collections.document_collection_ids(db, first) == [a.public_id, b.public_id]
+    set_collection_members(db, a.public_id, [first, second])
+    set_document_collections(db, first, [a.public_id, b.public_id])
+    assert document_collection_ids(db, first) == [a.public_id, b.public_id]
     with db.connection() as conn:
         conn.execute("DELETE FROM documents WHERE id = %s", (first,))
-    assert collections.collection_document_ids(db, a.public_id, ("admin",)) == [second]
+    assert collection_document_ids(db, a.public_id, ("admin",)) == [second]
     assert find_collection(db, b.public_id, ("admin",)).documents == 0  # the collection stays, empty
     delete_collection(db, a.public_id)
     with db.connection() as conn:

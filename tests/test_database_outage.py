@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import User, create_user, get_user
 from ragcore.answer import (
     DATABASE_DOWN,
     AnswerService,
@@ -34,6 +34,7 @@ from ragcore.answer import (
     QuestionSpool,
     spool_path,
 )
+from ragcore.answer import service as answer_service
 from ragcore.core import STATUS_ANSWERED, STATUS_ERROR, Settings
 from ragcore.documents import ingest_pdf
 from ragcore.embed import USEEmbedder
@@ -68,9 +69,9 @@ def _postmaster_pid(data_dir: Path) -> int:
     return int(((data_dir / "pg" / "data").resolve() / "postmaster.pid").read_text().split()[0])
 
 
-def _world(database: dbmod.Database, settings: Settings, embedder) -> tuple[AnswerService, users.User]:
+def _world(database: dbmod.Database, settings: Settings, embedder) -> tuple[AnswerService, User]:
     ingest_pdf(database, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
-    mehmet = users.create_user(database, "mehmet", "isg", "mehmet-parola")
+    mehmet = create_user(database, "mehmet", "isg", "mehmet-parola")
     return AnswerService(database, settings, embedder, ExtractiveGenerator(embedder)), mehmet
 
 
@@ -99,7 +100,7 @@ def test_a_connection_that_breaks_on_its_first_statement_is_tried_once_more(db, 
                                                                             monkeypatch) -> None:
     """The race right after a crash: the pool's check passed on a backend that died just after it."""
     service, mehmet = _world(db, settings.with_(refusal_threshold=0.0, llm_backend="extractive"), embedder)
-    real_get_user, calls = users.get_user, []
+    real_get_user, calls = get_user, []
 
     def breaks_once(database, username):
         calls.append(username)
@@ -107,7 +108,7 @@ def test_a_connection_that_breaks_on_its_first_statement_is_tried_once_more(db, 
             raise dbmod.DatabaseUnavailable("The database connection was lost: server closed the connection")
         return real_get_user(database, username)
 
-    monkeypatch.setattr(users, "get_user", breaks_once)
+    monkeypatch.setattr(answer_service, "get_user", breaks_once)  # where the answer service looks it up
     assert service.ask(mehmet, QUESTION).status == STATUS_ANSWERED
     assert calls == ["mehmet", "mehmet"]
 

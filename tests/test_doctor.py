@@ -5,7 +5,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ragcore.core import Settings
+from ragcore.core import Settings, format_integer
 from ragcore.ops import run_checks
 
 REPO = Path(__file__).resolve().parent.parent
@@ -152,7 +152,7 @@ def test_the_status_panel_says_the_free_space_and_the_warning_in_turkish(db, set
     floor = disk_space("data", settings.data_dir).free_mb + 1024 * 1024
     warning = health.disk_warning(run_checks(settings.with_(min_free_disk_mb=floor), db))
     assert warning.startswith("Diskte yer az: veri klasöründe ")
-    assert f"en az {health.formatting.integer(floor)} MB gerekir, yüklemeler geri çevriliyor" in warning
+    assert f"en az {format_integer(floor)} MB gerekir, yüklemeler geri çevriliyor" in warning
     assert "MIN_FREE_DISK_MB" not in warning  # the setting's name sits under "Teknik ayrıntılar"
     technical = dict(health.technical_lines(roomy, settings))
     assert technical["Yükleme için en az boş yer"] == "MIN_FREE_DISK_MB=0"

@@ -6,9 +6,21 @@ import re
 
 import pytest
 
-from ragcore.core import Settings, disk_space, formatting
-from ragcore.documents import IngestError, ingest_pdf, reembed_all, stored_path
-from ragcore.documents import catalog as docs
+from ragcore.core import Settings, disk_space, format_integer
+from ragcore.documents import (
+    DocumentNotFound,
+    IngestError,
+    delete_document,
+    document_chunks,
+    document_file,
+    find_document,
+    get_document,
+    ingest_pdf,
+    list_documents,
+    reembed_all,
+    set_document_roles,
+    stored_path,
+)
 from ragcore.embed import USEEmbedder
 from tests import pdfs
 from tests.test_ingest import check_lexical_index, state
@@ -30,65 +42,65 @@ def two_docs(db, settings, embedder):
 
 def test_listing_is_scoped_by_role(db, two_docs):
     law, hr = two_docs
-    assert [d.id for d in docs.list_documents(db, "admin")] == [hr, law]
-    assert [d.id for d in docs.list_documents(db, "isg")] == [law]
-    assert [d.id for d in docs.list_documents(db, "personel")] == [hr]
-    assert docs.list_documents(db, "uretim") == []
-    listed = docs.list_documents(db, "isg")[0]
+    assert [d.id for d in list_documents(db, "admin")] == [hr, law]
+    assert [d.id for d in list_documents(db, "isg")] == [law]
+    assert [d.id for d in list_documents(db, "personel")] == [hr]
+    assert list_documents(db, "uretim") == []
+    listed = list_documents(db, "isg")[0]
     assert listed.chunk_count > 0 and listed.page_count == 2 and listed.allowed_roles == ("isg",)
 
 
 def test_get_chunks_and_file_respect_the_role(db, settings, two_docs):
     law, _ = two_docs
-    assert docs.get_document(db, law, "personel") is None
-    doc = docs.get_document(db, law, "isg")
+    assert get_document(db, law, "personel") is None
+    doc = get_document(db, law, "isg")
     assert doc is not None and doc.title == "İSG yönetmeliği"
-    chunks = docs.document_chunks(db, law, "isg")
+    chunks = document_chunks(db, law, "isg")
     assert [c.ordinal for c in chunks] == list(range(len(chunks)))
     assert any(c.article == "Madde 1" for c in chunks)
-    with pytest.raises(docs.DocumentNotFound, match="bulunamadı") as refused:
-        docs.document_chunks(db, law, "personel")
+    with pytest.raises(DocumentNotFound, match="bulunamadı") as refused:
+        document_chunks(db, law, "personel")
     assert str(law) not in str(refused.value)  # the key is a counter: no message shows it
-    assert docs.find_document(db, doc.public_id, "isg") == doc
-    assert docs.find_document(db, doc.public_id, "personel") is None
-    assert docs.find_document(db, str(law), "admin") is None  # a key is no public id
-    assert docs.document_file(settings, doc, "isg") == stored_path(settings, doc.sha256)
-    assert docs.document_file(settings, doc, "admin") is not None
-    assert docs.document_file(settings, doc, "personel") is None
+    assert find_document(db, doc.public_id, "isg") == doc
+    assert find_document(db, doc.public_id, "personel") is None
+    assert find_document(db, str(law), "admin") is None  # a key is no public id
+    assert document_file(settings, doc, "isg") == stored_path(settings, doc.sha256)
+    assert document_file(settings, doc, "admin") is not None
+    assert document_file(settings, doc, "personel") is None
 
 
 def test_changing_roles_reaches_the_chunks(db, two_docs):
     law, _ = two_docs
-    doc = docs.set_document_roles(db, law, ["uretim", "personel"])
+    doc = set_document_roles(db, law, ["uretim", "personel"])
     assert doc.allowed_roles == ("uretim", "personel")
     with db.connection() as conn:
         roles = conn.execute("SELECT DISTINCT allowed_roles FROM chunks WHERE document_id = %s", (law,)).fetchall()
     assert roles == [(["uretim", "personel"],)]
-    assert docs.get_document(db, law, "isg") is None
+    assert get_document(db, law, "isg") is None
     with pytest.raises(IngestError, match="En az bir rol"):
-        docs.set_document_roles(db, law, [])
-    with pytest.raises(docs.DocumentNotFound):
-        docs.set_document_roles(db, 9999, ["isg"])
+        set_document_roles(db, law, [])
+    with pytest.raises(DocumentNotFound):
+        set_document_roles(db, 9999, ["isg"])
 
 
 def test_delete_removes_rows_file_and_keeps_lexicon_exact(db, settings, embedder, two_docs):
     law, hr = two_docs
     before_hr_only = None
-    doc = docs.get_document(db, law, "admin")
-    deleted = docs.delete_document(db, settings, law)
+    doc = get_document(db, law, "admin")
+    deleted = delete_document(db, settings, law)
     assert deleted.id == law
     assert not stored_path(settings, doc.sha256).exists()
     with db.connection() as conn:
         assert conn.execute("SELECT count(*) FROM chunks WHERE document_id = %s", (law,)).fetchone()[0] == 0
     check_lexical_index(db)
     before_hr_only = state(db, settings)
-    docs.delete_document(db, settings, hr)
+    delete_document(db, settings, hr)
     after = state(db, settings)
     assert after["counts"] == {"documents": 0, "chunks": 0, "postings": 0, "chunk_windows": 0}
     assert after["lexicon"] == {} and after["stats"] == (0, 0) and after["files"] == []
     assert before_hr_only["counts"]["documents"] == 1
-    with pytest.raises(docs.DocumentNotFound):
-        docs.delete_document(db, settings, law)
+    with pytest.raises(DocumentNotFound):
+        delete_document(db, settings, law)
 
 
 def test_reembed_replaces_every_vector_in_one_go(db, embedder, two_docs):
@@ -123,7 +135,7 @@ def test_below_the_free_disk_floor_an_upload_is_refused_before_anything_is_writt
     with pytest.raises(DiskSpaceLow) as refused:
         ingest_pdf(db, full, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
     assert LOW_DISK.match(str(refused.value)), str(refused.value)
-    assert f"en az {formatting.integer(full.min_free_disk_mb)} MB gerekir" in str(refused.value)
+    assert f"en az {format_integer(full.min_free_disk_mb)} MB gerekir" in str(refused.value)
     with pytest.raises(jobs.JobError) as queued:
         jobs.submit_ingest(db, full, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
     assert LOW_DISK.match(str(queued.value))
@@ -136,11 +148,11 @@ def test_below_the_free_disk_floor_an_upload_is_refused_before_anything_is_writt
 
 
 def test_the_apps_upload_handler_says_the_disk_is_low_in_turkish(db, settings):
-    from ragcore.access import users
+    from ragcore.access import create_user
     from ui import upload
     from ui.context import AppContext
 
-    admin = users.create_user(db, "yonetici", "admin", "yonetici-parola")
+    admin = create_user(db, "yonetici", "admin", "yonetici-parola")
     outcome = upload.upload_document(AppContext(settings=above_free_space(settings), db=db), admin, "yonetmelik.pdf",
                                      pdfs.law_pdf(), ["isg"])
     assert not outcome.ok and LOW_DISK.match(outcome.message), outcome.message

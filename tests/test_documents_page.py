@@ -16,7 +16,7 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.documents import ingest_pdf, stored_path
 from ragcore.embed import USEEmbedder
 from tests import pdfs
@@ -42,7 +42,7 @@ def test_rendering_the_documents_page_reads_no_pdf(app_env, db, settings, embedd
               for n in range(3)}
     for name, data in stored.items():
         ingest_pdf(db, settings, embedder, data, filename=name, roles=["personel"])
-    users.create_user(db, "ayse", "personel", "ayse-parola-1")
+    create_user(db, "ayse", "personel", "ayse-parola-1")
 
     reads: list[Path] = []
     read_bytes = Path.read_bytes
@@ -88,7 +88,7 @@ def test_the_card_says_which_pages_are_too_large_to_draw(app_env, db, settings, 
     ingest_pdf(db, settings, embedder, pdfs.sized_pdf([(595, 842), (4000, 4000), (14400, 14400), (4000, 4000)]),
                filename="pafta.pdf", roles=["personel"])
     ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["personel"])
-    users.create_user(db, "ayse", "personel", "ayse-parola-1")
+    create_user(db, "ayse", "personel", "ayse-parola-1")
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
     at.run()
     at.text_input(key="login_username").input("ayse")

@@ -15,12 +15,12 @@ from ragcore import store as dbmod
 from ragcore.documents import (
     IngestError,
     chunk_pages,
+    delete_document,
     document_windows,
     extract_pages,
     ingest_pdf,
     reembed_all,
 )
-from ragcore.documents import catalog as docs
 from ragcore.embed import CachedEmbedder, E5Embedder, Embedder, USEEmbedder, text_key
 from ragcore.embed.e5 import _E5_LOCK, _e5_model
 from ragcore.retrieval import retrieve
@@ -187,7 +187,7 @@ def test_law_6331_with_e5_pays_once_then_comes_from_the_cache(e5_db, settings, e
     with e5_db.connection() as conn:
         before = [r[0].to_numpy() for r in conn.execute("SELECT embedding FROM chunks ORDER BY ordinal")]
 
-    docs.delete_document(e5_db, settings, result.document_id)
+    delete_document(e5_db, settings, result.document_id)
     second = CachedEmbedder(model, e5_db)
     again = ingest_pdf(e5_db, settings, second, data, filename=LAW_6331.name, roles=["isg", "personel"])
     assert model.passages == unique  # the model was not called again

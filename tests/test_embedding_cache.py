@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.cli import main as cli_main
 from ragcore.documents import IngestError, ingest_pdf
 from ragcore.embed import CachedEmbedder, EmbeddingCacheError, USEEmbedder, text_key
@@ -182,7 +182,7 @@ def test_distinct_searches_and_questions_do_not_grow_the_cache(db, pg_url, tmp_p
         monkeypatch.setenv(name, value)
     insert_document(db, make_test_embedder(), DocSpec("6331 İSG", ("isg",), (
         ("MADDE 10 – (1) İşveren risk değerlendirmesi yapmak veya yaptırmakla yükümlüdür.", 7, "Madde 10"),)))
-    users.create_user(db, "mehmet", "isg", "parola-123")
+    create_user(db, "mehmet", "isg", "parola-123")
     rows = _all_rows(db)
     marker = uuid.uuid4().hex[:8]
     for i in range(36):

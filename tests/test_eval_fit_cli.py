@@ -10,7 +10,7 @@ import pytest
 from eval import fit
 from eval.cli import build_parser
 from eval.cli import main as cli_main
-from ragcore.retrieval import measurements
+from ragcore.retrieval import MEASURED_DIR, RETRIEVAL_FILE, THRESHOLDS_FILE, retrieval_default
 from tests.conftest import TQUAD_DIR
 from tests.test_eval_retrievers import HashEmbedder
 
@@ -56,10 +56,10 @@ def test_fit_needs_a_tool_name(capsys):
 
 def test_a_partial_retrieval_fit_cannot_write_the_shipped_file(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
-    before = (measurements.MEASURED_DIR / measurements.RETRIEVAL_FILE).read_bytes()
+    before = (MEASURED_DIR / RETRIEVAL_FILE).read_bytes()
     assert cli_main(["fit", "retrieval", "--articles", "4", "--write", "--quiet"]) == 1
     assert "--measured-dir" in capsys.readouterr().err
-    assert (measurements.MEASURED_DIR / measurements.RETRIEVAL_FILE).read_bytes() == before
+    assert (MEASURED_DIR / RETRIEVAL_FILE).read_bytes() == before
 
 
 @needs_tquad
@@ -72,17 +72,17 @@ def test_a_quick_retrieval_fit_writes_its_entry_and_run_card(tmp_path, monkeypat
     monkeypatch.setenv("DATABASE_URL", pg_url)
     monkeypatch.setenv("TQUAD_DIR", str(TQUAD_DIR))
     monkeypatch.setattr(eval.sweep, "default_embedder_factory", lambda settings: lambda spec: HashEmbedder())
-    for name in (measurements.RETRIEVAL_FILE, measurements.THRESHOLDS_FILE):
-        (tmp_path / name).write_bytes((measurements.MEASURED_DIR / name).read_bytes())
-    before = (measurements.MEASURED_DIR / measurements.RETRIEVAL_FILE).read_bytes()
+    for name in (RETRIEVAL_FILE, THRESHOLDS_FILE):
+        (tmp_path / name).write_bytes((MEASURED_DIR / name).read_bytes())
+    before = (MEASURED_DIR / RETRIEVAL_FILE).read_bytes()
     card = tmp_path / "card"
     assert cli_main(["fit", "retrieval", "--articles", "12", "--train-questions", "40", "--dev-limit", "30",
                      "--write", "--measured-dir", str(tmp_path), "--out", str(card), "--quiet"]) == 0
     report = json.loads((card / "summary.json").read_text(encoding="utf-8"))
     assert report["run"]["code"]["commit"] and len(report["tuning"]["grid"]) == 21
-    got = measurements.retrieval_default("hash-bow-64", tmp_path)
+    got = retrieval_default("hash-bow-64", tmp_path)
     assert got.tuned and (got.mode, got.weight) == (report["mode"], report["weight"])
-    assert "first 12 articles only" in json.loads((tmp_path / measurements.RETRIEVAL_FILE).read_text())[
+    assert "first 12 articles only" in json.loads((tmp_path / RETRIEVAL_FILE).read_text())[
         "entries"]["hash-bow-64"]["on"]
-    assert (measurements.MEASURED_DIR / measurements.RETRIEVAL_FILE).read_bytes() == before
+    assert (MEASURED_DIR / RETRIEVAL_FILE).read_bytes() == before
     assert f"written: {card}" in capsys.readouterr().out

@@ -14,7 +14,15 @@ from eval import retrievers as rv
 from eval.fit import FITS, subset
 from eval.relevance import relevance
 from eval.sweep import make_workspace, mode_retrievers, tune_fusion
-from ragcore.retrieval import Evidence, measurements
+from ragcore.retrieval import (
+    MEASURED_DIR,
+    RETRIEVAL_FILE,
+    THRESHOLDS_FILE,
+    Evidence,
+    retrieval_default,
+    threshold_default,
+    write_measured,
+)
 from tests.conftest import TQUAD_DIR
 from tests.test_eval_retrievers import HashEmbedder
 
@@ -49,10 +57,10 @@ def test_tune_fusion_uses_the_one_weight_tuner_and_writes_a_readable_entry(setti
     assert report["production"]["production@1000"]["exact_counterpart"]  # each run with its numpy reference
     with session_db.connection() as conn:  # the tuning's namespace is dropped after the report
         assert conn.execute("SELECT to_regnamespace('eval_tquad_1000') IS NULL").fetchone()[0]
-    for file in (measurements.RETRIEVAL_FILE, measurements.THRESHOLDS_FILE):
-        shutil.copy(measurements.MEASURED_DIR / file, tmp_path / file)
-    measurements.write_measured(measurements.RETRIEVAL_FILE, "hash-bow-64", report["entry"], tmp_path)
-    got = measurements.retrieval_default("hash-bow-64", tmp_path)
+    for file in (RETRIEVAL_FILE, THRESHOLDS_FILE):
+        shutil.copy(MEASURED_DIR / file, tmp_path / file)
+    write_measured(RETRIEVAL_FILE, "hash-bow-64", report["entry"], tmp_path)
+    got = retrieval_default("hash-bow-64", tmp_path)
     assert got.tuned and (got.mode, got.weight) == (report["mode"], report["weight"])
     assert "30 dev questions" in got.measured
 
@@ -94,9 +102,9 @@ def test_threshold_calibration_tunes_on_one_half_and_reports_on_the_other(tmp_pa
     assert sum(p > weakest_answered for p in tune_pos) / len(tune_pos) < 0.95  # one more refusal breaks it
     assert chosen["reporting"]["n_answerable"] == 20 and chosen["reporting"]["answerable_answered"] is not None
     entry = cal.measured_entry("hash-bow-64", result, 40, 80)
-    shutil.copy(measurements.MEASURED_DIR / measurements.THRESHOLDS_FILE, tmp_path / measurements.THRESHOLDS_FILE)
-    measurements.write_measured(measurements.THRESHOLDS_FILE, "hash-bow-64", entry, tmp_path)
-    got = measurements.threshold_default("hash-bow-64", tmp_path)
+    shutil.copy(MEASURED_DIR / THRESHOLDS_FILE, tmp_path / THRESHOLDS_FILE)
+    write_measured(THRESHOLDS_FILE, "hash-bow-64", entry, tmp_path)
+    got = threshold_default("hash-bow-64", tmp_path)
     assert got.calibrated and (got.signal, got.value) == (result["signal"], result["value"])
     assert "reporting half" in got.measured
 

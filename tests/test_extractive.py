@@ -13,16 +13,19 @@ import pytest
 
 from ragcore.answer import (
     ELLIPSIS,
+    EXTRACTIVE_MODEL_FILE,
     EXTRACTIVE_NOTICE,
     FEATURES,
     KIND_ANSWER,
+    LEXICAL_SENTENCE_MODEL,
+    MAX_SENTENCE_CHARS,
     ExtractiveGenerator,
     ExtractiveModelError,
     Passage,
+    SentenceModel,
     asked,
     candidates,
     clip,
-    extractive_model,
     facts,
     feature_matrix,
     finalize,
@@ -30,7 +33,6 @@ from ragcore.answer import (
     load_model_file,
     renumber,
     select_passages,
-    sentences,
     split_sentences,
 )
 from ragcore.answer import extractive as ex
@@ -88,7 +90,7 @@ def test_a_legal_list_stays_one_sentence_with_its_lead_in() -> None:
     assert listed.startswith("İşçilere verilecek yıllık ücretli izin süresi, hizmet süresi; a) Bir yıldan")
     assert "yirmi günden" in listed and "yirmialtı günden" in listed and listed.endswith("Az olamaz.")
     assert "(Ek cümle: 10/9/2014-6552/5 md.)" not in units  # an amendment note alone is no answer
-    assert all(len(u) <= sentences.MAX_CHARS for u in units)
+    assert all(len(u) <= MAX_SENTENCE_CHARS for u in units)
 
 
 def test_initials_and_titles_do_not_end_a_sentence() -> None:
@@ -194,11 +196,11 @@ def test_question_type_features_fire_on_the_answering_sentence() -> None:
 
 
 def test_the_shipped_model_file_describes_its_training() -> None:
-    payload = json.loads(extractive_model.MODEL_FILE.read_text(encoding="utf-8"))
+    payload = json.loads(EXTRACTIVE_MODEL_FILE.read_text(encoding="utf-8"))
     assert payload["produced_by"] == "scripts/train_extractive.py"
     assert payload["data"]["file"] == "train-v0.1.json" and len(payload["data"]["sha256"]) == 64
     models = load_model_file().models
-    assert extractive_model.LEXICAL_MODEL in models and payload["fallback_model"] in models
+    assert LEXICAL_SENTENCE_MODEL in models and payload["fallback_model"] in models
     for name, model in models.items():
         entry = payload["models"][name]
         assert list(model.features) == entry["features"] and len(entry["coefficients"]) == len(model.features)
@@ -208,13 +210,13 @@ def test_the_shipped_model_file_describes_its_training() -> None:
 def test_a_missing_or_broken_model_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ExtractiveModelError, match="fit extractive"):
         load_model_file(tmp_path / "missing.json")
-    good = json.loads(extractive_model.MODEL_FILE.read_text(encoding="utf-8"))
+    good = json.loads(EXTRACTIVE_MODEL_FILE.read_text(encoding="utf-8"))
     broken = tmp_path / "broken.json"
-    entry = good["models"][extractive_model.LEXICAL_MODEL]
+    entry = good["models"][LEXICAL_SENTENCE_MODEL]
     for change in ({"features": [*entry["features"][:-1], "no_such_feature"]},
                    {"coefficients": entry["coefficients"][:-1]},
                    {"selection": {}}):
-        payload = {**good, "models": {**good["models"], extractive_model.LEXICAL_MODEL: {**entry, **change}}}
+        payload = {**good, "models": {**good["models"], LEXICAL_SENTENCE_MODEL: {**entry, **change}}}
         broken.write_text(json.dumps(payload), encoding="utf-8")
         with pytest.raises(ExtractiveModelError):
             load_model_file(broken)
@@ -229,7 +231,7 @@ def test_which_model_serves_which_embedder(embedder) -> None:
     class Unknown:
         name = "ollama:some-model"
 
-    assert stored.for_embedder(None).name == extractive_model.LEXICAL_MODEL
+    assert stored.for_embedder(None).name == LEXICAL_SENTENCE_MODEL
     assert stored.for_embedder(Unknown()).name == stored.fallback
     if embedder.name in stored.models:
         assert stored.for_embedder(embedder).name == embedder.name
@@ -254,14 +256,14 @@ class RecordingEmbedder:
 
 
 def test_a_model_with_embedding_features_embeds_queries_and_passages_apart() -> None:
-    model = extractive_model.SentenceModel("recording", ("cosine_relative",), np.array([5.0]), -2.0, 0.5)
+    model = SentenceModel("recording", ("cosine_relative",), np.array([5.0]), -2.0, 0.5)
     embedder = RecordingEmbedder()
     ranked = ex.rank_passages(QUESTION, SOURCES, embedder, model)
     assert ranked[0].number == 2 and "acil durum" in ranked[0].text
     assert embedder.queries == [QUESTION] and embedder.passages == [c.text for c in candidates(SOURCES)]
     with pytest.raises(ExtractiveModelError, match="needs an embedder"):
         ex.rank_passages(QUESTION, SOURCES, None, model)
-    lexical = extractive_model.SentenceModel("lexical", ("overlap",), np.array([5.0]), -2.0, 0.5)
+    lexical = SentenceModel("lexical", ("overlap",), np.array([5.0]), -2.0, 0.5)
     quiet = RecordingEmbedder()
     ex.rank_passages(QUESTION, SOURCES, quiet, lexical)
     assert quiet.queries == quiet.passages == []  # a lexical model never embeds
@@ -286,7 +288,7 @@ def test_the_quote_stays_within_400_characters() -> None:
     second = "ikinci uzun cümle sürüyor " * 10 + "biter."
     chosen = select_passages([_p(1, first, 0.9), _p(2, second, 0.9)], "ikinci cümle", ratio=0.5)
     assert chosen[0].text == first and chosen[1].text.endswith(ELLIPSIS)  # clipped to the room left
-    assert chosen[1].text.rstrip(ELLIPSIS) in second and sum(len(p.text) for p in chosen) <= sentences.MAX_CHARS
+    assert chosen[1].text.rstrip(ELLIPSIS) in second and sum(len(p.text) for p in chosen) <= MAX_SENTENCE_CHARS
     longer = "Uzun " * 66 + "son."  # 334 characters: too little room for a clipped second sentence
     chosen = select_passages([_p(1, longer, 0.9), _p(2, second, 0.9), _p(3, "Kısa bir cümle.", 0.8)], ratio=0.5)
     assert [p.text for p in chosen] == [longer, "Kısa bir cümle."]
@@ -295,7 +297,7 @@ def test_the_quote_stays_within_400_characters() -> None:
 def test_an_over_long_sentence_is_clipped_verbatim_around_the_question_words() -> None:
     sentence = "Giriş kelimesi " * 40 + "iş kazası üç iş günü içinde Kuruma bildirilir " + "ve sonra " * 40 + "bitti."
     clipped = clip(sentence, "İş kazası kaç gün içinde bildirilir?")
-    assert len(clipped) <= sentences.MAX_CHARS and clipped.startswith(ELLIPSIS) and clipped.endswith(ELLIPSIS)
+    assert len(clipped) <= MAX_SENTENCE_CHARS and clipped.startswith(ELLIPSIS) and clipped.endswith(ELLIPSIS)
     assert "üç iş günü içinde" in clipped and clipped.strip(ELLIPSIS) in sentence
 
 
@@ -309,7 +311,7 @@ def test_extractive_quotes_the_answering_sentence_with_its_marker(embedder) -> N
     assert lead.startswith("6331 İSG Kanunu, Madde 10") and lead.endswith(" göre:") and blank == "", text
     assert 1 <= len(quoted) <= 2 and all(line.startswith("> “") for line in quoted)
     assert "yaptırmakla yükümlüdür" in quoted[0] and quoted[0].endswith("[1]")
-    assert sum(len(line) for line in quoted) <= sentences.MAX_CHARS + 20  # 400 characters of text plus "> “” [n]"
+    assert sum(len(line) for line in quoted) <= MAX_SENTENCE_CHARS + 20  # 400 characters of text plus "> “” [n]"
     result = finalize(text, SOURCES)
     assert result.kind == KIND_ANSWER and result.cited[0] == 1
 
@@ -361,7 +363,7 @@ def _quoted(answer) -> list[tuple[str, Source]]:
     # The lead names the quotes' documents and articles in quoting order; the first quote is [1].
     assert blank == "" and lead == lead_line([source for _, source in out]), answer.text
     assert lines[0].endswith("[1]")
-    assert sum(len(text) for text, _ in out) <= sentences.MAX_CHARS
+    assert sum(len(text) for text, _ in out) <= MAX_SENTENCE_CHARS
     assert not any(text.rstrip(" –-").endswith(("MADDE 14", "Madde 53")) for text, _ in out)  # no bare heading
     return out
 

@@ -9,7 +9,7 @@ import pytest
 
 from eval import goldset, goldstore
 from eval.goldstore import GoldFormatError, GoldSetError, ReviewMark
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import questions as qlog
 from ragcore.core import STATUS_ANSWERED, STATUS_NEEDS_REVIEW
 from tests.lab_support import GOLD_JSONL, add_company_documents
@@ -86,7 +86,7 @@ def test_unknown_set_and_version(db) -> None:
 
 def _review_item(db, username: str, role: str, question: str, **outcome) -> int:
     """The item's key, as the review page (an admin's, inside the server) hands it to the lab."""
-    user = users.create_user(db, username, role, f"{username}-parola-1")
+    user = create_user(db, username, role, f"{username}-parola-1")
     outcome = {"answer": None, "status": STATUS_NEEDS_REVIEW, "generator": None, "llm_called": False, **outcome}
     public_id = qlog.insert_question(db, qlog.question_record(user, question, **outcome))
     with db.connection() as conn:

@@ -20,7 +20,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ragcore import jobs
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import set_feedback
 from ragcore.store import Database
 from tests import pdfs
@@ -161,7 +161,7 @@ def test_hostile_names_render_literally_everywhere(db: Database, monkeypatch: py
     admin.run()  # the role-change message names the title
     assert_literal(admin, CONSTRUCTS, "role change message")
 
-    users.create_user(db, "ayse", "isg", "ayse-parola-1", display_name=DISPLAY_NAME)
+    create_user(db, "ayse", "isg", "ayse-parola-1", display_name=DISPLAY_NAME)
     ayse = login(new_app(), "ayse", "ayse-parola-1")
     assert_literal(ayse, ["**kalin**", ":red[kirmizi]", "![resim](http://example.invalid/y.png)"], "sidebar name")
     ayse.chat_input(key="chat_input").set_value(QUESTION).run()  # question, answer, source labels, chunk text

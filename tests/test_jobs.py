@@ -28,9 +28,9 @@ import pytest
 
 from ragcore import jobs
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import questions
-from ragcore.core import STATUS_NEEDS_REVIEW
+from ragcore.core import STATUS_NEEDS_REVIEW, format_duration
 from ragcore.documents import delete_document, ingest_pdf
 from ragcore.embed import EmbeddingError, make_embedder
 from ragcore.jobs import JobCancelled, store
@@ -266,7 +266,7 @@ def test_time_left_comes_from_the_measured_rate() -> None:
     too_early = store.Job(**{**job.__dict__, "updated_at": t0 + timedelta(seconds=0.5)})
     assert too_early.seconds_left() is None  # less than a second measured: no guess
     assert store.Job(**{**job.__dict__, "done": 0}).seconds_left() is None
-    assert jobs.format_duration(3725) == "1 sa 2 dk" and jobs.format_duration(90) == "1 dk 30 sn"
+    assert format_duration(3725) == "1 sa 2 dk" and format_duration(90) == "1 dk 30 sn"
 
 
 # ----------------------------------------------------------------------------- cancel
@@ -489,7 +489,7 @@ def test_two_workers_process_two_uploads_at_the_same_time(db, fast, real_embedde
 
 
 def test_upload_that_resolves_a_review_item(db, fast, real_embedder) -> None:
-    asker = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    asker = create_user(db, "mehmet", "isg", "mehmet-parola-1")
     qid = questions.insert_question(db, questions.question_record(
         asker, "Yonetmelik kapsami nedir?", answer=None, status=STATUS_NEEDS_REVIEW, generator=None, llm_called=False))
     (item,) = questions.review_queue(db)

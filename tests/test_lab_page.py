@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from eval import gold_report, goldstore, lab_runs
 from ragcore import jobs
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import questions as qlog
 from ragcore.core import STATUS_NEEDS_REVIEW, User
 from tests.app_support import REPO, reset_app, set_app_env
@@ -121,7 +121,7 @@ def test_upload_run_compare_and_review_to_gold(app_env, db, settings) -> None:
     assert lab_namespaces(db) == []
 
     # The review queue: an unanswered question becomes a gold question of the set.
-    mehmet = users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    mehmet = create_user(db, "mehmet", "isg", "mehmet-parola-1")
     qid = qlog.insert_question(db, qlog.question_record(  # its public id: the review page's widget keys
         mehmet, "Tatbikat ne siklikla yapilir?", answer=None, status=STATUS_NEEDS_REVIEW, generator=None,
         llm_called=False))

@@ -12,7 +12,7 @@ import ldap3
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ragcore.access import auth, directory, ldap, sessions, tokens, users
+from ragcore.access import auth, authenticate_token, create_token, directory, ldap, sessions, users
 from ragcore.core import Settings, SettingsError
 from ragcore.store import Database
 from tests import ldap_support as slapd
@@ -101,9 +101,9 @@ def test_several_mapped_groups_give_every_mapped_role_and_its_reader(mapped: Dat
 def test_the_auditor_and_an_admin_made_role_can_be_mapped(mapped: Database, ldap_settings: Settings):
     """The table names roles of the registry: `denetci` and a role an admin created; a name that is
     no role is refused in Turkish."""
-    from ragcore.access import roles
+    from ragcore.access import create_role, delete_role
 
-    roles.create_role(mapped, "kalite", "Kalite")
+    create_role(mapped, "kalite", "Kalite")
     directory.add_group_role(mapped, "ldap", "vardiya-amirleri", "denetci")
     directory.add_group_role(mapped, "ldap", "uretim-bolumu", "kalite")
     with pytest.raises(users.UserError, match="Bilinmeyen rol: olmayan"):
@@ -113,7 +113,7 @@ def test_the_auditor_and_an_admin_made_role_can_be_mapped(mapped: Database, ldap
     from ragcore.audit import can_read_audit
 
     assert can_read_audit(result.user)
-    roles.delete_role(mapped, "kalite")  # its mapping goes with it
+    delete_role(mapped, "kalite")  # its mapping goes with it
     assert [m.role for m in directory.list_group_roles(mapped)
             if m.group_name in ("vardiya-amirleri", "uretim-bolumu")] == ["denetci"]
 
@@ -185,7 +185,7 @@ def test_removed_from_the_group_loses_access_at_the_next_request(
     user = _login(mapped, ldap_settings, "ali").user
     assert user is not None and user.roles == ("isg",)
     signed_in_at = sessions.now().timestamp()
-    token = tokens.create_token(mapped, "ali", created_by="test").secret
+    token = create_token(mapped, "ali", created_by="test").secret
     assert ldap.recheck(mapped, ldap_settings, user) is not None  # still in the group: kept
     _move(directory_server, "ali", ldap3.MODIFY_DELETE)
     try:
@@ -194,7 +194,7 @@ def test_removed_from_the_group_loses_access_at_the_next_request(
         assert ldap.recheck(mapped, ldap_settings, user) is None
         assert users.get_user(mapped, "ali").active is False
         assert not sessions.session_valid(sessions.epochs(mapped, "ali"), signed_in_at)
-        assert tokens.authenticate(mapped, token, "10.0.0.9").user is None
+        assert authenticate_token(mapped, token, "10.0.0.9").user is None
         assert _login(mapped, ldap_settings, "ali").refusal == directory.NO_MAPPED_ROLE
     finally:
         _move(directory_server, "ali", ldap3.MODIFY_ADD)
@@ -372,7 +372,7 @@ def test_migration_022_keeps_every_existing_user_and_token_exactly(pg_url: str, 
         dbmod.apply_migrations(database, before)
         for name, role in [("admin", "admin"), ("ayse", "isg"), ("mehmet", "uretim")]:
             users.create_user(database, name, role, f"{name}-parola-1")
-        tokens.create_token(database, "ayse", created_by="admin")
+        create_token(database, "ayse", created_by="admin")
         with database.connection() as conn:  # as the code before 022 deactivated
             conn.execute("UPDATE users SET active = false, sessions_valid_after = now() WHERE username = 'mehmet'")
         columns = "id, username, display_name, email, password_hash, active, created_at, updated_at"
@@ -400,7 +400,7 @@ def test_the_rest_api_refuses_a_directory_users_token_once_the_directory_drops_t
     from tests.retrieval_support import make_test_embedder
 
     assert _login(mapped, ldap_settings, "ali").user is not None
-    secret = tokens.create_token(mapped, "ali", created_by="test").secret
+    secret = create_token(mapped, "ali", created_by="test").secret
     headers = {"Authorization": f"Bearer {secret}"}
     with api_app(mapped, ldap_settings, make_test_embedder()) as api:
         assert api.client.get("/v1/documents", headers=headers).status_code == 200

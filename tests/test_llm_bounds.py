@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import (
     CUT_ECHO,
     CUT_LENGTH,
@@ -184,7 +184,7 @@ def embedder():
 @pytest.fixture()
 def mehmet(db, settings, embedder):
     ingest_pdf(db, settings, embedder, pdfs.text_pdf(PAGES), filename="yonetmelik.pdf", roles=["isg"])
-    return users.create_user(db, "mehmet", "isg", "mehmet-parola")
+    return create_user(db, "mehmet", "isg", "mehmet-parola")
 
 
 # case: (backend, the fake's behaviour, settings, the reason, text the model streamed that the answer must not keep)

@@ -10,12 +10,12 @@ import pytest
 
 from ragcore.retrieval import (
     MeasuredDataError,
-    calibration,
     measurements,
     resolve_mode,
     retrieval_default,
     retrieve,
     threshold_default,
+    threshold_for,
     write_measured,
 )
 from tests.retrieval_support import DocSpec, insert_document, make_test_embedder
@@ -47,14 +47,14 @@ def test_resolve_mode_follows_the_file_unless_retrieval_mode_says_otherwise(sett
 
 
 def test_thresholds_per_embedder_with_the_model_independent_default(settings):
-    use = calibration.threshold_for("use-multilingual-v3", "weighted")
+    use = threshold_for("use-multilingual-v3", "weighted")
     assert (use.value, use.signal) == (0.38, "mean") and "AUC 0.979" in use.measured
     shipped = measurements.load(measurements.THRESHOLDS_FILE)["entries"]["e5-small-q4"]
-    e5 = calibration.threshold_for("e5-small-q4", "weighted")
+    e5 = threshold_for("e5-small-q4", "weighted")
     assert (e5.value, e5.signal) == (shipped["value"], shipped["signal"]) and threshold_default("e5-small-q4").calibrated
-    other = calibration.threshold_for("ollama:nomic-embed-text", "rrf")
+    other = threshold_for("ollama:nomic-embed-text", "rrf")
     assert (other.value, other.signal) == (0.45, "coverage") and not threshold_default("ollama:nomic-embed-text").calibrated
-    forced = calibration.threshold_for("ollama:nomic-embed-text", "rrf", settings.with_(refusal_threshold=0.3))
+    forced = threshold_for("ollama:nomic-embed-text", "rrf", settings.with_(refusal_threshold=0.3))
     assert (forced.value, forced.signal, forced.measured) == (0.3, "coverage", "REFUSAL_THRESHOLD")
 
 

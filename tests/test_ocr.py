@@ -23,17 +23,18 @@ from ragcore.core import Settings
 from ragcore.documents import (
     DocumentNotFound,
     IngestError,
+    OcrLimits,
     document_chunks,
     extract_pages,
     get_document,
     ingest_pdf,
+    normalize_page_text,
     ocr_status,
     page_image,
     read_page,
 )
-from ragcore.documents.ocr import OcrLimits, read_pages
+from ragcore.documents.ocr import read_pages
 from ragcore.documents.page_images import cache_dir, passage_words
-from ragcore.documents.pdf import normalize_page_text
 from ragcore.documents.rendering import Word
 from ragcore.ops import run_checks
 from ragcore.retrieval import search

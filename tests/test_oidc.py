@@ -19,7 +19,7 @@ from authlib.integrations.httpx_client import OAuth2Client
 from authlib.jose import JsonWebKey, jwt
 from oidc_provider_mock import run_server_in_thread
 
-from ragcore.access import directory, oidc, users
+from ragcore.access import create_user, directory, get_user, oidc
 from ragcore.core import Settings, SettingsError
 from ragcore.store import Database
 
@@ -88,7 +88,7 @@ def test_provider_groups_map_to_roles_and_create_the_user(db: Database, oidc_set
     provider_user(provider, "a1b2-fatma", preferred_username="fatma.kaya", groups=["Muhasebe"])
     gone, refusal = oidc.sign_in(db, oidc_settings, provider_sign_in(oidc_settings, "a1b2-fatma"))
     assert gone is None and refusal == directory.NO_MAPPED_ROLE
-    assert users.get_user(db, "fatma.kaya").active is False
+    assert get_user(db, "fatma.kaya").active is False
 
 
 def test_missing_claims_and_a_taken_name_are_refused_in_turkish(db: Database, oidc_settings: Settings, provider: str):
@@ -97,11 +97,11 @@ def test_missing_claims_and_a_taken_name_are_refused_in_turkish(db: Database, oi
     user, refusal = oidc.sign_in(db, oidc_settings, provider_sign_in(oidc_settings, "isimsiz"))
     assert user is None and refusal == oidc.MISSING_CLAIM.format(claim="preferred_username")
 
-    users.create_user(db, "admin", "admin", "yerel-parola-1")
+    create_user(db, "admin", "admin", "yerel-parola-1")
     provider_user(provider, "baskasi", preferred_username="admin", groups=["Dayanak-Herkes"])
     user, refusal = oidc.sign_in(db, oidc_settings, provider_sign_in(oidc_settings, "baskasi"))
     assert user is None and refusal is not None and "başka bir hesaba" in refusal
-    assert users.get_user(db, "admin").roles == ("admin",)  # a provider never takes over a local account
+    assert get_user(db, "admin").roles == ("admin",)  # a provider never takes over a local account
 
 
 def test_groups_claim_shapes():

@@ -13,11 +13,16 @@ import random
 
 import pytest
 
-from ragcore.access import roles as role_registry
-from ragcore.access import users
+from ragcore.access import create_role, delete_role, users
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ANSWER_POLICIES, ROLES, Settings
-from ragcore.documents import Scope, collections, create_collection, set_document_roles
+from ragcore.documents import (
+    Scope,
+    create_collection,
+    delete_collection,
+    set_collection_members,
+    set_document_roles,
+)
 from ragcore.reader import shipped_reader
 from ragcore.retrieval import MODES, retrieve
 from tests.retrieval_support import DocSpec, clean, insert_document, make_test_embedder
@@ -127,7 +132,7 @@ def test_a_restricted_search_returns_the_scope_the_role_reads_and_nothing_else(w
     for index in range(3):
         members = set(rng.sample(keys, rng.randint(1, 8)))
         collection = create_collection(database, f"Kapsam {mode} {index}")
-        collections.set_members(database, collection.public_id, members)
+        set_collection_members(database, collection.public_id, members)
         made.append(collection.public_id)
         scopes.append((Scope(collection=collection.public_id), members))
     with database.connection() as conn:
@@ -144,7 +149,7 @@ def test_a_restricted_search_returns_the_scope_the_role_reads_and_nothing_else(w
                     assert {s.chunk_id for s in sources} == allowed, (role, scope)
     finally:
         for pid in made:
-            collections.delete_collection(database, pid)
+            delete_collection(database, pid)
 
 
 class RecordingGenerator:
@@ -271,14 +276,14 @@ def test_a_role_deleted_mid_way_loses_access_at_the_next_question(world, embedde
     service = AnswerService(database, settings, embedder, RecordingGenerator())
     doc = next(d for d, roles in readable.items() if "personel" not in roles)
     roles_before = sorted(readable[doc])
-    role_registry.create_role(database, "kalite", "Kalite", "Kalite birimi")
+    create_role(database, "kalite", "Kalite", "Kalite birimi")
     user = users.create_user(database, "user-kalite", ["kalite", "personel"], "parola-123")
     set_document_roles(database, doc, [*roles_before, "kalite"])
     try:
         question = f"{markers[doc]} Belge bölüm"
         reach = {s.document_id for s in retrieve(database, embedder, question, user.reader, k=500, mode="dense").sources}
         assert doc in reach
-        role_registry.delete_role(database, "kalite")
+        delete_role(database, "kalite")
         answer = service.ask(user, question)
         assert answer.extra["role"] == "personel"
         assert all(_may_read("personel", s.document_id, readable) for s in answer.sources)

@@ -156,13 +156,13 @@ def _flat(node) -> list:
 @pytest.mark.usefixtures("app_env")
 def test_the_chats_widget_ids_carry_the_public_question_id(db: Database, settings) -> None:
     """Widget keys reach the browser inside element ids: the chat's name the question by its public id."""
-    from ragcore.access import users
+    from ragcore.access import create_user
     from ragcore.embed import USEEmbedder
     from tests.test_app import login, new_app
 
     ingest_pdf(db, settings, USEEmbedder(), pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
-    users.create_user(db, "mehmet", "isg", "mehmet-parola-1")
-    users.create_user(db, "zeynep", "isg", "zeynep-parola-1")
+    create_user(db, "mehmet", "isg", "mehmet-parola-1")
+    create_user(db, "zeynep", "isg", "zeynep-parola-1")
     at = login(new_app(), "mehmet", "mehmet-parola-1")
     at.chat_input(key="chat_input").set_value(QUESTION).run()
     assert not at.exception, at.exception

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ragcore.core import fold_ascii
-from ragcore.retrieval import lexical_query, read_snapshot, retrieve, save_expansion
-from ragcore.retrieval.query import dense_question, evidence_terms, query_terms
+from ragcore.retrieval import lexical_query, query_terms, read_snapshot, retrieve, save_expansion
+from ragcore.retrieval.query import dense_question, evidence_terms
 from tests.retrieval_support import DocSpec, insert_document, make_test_embedder
 
 LABOUR = DocSpec("is-kanunu", ("ik", "personel"), (

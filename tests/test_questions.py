@@ -1,6 +1,6 @@
 import pytest
 
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import (
     QuestionLogError,
     mark_resolved,
@@ -17,7 +17,7 @@ SOURCE = Source(1, 5, 2, "Kanun", "kanun.pdf", 7, 8, "Madde 10", 0.5, "metin")
 
 @pytest.fixture()
 def people(db):
-    return users.create_user(db, "mehmet", "isg", "parola-123"), users.create_user(db, "ayse", "ik", "parola-123")
+    return create_user(db, "mehmet", "isg", "parola-123"), create_user(db, "ayse", "ik", "parola-123")
 
 
 def _log(db, user, status="answered", **kw) -> str:

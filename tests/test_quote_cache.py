@@ -11,10 +11,8 @@ from typing import Any
 import pytest
 
 from ragcore import jobs
-from ragcore.answer import unwarmed_documents, warm_quote_sentences
-from ragcore.answer.extractive import choose_quote
+from ragcore.answer import choose_quote, split_sentences, unwarmed_documents, warm_quote_sentences
 from ragcore.answer.quote_cache import STAGE, quote_sentences
-from ragcore.answer.sentences import split_sentences
 from ragcore.core import Source
 from ragcore.documents import delete_document, document_chunks, ingest_pdf, list_documents
 from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder, uncached_passages

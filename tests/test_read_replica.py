@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ROLES, Settings
 from ragcore.retrieval import MODES, retrieve
@@ -179,7 +179,7 @@ def test_a_deletion_reaches_the_replica_after_replay(primary_and_standby) -> Non
 def test_answer_service_reads_from_the_replica_and_logs_on_the_primary(primary_and_standby, tmp_path) -> None:
     primary, standby = primary_and_standby
     embedder = TextHashEmbedder()
-    user = users.create_user(primary, "replica-isg", "isg", "parola-123")
+    user = create_user(primary, "replica-isg", "isg", "parola-123")
     settings = Settings(database_url=primary.url, data_dir=tmp_path / "data", llm_backend="extractive",
                         refusal_threshold=0.0)
     _wait_for_replay(primary, standby)

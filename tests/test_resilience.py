@@ -19,14 +19,14 @@ from pathlib import Path
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.answer import (
     AnswerService,
     ExtractiveGenerator,
     choose_generator_backend,
     make_generator,
 )
-from ragcore.core import STATUS_ANSWERED, STATUS_ERROR, Settings, probe
+from ragcore.core import STATUS_ANSWERED, STATUS_ERROR, Settings, probe_ollama
 from ragcore.documents import ingest_pdf, list_documents
 from ragcore.embed import USEEmbedder
 from ragcore.retrieval import search
@@ -48,7 +48,7 @@ def embedder() -> USEEmbedder:
 @pytest.fixture()
 def mehmet(db, settings, embedder):
     ingest_pdf(db, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
-    return users.create_user(db, "mehmet", "isg", "mehmet-parola")
+    return create_user(db, "mehmet", "isg", "mehmet-parola")
 
 
 def closed_port() -> int:
@@ -138,7 +138,7 @@ def test_auto_backend_without_ollama_quotes_instead(mehmet, db, settings, embedd
     """Ollama not running at start-up: `auto` chooses the extractive quoter and chat answers."""
     auto = settings.with_(llm_backend="auto", ollama_base_url=f"http://127.0.0.1:{closed_port()}",
                           openai_base_url=None, refusal_threshold=0.0)
-    status = probe(auto.ollama_base_url)
+    status = probe_ollama(auto.ollama_base_url)
     assert not status.reachable
     assert choose_generator_backend(auto, status).kind == "extractive"
     generator = make_generator(auto, embedder, status)
@@ -207,7 +207,7 @@ def test_answer_service_reconnects_after_a_database_restart(server_root: Path, e
         settings = Settings(database_url=url, data_dir=server_root / "data", embed_backend="use",
                             llm_backend="extractive", ollama_base_url="http://127.0.0.1:9", refusal_threshold=0.0)
         ingest_pdf(database, settings, embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
-        mehmet = users.create_user(database, "mehmet", "isg", "mehmet-parola")
+        mehmet = create_user(database, "mehmet", "isg", "mehmet-parola")
         service = AnswerService(database, settings, embedder, ExtractiveGenerator(embedder))
         assert service.ask(mehmet, QUESTION).status == STATUS_ANSWERED
         with database.connection() as conn:

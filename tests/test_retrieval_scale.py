@@ -344,7 +344,7 @@ def test_a_restricted_question_at_scale_reads_the_scope_through_the_roles_indexe
     one through isg's graph) and every posting scan is on isg's own partial indexes — or, for a
     small scope, reads the scope's own postings by chunk id (postings_chunk with the scope's ids
     as its only condition: a few hundred postings, every one readable by isg)."""
-    from ragcore.documents import Scope, collections, create_collection
+    from ragcore.documents import Scope, create_collection, delete_collection, set_collection_members
     from ragcore.retrieval.hybrid import retrieval_sql, scope_chunks
 
     database, chunks, questions = scale
@@ -353,7 +353,7 @@ def test_a_restricted_question_at_scale_reads_the_scope_through_the_roles_indexe
     mine = [d for d, roles in docs if "isg" in roles][:documents]
     others = [d for d, roles in docs if "isg" not in roles][:documents]
     made = create_collection(database, f"Kapsam {documents}")
-    collections.set_members(database, made.public_id, mine + others)
+    set_collection_members(database, made.public_id, mine + others)
     book = VectorBook()
     try:
         with read_snapshot(database) as conn:
@@ -376,7 +376,7 @@ def test_a_restricted_question_at_scale_reads_the_scope_through_the_roles_indexe
                             assert name in {"chunks_pkey", *dbmod.posting_indexes([bit_of(database, "isg")]),
                                             hnsw_index(database, "isg")}, name
     finally:
-        collections.delete_collection(database, made.public_id)
+        delete_collection(database, made.public_id)
 
 
 class _Recorder:

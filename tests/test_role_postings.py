@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.access import users
+from ragcore.access import create_user
 from ragcore.core import ROLES, lexical_tokens
 from ragcore.retrieval import RETRIEVAL_SQL, bm25, read_snapshot, statement_params
 from ragcore.retrieval.hybrid import ROLE_PREDICATE
@@ -95,7 +95,7 @@ def world(pg_url) -> Iterator[dbmod.Database]:
         _store(conn, "isg-uretim", ["isg", "uretim"], _texts(rng, 100, 0.002))
         _store(conn, "uretim", ["uretim"], _texts(rng, 200, 0.005))
     # A user holding isg and uretim: their set's reader, with indexes of its own (issue 38).
-    users.create_user(database, "isg-uretim", ["isg", "uretim"], "parola-123")
+    create_user(database, "isg-uretim", ["isg", "uretim"], "parola-123")
     _vacuum(database)
     yield database
     dbmod.drop_namespace(database, NAMESPACE)

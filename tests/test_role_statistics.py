@@ -22,8 +22,7 @@ import numpy as np
 import psycopg
 import pytest
 
-from ragcore.access import roles as role_registry
-from ragcore.access import users
+from ragcore.access import RoleError, create_role, create_user, delete_role, get_user, set_roles
 from ragcore.answer import AnswerService, ExtractiveGenerator
 from ragcore.core import ROLES, Chunk, Settings, lexical_tokens
 from ragcore.documents import (
@@ -114,9 +113,9 @@ def world(session_db, embedder, tmp_path_factory, pg_url):
     clean(session_db)
     for spec in BASE:
         insert_document(session_db, embedder, spec)
-    people = {role: users.create_user(session_db, f"stat-{role}", role, "parola-123") for role in ROLES}
+    people = {role: create_user(session_db, f"stat-{role}", role, "parola-123") for role in ROLES}
     for key, held in SEVERAL.items():
-        people[key] = users.create_user(session_db, f"stat-{'-'.join(held)}", held, "parola-123")
+        people[key] = create_user(session_db, f"stat-{'-'.join(held)}", held, "parola-123")
         assert people[key].reader == key
     settings = Settings(database_url=pg_url, data_dir=tmp_path_factory.mktemp("stats") / "data",
                         embed_backend="use", llm_backend="extractive")
@@ -353,9 +352,9 @@ def test_a_role_created_and_deleted_at_run_time(world, embedder) -> None:
     and every statistic is again a recount."""
     database, settings, _, service = world
     before = {role: _view(world, embedder, role) for role in ("isg", "isg+uretim")}
-    role_registry.create_role(database, "bakim", "Bakım", "Bakım birimi")
-    alone = users.create_user(database, "stat-only-bakim", ["bakim"], "parola-123")
-    both = users.create_user(database, "stat-bakim-isg", ["bakim", "isg"], "parola-123")
+    create_role(database, "bakim", "Bakım", "Bakım birimi")
+    alone = create_user(database, "stat-only-bakim", ["bakim"], "parola-123")
+    both = create_user(database, "stat-bakim-isg", ["bakim", "isg"], "parola-123")
     assert both.reader == "bakim+isg"
     doc = _store_secret(world, embedder, ["bakim"])
     try:
@@ -366,11 +365,11 @@ def test_a_role_created_and_deleted_at_run_time(world, embedder) -> None:
                                                                      k=5, mode="lexical").hits}
         for role in before:
             assert _view(world, embedder, role) == before[role], role
-        with pytest.raises(role_registry.RoleError, match="stat-only-bakim"):
-            role_registry.delete_role(database, "bakim")  # that user would hold no role
-        users.set_roles(database, alone.username, ["personel"])
-        role_registry.delete_role(database, "bakim")
-        both = users.get_user(database, both.username)
+        with pytest.raises(RoleError, match="stat-only-bakim"):
+            delete_role(database, "bakim")  # that user would hold no role
+        set_roles(database, alone.username, ["personel"])
+        delete_role(database, "bakim")
+        both = get_user(database, both.username)
         assert both.roles == ("isg",) and both.reader == "isg"
         with database.connection() as conn:
             assert conn.execute("SELECT allowed_roles FROM documents WHERE id = %s", (doc,)).fetchone()[0] == ["admin"]

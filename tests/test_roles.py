@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.access import roles, users
+from ragcore.access import UserError, create_user, get_user, roles, set_roles
 from ragcore.core import lexical_tokens, reader_key
 
 OLD_USERS = [("yonetici", "admin"), ("ayse", "isg"), ("mehmet", "ik"), ("zeynep", "uretim"), ("ali", "personel"),
@@ -89,8 +89,8 @@ def test_migration_021_keeps_every_grant_and_every_users_role(namespace_db) -> N
         assert [r[0] for r in conn.execute("SELECT name FROM roles ORDER BY name")] == \
             ["admin", "denetci", "ik", "isg", "personel", "uretim"]
         assert conn.execute("SELECT label FROM roles WHERE name = 'denetci'").fetchone()[0] == "Denetçi"
-    assert users.get_user(database, "veli").roles == ("isg",)
-    assert users.get_user(database, "yonetici").is_admin
+    assert get_user(database, "veli").roles == ("isg",)
+    assert get_user(database, "yonetici").is_admin
 
 
 def test_the_registry_refuses_bad_roles_in_turkish(db) -> None:
@@ -110,11 +110,11 @@ def test_the_registry_refuses_bad_roles_in_turkish(db) -> None:
         roles.delete_role(db, "denetci")
     with pytest.raises(roles.RoleError, match="yok"):
         roles.delete_role(db, "olmayan")
-    with pytest.raises(users.UserError, match="Bilinmeyen rol: olmayan"):
-        users.create_user(db, "kisi", ["isg", "olmayan"], "parola-123")
-    with pytest.raises(users.UserError, match="En az bir rol"):
-        users.create_user(db, "kisi", [], "parola-123")
-    assert users.get_user(db, "kisi") is None  # nothing half-made
+    with pytest.raises(UserError, match="Bilinmeyen rol: olmayan"):
+        create_user(db, "kisi", ["isg", "olmayan"], "parola-123")
+    with pytest.raises(UserError, match="En az bir rol"):
+        create_user(db, "kisi", [], "parola-123")
+    assert get_user(db, "kisi") is None  # nothing half-made
     with pytest.raises(Exception, match="unknown roles: olmayan"), db.connection() as conn:
         conn.execute("INSERT INTO documents (title, filename, sha256, size_bytes, page_count, allowed_roles) "
                      "VALUES ('x', 'x.pdf', %s, 1, 1, ARRAY['olmayan'])", ("0" * 64,))
@@ -135,19 +135,19 @@ def test_a_role_is_created_labelled_and_deleted(db) -> None:
 
 
 def test_a_set_of_roles_has_a_reader_while_somebody_holds_it(db) -> None:
-    first = users.create_user(db, "iki-rol", ["uretim", "isg"], "parola-123")
+    first = create_user(db, "iki-rol", ["uretim", "isg"], "parola-123")
     assert first.roles == ("isg", "uretim") and first.reader == "isg+uretim" == reader_key(["uretim", "isg"])
-    users.create_user(db, "iki-rol-2", ["isg", "uretim"], "parola-123")
+    create_user(db, "iki-rol-2", ["isg", "uretim"], "parola-123")
     with db.connection() as conn:
         assert conn.execute("SELECT members FROM role_bits WHERE role = 'isg+uretim'").fetchone()[0] == ["isg", "uretim"]
-    users.set_roles(db, "iki-rol", ["isg"])
+    set_roles(db, "iki-rol", ["isg"])
     with db.connection() as conn:  # the other user still holds the set
         assert conn.execute("SELECT count(*) FROM role_bits WHERE role = 'isg+uretim'").fetchone()[0] == 1
-    users.set_roles(db, "iki-rol-2", ["admin", "isg"])  # admin reads everything: no reader of its own
+    set_roles(db, "iki-rol-2", ["admin", "isg"])  # admin reads everything: no reader of its own
     with db.connection() as conn:
         readers = {row[0] for row in conn.execute("SELECT role FROM role_bits")}
     assert readers == {"admin", "isg", "ik", "uretim", "personel", "denetci"}
-    assert users.get_user(db, "iki-rol-2").reader == "admin"
+    assert get_user(db, "iki-rol-2").reader == "admin"
 
 
 def test_readers_stop_at_the_cap_with_a_turkish_message(namespace_db) -> None:
@@ -160,6 +160,6 @@ def test_readers_stop_at_the_cap_with_a_turkish_message(namespace_db) -> None:
     with pytest.raises(roles.RoleError, match="Rol birleşimi sınırına ulaşıldı: en fazla 63 okuyucu"):
         roles.create_role(db, "bir_fazla", "Bir fazla")
     assert "bir_fazla" not in roles.role_names(db)
-    with pytest.raises(users.UserError, match="Rol birleşimi sınırına"):
-        users.create_user(db, "kume", ["isg", "ik"], "parola-123")
-    assert users.get_user(db, "kume") is None
+    with pytest.raises(UserError, match="Rol birleşimi sınırına"):
+        create_user(db, "kume", ["isg", "ik"], "parola-123")
+    assert get_user(db, "kume") is None

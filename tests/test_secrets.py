@@ -4,10 +4,9 @@ import time
 
 import pytest
 
-from ragcore.access import first_admin, users
-from ragcore.core import cookie_key, initial_admin_password, initial_admin_password_path
+from ragcore.access import ensure_initial_admin, users
+from ragcore.core import SecretError, cookie_key, initial_admin_password, initial_admin_password_path
 from ragcore.core import secrets as secrets_module
-from ragcore.core.secrets import SecretError
 
 
 def _mode(path):
@@ -28,17 +27,17 @@ def test_configured_cookie_key_is_used_and_nothing_written(settings):
 
 
 def test_initial_admin_is_created_once_with_a_generated_password(db, settings):
-    password = first_admin.ensure_initial_admin(db, settings)
+    password = ensure_initial_admin(db, settings)
     assert password and len(password) >= 12
     assert _mode(initial_admin_password_path(settings)) == 0o600
     assert users.authenticate(db, "admin", password).role == "admin"
-    assert first_admin.ensure_initial_admin(db, settings) is None  # printed once only
+    assert ensure_initial_admin(db, settings) is None  # printed once only
     assert initial_admin_password(settings) == (password, False)
 
 
 def test_initial_admin_uses_admin_password_when_given(db, settings):
     s = settings.with_(admin_password="cok-gizli-parola")
-    assert first_admin.ensure_initial_admin(db, s) is None
+    assert ensure_initial_admin(db, s) is None
     assert users.authenticate(db, "admin", "cok-gizli-parola") is not None
     assert not initial_admin_password_path(s).exists()
 

@@ -115,11 +115,11 @@ def test_a_narrow_choice_needs_no_confirmation(db: Database) -> None:
 
 
 def test_the_handler_refuses_what_the_form_would_not_send(db: Database, data_dir: Path) -> None:
-    from ragcore.access import users
+    from ragcore.access import get_user
 
     new_app()  # builds the context
     ctx = context._app_context()
-    admin = users.get_user(db, "admin")
+    admin = get_user(db, "admin")
     assert upload_document(ctx, admin, "a.pdf", pdfs.law_pdf(), []).message == NO_ROLE
     assert upload_document(ctx, admin, "a.pdf", pdfs.law_pdf(), ["isg", "personel"]).message == WIDE_UNCONFIRMED
     assert _stored(db, data_dir) == (0, 0, [])

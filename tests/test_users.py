@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragcore.access import first_admin, users
+from ragcore.access import ensure_initial_admin, users
 from ragcore.core import Settings, initial_admin_password_path
 from ragcore.store import Database
 
@@ -80,15 +80,15 @@ def test_credentials_lists_active_users_with_hashes(db: Database) -> None:
 
 def test_initial_admin_generated_once_and_stored_0600(db: Database, settings: Settings) -> None:
     settings = settings.with_(admin_password=None)
-    password = first_admin.ensure_initial_admin(db, settings)
+    password = ensure_initial_admin(db, settings)
     assert password and len(password) >= 12
     path = initial_admin_password_path(settings)
     assert path.read_text().strip() == password and (path.stat().st_mode & 0o777) == 0o600
     assert users.authenticate(db, "admin", password).role == "admin"
-    assert first_admin.ensure_initial_admin(db, settings) is None  # an admin exists: nothing printed again
+    assert ensure_initial_admin(db, settings) is None  # an admin exists: nothing printed again
 
 
 def test_initial_admin_from_environment_is_not_printed(db: Database, settings: Settings) -> None:
     settings = settings.with_(admin_password="verilen-parola-1")
-    assert first_admin.ensure_initial_admin(db, settings) is None
+    assert ensure_initial_admin(db, settings) is None
     assert users.authenticate(db, "admin", "verilen-parola-1")

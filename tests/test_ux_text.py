@@ -9,7 +9,18 @@ from datetime import UTC, datetime
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from ragcore.core import ROLES, formatting, reflow
+from ragcore.core import (
+    ROLES,
+    count_of,
+    format_date,
+    format_duration,
+    format_integer,
+    format_megabytes,
+    format_milliseconds,
+    format_number,
+    format_percent,
+    reflow,
+)
 from ragcore.documents import (
     DocumentNotFound,
     PageNotFound,
@@ -44,16 +55,16 @@ def embedder() -> USEEmbedder:
 
 
 def test_turkish_number_formatting() -> None:
-    assert formatting.number(0.926) == "0,926"
-    assert formatting.number(12345.5, 1) == "12.345,5"
-    assert formatting.integer(1924) == "1.924" and formatting.integer(-1500) == "-1.500"
-    assert formatting.percent(0.926) == "%92,6"
-    assert formatting.number(None) == formatting.number(float("nan")) == "—"
-    assert formatting.duration(125) == "2 dk 5 sn" and formatting.duration(3720) == "1 sa 2 dk"
-    assert formatting.milliseconds(120.4) == "120 ms" and formatting.milliseconds(2500) == "2,5 sn"
-    assert formatting.megabytes(52428800) == "50,0 MB"
-    assert formatting.count_of(120, 1924, "parça") == "120/1.924 parça"
-    assert formatting.date(datetime(2026, 12, 1, 12, tzinfo=UTC)).endswith(".12.2026")
+    assert format_number(0.926) == "0,926"
+    assert format_number(12345.5, 1) == "12.345,5"
+    assert format_integer(1924) == "1.924" and format_integer(-1500) == "-1.500"
+    assert format_percent(0.926) == "%92,6"
+    assert format_number(None) == format_number(float("nan")) == "—"
+    assert format_duration(125) == "2 dk 5 sn" and format_duration(3720) == "1 sa 2 dk"
+    assert format_milliseconds(120.4) == "120 ms" and format_milliseconds(2500) == "2,5 sn"
+    assert format_megabytes(52428800) == "50,0 MB"
+    assert count_of(120, 1924, "parça") == "120/1.924 parça"
+    assert format_date(datetime(2026, 12, 1, 12, tzinfo=UTC)).endswith(".12.2026")
 
 
 # ----------------------------------------------------------------------------- titles

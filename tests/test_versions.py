@@ -11,13 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from ragcore import store as dbmod
-from ragcore.core import formatting
+from ragcore.core import format_date
 from ragcore.documents import (
     DocumentNotFound,
     DuplicateDocument,
     VersionError,
     checked_scope,
-    collections,
     create_collection,
     find_collection,
     get_document,
@@ -27,6 +26,8 @@ from ragcore.documents import (
     list_versions,
     make_current,
     revision_of,
+    set_collection_members,
+    set_document_collections,
     stored_path,
 )
 from ragcore.embed import USEEmbedder
@@ -106,13 +107,13 @@ def test_new_version_replaces_the_old_which_is_kept_and_never_retrieved(db, sett
 def test_a_retired_version_has_no_bit_for_readers_of_several_roles_made_before_or_after(db, settings, embedder):
     """Roles as data (migration 021): a reader is a role or a user's set of roles, and one may be
     made at any time; a retired version's chunks get no bit from any of them."""
-    from ragcore.access import roles, users
+    from ragcore.access import create_user, roles
 
     first = _upload(db, settings, embedder, V1_TEXT, roles=("isg", "uretim"))
-    users.create_user(db, "iki-rol", ["isg", "uretim"], "parola-123")  # reader isg+uretim, before
+    create_user(db, "iki-rol", ["isg", "uretim"], "parola-123")  # reader isg+uretim, before
     second = _upload(db, settings, embedder, V2_TEXT, new_version_of=first.document_id)
     roles.create_role(db, "kalite", "Kalite")
-    users.create_user(db, "kalite-isg", ["isg", "kalite"], "parola-123")  # reader isg+kalite, after
+    create_user(db, "kalite-isg", ["isg", "kalite"], "parola-123")  # reader isg+kalite, after
     with db.connection() as conn:
         masks = conn.execute("SELECT array_agg(DISTINCT roles_mask) FROM chunks WHERE document_id = %s",
                              (first.document_id,)).fetchone()[0]
@@ -129,7 +130,7 @@ def test_sources_name_their_version(db, settings, embedder):
     _upload(db, settings, embedder, V2_TEXT, new_version_of=first.document_id)
     source = retrieve(db, embedder, QUESTION, "isg", k=1, mode="weighted").sources[0]
     day = get_document(db, source.document_id, "admin").created_at
-    assert source.version_no == 2 and source.version_label == f"sürüm 2 · {formatting.date(day)}"
+    assert source.version_no == 2 and source.version_label == f"sürüm 2 · {format_date(day)}"
     assert source.as_dict()["version"]["label"] == source.version_label
 
 
@@ -338,7 +339,7 @@ def test_a_new_version_and_a_rollback_stay_in_the_documents_collections(db, sett
     restricted to the collection reads the current version's text only."""
     first = _upload(db, settings, embedder, V1_TEXT)
     talimatlar = create_collection(db, "Talimatlar")
-    collections.set_members(db, talimatlar.public_id, [first.document_id])
+    set_collection_members(db, talimatlar.public_id, [first.document_id])
     other = create_collection(db, "Kanunlar")
 
     second = _upload(db, settings, embedder, V2_TEXT, new_version_of=first.document_id, title=None)
@@ -348,7 +349,7 @@ def test_a_new_version_and_a_rollback_stay_in_the_documents_collections(db, sett
     assert any("alti kilometre" in s.text for s in found.sources)
     assert [c.documents for c in list_collections(db, ("isg",))] == [1]  # the current row only, once
     assert find_collection(db, other.public_id, ("isg",)) is None
-    collections.set_document_collections(db, second.document_id, [talimatlar.public_id, other.public_id])
+    set_document_collections(db, second.document_id, [talimatlar.public_id, other.public_id])
 
     make_current(db, first.document_id)  # roll back: the memberships as they were last, the old text again
     assert find_collection(db, other.public_id, ("isg",)).documents == 1

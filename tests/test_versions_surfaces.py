@@ -8,8 +8,8 @@ import json
 import pytest
 
 from ragcore import jobs
-from ragcore.access import users
-from ragcore.core import formatting
+from ragcore.access import create_user
+from ragcore.core import format_date
 from ragcore.documents import find_document, get_document, ingest_file, list_documents
 from ragcore.embed import USEEmbedder
 from tests import pdfs
@@ -113,7 +113,7 @@ def test_the_upload_handler_offers_a_new_version_for_a_known_title_or_file_name(
     from ui.upload import upload_document
 
     first = _first(db, settings, model)
-    admin = users.create_user(db, "yonetici", "admin", "yonetici-parola-1")
+    admin = create_user(db, "yonetici", "admin", "yonetici-parola-1")
     ctx = AppContext(settings=settings, db=db)
     data = pdfs.text_pdf([V2])
 
@@ -145,7 +145,7 @@ def test_a_conversation_export_names_the_cited_version(db, settings, model) -> N
                 outcome="answer", citations=(citation,), method="none", status="answered")
     conversation = Conversation(id="c" * 32, title="Kalıp", created_at=day, updated_at=day, turns=(turn,))
     text = export_file(conversation, "md", exported_at=day).data.decode("utf-8")
-    assert f"[1] Kalıp değiştirme talimatı — s. 1 — sürüm 2 · {formatting.date(day)}" in text
+    assert f"[1] Kalıp değiştirme talimatı — s. 1 — sürüm 2 · {format_date(day)}" in text
 
 
 def _documents_page(username: str, password: str):
@@ -174,7 +174,7 @@ def test_the_card_lists_versions_and_the_admin_rolls_back(db, settings, model, m
         first = _first(db, settings, model)
         ingest_file(db, settings, model, pdfs.text_pdf([V2]), filename="kalip-v2.pdf", roles=["uretim"],
                     new_version_of=first.document_id)
-        users.create_user(db, "ali", "uretim", "ali-parola-1")
+        create_user(db, "ali", "uretim", "ali-parola-1")
 
         reader = _documents_page("ali", "ali-parola-1")
         captions = [c.value.replace("\\", "") for c in reader.caption]
@@ -203,4 +203,4 @@ def test_a_revised_documents_sources_name_their_version_in_the_label() -> None:
                    article="Madde 4", score=1.0, text="…", version_no=1, version_date=day)
     revised = Source(**{**first.__dict__, "version_no": 2})
     assert source_label(first) == "Talimat · Madde 4 · s. 3"  # a first version is named inside the source
-    assert source_label(revised) == f"Talimat · Madde 4 · s. 3 · sürüm 2 · {formatting.date(day)}"
+    assert source_label(revised) == f"Talimat · Madde 4 · s. 3 · sürüm 2 · {format_date(day)}"

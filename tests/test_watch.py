@@ -160,12 +160,12 @@ def test_a_file_refused_before_its_job_is_reported_with_the_reason(db, watching,
 def test_a_rule_file_may_name_a_role_an_admin_created(db, watching, share, embedder):
     """Roles are data (migration 021): a folder's rule names any role of the registry, and a role
     created after a file was refused lets the file in once it changes."""
-    from ragcore.access import roles
+    from ragcore.access import create_role
 
     put(share, "Kalite/.dayanak.toml", b'roles = ["kalite", "denetci"]\n')
     put(share, "Kalite/plan.pdf", law("kalite"))
     assert "Bilinmeyen rol: kalite" in jobs.scan(db, watching).failed["Kalite/plan.pdf"]
-    roles.create_role(db, "kalite", "Kalite")
+    create_role(db, "kalite", "Kalite")
     put(share, "Kalite/plan.pdf", law("kalite plani"))
     assert jobs.scan(db, watching).queued == ["Kalite/plan.pdf"]
     work(watching, embedder)

@@ -16,7 +16,7 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
-from ragcore.access import roles as rolesmod
+from ragcore.access import role_labels
 from ragcore.audit import (
     OUTCOME_LABELS,
     AuditFilter,
@@ -32,7 +32,7 @@ from ragcore.audit import (
     shown_documents,
     usage,
 )
-from ragcore.core import User, formatting
+from ragcore.core import User, format_date_time, format_integer
 from ui import audit_charts
 from ui.auth import signed_in_user
 from ui.context import AppContext
@@ -66,7 +66,7 @@ def retention_sentence(days: int) -> str:
     """How long a row is kept, as the page says it."""
     if days <= 0:
         return KEPT_FOREVER
-    return (f"Her kayıt {formatting.integer(days)} gün saklanır; daha eski kayıtlar her gün çalışan bir iş "
+    return (f"Her kayıt {format_integer(days)} gün saklanır; daha eski kayıtlar her gün çalışan bir iş "
             "tarafından kalıcı olarak silinir.")
 
 
@@ -75,7 +75,7 @@ def _filters(ctx: AppContext, reader: User) -> AuditFilter:
     top = st.columns(4)
     username = top[0].selectbox("Kullanıcı", [None, *asking_users(ctx.db, reader)], key="audit_user",
                                 format_func=lambda u: ANY if u is None else u)
-    labels = rolesmod.labels(ctx.db)  # the roles registry: admin-created roles too
+    labels = role_labels(ctx.db)  # the roles registry: admin-created roles too
     role = top[1].selectbox("Rol", [None, *labels], key="audit_role",
                             format_func=lambda r: ANY if r is None else labels.get(r) or role_label(r))
     document = top[2].selectbox("Doküman", [None, *documents], key="audit_document",
@@ -95,7 +95,7 @@ def table_row(row: AuditRow) -> dict[str, str]:
     feedback = {1: "👍", -1: "👎"}.get(row.feedback, "") if row.feedback is not None else ""
     if row.feedback_comment:
         feedback = f"{feedback} {row.feedback_comment}".strip()
-    return {"Zaman": formatting.date_time(row.asked_at), "Kullanıcı": row.username, "Roller": role_names(row.roles),
+    return {"Zaman": format_date_time(row.asked_at), "Kullanıcı": row.username, "Roller": role_names(row.roles),
             "Soru": row.question, "Sonuç": row.outcome_label, "Cevap": row.answer or row.error or "",
             "Gösterilen kaynaklar": "\n".join(p.label() for p in row.passages), "Geri bildirim": feedback}
 
@@ -107,8 +107,8 @@ def _render_rows(ctx: AppContext, reader: User, filters: AuditFilter) -> None:
         return
     number = st.number_input("Sayfa", min_value=1, max_value=first.pages, value=1, step=1, key="audit_page")
     page = first if number == 1 else audit_page(ctx.db, reader, filters, int(number), PAGE_SIZE)
-    st.caption(escape_markdown(f"{formatting.integer(page.total)} soru · sayfa {formatting.integer(page.page)}/"
-                               f"{formatting.integer(page.pages)} · en yenisi önce"))
+    st.caption(escape_markdown(f"{format_integer(page.total)} soru · sayfa {format_integer(page.page)}/"
+                               f"{format_integer(page.pages)} · en yenisi önce"))
     st.dataframe(pd.DataFrame([table_row(r) for r in page.rows]), hide_index=True, width="stretch")
     st.download_button("Kayıtları indir (Excel için CSV)", key="audit_csv", mime="text/csv",
                        data=lambda: "".join(csv_chunks(ctx.db, ctx.settings, reader, filters)).encode("utf-8"),

@@ -46,8 +46,23 @@ import jwt
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.access import MAX_PASSWORD_BYTES, addresses, credentials, get_user, ldap, oidc, sessions
-from ragcore.access import auth as throttle
+from ragcore.access import (
+    MAX_PASSWORD_BYTES,
+    UVICORN_DEFAULT_FORWARDED_ALLOW_IPS,
+    cookie_issued_at,
+    cookie_valid,
+    credentials,
+    get_user,
+    ldap_recheck,
+    login,
+    login_gate,
+    oidc_configured,
+    oidc_sign_in,
+    revoke_sessions,
+    server_trusts_only,
+    session_epochs,
+    session_valid,
+)
 from ragcore.core import User, cookie_key
 from ui import oidc as oidc_ui
 from ui.context import AppContext
@@ -143,12 +158,12 @@ def _server_forwarding_trusted(forwarded_allow_ips: str | None, trusted_proxies:
     FORWARDED_ALLOW_IPS is read from the environment because it is Streamlit's uvicorn's own
     setting (read by that server at start, before any Dayanak code runs), not one of ours.
     """
-    trusted = addresses.server_trusts_only(forwarded_allow_ips, trusted_proxies)
+    trusted = server_trusts_only(forwarded_allow_ips, trusted_proxies)
     if not trusted:
         log.warning("Streamlit's server believes X-Forwarded-For from FORWARDED_ALLOW_IPS=%r, wider than "
                     "TRUSTED_PROXIES=%r; requests carrying that header share one login-throttle address. "
                     "Set FORWARDED_ALLOW_IPS to the same proxies (see SECURITY.md).",
-                    forwarded_allow_ips if forwarded_allow_ips is not None else addresses.UVICORN_DEFAULT_FORWARDED_ALLOW_IPS,
+                    forwarded_allow_ips if forwarded_allow_ips is not None else UVICORN_DEFAULT_FORWARDED_ALLOW_IPS,
                     ",".join(trusted_proxies))
     return trusted
 
@@ -177,12 +192,12 @@ def cookie_claims(ctx: AppContext, token: str | None) -> CookieClaims | None:
     username, exp_date = payload.get("username"), payload.get("exp_date")
     if not isinstance(username, str) or not isinstance(exp_date, int | float) or exp_date <= time.time():
         return None
-    return CookieClaims(username, sessions.cookie_issued_at(float(exp_date), COOKIE_EXPIRY_DAYS))
+    return CookieClaims(username, cookie_issued_at(float(exp_date), COOKIE_EXPIRY_DAYS))
 
 
 def _cookie_accepted(ctx: AppContext, claims: CookieClaims) -> bool:
     """Not revoked on the server: issued after the user's last logout, password or role change."""
-    return sessions.cookie_valid(sessions.epochs(ctx.db, claims.username), claims.issued_at)
+    return cookie_valid(session_epochs(ctx.db, claims.username), claims.issued_at)
 
 
 def _valid_cookie(ctx: AppContext) -> CookieClaims | None:
@@ -209,8 +224,8 @@ def sign_out(ctx: AppContext, authenticator: stauth.Authenticate, notice: str | 
     """
     username = st.session_state.get("username")
     if revoke and username:
-        sessions.revoke(ctx.db, username)
-    if oidc.configured(ctx.settings) and st.user.is_logged_in:
+        revoke_sessions(ctx.db, username)
+    if oidc_configured(ctx.settings) and st.user.is_logged_in:
         st.session_state[oidc_ui.LOGOUT_PENDING] = True  # else the provider's cookie signs them straight back in
     if st.session_state.get("authentication_status"):
         authenticator.authentication_controller.logout()
@@ -240,7 +255,7 @@ def attempt_login(ctx: AppContext, authenticator: stauth.Authenticate, username:
     password = password.strip()  # as the library did: stored passwords cannot start or end with a space
     if len(password.encode("utf-8")) > MAX_PASSWORD_BYTES:
         password = ""  # can never match a stored hash; still counted as an attempt
-    result = throttle.login(ctx.db, username, password, client_address(ctx), settings=ctx.settings)
+    result = login(ctx.db, username, password, client_address(ctx), settings=ctx.settings)
     if result.user is not None:
         _known_to_library(authenticator, result.user)
         if _sign_in(authenticator, result.user.username, started):
@@ -248,7 +263,7 @@ def attempt_login(ctx: AppContext, authenticator: stauth.Authenticate, username:
     if result.refusal:
         return result.refusal
     if result.locked_now:
-        gate = result.gate if not result.gate.allowed else throttle.check(ctx.db, username, client_address(ctx))
+        gate = result.gate if not result.gate.allowed else login_gate(ctx.db, username, client_address(ctx))
         if not gate.allowed:
             return gate.message()
     return "Kullanıcı adı veya parola hatalı."
@@ -321,7 +336,7 @@ def _sign_in_from_provider(ctx: AppContext, authenticator: stauth.Authenticate) 
     if st.session_state.get(oidc_ui.REFUSED_SUB) == sub:
         return
     started = time.time()
-    user, refusal = oidc.sign_in(ctx.db, ctx.settings, claims)
+    user, refusal = oidc_sign_in(ctx.db, ctx.settings, claims)
     if user is None:
         st.session_state[oidc_ui.REFUSED_SUB] = sub
         st.session_state[LOGIN_ERROR] = refusal or "Kurumsal hesapla giriş yapılamadı."
@@ -354,10 +369,10 @@ def resolve_user(ctx: AppContext, authenticator: stauth.Authenticate) -> User | 
     if user is None or not user.active:
         sign_out(ctx, authenticator, DEACTIVATED, revoke=False)
         return None
-    if not sessions.session_valid(sessions.epochs(ctx.db, username), st.session_state.get(SIGNED_IN_AT)):
+    if not session_valid(session_epochs(ctx.db, username), st.session_state.get(SIGNED_IN_AT)):
         sign_out(ctx, authenticator, SESSION_REVOKED, revoke=False)
         return None
-    user = ldap.recheck(ctx.db, ctx.settings, user)
+    user = ldap_recheck(ctx.db, ctx.settings, user)
     if user is None:
         sign_out(ctx, authenticator, DIRECTORY_REVOKED, revoke=False)
         return None

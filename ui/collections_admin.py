@@ -11,17 +11,23 @@ import streamlit as st
 
 from ragcore.core import Document, User
 from ragcore.documents import (
+    COLLECTION_DESCRIPTION_MAX_CHARS,
+    COLLECTION_NAME_MAX_CHARS,
     Collection,
     CollectionError,
     CollectionNotFound,
-    collections,
+    collection_document_ids,
     create_collection,
     delete_collection,
+    document_collection_ids,
     list_collections,
+    set_collection_members,
+    set_document_collections,
+    update_collection,
 )
 from ui.markdown import escape_markdown
 
-NAME_HELP = (f"En fazla {collections.NAME_MAX_CHARS} karakter; ör. “Talimatlar”, “Kanunlar”. Sohbette "
+NAME_HELP = (f"En fazla {COLLECTION_NAME_MAX_CHARS} karakter; ör. “Talimatlar”, “Kanunlar”. Sohbette "
              "“Nerede arayayım?” listesinde bu adla görünür.")
 EXPLAINED = ("Koleksiyon, belgeleri gruplar: sohbette soru yalnızca bir koleksiyonun belgelerinde aranabilir. Bir "
              "belge birden çok koleksiyonda olabilir. Koleksiyon erişim vermez: kullanıcı yine yalnızca rollerinin "
@@ -34,9 +40,9 @@ def _flash(message: str, kind: str = "success") -> None:
 
 def _create(ctx, admin: User) -> None:
     with st.form("collection_new", border=False, enter_to_submit=False, clear_on_submit=True):
-        name = st.text_input("Yeni koleksiyonun adı", max_chars=collections.NAME_MAX_CHARS, help=escape_markdown(NAME_HELP),
+        name = st.text_input("Yeni koleksiyonun adı", max_chars=COLLECTION_NAME_MAX_CHARS, help=escape_markdown(NAME_HELP),
                              key="col_new_name")
-        about = st.text_input("Açıklama (isteğe bağlı)", max_chars=collections.DESCRIPTION_MAX_CHARS,
+        about = st.text_input("Açıklama (isteğe bağlı)", max_chars=COLLECTION_DESCRIPTION_MAX_CHARS,
                               key="col_new_about")
         if st.form_submit_button("Koleksiyon oluştur", icon=":material/create_new_folder:"):
             try:
@@ -52,18 +58,18 @@ def _edit(ctx, collection: Collection, documents: list[Document]) -> None:
     key = collection.public_id
     with st.popover("Düzenle", icon=":material/edit:"):
         name = st.text_input("Ad", value=collection.name, key=f"col_name_{key}",
-                             max_chars=collections.NAME_MAX_CHARS, help=escape_markdown(NAME_HELP))
+                             max_chars=COLLECTION_NAME_MAX_CHARS, help=escape_markdown(NAME_HELP))
         about = st.text_input("Açıklama", value=collection.description, key=f"col_about_{key}",
-                              max_chars=collections.DESCRIPTION_MAX_CHARS)
-        members = set(collections.collection_document_ids(ctx.db, key, ("admin",)))
+                              max_chars=COLLECTION_DESCRIPTION_MAX_CHARS)
+        members = set(collection_document_ids(ctx.db, key, ("admin",)))
         titles = {d.id: d.title for d in documents}
         chosen = st.multiselect("Belgeleri", options=list(titles), default=[d for d in titles if d in members],
                                 format_func=titles.get, key=f"col_docs_{key}",
                                 placeholder="Belge seçin")
         if st.button("Kaydet", key=f"col_save_{key}", type="primary"):
             try:
-                collections.update_collection(ctx.db, key, name, about)
-                saved = collections.set_members(ctx.db, key, chosen)
+                update_collection(ctx.db, key, name, about)
+                saved = set_collection_members(ctx.db, key, chosen)
             except CollectionError as exc:
                 st.error(escape_markdown(str(exc)))
                 return
@@ -108,10 +114,10 @@ def edit_document_collections(ctx, doc: Document, every: list[Collection]) -> No
         return
     names = {c.public_id: c.name for c in every}
     with st.popover("Koleksiyonlar", icon=":material/folder:"):
-        current = collections.document_collection_ids(ctx.db, doc.id)
+        current = document_collection_ids(ctx.db, doc.id)
         chosen = st.multiselect("Bu belgenin koleksiyonları", options=list(names), default=current,
                                 format_func=names.get, key=f"doc_cols_{doc.public_id}", placeholder="Koleksiyon seçin")
         if st.button("Kaydet", key=f"doc_cols_save_{doc.public_id}", type="primary"):
-            collections.set_document_collections(ctx.db, doc.id, chosen)
+            set_document_collections(ctx.db, doc.id, chosen)
             _flash(f"“{doc.title}” koleksiyonları kaydedildi.")
             st.rerun()

@@ -135,11 +135,11 @@ def open_context() -> AppContext:
 
 @st.cache_resource(show_spinner="Gömme modeli yükleniyor…")
 def _model_embedder() -> Any:
-    from ragcore.core import ollama
+    from ragcore.core import probe_ollama
     from ragcore.embed import make_embedder
 
     ctx = _app_context()
-    embedder = make_embedder(ctx.settings, ollama.probe(ctx.settings.ollama_base_url))
+    embedder = make_embedder(ctx.settings, probe_ollama(ctx.settings.ollama_base_url))
     ensure_embedding_space(ctx.db, embedder.name, embedder.dim, windows=ctx.settings.dense_windows)
     return embedder
 
@@ -158,10 +158,10 @@ def _embedder() -> Any:
 @st.cache_resource(show_spinner="Cevap modeli hazırlanıyor…")
 def _generator() -> Any:
     from ragcore.answer import make_generator
-    from ragcore.core import ollama
+    from ragcore.core import probe_ollama
 
     ctx = _app_context()
-    return make_generator(ctx.settings, _embedder(), ollama.probe(ctx.settings.ollama_base_url))
+    return make_generator(ctx.settings, _embedder(), probe_ollama(ctx.settings.ollama_base_url))
 
 
 def get_embedder() -> Any:

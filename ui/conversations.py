@@ -31,7 +31,7 @@ from ragcore.conversations import (
     rename_conversation,
 )
 from ragcore.conversations import Turn as StoredTurn
-from ragcore.core import LOCATOR_PAGE, Chunk, Source, User, formatting, short_id
+from ragcore.core import LOCATOR_PAGE, Chunk, Source, User, format_date_time, short_id
 from ui.chat import CONVERSATION, HISTORY, Turn, clear_history, render_chat, render_scope_picker, take_prompt
 from ui.context import AppContext
 from ui.markdown import escape_markdown
@@ -150,7 +150,7 @@ def render_conversations(ctx: AppContext, user: User) -> None:
         st.button(escape_markdown(conversation.title), key=f"conv_open_{conversation.id}", width="stretch",
                   type="primary" if conversation.id == current_id else "secondary",
                   on_click=open_conversation, args=(conversation.id,))
-        st.caption(escape_markdown(f"{formatting.date_time(conversation.updated_at)} · {conversation.turn_count} soru"))
+        st.caption(escape_markdown(f"{format_date_time(conversation.updated_at)} · {conversation.turn_count} soru"))
 
 
 def render_actions(ctx: AppContext, user: User, conversation: Conversation) -> None:

@@ -10,9 +10,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ragcore.access import directory, ldap
-from ragcore.access import roles as rolesmod
-from ragcore.access.users import UserError
+from ragcore.access import (
+    DIRECTORY_SOURCES,
+    MAX_GROUP_NAME_CHARS,
+    GroupRole,
+    UserError,
+    add_group_role,
+    delete_group_role,
+    ldap_configured,
+    list_group_roles,
+    role_labels,
+)
 from ragcore.core import User
 from ui.context import AppContext
 from ui.markdown import alert, escape_markdown
@@ -22,7 +30,7 @@ FLASH = "users_directory_flash"
 
 def _configured(ctx: AppContext) -> list[str]:
     found = []
-    if ldap.configured(ctx.settings):
+    if ldap_configured(ctx.settings):
         found.append("LDAP / Active Directory")
     if ctx.settings.oidc_issuer_url:
         found.append("kurumsal hesap (OpenID Connect)")
@@ -43,8 +51,8 @@ def render_group_roles(ctx: AppContext, me: User) -> None:
     flash = st.session_state.pop(FLASH, None)
     if flash:
         alert(*flash)
-    mappings = directory.list_group_roles(ctx.db)
-    labels = rolesmod.labels(ctx.db)
+    mappings = list_group_roles(ctx.db)
+    labels = role_labels(ctx.db)
     if mappings:
         st.dataframe(pd.DataFrame([{
             "Kaynak": "LDAP" if m.source == "ldap" else "OpenID Connect", "Grup": m.group_name,
@@ -59,16 +67,16 @@ def render_group_roles(ctx: AppContext, me: User) -> None:
 def _render_add(ctx: AppContext, me: User, labels: dict[str, str]) -> None:
     with st.form("users_directory_add", clear_on_submit=True):
         cols = st.columns([1, 2, 1])
-        source = cols[0].selectbox("Kaynak", directory.SOURCES, key="users_directory_source",
+        source = cols[0].selectbox("Kaynak", DIRECTORY_SOURCES, key="users_directory_source",
                                    format_func=lambda s: "LDAP / AD" if s == "ldap" else "OpenID Connect")
-        group = cols[1].text_input("Grup", key="users_directory_group", max_chars=directory.MAX_GROUP_NAME_CHARS,
+        group = cols[1].text_input("Grup", key="users_directory_group", max_chars=MAX_GROUP_NAME_CHARS,
                                    placeholder="ör. Dayanak-ISG")
         names = list(labels)
         role = cols[2].selectbox("Rol", names, index=names.index("personel") if "personel" in names else 0,
                                  key="users_directory_role", format_func=lambda r: labels.get(r, r))
         if st.form_submit_button("Eşlemeyi ekle", icon=":material/group_add:"):
             try:
-                added = directory.add_group_role(ctx.db, source, group, role, created_by=me.username)
+                added = add_group_role(ctx.db, source, group, role, created_by=me.username)
             except UserError as exc:
                 st.error(escape_markdown(str(exc)))
                 return
@@ -76,7 +84,7 @@ def _render_add(ctx: AppContext, me: User, labels: dict[str, str]) -> None:
             st.rerun()
 
 
-def _render_delete(ctx: AppContext, mappings: list[directory.GroupRole], labels: dict[str, str]) -> None:
+def _render_delete(ctx: AppContext, mappings: list[GroupRole], labels: dict[str, str]) -> None:
     if not mappings:
         return
     by_id = {m.id: m for m in mappings}
@@ -85,7 +93,7 @@ def _render_delete(ctx: AppContext, mappings: list[directory.GroupRole], labels:
                                format_func=lambda i: f"{by_id[i].group_name} → {labels.get(by_id[i].role, by_id[i].role)}")
     if cols[1].button("Eşlemeyi sil", key="users_directory_delete", icon=":material/delete:"):
         try:
-            directory.delete_group_role(ctx.db, int(chosen))
+            delete_group_role(ctx.db, int(chosen))
         except UserError as exc:
             st.error(escape_markdown(str(exc)))
             return

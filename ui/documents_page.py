@@ -18,8 +18,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from ragcore.access.roles import labels as role_labels
-from ragcore.core import Document, User, formatting
+from ragcore.access import role_labels as role_labels
+from ragcore.core import Document, User, format_integer
 from ragcore.documents import (
     KINDS_TEXT,
     UPLOAD_EXTENSIONS,
@@ -282,8 +282,8 @@ SKIPPED_LABELS = {"xlsx": "Boş çalışma sayfaları", "pptx": "Metni olmayan s
 def _card(ctx: AppContext, user: User, doc: Document, every: list | None = None) -> None:
     with st.container(border=True):
         st.markdown(f"**{escape_markdown(doc.title)}**")
-        meta = (f"{doc.filename} · {formatting.integer(doc.page_count)} {count_unit(doc.file_format)} · "
-                f"{formatting.integer(doc.chunk_count)} parça · {doc.version_label}")
+        meta = (f"{doc.filename} · {format_integer(doc.page_count)} {count_unit(doc.file_format)} · "
+                f"{format_integer(doc.chunk_count)} parça · {doc.version_label}")
         if doc.uploaded_by:
             meta += f" · yükleyen: {doc.uploaded_by}"
         st.caption(escape_markdown(meta))

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragcore.core import Settings, formatting
-from ragcore.documents import ocr
+from ragcore.core import Settings, format_integer, format_number
+from ragcore.documents import OCR_PACKAGES
 from ragcore.ops import HealthReport, run_checks
 from ui import labels
 from ui.context import AppContext
@@ -69,7 +69,7 @@ def retrieval_reason(report: HealthReport, settings: Settings) -> str | None:
         "untuned": "otomatik: bu arama modeli için ölçüm yok, varsayılan sıra birleştirme",
     }[origin]
     if report.retrieval_weight is not None:
-        text += f"; vektör ağırlığı {formatting.number(report.retrieval_weight, 2)}"
+        text += f"; vektör ağırlığı {format_number(report.retrieval_weight, 2)}"
     return text
 
 
@@ -104,8 +104,8 @@ START_PROBLEMS = {
 def gigabytes(size_bytes: int) -> str:
     """Free space the way the panel says it: "74,1 GB", or "812 MB" below a gigabyte."""
     if size_bytes < 1024 ** 3:
-        return f"{formatting.integer(size_bytes // 1024 ** 2)} MB"
-    return f"{formatting.number(size_bytes / 1024 ** 3, 1)} GB"
+        return f"{format_integer(size_bytes // 1024 ** 2)} MB"
+    return f"{format_number(size_bytes / 1024 ** 3, 1)} GB"
 
 
 def disk_line(report: HealthReport) -> str:
@@ -124,7 +124,7 @@ def disk_warning(report: HealthReport) -> str | None:
     if not low:
         return None
     return (f"Diskte yer az: {DISK_PLACES.get(low[0].place, low[0].place)} {gigabytes(low[0].free_bytes)} boş; yeni "
-            f"belge yüklemek için en az {formatting.integer(report.min_free_disk_mb)} MB gerekir, yüklemeler geri "
+            f"belge yüklemek için en az {format_integer(report.min_free_disk_mb)} MB gerekir, yüklemeler geri "
             "çevriliyor. Sunucuda yer açın: disk dolarsa veritabanı durur.")
 
 
@@ -132,7 +132,7 @@ def panel_lines(report: HealthReport) -> list[tuple[str, str]]:
     """The panel's plain lines: (Turkish name, value), with no model id, version or setting name
     (those are `technical_lines`)."""
     index = "hazır" if report.index_model else "henüz oluşturulmadı (ilk yükleme oluşturur)"
-    content = (f"{formatting.integer(report.documents)} doküman, {formatting.integer(report.chunks)} parça"
+    content = (f"{format_integer(report.documents)} doküman, {format_integer(report.chunks)} parça"
                if report.documents is not None else "—")
     embedder = labels.EMBEDDER_LABELS.get(report.embedding_backend or "", report.embedding_backend or "—")
     generator = labels.GENERATOR_LABELS.get(report.generator_backend or "", report.generator_backend or "—")
@@ -173,7 +173,7 @@ def technical_lines(report: HealthReport, settings: Settings) -> list[tuple[str,
          or (report.disk_error or "—")),
         ("Yükleme için en az boş yer", f"MIN_FREE_DISK_MB={report.min_free_disk_mb}"),
         ("OCR", f"Tesseract {report.ocr_version}, Türkçe modeli" if report.ocr_available
-         else f"kurulu değil (paketler: {', '.join(ocr.PACKAGES)})"),
+         else f"kurulu değil (paketler: {', '.join(OCR_PACKAGES)})"),
     ]
     missing = [m for m, c in ((settings.embed_model, report.embedding_causes), (settings.llm_model, report.generator_causes))
                if "ollama_missing_model" in c]

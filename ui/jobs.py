@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragcore.core import User, formatting
+from ragcore.core import User, format_date_time, format_percent
 from ragcore.jobs import Job
 from ui.context import AppContext
 from ui.markdown import escape_markdown
@@ -101,7 +101,7 @@ def _job_card(ctx: AppContext, job: Job) -> None:
         meta = [kind.label if kind else job.kind]
         if job.label != subject:
             meta.append(job.label)
-        meta += [job.status_label, job.created_by or "komut satırı", formatting.date_time(job.created_at)]
+        meta += [job.status_label, job.created_by or "komut satırı", format_date_time(job.created_at)]
         if job.attempts > 1:
             meta.append(f"{job.attempts}. deneme")
         st.caption(escape_markdown(" · ".join(meta)))
@@ -110,7 +110,7 @@ def _job_card(ctx: AppContext, job: Job) -> None:
         slot = st.empty()
         if job.status == jobs.RUNNING and kind is not None and job.stage in kind.stages:
             fraction = kind.fraction(job)
-            text = kind.describe_progress(job) + f" · toplam {formatting.percent(fraction, 0)}"
+            text = kind.describe_progress(job) + f" · toplam {format_percent(fraction, 0)}"
             if job.cancel_requested_at:
                 text += " · iptal ediliyor…"
             slot.progress(fraction, text=escape_markdown(text))

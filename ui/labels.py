@@ -8,7 +8,7 @@ a Turkish reader. Method names (RRF, BM25) appear only in help texts and "Teknik
 
 from __future__ import annotations
 
-from ragcore.core import formatting
+from ragcore.core import format_number
 
 MODE_LABELS = {
     "auto": "Otomatik (ayarlardaki mod)",
@@ -77,4 +77,4 @@ def threshold_origin(measured: str, calibrated: bool) -> str:
 
 def threshold_text(signal: str, value: float, origin: str) -> str:
     """"soru terimlerinin kapsanma oranı ≥ 0,450 (…)"."""
-    return f"{signal_label(signal)} ≥ {formatting.number(value)} ({origin})"
+    return f"{signal_label(signal)} ≥ {format_number(value)} ({origin})"

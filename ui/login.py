@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.access import ldap
+from ragcore.access import LDAP_PLAIN_WARNING, ldap_configured, ldap_plain
 from ragcore.core import initial_admin_password_path
 from ui import auth, oidc
 from ui.context import AppContext
@@ -42,9 +42,9 @@ def render_login_page(ctx: AppContext, authenticator: stauth.Authenticate) -> No
     st.caption("Şirket dokümanlarınızdan, sayfa numarasıyla kaynak gösteren cevaplar.")
     if first_run_pending(ctx):
         render_first_run(ctx)
-    if ldap.configured(ctx.settings):
+    if ldap_configured(ctx.settings):
         st.caption("Şirket hesabınızın (Active Directory/LDAP) kullanıcı adı ve parolasıyla giriş yapabilirsiniz.")
-        if ldap.plain(ctx.settings):
-            st.warning(escape_markdown(ldap.PLAIN_WARNING), icon=":material/warning:")
+        if ldap_plain(ctx.settings):
+            st.warning(escape_markdown(LDAP_PLAIN_WARNING), icon=":material/warning:")
     auth.render_login_form(ctx, authenticator)
     oidc.render_button(ctx.settings)

@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from ragcore.access import oidc
+from ragcore.access import OIDC_PROVIDER, oidc_configured, write_oidc_secrets
 from ragcore.core import Settings
 
 BUTTON = "Kurumsal hesapla giriş"
@@ -31,12 +31,12 @@ def secrets_path() -> Path:
 
 def write_secrets(settings: Settings, path: Path | None = None) -> bool:
     """Write st.login's `[auth]` section where Streamlit reads it (`ragcore.access.oidc.write_secrets`)."""
-    return oidc.write_secrets(settings, path or secrets_path())
+    return write_oidc_secrets(settings, path or secrets_path())
 
 
 def provider_claims(settings: Settings) -> dict[str, Any] | None:
     """The signed-in provider user's claims (`st.user`), or None (OIDC off, nobody signed in there)."""
-    if not oidc.configured(settings) or not st.user.is_logged_in:
+    if not oidc_configured(settings) or not st.user.is_logged_in:
         return None
     return {key: value for key, value in st.user.to_dict().items() if key != "is_logged_in"}
 
@@ -48,7 +48,7 @@ def expired(claims: dict[str, Any]) -> bool:
 
 
 def render_button(settings: Settings) -> None:
-    if not oidc.configured(settings):
+    if not oidc_configured(settings):
         return
     if st.session_state.get(REFUSED_SUB) and st.user.is_logged_in:
         # refused (the reason is shown above): let someone else sign in at the provider on this browser
@@ -58,4 +58,4 @@ def render_button(settings: Settings) -> None:
         return
     if st.button(BUTTON, icon=":material/domain:", key="oidc_login", width="stretch",
                  help="Şirketinizin oturum açma sayfasına yönlendirilirsiniz."):
-        st.login(oidc.PROVIDER)
+        st.login(OIDC_PROVIDER)

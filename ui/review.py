@@ -20,7 +20,15 @@ from collections.abc import Callable
 import streamlit as st
 
 from ragcore.answer import GroupedQueue, ReviewGroup
-from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, STATUS_NEEDS_REVIEW, User, formatting, reader_members
+from ragcore.core import (
+    OUTCOME_CLOSEST,
+    ROLE_LABELS,
+    STATUS_NEEDS_REVIEW,
+    User,
+    format_date_time,
+    format_integer,
+    reader_members,
+)
 from ragcore.documents import KINDS_TEXT, UPLOAD_EXTENSIONS
 from ui.context import AppContext
 from ui.jobs import job_subject
@@ -54,13 +62,13 @@ def review_reason(item) -> str:
 
 def group_summary(group: ReviewGroup) -> str:
     """"3 kez soruldu · 👎 1 · ilk 05.12.2026 10:02, son 05.12.2026 12:40 · soranlar: İSG, Tüm personel"."""
-    parts = [f"{formatting.integer(group.count)} kez soruldu" if group.count > 1 else "1 kez soruldu"]
+    parts = [f"{format_integer(group.count)} kez soruldu" if group.count > 1 else "1 kez soruldu"]
     if group.rated_down:
-        parts.append(f"👎 {formatting.integer(group.rated_down)}")
+        parts.append(f"👎 {format_integer(group.rated_down)}")
     if group.count > 1:
-        parts.append(f"ilk {formatting.date_time(group.first_at)}, son {formatting.date_time(group.last_at)}")
+        parts.append(f"ilk {format_date_time(group.first_at)}, son {format_date_time(group.last_at)}")
     else:
-        parts.append(formatting.date_time(group.last_at))
+        parts.append(format_date_time(group.last_at))
     parts.append("soran roller: " + ", ".join(ROLE_LABELS.get(r, r) for r in group.roles))
     return " · ".join(parts)
 
@@ -91,7 +99,7 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
         _group_card(ctx, admin, group, pending, details=True)
     if queue.off_topic:
         asked = sum(g.count for g in queue.off_topic)
-        label = f"Konu dışı sorular: {formatting.integer(len(queue.off_topic))} soru, {formatting.integer(asked)} kez soruldu"
+        label = f"Konu dışı sorular: {format_integer(len(queue.off_topic))} soru, {format_integer(asked)} kez soruldu"
         with st.expander(escape_markdown(label), icon=":material/block:"):
             st.caption(OFF_TOPIC_HELP)
             for group in queue.off_topic:
@@ -99,11 +107,11 @@ def render_review_page(ctx: AppContext, admin: User) -> None:
 
 
 def _overview(queue: GroupedQueue) -> str:
-    text = (f"{formatting.integer(len(queue.groups))} soru ({formatting.integer(sum(g.count for g in queue.groups))} "
+    text = (f"{format_integer(len(queue.groups))} soru ({format_integer(sum(g.count for g in queue.groups))} "
             "açık kayıt) · en sık sorulan, sonra en çok olumsuz oylanan üstte. Aynı ya da neredeyse aynı sorular "
             "(büyük-küçük harf, Türkçe harfler, ekler ve noktalama farkıyla) tek soru olarak sayılır.")
     if queue.off_topic:
-        text += f" Konu dışı sorular ({formatting.integer(len(queue.off_topic))}) en altta, ayrı."
+        text += f" Konu dışı sorular ({format_integer(len(queue.off_topic))}) en altta, ayrı."
     return text
 
 
@@ -138,7 +146,7 @@ def _group_card(ctx: AppContext, admin: User, group: ReviewGroup, pending: dict,
 
 def _asking_header(item) -> str:
     return (f"{review_reason(item)} · {item.username} ({' + '.join(ROLE_LABELS.get(r, r) for r in reader_members(item.role))}) · "
-            f"{formatting.date_time(item.created_at)}")
+            f"{format_date_time(item.created_at)}")
 
 
 def _asking(item) -> None:
@@ -167,7 +175,7 @@ def _resolve_text(ctx: AppContext, admin: User, group: ReviewGroup) -> str:
     except QuestionLogError as exc:
         return str(exc)
     return "Soru çözüldü olarak işaretlendi." if count == 1 else \
-        f"Soru çözüldü olarak işaretlendi ({formatting.integer(count)} soruluş)."
+        f"Soru çözüldü olarak işaretlendi ({format_integer(count)} soruluş)."
 
 
 def _resolve(ctx: AppContext, admin: User, group: ReviewGroup) -> None:

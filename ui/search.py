@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from ragcore.access.roles import labels as role_labels
-from ragcore.core import ROLE_LABELS, User, formatting, reader_members
+from ragcore.access import role_labels as role_labels
+from ragcore.core import ROLE_LABELS, User, format_integer, format_milliseconds, format_number, reader_members
 from ragcore.retrieval import Retrieval, Threshold
 from ui import labels
 from ui.context import AppContext, get_embedder
@@ -100,11 +100,11 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
     from ragcore.embed import EmbeddingError
     from ragcore.retrieval import (
         RetrievalError,
-        calibration,
         highlight_terms,
-        measurements,
         resolve_mode,
         retrieve,
+        threshold_default,
+        threshold_for,
     )
 
     try:
@@ -127,8 +127,8 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
         st.error(escape_markdown(str(exc)))
         return None
     name = getattr(embedder, "name", "")
-    threshold = calibration.threshold_for(name, concrete, ctx.settings)
-    origin = labels.threshold_origin(threshold.measured, measurements.threshold_default(name).calibrated)
+    threshold = threshold_for(name, concrete, ctx.settings)
+    origin = labels.threshold_origin(threshold.measured, threshold_default(name).calibrated)
     return SearchView(question, role, concrete, result, threshold, origin, highlight_terms(ctx.retrieval_db, question, role),
                       name)
 
@@ -197,24 +197,24 @@ def _technical(view: SearchView, probability: float | None) -> None:
     with technical_expander():
         cols = st.columns(4)
         cols[0].metric("Mod", escape_markdown(labels.mode_short(view.mode)), help=escape_markdown(labels.modes_help([view.mode])))
-        cols[1].metric("Kanıt skoru", formatting.number(threshold.score(ev)),
+        cols[1].metric("Kanıt skoru", format_number(threshold.score(ev)),
                        help=escape_markdown(f"Ölçülen sinyal: {labels.signal_label(threshold.signal)}"))
-        cols[2].metric("Eşik", formatting.number(threshold.value), help=escape_markdown(f"Eşik değeri {view.origin}."))
-        cols[3].metric("Süre", formatting.milliseconds(view.result.ms))
+        cols[2].metric("Eşik", format_number(threshold.value), help=escape_markdown(f"Eşik değeri {view.origin}."))
+        cols[3].metric("Süre", format_milliseconds(view.result.ms))
         if probability is not None:
-            st.caption(escape_markdown(f"cevaplanabilirlik olasılığı: {formatting.number(probability)}"))
+            st.caption(escape_markdown(f"cevaplanabilirlik olasılığı: {format_number(probability)}"))
         st.caption(escape_markdown(
-            f"en yüksek vektör benzerliği: {formatting.number(ev.best_cosine)} · "
-            f"en yüksek sözcük skoru: {formatting.number(ev.best_bm25)} · "
-            f"soru sözcüklerinin en iyi eşleşen parçada bulunma oranı: {formatting.number(ev.coverage)} · "
-            f"bu rolün okuyabildiği aday parça sayısı: {formatting.integer(ev.permitted_hits)}"
+            f"en yüksek vektör benzerliği: {format_number(ev.best_cosine)} · "
+            f"en yüksek sözcük skoru: {format_number(ev.best_bm25)} · "
+            f"soru sözcüklerinin en iyi eşleşen parçada bulunma oranı: {format_number(ev.coverage)} · "
+            f"bu rolün okuyabildiği aday parça sayısı: {format_integer(ev.permitted_hits)}"
         ))
         if not view.result.hits:
             return
         rows = [
             {"#": h.source.rank, "Doküman": h.source.title, "Madde": h.source.article or "—",
-             "Sayfa": h.source.locator_label, "Skor": formatting.number(h.source.score, 4),
-             "Vektör": formatting.number(h.dense_score, 4), "Sözcük": formatting.number(h.lexical_score, 4)}
+             "Sayfa": h.source.locator_label, "Skor": format_number(h.source.score, 4),
+             "Vektör": format_number(h.dense_score, 4), "Sözcük": format_number(h.lexical_score, 4)}
             for h in view.result.hits
         ]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=COLUMNS,

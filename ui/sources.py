@@ -28,7 +28,7 @@ from ragcore.core import (
     Document,
     Source,
     User,
-    formatting,
+    format_number,
     reflow,
 )
 from ui.context import AppContext
@@ -82,7 +82,7 @@ def render_source(ctx: AppContext, user: User, source: Source, terms: Collection
             st.caption(OCR_HINT)
         st.markdown(highlight(passage_text(source), terms, marked))
         cols = st.columns([3, 2], vertical_alignment="center")
-        score = f" · {score_name} {formatting.number(source.score)}" if score_name else ""
+        score = f" · {score_name} {format_number(source.score)}" if score_name else ""
         cols[0].caption(escape_markdown(f"{source.filename} · {source.version_label}{score}"))
         if cols[1].button(escape_markdown(page_button_label(source)), key=f"{key}_page", icon=":material/menu_book:",
                           width="stretch"):

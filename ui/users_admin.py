@@ -18,11 +18,35 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
-from ragcore.access import auth as throttle
-from ragcore.access import directory
-from ragcore.access import roles as rolesmod
-from ragcore.access import tokens as tokensmod
-from ragcore.access import users as usersmod
+from ragcore.access import (
+    MAX_ROLE_DESCRIPTION_CHARS,
+    MAX_ROLE_LABEL_CHARS,
+    MAX_ROLE_NAME_CHARS,
+    MAX_TOKEN_EXPIRY_DAYS,
+    MAX_TOKEN_NAME_CHARS,
+    SOURCE_LABELS,
+    RoleError,
+    TokenError,
+    UserError,
+    create_role,
+    create_token,
+    create_user,
+    delete_role,
+    list_roles,
+    list_tokens,
+    list_users,
+    lock_status,
+    login,
+    revoke_token,
+    role_labels,
+    set_password,
+    set_roles,
+    set_user_active,
+    unlock_logins,
+    update_role,
+    user_source,
+    user_sources,
+)
 from ragcore.core import User
 from ui import auth, directory_admin
 from ui.context import AppContext
@@ -70,11 +94,11 @@ def _show_flash(where: str = PAGE_TOP) -> None:
 
 
 def render_table(ctx: AppContext, labels: dict[str, str]) -> list[User]:
-    users = usersmod.list_users(ctx.db)
-    sources = directory.sources(ctx.db)
+    users = list_users(ctx.db)
+    sources = user_sources(ctx.db)
     frame = pd.DataFrame(
         [{"Kullanıcı adı": u.username, "Ad": u.display_name, "Roller": _roles_text(labels, u.roles),
-          "Giriş": directory.SOURCE_LABELS.get(sources.get(u.username, "local"), "?"),
+          "Giriş": SOURCE_LABELS.get(sources.get(u.username, "local"), "?"),
           "Durum": "etkin" if u.active else "devre dışı"} for u in users]
     )
     st.dataframe(frame, hide_index=True, width="stretch")
@@ -102,8 +126,8 @@ def render_create(ctx: AppContext, labels: dict[str, str]) -> None:
                 st.error(escape_markdown(error))
                 return
             try:
-                created = usersmod.create_user(ctx.db, username, chosen, password, display_name=display or None)
-            except usersmod.UserError as exc:
+                created = create_user(ctx.db, username, chosen, password, display_name=display or None)
+            except UserError as exc:
                 st.error(escape_markdown(str(exc)))
                 return
             _flash(f"'{created.username}' oluşturuldu ({_roles_text(labels, created.roles)}).")
@@ -118,7 +142,7 @@ def render_manage(ctx: AppContext, me: User, users: list[User], labels: dict[str
     selected = st.selectbox("Kullanıcı", names, key="users_selected")
     target = next(u for u in users if u.username == selected)
     is_me = target.username == me.username
-    from_directory = directory.source_of(ctx.db, target.username) not in (None, "local")
+    from_directory = user_source(ctx.db, target.username) not in (None, "local")
 
     cols = st.columns([2, 1], vertical_alignment="bottom")
     new_roles = cols[0].multiselect("Roller", list(labels), default=[r for r in target.roles if r in labels],
@@ -127,8 +151,8 @@ def render_manage(ctx: AppContext, me: User, users: list[User], labels: dict[str
     if cols[1].button("Rolleri kaydet", key=f"users_roles_save_{target.username}",
                       disabled=is_me or from_directory or tuple(sorted(new_roles)) == target.roles):
         try:
-            changed = usersmod.set_roles(ctx.db, target.username, new_roles)
-        except usersmod.UserError as exc:
+            changed = set_roles(ctx.db, target.username, new_roles)
+        except UserError as exc:
             st.error(escape_markdown(str(exc)))
             return
         _flash(f"'{target.username}' rolleri: {_roles_text(labels, changed.roles)}. Kullanıcının bir sonraki "
@@ -142,11 +166,11 @@ def render_manage(ctx: AppContext, me: User, users: list[User], labels: dict[str
     if target.active:
         if st.button("Devre dışı bırak", key=f"users_deactivate_{target.username}", disabled=is_me,
                      icon=":material/person_off:"):
-            usersmod.set_active(ctx.db, target.username, False)
+            set_user_active(ctx.db, target.username, False)
             _flash(f"'{target.username}' devre dışı bırakıldı; açık oturumları bir sonraki işlemde kapanır.")
             st.rerun()
     elif st.button("Yeniden etkinleştir", key=f"users_activate_{target.username}", icon=":material/person_check:"):
-        usersmod.set_active(ctx.db, target.username, True)
+        set_user_active(ctx.db, target.username, True)
         _flash(f"'{target.username}' yeniden etkin.")
         st.rerun()
 
@@ -174,7 +198,7 @@ def render_password_form(ctx: AppContext, target: User, is_me: bool) -> None:
     if not submitted:
         return
     if is_me:
-        result = throttle.login(ctx.db, target.username, (current or "").strip(), auth.client_address(ctx))
+        result = login(ctx.db, target.username, (current or "").strip(), auth.client_address(ctx))
         if result.user is None:
             st.error(escape_markdown(result.gate.message() if not result.gate.allowed else "Mevcut parola hatalı."))
             return
@@ -186,11 +210,11 @@ def render_password_form(ctx: AppContext, target: User, is_me: bool) -> None:
         st.error(escape_markdown(error))
         return
     try:
-        usersmod.set_password(ctx.db, target.username, password)
-    except usersmod.UserError as exc:
+        set_password(ctx.db, target.username, password)
+    except UserError as exc:
         st.error(escape_markdown(str(exc)))
         return
-    throttle.unlock(ctx.db, target.username)
+    unlock_logins(ctx.db, target.username)
     if is_me:
         auth.renew_session()
         message = ("Parolanız değiştirildi. Diğer bütün oturumlarınız kapatıldı; bu tarayıcıda bir sonraki "
@@ -206,14 +230,14 @@ def render_password_form(ctx: AppContext, target: User, is_me: bool) -> None:
 
 
 def render_lock(ctx: AppContext, target: User) -> None:
-    status = throttle.lock_status(ctx.db, target.username)
+    status = lock_status(ctx.db, target.username)
     if not status.locked:
         return
     where = "bütün adreslerden" if status.everywhere else f"{status.addresses} adresten"
     st.warning(escape_markdown(f"Hatalı denemeler nedeniyle giriş {where} kilitli "
                                f"(yaklaşık {status.retry_minutes} dakika)."))
     if st.button("Kilidi kaldır", key=f"users_unlock_{target.username}"):
-        throttle.unlock(ctx.db, target.username)
+        unlock_logins(ctx.db, target.username)
         _flash(f"'{target.username}' giriş kilidi kaldırıldı.")
         st.rerun()
 
@@ -230,7 +254,7 @@ def render_tokens(ctx: AppContext, me: User, target: User) -> None:
                "dışı kalınca iptal olur.")
     technical_details([("Kullanım", "REST API isteğinde Authorization: Bearer <anahtar> başlığı")])
     now = datetime.now(timezone.utc)  # noqa: UP017 - explicit tz
-    found = tokensmod.list_tokens(ctx.db, target.username)
+    found = list_tokens(ctx.db, target.username)
     if found:
         frame = pd.DataFrame([{"#": t.id, "Ad": t.name, "Önek": f"{t.prefix}…", "Oluşturan": t.created_by or "",
                                "Oluşturma": _when(t.created_at), "Son kullanım": _when(t.last_used_at),
@@ -242,15 +266,15 @@ def render_tokens(ctx: AppContext, me: User, target: User) -> None:
         with st.form(f"users_token_new_{target.username}", clear_on_submit=True):
             cols = st.columns([2, 1])
             name = cols[0].text_input("Anahtar adı", key=f"users_token_name_{target.username}",
-                                      max_chars=tokensmod.MAX_NAME_CHARS, placeholder="ör. intranet portalı")
+                                      max_chars=MAX_TOKEN_NAME_CHARS, placeholder="ör. intranet portalı")
             days = cols[1].number_input("Geçerlilik (gün; 0 = süresiz)", min_value=0,
-                                        max_value=tokensmod.MAX_EXPIRY_DAYS, value=90, step=1,
+                                        max_value=MAX_TOKEN_EXPIRY_DAYS, value=90, step=1,
                                         key=f"users_token_days_{target.username}")
             if st.form_submit_button("API anahtarı oluştur", icon=":material/key:"):
                 try:
-                    made = tokensmod.create_token(ctx.db, target.username, name=name or None,
+                    made = create_token(ctx.db, target.username, name=name or None,
                                                   expires_days=int(days) or None, created_by=me.username)
-                except tokensmod.TokenError as exc:
+                except TokenError as exc:
                     st.error(escape_markdown(str(exc)))
                     return
                 _flash(f"'{target.username}' için API anahtarı #{made.token.id} oluşturuldu. Anahtar aşağıda; "
@@ -264,8 +288,8 @@ def render_tokens(ctx: AppContext, me: User, target: User) -> None:
                                format_func=lambda i: f"#{i} · {usable[i].prefix}… · {usable[i].name}")
     if cols[1].button("Anahtarı iptal et", key=f"users_token_revoke_{target.username}", icon=":material/key_off:"):
         try:
-            revoked = tokensmod.revoke_token(ctx.db, int(chosen))
-        except tokensmod.TokenError as exc:
+            revoked = revoke_token(ctx.db, int(chosen))
+        except TokenError as exc:
             st.error(escape_markdown(str(exc)))
             return
         _flash(f"API anahtarı #{revoked.id} ({revoked.prefix}…) iptal edildi; bir sonraki istekte geçersiz.")
@@ -278,22 +302,22 @@ def render_roles(ctx: AppContext) -> None:
     st.caption("Bir dokümanı hangi rollerin okuyabileceğini yükleyen seçer. Yönetici her dokümanı okur; "
                "Denetçi denetim kaydını okur, dokümanları yalnızca kendisine açılmışsa okur. Bir rol silinince "
                "kullanıcılardan ve dokümanlardan kalkar; başka rolü kalmayan doküman yalnızca yöneticiye açık kalır.")
-    found = rolesmod.list_roles(ctx.db)
+    found = list_roles(ctx.db)
     st.dataframe(pd.DataFrame([{"Kod": r.name, "Ad": r.label, "Açıklama": r.description,
                                 "Yerleşik": "evet" if r.builtin else ""} for r in found]),
                  hide_index=True, width="stretch")
     with st.form("roles_create", clear_on_submit=True):
         cols = st.columns([1, 1, 2])
         name = cols[0].text_input("Kod", key="roles_new_name", placeholder="ör. bakim",
-                                  max_chars=rolesmod.MAX_NAME_CHARS, help="küçük harf, rakam ve alt çizgi")
+                                  max_chars=MAX_ROLE_NAME_CHARS, help="küçük harf, rakam ve alt çizgi")
         label = cols[1].text_input("Ad", key="roles_new_label", placeholder="ör. Bakım",
-                                   max_chars=rolesmod.MAX_LABEL_CHARS)
+                                   max_chars=MAX_ROLE_LABEL_CHARS)
         description = cols[2].text_input("Açıklama", key="roles_new_description",
-                                         max_chars=rolesmod.MAX_DESCRIPTION_CHARS)
+                                         max_chars=MAX_ROLE_DESCRIPTION_CHARS)
         if st.form_submit_button("Rol oluştur", icon=":material/add:"):
             try:
-                made = rolesmod.create_role(ctx.db, name, label, description)
-            except rolesmod.RoleError as exc:
+                made = create_role(ctx.db, name, label, description)
+            except RoleError as exc:
                 st.error(escape_markdown(str(exc)))
                 return
             _flash(f"'{made.label}' rolü oluşturuldu.")
@@ -303,21 +327,21 @@ def render_roles(ctx: AppContext) -> None:
                           key="roles_selected")
     role = by_name[picked]
     with st.form(f"roles_edit_{role.name}"):
-        label = st.text_input("Ad", value=role.label, max_chars=rolesmod.MAX_LABEL_CHARS, key=f"roles_label_{role.name}")
-        description = st.text_input("Açıklama", value=role.description, max_chars=rolesmod.MAX_DESCRIPTION_CHARS,
+        label = st.text_input("Ad", value=role.label, max_chars=MAX_ROLE_LABEL_CHARS, key=f"roles_label_{role.name}")
+        description = st.text_input("Açıklama", value=role.description, max_chars=MAX_ROLE_DESCRIPTION_CHARS,
                                     key=f"roles_description_{role.name}")
         if st.form_submit_button("Rolü kaydet"):
             try:
-                rolesmod.update_role(ctx.db, role.name, label, description)
-            except rolesmod.RoleError as exc:
+                update_role(ctx.db, role.name, label, description)
+            except RoleError as exc:
                 st.error(escape_markdown(str(exc)))
                 return
             _flash(f"'{role.name}' rolü güncellendi.")
             st.rerun()
     if not role.builtin and st.button("Rolü sil", key=f"roles_delete_{role.name}", icon=":material/delete:"):
         try:
-            rolesmod.delete_role(ctx.db, role.name)
-        except rolesmod.RoleError as exc:
+            delete_role(ctx.db, role.name)
+        except RoleError as exc:
             st.error(escape_markdown(str(exc)))
             return
         _flash(f"'{role.label}' rolü silindi; kullanıcılardan ve dokümanlardan kaldırıldı.")
@@ -327,7 +351,7 @@ def render_roles(ctx: AppContext) -> None:
 def render_users_page(ctx: AppContext, me: User) -> None:
     st.title("Kullanıcılar")
     _show_flash()
-    labels = rolesmod.labels(ctx.db)
+    labels = role_labels(ctx.db)
     users = render_table(ctx, labels)
     render_create(ctx, labels)
     render_manage(ctx, me, users, labels)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ragcore import jobs
-from ragcore.core import formatting
+from ragcore.core import format_integer
 from ui.context import AppContext
 from ui.jobs import remember_job
 from ui.markdown import escape_markdown
@@ -25,7 +25,7 @@ def render_watch_status(ctx: AppContext) -> None:
     title = f"İzlenen klasör: {ctx.settings.watch_dir}" + (f" · {failed} hatalı dosya" if failed else "")
     with st.expander(escape_markdown(title), expanded=bool(failed)):  # the folder's path is the admin's text
         st.caption(escape_markdown(
-            f"Bir işçi bu klasörü {formatting.integer(round(ctx.settings.watch_interval_seconds / 60))} "
+            f"Bir işçi bu klasörü {format_integer(round(ctx.settings.watch_interval_seconds / 60))} "
             "dakikada bir tarar: yeni dosyalar klasördeki .dayanak.toml dosyasının rolleriyle yüklenir, "
             "değişen dosya yeniden yüklenir, silinen dosyanın belgesi kaldırılır. Hatalı bir dosya, "
             "içeriği değişene kadar yeniden denenmez."))

@@ -44,8 +44,7 @@ from eval.goldstore import SAMPLE_CORPUS
 from eval.lab_corpus import sample_corpus
 from eval.retrievers import BM25Index, app_queries
 from ragcore.core import ROLES, Settings, lexical_tokens
-from ragcore.documents import article_headings, chunk_pages, default_title
-from ragcore.documents.ingest import mark_ocr, read_upload
+from ragcore.documents import article_headings, chunk_pages, default_title, mark_ocr, read_upload
 from ragcore.retrieval import list_expansions
 
 DEPTH = 10

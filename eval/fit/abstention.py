@@ -51,9 +51,11 @@ from eval.goldset import GoldQuestion, parse_jsonl
 from eval.goldstore import SAMPLE_FILE
 from eval.report import provenance, write_card
 from ragcore import store as dbmod
-from ragcore.answer.extractive import choose_quote, quote
+from ragcore.answer import choose_quote, quote_passages
 from ragcore.core import STATUS_ANSWERED, Settings
 from ragcore.retrieval import (
+    ABSTENTION_FEATURE_NAMES,
+    ABSTENTION_FILE,
     ANSWER,
     CLOSEST,
     QUOTE_FEATURE_NAMES,
@@ -61,14 +63,14 @@ from ragcore.retrieval import (
     AbstentionModel,
     QuoteCheck,
     QuoteSignals,
-    abstention,
+    abstention_features,
     decide,
-    measurements,
     quote_features,
     quote_held_back,
     resolve_mode,
     retrieve,
     threshold_for,
+    write_measured,
 )
 
 NAMESPACE = "calibrate_abstention"
@@ -105,7 +107,7 @@ def case_record(qid: str, role: str, answerable: bool, kind: str, found: bool, r
                 correct: bool, domain: str = LAWS) -> dict:
     """One case as the fits and `outcomes` read it, whichever question set it comes from."""
     return {"qid": qid, "role": role, "answerable": answerable, "kind": kind, "domain": domain, "found": found,
-            "features": abstention.features(retrieval), "retrieval": retrieval, "quote_signals": quoted,
+            "features": abstention_features(retrieval), "retrieval": retrieval, "quote_signals": quoted,
             "quote_correct": correct}
 
 
@@ -115,7 +117,7 @@ def quote_check(question: GoldQuestion, retrieval, embedder) -> tuple[QuoteSigna
     choice = choose_quote(question.question, retrieval.sources, embedder, retrieval.query_vector)
     if not choice.passages:
         return choice.signals(), False
-    text = quote(list(choice.passages), retrieval.sources)
+    text = quote_passages(list(choice.passages), retrieval.sources)
     return choice.signals(), question.answerable and gold_outcome(question, text, STATUS_ANSWERED)[0] == "correct"
 
 
@@ -151,7 +153,7 @@ def collect_tquad(settings: Settings, embedder, splits: tuple[str, ...], *, k: i
                         with production.withdrawn(db, ws, settings.chunk_size, q.article, index):
                             retrieval = retrieve(db, embedder, q.question, "admin", k=k, mode=mode, windows=windows)
                     choice = choose_quote(q.question, retrieval.sources, embedder, retrieval.query_vector)
-                    text = without_lead(quote(list(choice.passages), retrieval.sources)) if choice.passages else ""
+                    text = without_lead(quote_passages(list(choice.passages), retrieval.sources)) if choice.passages else ""
                     correct = answerable and bool(text) and score_answer(q.answer, text, [], [], "answer").correct
                     found = bool({index.get(s.chunk_id) for s in retrieval.sources} & set(relevant))
                     out[split].append(case_record(f"{group}:{q.qid}", "admin", answerable,
@@ -182,7 +184,7 @@ def _domain_weights(cases: list[dict]) -> np.ndarray:
 
 
 def _matrix(cases: list[dict]) -> np.ndarray:
-    return np.array([[c["features"][n] for n in abstention.FEATURE_NAMES] for c in cases], dtype=float)
+    return np.array([[c["features"][n] for n in ABSTENTION_FEATURE_NAMES] for c in cases], dtype=float)
 
 
 def fit(train: list[dict], max_answered_unanswerable: float | dict[str, float], max_refused_answerable: float,
@@ -197,7 +199,7 @@ def fit(train: list[dict], max_answered_unanswerable: float | dict[str, float], 
     scales[scales == 0] = 1.0
     weights = _domain_weights(train)
     model = LogisticRegression(C=1.0, max_iter=1000).fit((x - means) / scales, y, sample_weight=weights / weights.mean())
-    probe = AbstentionModel(abstention.FEATURE_NAMES, tuple(float(c) for c in model.coef_[0]),
+    probe = AbstentionModel(ABSTENTION_FEATURE_NAMES, tuple(float(c) for c in model.coef_[0]),
                             float(model.intercept_[0]), tuple(map(float, means)), tuple(map(float, scales)),
                             1.0, 0.0, measured)
     p = np.array([probe.probability(c["features"]) for c in train])
@@ -406,7 +408,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         entry = {**model.as_entry(), "measured": measured_on, "when": time.strftime("%Y-%m-%d"),
                  "on": ("eval/gold/everyday_laws.jsonl train half" + (" and TQuAD train" if args.fit_tquad else "")
                         + "; reported on its dev half, paraphrase_laws" + (" and TQuAD dev" if args.tquad else ""))}
-        measurements.write_measured(abstention.ABSTENTION_FILE, embedder.name, entry)
+        write_measured(ABSTENTION_FILE, embedder.name, entry)
     if args.out:
         write_card(args.out, report)
     print(json.dumps(report, ensure_ascii=False, indent=2))

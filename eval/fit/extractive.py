@@ -55,7 +55,21 @@ from eval.goldset import GoldQuestion
 from eval.report import provenance
 from eval.retrievers import BM25Index, tokenize_all, top_indices
 from eval.tquad import PARAGRAPH_SEPARATOR, TRAIN_FILE, Corpus, Question, chunk_corpus, load_corpus
-from ragcore.answer import extractive, extractive_model, sentences
+from ragcore.answer import (
+    EXTRACTIVE_MODEL_FILE,
+    FEATURES,
+    LEXICAL_SENTENCE_MODEL,
+    MAX_QUOTE_SENTENCES,
+    MAX_SENTENCE_CHARS,
+    Passage,
+    SentenceCandidate,
+    SentenceModel,
+    candidates,
+    feature_matrix,
+    load_model_file,
+    select_passages,
+    sentence_spans,
+)
 from ragcore.core import (
     Settings,
     Source,
@@ -114,7 +128,7 @@ def _progress(stage: str, done: int, total: int) -> None:
 @dataclass
 class Example:
     question: Question | GoldQuestion
-    cands: list[sentences.Candidate]
+    cands: list[SentenceCandidate]
     labels: np.ndarray  # 1 = the unit holding the answer span (everyday: all of its key facts)
     gold_in_context: bool
     source_texts: list[str]  # the context's chunks, in order (candidate.number − 1)
@@ -128,7 +142,7 @@ def _source(number: int, text: str, article: int) -> Source:
 def answer_units(text: str, offset: int, question: Question) -> set[str]:
     """Collapsed texts of the units of `text` (starting at `offset` in the article) holding the answer span."""
     out = set()
-    for start, end in sentences.sentence_spans(text):
+    for start, end in sentence_spans(text):
         if offset + start <= question.start and question.end <= offset + end:
             out.add(" ".join(text[start:end].split()))
     return out
@@ -151,7 +165,7 @@ def context_examples(corpus: Corpus, questions: Sequence[Question], k: int = CON
             for c in picked:
                 if c.article == q.article:
                     gold |= answer_units(c.text, c.start, q)
-            cands = sentences.candidates(sources)
+            cands = candidates(sources)
             labels = np.array([c.text in gold for c in cands], dtype=float)
             examples.append(Example(q, cands, labels, bool(gold), [c.text for c in picked]))
     return examples
@@ -168,7 +182,7 @@ def paragraph_examples(corpus: Corpus, questions: Sequence[Question]) -> list[Ex
         end = len(text) if end < 0 else end
         paragraph = text[start:end]
         gold = answer_units(paragraph, start, q)
-        cands = sentences.candidates([_source(1, paragraph, q.article)])
+        cands = candidates([_source(1, paragraph, q.article)])
         out.append(Example(q, cands, np.array([c.text in gold for c in cands], dtype=float), bool(gold), [paragraph]))
     return out
 
@@ -196,7 +210,7 @@ def everyday_examples(settings: Settings, db: Database) -> dict[str, list[Exampl
                     continue
                 found = retrieve(index.db, embedder, question.question, question.roles[0], k=settings.top_k,
                                  mode=mode, windows=settings.dense_windows)  # the chat's own context
-                cands = sentences.candidates(found.sources)
+                cands = candidates(found.sources)
                 labels = np.array([facts_correct(question, c.text) for c in cands], dtype=float)
                 examples[half].append(Example(question, cands, labels, bool(labels.any()),
                                               [s.text for s in found.sources]))
@@ -221,7 +235,7 @@ def split_by_article(questions: Sequence[Question], share: float = HOLDOUT_SHARE
 def matrices(examples: Sequence[Example], embedder) -> list[np.ndarray]:
     """Feature matrix per example (cosines from cached vectors when there is an embedder)."""
     if embedder is None:
-        return [extractive_model.feature_matrix(e.question.question, e.cands, None, e.source_texts) for e in examples]
+        return [feature_matrix(e.question.question, e.cands, None, e.source_texts) for e in examples]
     questions = sorted({e.question.question for e in examples})
     texts = sorted({c.text for e in examples for c in e.cands})
     qv = dict(zip(questions, vectors(embedder, "q", questions), strict=True))
@@ -230,12 +244,12 @@ def matrices(examples: Sequence[Example], embedder) -> list[np.ndarray]:
     out = []
     for e in examples:
         cos = pv[[row[c.text] for c in e.cands]] @ qv[e.question.question] if e.cands else np.zeros(0)
-        out.append(extractive_model.feature_matrix(e.question.question, e.cands, cos, e.source_texts))
+        out.append(feature_matrix(e.question.question, e.cands, cos, e.source_texts))
     return out
 
 
 def columns(features: Sequence[str]) -> list[int]:
-    return [extractive_model.FEATURES.index(f) for f in features]
+    return [FEATURES.index(f) for f in features]
 
 
 # ----------------------------------------------------------------------------- fitting and metrics
@@ -277,11 +291,11 @@ def _is_everyday(example: Example) -> bool:
     return isinstance(example.question, GoldQuestion)
 
 
-def as_model(name: str, features, coef, intercept, ratio: float = 0.5) -> extractive_model.SentenceModel:
-    return extractive_model.SentenceModel(name, tuple(features), np.asarray(coef, dtype=float), float(intercept), ratio)
+def as_model(name: str, features, coef, intercept, ratio: float = 0.5) -> SentenceModel:
+    return SentenceModel(name, tuple(features), np.asarray(coef, dtype=float), float(intercept), ratio)
 
 
-def top1(examples, mats, model: extractive_model.SentenceModel) -> float:
+def top1(examples, mats, model: SentenceModel) -> float:
     """Share of the questions with a positive candidate whose most probable candidate is positive."""
     hits = []
     for e, m in zip(examples, mats, strict=True):
@@ -292,15 +306,15 @@ def top1(examples, mats, model: extractive_model.SentenceModel) -> float:
     return float(np.mean(hits)) if hits else 0.0
 
 
-def quoted(e: Example, m: np.ndarray, model: extractive_model.SentenceModel, ratio: float,
-           max_sentences: int = extractive.MAX_SENTENCES) -> list[extractive.Passage]:
+def quoted(e: Example, m: np.ndarray, model: SentenceModel, ratio: float,
+           max_sentences: int = MAX_QUOTE_SENTENCES) -> list[Passage]:
     p = model.probabilities(m)
     order = sorted(range(len(p)), key=lambda i: (-p[i], e.cands[i].number, e.cands[i].position))
-    ranked = [extractive.Passage(e.cands[i].number, e.cands[i].text, float(p[i])) for i in order]
-    return extractive.select_passages(ranked, e.question.question, ratio=ratio, max_sentences=max_sentences)
+    ranked = [Passage(e.cands[i].number, e.cands[i].text, float(p[i])) for i in order]
+    return select_passages(ranked, e.question.question, ratio=ratio, max_sentences=max_sentences)
 
 
-def answer_metrics(examples, mats, model, ratio: float, max_sentences: int = extractive.MAX_SENTENCES) -> dict:
+def answer_metrics(examples, mats, model, ratio: float, max_sentences: int = MAX_QUOTE_SENTENCES) -> dict:
     """The answer evaluation's scoring on the quoted text: correct = exact or token recall ≥ 0.5."""
     correct, n_sentences, chars = [], [], []
     for e, m in zip(examples, mats, strict=True):
@@ -343,7 +357,7 @@ def baselines(examples, mats) -> dict:
 # ----------------------------------------------------------------------------- main
 
 
-LEXICAL_FEATURES = tuple(f for f in extractive_model.FEATURES if not f.startswith("cosine"))
+LEXICAL_FEATURES = tuple(f for f in FEATURES if not f.startswith("cosine"))
 
 
 def _holdout_top1(name: str, data: dict, mats: dict, features, coef, b) -> dict:
@@ -391,12 +405,12 @@ def train_one(name: str, embedder, data: dict) -> dict:
     mats = {split: matrices(examples, embedder) for split, examples in data.items()}
     sets = {"lexical": LEXICAL_FEATURES}
     if embedder is not None:
-        sets = {"with embedding": extractive_model.FEATURES, **sets}
+        sets = {"with embedding": FEATURES, **sets}
     tried = [_best_c(name, label, data, mats, features) for label, features in sets.items()]
-    candidates = [_candidate(name, data, mats, t["features"], sets[t["features"]], t) for t in tried]
-    for cand in candidates:
+    fitted = [_candidate(name, data, mats, t["features"], sets[t["features"]], t) for t in tried]
+    for cand in fitted:
         print(f"[{name} / {cand['label']}] everyday dev correct {cand['dev']['correct']:.4f}", file=sys.stderr, flush=True)
-    chosen = max(candidates, key=lambda c: (round(c["dev"]["correct"], 9), -len(c["features"])))
+    chosen = max(fitted, key=lambda c: (round(c["dev"]["correct"], 9), -len(c["features"])))
     features, fit_model, ratio = chosen["features"], chosen["fit_model"], chosen["ratio"]
     n_q, n_rows, n_pos, n_q_all, n_rows_all, n_pos_all = chosen["counts"]
     holdouts = {"tquad": (data["holdout"], mats["holdout"]),
@@ -431,13 +445,13 @@ def train_one(name: str, embedder, data: dict) -> dict:
         "intercept": round(float(chosen["b_all"]), 6),
         "C": chosen["C"],
         "everyday_weight": chosen["weight"],
-        "selection": {"second_ratio": ratio, "max_sentences": extractive.MAX_SENTENCES,
-                      "max_chars": sentences.MAX_CHARS},
+        "selection": {"second_ratio": ratio, "max_sentences": MAX_QUOTE_SENTENCES,
+                      "max_chars": MAX_SENTENCE_CHARS},
         "fit": {"questions": n_q_all, "candidates": n_rows_all, "positives": n_pos_all,
                 "fit_part": {"questions": n_q, "candidates": n_rows, "positives": n_pos}},
         "holdout": holdout,
         "everyday_dev_choice": {c["label"]: {"C": c["C"], "everyday_weight": c["weight"], "ratio": c["ratio"],
-                                             **c["dev"]} for c in candidates},
+                                             **c["dev"]} for c in fitted},
     }
 
 
@@ -455,7 +469,7 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
             "holdout_paragraph": paragraph_examples(corpus, hold_q), "holdout_everyday": everyday_hold,
             "dev_everyday": everyday[DEV]}
     data["all"] = data["fit"] + data["holdout"] + everyday_hold
-    models = {extractive_model.LEXICAL_MODEL: train_one(extractive_model.LEXICAL_MODEL, None, data)}
+    models = {LEXICAL_SENTENCE_MODEL: train_one(LEXICAL_SENTENCE_MODEL, None, data)}
     for spec in embedders:
         embedder = make_embedder(spec, settings, db)
         models[embedder.name] = train_one(embedder.name, embedder, data)
@@ -487,7 +501,7 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
                                         f"holdouts of answer rate − {SECOND_SENTENCE_COST} × two-sentence share; "
                                         f"final fit on fit + holdouts; the feature set by the final models' "
                                         f"answer rate on the everyday set's dev half (never fitted on)"},
-        "fallback_model": next((name for name in models if name != extractive_model.LEXICAL_MODEL), extractive_model.LEXICAL_MODEL),
+        "fallback_model": next((name for name in models if name != LEXICAL_SENTENCE_MODEL), LEXICAL_SENTENCE_MODEL),
         "models": models,
         "seconds": round(time.perf_counter() - started, 1),
     }
@@ -499,11 +513,11 @@ def train(settings: Settings, embedders: Sequence[str], db: Database, out: Path)
 def report_dev(settings: Settings, embedders: Sequence[str], db: Database) -> dict:
     """Inside the gold paragraph, on dev: top-1 sentence accuracy of the stored models and baselines."""
     corpus = load_corpus(Path(settings.tquad_dir))
-    stored = extractive_model.load_model_file()
+    stored = load_model_file()
     examples = paragraph_examples(corpus, corpus.dev_questions)
     report = {"questions": len(examples), "with_answer_unit": int(sum(e.labels.any() for e in examples))}
     lexical = matrices(examples, None)
-    report[extractive_model.LEXICAL_MODEL] = {"model": top1(examples, lexical, stored.models[extractive_model.LEXICAL_MODEL])}
+    report[LEXICAL_SENTENCE_MODEL] = {"model": top1(examples, lexical, stored.models[LEXICAL_SENTENCE_MODEL])}
     for spec in embedders:
         embedder = make_embedder(spec, settings, db)
         mats = matrices(examples, embedder)
@@ -514,7 +528,7 @@ def report_dev(settings: Settings, embedders: Sequence[str], db: Database) -> di
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embedders", default=",".join(EMBEDDERS), help="comma-separated: e5, use")
-    parser.add_argument("--out", type=Path, default=extractive_model.MODEL_FILE)
+    parser.add_argument("--out", type=Path, default=EXTRACTIVE_MODEL_FILE)
     parser.add_argument("--report-dev", action="store_true", help="report the stored model on dev; fit nothing")
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from eval.fit.setup import subset
 from eval.report import write_card
 from ragcore.core import Settings
-from ragcore.retrieval import measurements
+from ragcore.retrieval import MEASURED_DIR, RETRIEVAL_FILE, write_measured
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,8 +58,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         report["entry"]["on"] += f", first {args.articles} articles only"
     card = write_card(args.out, report) if args.out else None  # before --write: the card describes the code that ran
     if args.write:
-        path = measurements.write_measured(measurements.RETRIEVAL_FILE, report["embedder"], report["entry"],
-                                           args.measured_dir or measurements.MEASURED_DIR)
+        path = write_measured(RETRIEVAL_FILE, report["embedder"], report["entry"],
+                                           args.measured_dir or MEASURED_DIR)
         report["written"] = str(path)
     print(json.dumps(report, ensure_ascii=False, indent=1))
     if card:

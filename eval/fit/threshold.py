@@ -40,12 +40,7 @@ from eval.report import write_card
 from ragcore import store as dbmod
 from ragcore.core import Settings
 from ragcore.documents import ingest_pdf
-from ragcore.retrieval import (
-    MODES,
-    SIGNALS,
-    measurements,
-    retrieve,
-)
+from ragcore.retrieval import MEASURED_DIR, MODES, SIGNALS, THRESHOLDS_FILE, retrieve, write_measured
 
 HISTORY_QUESTIONS = 150
 SPLIT_SEED = 0
@@ -271,8 +266,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     report = {"embedder": embedder.name, "laws": law, "calibration": result, "entry": entry,
               "seconds": round(time.perf_counter() - started, 1), "embedding_cache": embedder.stats()}
     if args.write:
-        path = measurements.write_measured(measurements.THRESHOLDS_FILE, embedder.name, entry,
-                                           args.measured_dir or measurements.MEASURED_DIR)
+        path = write_measured(THRESHOLDS_FILE, embedder.name, entry,
+                                           args.measured_dir or MEASURED_DIR)
         report["written"] = str(path)
     print(json.dumps(report, ensure_ascii=False, indent=1))
     if args.out:

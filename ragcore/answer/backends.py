@@ -24,7 +24,7 @@ from ragcore.answer.llm_clients import (
     OpenAIGenerator,
     openai_endpoint,
 )
-from ragcore.core import BackendChoice, Settings, Source, ollama
+from ragcore.core import BackendChoice, OllamaStatus, Settings, Source, probe_ollama
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def _openai_reachable(settings: Settings, transport: httpx.BaseTransport | None)
 
 
 def choose_generator_backend(
-    settings: Settings, status: ollama.OllamaStatus | None = None, *, transport: httpx.BaseTransport | None = None
+    settings: Settings, status: OllamaStatus | None = None, *, transport: httpx.BaseTransport | None = None
 ) -> BackendChoice:
     """Explicit LLM_BACKEND wins; auto takes Ollama with LLM_MODEL, else the OpenAI server, else quoting."""
     backend = settings.llm_backend
@@ -64,7 +64,7 @@ def choose_generator_backend(
         return BackendChoice("ollama", settings.llm_model, "LLM_BACKEND=ollama", ("setting",))
     if backend == "openai":
         return BackendChoice("openai", settings.llm_model, "LLM_BACKEND=openai", ("setting",))
-    status = status or ollama.probe(settings.ollama_base_url, transport=transport)
+    status = status or probe_ollama(settings.ollama_base_url, transport=transport)
     if status.reachable and status.has_model(settings.llm_model):
         return BackendChoice("ollama", settings.llm_model, f"auto: Ollama has {settings.llm_model}",
                              ("ollama_has_model",))
@@ -84,7 +84,7 @@ def choose_generator_backend(
 def make_generator(
     settings: Settings,
     embedder: object | None,
-    status: ollama.OllamaStatus | None = None,
+    status: OllamaStatus | None = None,
     transport: httpx.BaseTransport | None = None,
     *,
     read_timeout: float = READ_TIMEOUT,

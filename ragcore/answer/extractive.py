@@ -34,7 +34,7 @@ from ragcore.answer.lead import lead_line
 from ragcore.answer.question_types import asked
 from ragcore.answer.sentences import MAX_CHARS, candidates, clip
 from ragcore.core import FALLBACK_ANSWER, Source
-from ragcore.retrieval.abstention import QuoteSignals
+from ragcore.retrieval import QuoteSignals
 
 # Shown by the UI (badge tooltip) next to a quoted answer; no longer part of the answer text.
 EXTRACTIVE_NOTICE = ("Alıntı modu: dil modeli kullanılmadı; cevap üretilmedi, dokümanlardaki ilgili "

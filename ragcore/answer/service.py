@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ragcore.access import users as usersmod
+from ragcore.access import get_user
 from ragcore.answer.backends import Generator
 from ragcore.answer.extractive import (
     ExtractiveGenerator,
@@ -77,12 +77,12 @@ from ragcore.retrieval import (
     Decision,
     QuoteSignals,
     Retrieval,
-    calibration,
     decide,
     model_for,
     quote_held_back,
     resolve_mode,
     retrieve,
+    threshold_for,
 )
 from ragcore.store import Database, DatabaseUnavailable
 
@@ -221,7 +221,7 @@ class AnswerService:
         self.embedder = embedder
         self.generator = generator
         self.mode = resolve_mode(settings, embedder)
-        self.threshold = calibration.threshold_for(getattr(embedder, "name", ""), self.mode, settings)
+        self.threshold = threshold_for(getattr(embedder, "name", ""), self.mode, settings)
         # None: the single threshold decides — also when REFUSAL_THRESHOLD is set, since an operator
         # (or the lab looking behind the gate) who sets a cut means that cut, not the model's.
         self.abstention = None if settings.refusal_threshold is not None else model_for(getattr(embedder, "name", ""))
@@ -298,12 +298,12 @@ class AnswerService:
     def _current_user(self, user: User) -> User:
         """The role comes from the database at call time, never from a cached session."""
         try:
-            current = usersmod.get_user(self.db, user.username)
+            current = get_user(self.db, user.username)
         except DatabaseUnavailable:
             # A pooled connection whose server has just died can pass the pool's check and break
             # on its first statement. This read is idempotent: one more try, which finds the dead
             # connections discarded and the server restarted (or says it is down).
-            current = usersmod.get_user(self.db, user.username)
+            current = get_user(self.db, user.username)
         if current is None or not current.active:
             raise QuestionError("Hesabınız bulunamadı ya da devre dışı; soru soramazsınız.")
         return current

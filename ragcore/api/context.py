@@ -82,7 +82,7 @@ class ApiContext:
 
     def _make_services(self) -> Services | None:
         from ragcore.answer import GeneratorError, make_generator
-        from ragcore.core import ollama
+        from ragcore.core import probe_ollama
         from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
         db = self.database()
@@ -90,7 +90,7 @@ class ApiContext:
         try:
             embedder = self.embedder
             if embedder is None:
-                status = ollama.probe(self.settings.ollama_base_url)
+                status = probe_ollama(self.settings.ollama_base_url)
                 embedder = CachedEmbedder(make_embedder(self.settings, status), db)
                 ensure_embedding_space(db, embedder.name, embedder.dim, windows=self.settings.dense_windows)
         except (EmbeddingError, DatabaseError) as exc:  # the backend's own message; the rest keeps working
@@ -100,7 +100,7 @@ class ApiContext:
         try:
             generator = self.generator
             if generator is None:
-                generator = make_generator(self.settings, embedder, status or ollama.probe(self.settings.ollama_base_url))
+                generator = make_generator(self.settings, embedder, status or probe_ollama(self.settings.ollama_base_url))
             answers = AnswerService(db, self.settings, embedder, generator, read_db=self.retrieval_database())
         except (GeneratorError, ReaderModelError) as exc:
             log.error("API: generator unavailable: %s", exc)

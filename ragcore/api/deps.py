@@ -15,7 +15,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ragcore.access import ldap, tokens
+from ragcore.access import authenticate_token, ldap_recheck
 from ragcore.api import errors
 from ragcore.api.context import ApiContext, Services
 from ragcore.audit import can_read_audit
@@ -43,12 +43,12 @@ def current_user(request: Request, context: Context,
     throttled address (a valid token always passes)."""
     if credentials is None or not credentials.credentials.strip():
         raise errors.missing_token()
-    check = tokens.authenticate(context.database(), credentials.credentials.strip(), client_address(request))
+    check = authenticate_token(context.database(), credentials.credentials.strip(), client_address(request))
     if check.throttled:
         raise errors.too_many_attempts(check.gate.retry_after)
     if check.user is None:
         raise errors.invalid_token()
-    user = ldap.recheck(context.database(), context.settings, check.user)  # a directory user still in the directory?
+    user = ldap_recheck(context.database(), context.settings, check.user)  # a directory user still in the directory?
     if user is None:  # just deactivated: the token is revoked with it
         raise errors.invalid_token()
     return user

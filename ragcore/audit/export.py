@@ -25,7 +25,7 @@ from ragcore.audit.trail import (
     require_audit_reader,
     role_label,
 )
-from ragcore.core import Settings, User, formatting
+from ragcore.core import Settings, User, format_integer
 from ragcore.store import Database
 
 BOM = "\ufeff"
@@ -78,7 +78,7 @@ def csv_chunks(db: Database, settings: Settings, reader: User, filters: AuditFil
 
 
 def cut_notice(cap: int) -> str:
-    return (f"Dosya ilk {formatting.integer(cap)} satırda kesildi (AUDIT_EXPORT_MAX_ROWS); kalanlar için tarih "
+    return (f"Dosya ilk {format_integer(cap)} satırda kesildi (AUDIT_EXPORT_MAX_ROWS); kalanlar için tarih "
             "aralığını ya da süzgeçleri daraltın.")
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, User, formatting, parse_public_id
+from ragcore.core import OUTCOME_CLOSEST, ROLE_LABELS, User, format_date, parse_public_id
 from ragcore.store import Database
 
 AUDITOR_ROLE = "denetci"
@@ -113,7 +113,7 @@ class ShownPassage:
         upload day), or "sürüm bilinmiyor" (deleted before the log recorded versions)."""
         if not self.sha256:
             return "sürüm bilinmiyor"
-        day = f" · {formatting.date(self.uploaded_at)}" if self.uploaded_at else ""
+        day = f" · {format_date(self.uploaded_at)}" if self.uploaded_at else ""
         return f"sürüm {self.sha256 if full else self.sha256[:12]}{day}"
 
     def label(self, full: bool = False) -> str:

@@ -1,50 +1,20 @@
 """`python -m ragcore …`: one subcommand module per concern, each registering its parsers.
 
 Every command prints a human-readable result, or JSON with `--json`, and exits non-zero with
-the message on stderr when it fails.
+the message on stderr when it fails. What the command modules share is `ragcore.cli.common`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
+from ragcore.cli.common import CommandError
 from ragcore.core import Settings, SettingsError
 
-__all__ = ["CommandError", "add_json_flag", "build_parser", "emit", "main", "open_db"]
-
-Handler = Callable[[argparse.Namespace, Settings], int]
-
-
-class CommandError(Exception):
-    """A failure the user can act on; printed without a traceback."""
-
-
-def emit(payload: object, as_json: bool, human: Callable[[], str] | None = None) -> None:
-    if as_json or human is None:
-        print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
-    else:
-        print(human())
-
-
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-
-
-def open_db(settings: Settings):  # -> ragcore.store.Database
-    """The migrated public database, with database problems turned into command errors."""
-    from ragcore import store as dbmod
-    from ragcore.documents import reindex_stale
-
-    try:
-        db = dbmod.open_database(settings)
-        reindex_stale(db)  # documents stored before the current lexical text (migration 016)
-        return db
-    except dbmod.DatabaseError as exc:
-        raise CommandError(str(exc)) from exc
+__all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,8 +23,8 @@ import sys
 from datetime import datetime, timezone
 from types import FrameType
 
-from ragcore.access import tokens
-from ragcore.cli import CommandError, add_json_flag, emit, open_db
+from ragcore.access import DEFAULT_TOKEN_NAME, TokenError, create_token, list_tokens, revoke_token
+from ragcore.cli.common import CommandError, add_json_flag, emit, open_db
 from ragcore.core import Settings
 
 
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions = p.add_subparsers(dest="token_command", required=True)
     create = actions.add_parser("create", help="make a token for a user (printed once)")
     create.add_argument("username")
-    create.add_argument("--name", help=f"what the token is for (default: {tokens.DEFAULT_NAME!r})")
+    create.add_argument("--name", help=f"what the token is for (default: {DEFAULT_TOKEN_NAME!r})")
     create.add_argument("--expires-days", type=int, help="valid for N days (default: until revoked)")
     add_json_flag(create)
     create.set_defaults(func=cmd_token_create)
@@ -90,9 +90,9 @@ def _when(value: datetime | None) -> str:
 def cmd_token_create(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
-            made = tokens.create_token(db, args.username, name=args.name, expires_days=args.expires_days,
+            made = create_token(db, args.username, name=args.name, expires_days=args.expires_days,
                                        created_by="cli")
-        except tokens.TokenError as exc:
+        except TokenError as exc:
             raise CommandError(str(exc)) from exc
     token = made.token
     payload = {**token.as_dict(), "token": made.secret}
@@ -106,7 +106,7 @@ def cmd_token_create(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_token_list(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
-        found = tokens.list_tokens(db, args.user, include_revoked=not args.active)
+        found = list_tokens(db, args.user, include_revoked=not args.active)
     now = datetime.now(timezone.utc)  # noqa: UP017 - explicit tz
     rows = [{**t.as_dict(), "state": t.state(now)} for t in found]
     emit(rows, args.json, lambda: "\n".join(
@@ -118,8 +118,8 @@ def cmd_token_list(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_token_revoke(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
-            token = tokens.revoke_token(db, args.token_id)
-        except tokens.TokenError as exc:
+            token = revoke_token(db, args.token_id)
+        except TokenError as exc:
             raise CommandError(str(exc)) from exc
     emit(token.as_dict(), args.json, lambda: f"API anahtarı #{token.id} ({token.prefix}…, {token.username}) iptal edildi")
     return 0

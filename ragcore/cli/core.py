@@ -8,8 +8,19 @@ import sys
 from pathlib import Path
 
 from ragcore import store as dbmod
-from ragcore.access import first_admin, roles, users
-from ragcore.cli import CommandError, add_json_flag, emit, open_db
+from ragcore.access import (
+    RoleError,
+    UserError,
+    announce_initial_admin,
+    create_role,
+    create_user,
+    delete_role,
+    ensure_initial_admin,
+    list_roles,
+    list_users,
+    set_roles,
+)
+from ragcore.cli.common import CommandError, add_json_flag, emit, open_db
 from ragcore.core import Settings
 from ragcore.ops import quick_check, run_checks
 
@@ -101,9 +112,9 @@ def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
         except ReaderModelError as exc:
             raise CommandError(str(exc)) from exc
     with open_db(settings) as db:
-        password = first_admin.ensure_initial_admin(db, settings)
+        password = ensure_initial_admin(db, settings)
     if password:
-        first_admin.announce_initial_admin(password, settings)
+        announce_initial_admin(password, settings)
     else:
         print("database ready; migrations applied")
     return 0
@@ -180,8 +191,8 @@ def cmd_add_user(args: argparse.Namespace, settings: Settings) -> int:
     password = _read_password(args.password_stdin)
     with open_db(settings) as db:
         try:
-            user = users.create_user(db, args.username, args.roles, password, args.name, args.email)
-        except users.UserError as exc:
+            user = create_user(db, args.username, args.roles, password, args.name, args.email)
+        except UserError as exc:
             raise CommandError(str(exc)) from exc
     payload = {"username": user.username, "roles": list(user.roles), "display_name": user.display_name}
     emit(payload, args.json, lambda: f"created user {user.username} ({', '.join(user.roles)})")
@@ -191,8 +202,8 @@ def cmd_add_user(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_set_roles(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
-            user = users.set_roles(db, args.username, args.roles)
-        except users.UserError as exc:
+            user = set_roles(db, args.username, args.roles)
+        except UserError as exc:
             raise CommandError(str(exc)) from exc
     emit({"username": user.username, "roles": list(user.roles)}, args.json,
          lambda: f"{user.username}: {', '.join(user.roles)}")
@@ -202,7 +213,7 @@ def cmd_set_roles(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_roles(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         rows = [{"name": r.name, "label": r.label, "description": r.description, "builtin": r.builtin}
-                for r in roles.list_roles(db)]
+                for r in list_roles(db)]
     emit(rows, args.json, lambda: "\n".join(f"{r['name']:20} {r['label']}" for r in rows))
     return 0
 
@@ -210,8 +221,8 @@ def cmd_roles(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_add_role(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
-            role = roles.create_role(db, args.name, args.label, args.description)
-        except roles.RoleError as exc:
+            role = create_role(db, args.name, args.label, args.description)
+        except RoleError as exc:
             raise CommandError(str(exc)) from exc
     emit({"name": role.name, "label": role.label}, args.json, lambda: f"created role {role.name} ({role.label})")
     return 0
@@ -220,8 +231,8 @@ def cmd_add_role(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_delete_role(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
-            roles.delete_role(db, args.name)
-        except roles.RoleError as exc:
+            delete_role(db, args.name)
+        except RoleError as exc:
             raise CommandError(str(exc)) from exc
     emit({"deleted": args.name}, args.json, lambda: f"deleted role {args.name}")
     return 0
@@ -231,7 +242,7 @@ def cmd_users(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         rows = [
             {"username": u.username, "display_name": u.display_name, "roles": list(u.roles), "active": u.active}
-            for u in users.list_users(db)
+            for u in list_users(db)
         ]
     emit(rows, args.json, lambda: "\n".join(f"{r['username']:20} {','.join(r['roles']):20} "
                                              f"{'active' if r['active'] else 'inactive'}" for r in rows))

@@ -14,22 +14,26 @@ import sys
 from pathlib import Path
 
 from ragcore import jobs
-from ragcore.cli import CommandError, add_json_flag, emit, open_db
+from ragcore.cli.common import CommandError, add_json_flag, emit, open_db
 from ragcore.cli.progress import foreground_progress
 from ragcore.core import Document, Settings
 from ragcore.documents import (
+    DocumentNotFound,
     IndexModelMismatch,
     IngestError,
     VersionError,
     count_unit,
+    delete_document,
+    document_chunks,
+    find_document,
     hidden_note,
     ingest_file,
+    list_documents,
     list_versions,
     make_current,
     page_size_notes,
     reembed_all,
 )
-from ragcore.documents import catalog as docs
 from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder
 
 
@@ -121,7 +125,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
-        found = docs.list_documents(db, args.role)
+        found = list_documents(db, args.role)
     payload = [
         {"document_id": d.public_id, "title": d.title, "filename": d.filename, "file_format": d.file_format,
          "pages": d.page_count, "chunks": d.chunk_count, "allowed_roles": list(d.allowed_roles),
@@ -145,7 +149,7 @@ def _base(db, public_id: str | None) -> int | None:
         return None
     try:
         return _found(db, public_id, "admin").id
-    except docs.DocumentNotFound as exc:
+    except DocumentNotFound as exc:
         raise CommandError(str(exc)) from exc
 
 
@@ -153,7 +157,7 @@ def cmd_versions(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
             found = list_versions(db, _found(db, args.document_id, args.role).id, args.role)
-        except docs.DocumentNotFound as exc:
+        except DocumentNotFound as exc:
             raise CommandError(str(exc)) from exc
     payload = [v.as_dict() for v in found]
 
@@ -169,7 +173,7 @@ def cmd_make_current(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
             doc = make_current(db, _found(db, args.document_id, "admin").id)
-        except (docs.DocumentNotFound, VersionError) as exc:
+        except (DocumentNotFound, VersionError) as exc:
             raise CommandError(str(exc)) from exc
     emit({"document_id": doc.public_id, "version": doc.version_no, "title": doc.title}, args.json,
          lambda: f"“{doc.title}” artık {doc.version_label} ile cevaplanıyor ({doc.public_id}).")
@@ -179,8 +183,8 @@ def cmd_make_current(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
-            chunks = docs.document_chunks(db, _found(db, args.document_id, args.role).id, args.role)
-        except docs.DocumentNotFound as exc:
+            chunks = document_chunks(db, _found(db, args.document_id, args.role).id, args.role)
+        except DocumentNotFound as exc:
             raise CommandError(str(exc)) from exc
     payload = [
         {"ordinal": c.ordinal, "page_start": c.page_start, "page_end": c.page_end, "article": c.article,
@@ -203,8 +207,8 @@ def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
     with open_db(settings) as db:
         try:
-            doc = docs.delete_document(db, settings, _found(db, args.document_id, "admin").id)
-        except docs.DocumentNotFound as exc:
+            doc = delete_document(db, settings, _found(db, args.document_id, "admin").id)
+        except DocumentNotFound as exc:
             raise CommandError(str(exc)) from exc
     emit({"deleted": doc.public_id, "title": doc.title}, args.json,
          lambda: f"silindi: {doc.public_id} “{doc.title}”")
@@ -213,9 +217,9 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
 
 def _found(db, public_id: str, role: str) -> Document:
     """The document named by its public id (what `documents` prints); DocumentNotFound otherwise."""
-    doc = docs.find_document(db, public_id, role)
+    doc = find_document(db, public_id, role)
     if doc is None:
-        raise docs.DocumentNotFound(public_id)
+        raise DocumentNotFound(public_id)
     return doc
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from ragcore import jobs
-from ragcore.cli import CommandError, add_json_flag, emit, open_db
+from ragcore.cli.common import CommandError, add_json_flag, emit, open_db
 from ragcore.core import Settings
 
 ACTIONS = ("show", "cancel", "retry")

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from ragcore.core import formatting
+from ragcore.core import format_integer, format_percent
 from ragcore.jobs import JobKind
 
 
@@ -83,9 +83,9 @@ class ProgressLines:
         info = self.kind.stages.get(stage)
         label = info.label if info else stage
         unit = f" {info.unit}" if info and info.unit else ""
-        share = f" ({formatting.percent(done / total, 0)})" if total else ""
-        return (f"[{formatting.integer(elapsed)} sn] {label}: {formatting.integer(done)}/"
-                f"{formatting.integer(total)}{unit}{share}")
+        share = f" ({format_percent(done / total, 0)})" if total else ""
+        return (f"[{format_integer(elapsed)} sn] {label}: {format_integer(done)}/"
+                f"{format_integer(total)}{unit}{share}")
 
     def _print(self, now: float) -> None:
         assert self._pending is not None

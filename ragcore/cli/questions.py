@@ -7,7 +7,7 @@ import argparse
 
 from ragcore import store as dbmod
 from ragcore.access import role_names
-from ragcore.cli import CommandError, add_json_flag, emit, open_db
+from ragcore.cli.common import CommandError, add_json_flag, emit, open_db
 from ragcore.core import Settings, Source, parse_public_id, reader_members
 from ragcore.documents import CollectionNotFound, DocumentNotFound, Scope, checked_scope, list_collections
 from ragcore.reader import ReaderModelError

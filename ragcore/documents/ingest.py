@@ -42,14 +42,15 @@ import numpy as np
 import psycopg
 
 from ragcore import store as dbmod
-from ragcore.access import roles as role_registry
+from ragcore.access import role_names, unknown_roles_message
 from ragcore.core import (
     Chunk,
     DiskSpace,
     Page,
     Settings,
     create_private,
-    formatting,
+    format_integer,
+    format_megabytes,
     lexical_tokens,
     private_dir,
     sanitize,
@@ -156,17 +157,17 @@ def validate_roles(db: dbmod.Database, roles: Iterable[str] | None) -> list[str]
     cleaned = list(dict.fromkeys(role.strip().lower() for role in (roles or []) if role and role.strip()))
     if not cleaned:
         raise IngestError("En az bir rol seçilmeli: belgeyi kimlerin okuyabileceği boş bırakılamaz.")
-    known = role_registry.role_names(db)
+    known = role_names(db)
     unknown = [role for role in cleaned if role not in known]
     if unknown:
-        raise IngestError(role_registry.unknown_roles_message(unknown, known))
+        raise IngestError(unknown_roles_message(unknown, known))
     return cleaned
 
 
 def check_size(data: bytes, settings: Settings) -> None:
     if len(data) > settings.max_upload_bytes:
         raise IngestError(
-            f"Dosya çok büyük: {formatting.megabytes(len(data))}; en fazla {settings.max_upload_mb} MB "
+            f"Dosya çok büyük: {format_megabytes(len(data))}; en fazla {settings.max_upload_mb} MB "
             "yüklenebilir (MAX_UPLOAD_MB)."
         )
 
@@ -187,8 +188,8 @@ class DiskSpaceLow(IngestError):
 def low_disk_message(space: DiskSpace, floor_mb: int) -> str:
     """"Diskte yer az: veri klasöründe 812 MB boş, yükleme için en az 1.024 MB gerekir. …": how much is
     free, the floor, and what to do (the admin sees it in the app, the API's message_tr, the CLI)."""
-    return (f"Diskte yer az: {DISK_PLACES.get(space.place, space.place)} {formatting.integer(space.free_mb)} MB boş, "
-            f"yükleme için en az {formatting.integer(floor_mb)} MB gerekir. Yer açın ya da MIN_FREE_DISK_MB "
+    return (f"Diskte yer az: {DISK_PLACES.get(space.place, space.place)} {format_integer(space.free_mb)} MB boş, "
+            f"yükleme için en az {format_integer(floor_mb)} MB gerekir. Yer açın ya da MIN_FREE_DISK_MB "
             "ayarını düşürün.")
 
 

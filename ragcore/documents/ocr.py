@@ -47,7 +47,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 from PIL import Image
 
-from ragcore.core import Settings, formatting
+from ragcore.core import Settings, format_duration, format_integer
 from ragcore.documents.rendering import (
     PageTooLarge,
     PixelBudget,
@@ -76,7 +76,7 @@ class OcrTimedOut(OcrError):
 
     def __init__(self, number: int, seconds: float) -> None:
         super().__init__(
-            f"Sayfa {number} OCR ile {formatting.duration(seconds)} içinde okunamadı (sınır: OCR_PAGE_SECONDS); "
+            f"Sayfa {number} OCR ile {format_duration(seconds)} içinde okunamadı (sınır: OCR_PAGE_SECONDS); "
             "Tesseract durduruldu. Sayfa çok yoğun ya da sunucu çok meşgul olabilir: biraz sonra yeniden deneyin, "
             "yöneticiden bu sınırı artırmasını isteyin ya da o sayfayı çıkarıp belgeyi yeniden yükleyin.")
         self.number = number
@@ -87,9 +87,9 @@ class TooManyScannedPages(OcrError):
 
     def __init__(self, count: int, limit: int) -> None:
         super().__init__(
-            f"PDF'in {formatting.integer(count)} sayfasında metin katmanı yok; bu sunucu bir belgede en fazla "
-            f"{formatting.integer(limit)} sayfayı OCR ile okur (OCR_MAX_PAGES). Belge eklenmedi: belgeyi en fazla "
-            f"{formatting.integer(limit)} taranmış sayfalık parçalara bölüp yükleyin ya da metin katmanı olan bir "
+            f"PDF'in {format_integer(count)} sayfasında metin katmanı yok; bu sunucu bir belgede en fazla "
+            f"{format_integer(limit)} sayfayı OCR ile okur (OCR_MAX_PAGES). Belge eklenmedi: belgeyi en fazla "
+            f"{format_integer(limit)} taranmış sayfalık parçalara bölüp yükleyin ya da metin katmanı olan bir "
             "kopyasını yükleyin.")
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ragcore.core import Settings, formatting
+from ragcore.core import Settings, format_integer, format_megabytes
 
 READ_BYTES = 64 * 1024
 ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError)
@@ -80,7 +80,7 @@ def check_unpacked(entries: list[zipfile.ZipInfo], limits: PackageLimits, progra
     """Refuse a package whose parts unpack (by its directory) to more than `limits.unpacked_mb`."""
     unpacked = sum(entry.file_size for entry in entries)
     if unpacked > limits.unpacked_bytes:
-        raise too_large(f"Bu {program.name} dosyası açıldığında {formatting.megabytes(unpacked)} tutuyor; en fazla "
+        raise too_large(f"Bu {program.name} dosyası açıldığında {format_megabytes(unpacked)} tutuyor; en fazla "
                         f"{limits.unpacked_mb} MB okunabiliyor (DOCX_MAX_UNPACKED_MB). Dosyayı birkaç parçaya "
                         "bölerek ya da içindeki resimleri küçülterek yükleyin.")
 
@@ -105,7 +105,7 @@ class Counter:
         self.nodes += nodes
         if self.nodes > self.limits.elements:
             raise self.too_large(f"Bu {self.program.name} dosyası çok büyük: en fazla "
-                                 f"{formatting.integer(self.limits.elements)} XML öğesi okunabiliyor, bu dosyada "
+                                 f"{format_integer(self.limits.elements)} XML öğesi okunabiliyor, bu dosyada "
                                  "daha fazlası var (DOCX_MAX_ELEMENTS). Dosyayı birkaç parçaya bölerek yükleyin.")
 
     def start(self, tag: str, attrib: dict[str, str]) -> None:

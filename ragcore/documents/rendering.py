@@ -28,7 +28,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-from ragcore.core import Settings, formatting
+from ragcore.core import Settings, format_integer, format_number
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +72,8 @@ class PageTooLarge(RenderError):
     def __init__(self, number: int, width: float, height: float, budget: PixelBudget) -> None:
         needed = pixels(width, height, budget.min_dpi)
         super().__init__(
-            f"Sayfa {number} çok büyük ({formatting.integer(width / POINTS_PER_CM)} × "
-            f"{formatting.integer(height / POINTS_PER_CM)} cm): en düşük çözünürlükte ({budget.min_dpi} dpi) bile "
+            f"Sayfa {number} çok büyük ({format_integer(width / POINTS_PER_CM)} × "
+            f"{format_integer(height / POINTS_PER_CM)} cm): en düşük çözünürlükte ({budget.min_dpi} dpi) bile "
             f"çizimi {_megapixels(needed)} megapiksel tutar; bu sunucu bir sayfayı en fazla "
             f"{_megapixels(budget.max_pixels)} megapiksel çizer. {budget.use}")
         self.number = number
@@ -82,7 +82,7 @@ class PageTooLarge(RenderError):
 def _megapixels(count: int) -> str:
     """20_000_000 → "20"; 1_170_000 → "1,2" (a tenth where it shows the difference)."""
     value = count / MEGAPIXEL
-    return formatting.integer(value) if value >= 10 or value == int(value) else formatting.number(value, 1)
+    return format_integer(value) if value >= 10 or value == int(value) else format_number(value, 1)
 
 
 def pixels(width: float, height: float, dpi: int) -> int:

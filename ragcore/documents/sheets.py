@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import openpyxl
 
-from ragcore.core import Chunk, Page, Settings, formatting, normalize, sanitize
+from ragcore.core import Chunk, Page, Settings, format_integer, normalize, sanitize
 from ragcore.documents import packages
 from ragcore.documents.formats import UnusableFile
 
@@ -145,7 +145,7 @@ def sheet_page_text(sheet: Sheet) -> str:
 
 
 def _too_many(count: int, what: str, setting: str) -> ExcelTooLarge:
-    return ExcelTooLarge(f"Bu Excel dosyası çok büyük: en fazla {formatting.integer(count)} {what} okunabiliyor, bu "
+    return ExcelTooLarge(f"Bu Excel dosyası çok büyük: en fazla {format_integer(count)} {what} okunabiliyor, bu "
                          f"dosyada daha fazlası var ({setting}). Dosyayı birkaç parçaya bölerek yükleyin.")
 
 
@@ -165,7 +165,7 @@ class _Cells:
             if self.cells > self.limits.cells:
                 raise _too_many(self.limits.cells, "hücre", "XLSX_MAX_CELLS")
             if self.in_row > EXCEL_MAX_COLUMNS:
-                raise ExcelTooLarge(f"Bu Excel dosyasının bir satırında {formatting.integer(EXCEL_MAX_COLUMNS)} "
+                raise ExcelTooLarge(f"Bu Excel dosyasının bir satırında {format_integer(EXCEL_MAX_COLUMNS)} "
                                     "hücreden fazlası var; Excel böyle dosya yazmaz, dosya bozuk ya da özel olarak "
                                     "hazırlanmış olabilir. Dosyayı Excel'de açıp yeniden kaydedin.")
         elif tag == MAIN_NS + "row":
@@ -247,7 +247,7 @@ class _Budget:
     def text(self, characters: int) -> None:
         self.characters += characters
         if self.characters > self.limits.characters:
-            raise ExcelTooLarge(f"Bu Excel dosyası çok büyük: en fazla {formatting.integer(self.limits.characters)} "
+            raise ExcelTooLarge(f"Bu Excel dosyası çok büyük: en fazla {format_integer(self.limits.characters)} "
                                 "karakter metin okunabiliyor, bu dosyada daha fazlası var (DOCX_MAX_CHARACTERS). "
                                 "Dosyayı birkaç parçaya bölerek yükleyin.")
 

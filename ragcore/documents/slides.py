@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import pptx
 from pptx.enum.shapes import MSO_SHAPE_TYPE
 
-from ragcore.core import Chunk, Page, Settings, formatting, normalize, sanitize
+from ragcore.core import Chunk, Page, Settings, format_integer, normalize, sanitize
 from ragcore.documents import packages
 from ragcore.documents.chunking import chunk_pages, joined_text
 from ragcore.documents.formats import UnusableFile
@@ -109,7 +109,7 @@ class SlideText:
 
 
 def _too_many_slides(limit: int) -> PowerPointTooLarge:
-    return PowerPointTooLarge(f"Bu PowerPoint sunusu çok büyük: en fazla {formatting.integer(limit)} slayt "
+    return PowerPointTooLarge(f"Bu PowerPoint sunusu çok büyük: en fazla {format_integer(limit)} slayt "
                               "okunabiliyor, bu sunuda daha fazlası var (PPTX_MAX_SLIDES). Sunuyu birkaç parçaya "
                               "bölerek yükleyin.")
 
@@ -222,7 +222,7 @@ def _read(presentation, limits: SlideLimits) -> SlideText:
         characters += sum(len(line) + 1 for line in lines)
         if characters > limits.characters:
             raise PowerPointTooLarge(f"Bu PowerPoint sunusu çok büyük: en fazla "
-                                     f"{formatting.integer(limits.characters)} karakter metin okunabiliyor, bu sunuda "
+                                     f"{format_integer(limits.characters)} karakter metin okunabiliyor, bu sunuda "
                                      "daha fazlası var (DOCX_MAX_CHARACTERS). Sunuyu birkaç parçaya bölerek yükleyin.")
         if lines:
             pages.append(Page(number=number, text="\n".join(lines)))

@@ -46,7 +46,7 @@ from docx.oxml.text.paragraph import CT_P
 from docx.styles import BabelFish
 from lxml import etree
 
-from ragcore.core import Chunk, Page, Settings, formatting, normalize, sanitize
+from ragcore.core import Chunk, Page, Settings, format_integer, normalize, sanitize
 from ragcore.documents import packages
 from ragcore.documents.chunking import joined_text
 from ragcore.documents.formats import UnusableFile
@@ -178,7 +178,7 @@ class _Paragraphs:
         if tag == _PARAGRAPH_TAG:
             self.count += 1
             if self.count > self.limit:
-                raise WordTooLarge(f"Bu Word dosyası çok büyük: en fazla {formatting.integer(self.limit)} "
+                raise WordTooLarge(f"Bu Word dosyası çok büyük: en fazla {format_integer(self.limit)} "
                                    "paragraf okunabiliyor, bu dosyada daha fazlası var (DOCX_MAX_PARAGRAPHS). Dosyayı "
                                    "birkaç parçaya bölerek yükleyin.")
 
@@ -482,7 +482,7 @@ def _read_blocks(document: docx.document.Document, limits: WordLimits) -> list[t
         if lines := _clean(text):
             characters += sum(len(line) + 1 for line in lines)
             if characters > limits.characters:
-                raise WordTooLarge(f"Bu Word dosyası çok büyük: en fazla {formatting.integer(limits.characters)} "
+                raise WordTooLarge(f"Bu Word dosyası çok büyük: en fazla {format_integer(limits.characters)} "
                                    "karakter metin okunabiliyor, bu dosyada daha fazlası var (DOCX_MAX_CHARACTERS). "
                                    "Dosyayı birkaç parçaya bölerek yükleyin.")
             blocks.append((lines, heading))

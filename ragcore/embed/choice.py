@@ -11,7 +11,7 @@ import logging
 
 import httpx
 
-from ragcore.core import BackendChoice, Settings, ollama
+from ragcore.core import BackendChoice, OllamaStatus, Settings, probe_ollama
 from ragcore.embed.base import Embedder
 from ragcore.embed.cpu import e5_unsupported
 from ragcore.embed.e5 import E5_MODEL, E5_NAME, E5Embedder
@@ -21,7 +21,7 @@ from ragcore.embed.use import USE_MODEL, USEEmbedder
 log = logging.getLogger(__name__)
 
 
-def choose_embedding_backend(settings: Settings, status: ollama.OllamaStatus | None = None) -> BackendChoice:
+def choose_embedding_backend(settings: Settings, status: OllamaStatus | None = None) -> BackendChoice:
     """Which backend to use and why (shown by doctor and logged). Never raises."""
     backend, model = settings.embed_backend, settings.embed_model
     if backend == "use":
@@ -30,7 +30,7 @@ def choose_embedding_backend(settings: Settings, status: ollama.OllamaStatus | N
         return BackendChoice("e5", E5_MODEL, "EMBED_BACKEND=e5", ("setting",))
     if backend == "ollama":
         return BackendChoice("ollama", model, "EMBED_BACKEND=ollama", ("setting",))
-    status = status if status is not None else ollama.probe(settings.ollama_base_url)
+    status = status if status is not None else probe_ollama(settings.ollama_base_url)
     if status.reachable and status.has_model(model):
         return BackendChoice("ollama", model, f"auto: Ollama reachable and has {model}", ("ollama_has_model",))
     if status.reachable:
@@ -54,7 +54,7 @@ def index_name(choice: BackendChoice, settings: Settings) -> str:
 
 def make_embedder(
     settings: Settings,
-    status: ollama.OllamaStatus | None = None,
+    status: OllamaStatus | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> Embedder:
     """The configured embedder; create one per process and pass it around.

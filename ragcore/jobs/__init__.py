@@ -16,7 +16,6 @@ from ragcore.jobs.kinds import (
     JobNotFound,
     JobRun,
     Stage,
-    format_duration,
     get_kind,
     load_job_modules,
     register_kind,
@@ -47,7 +46,7 @@ from ragcore.jobs.worker import STALLED_REASON, BackgroundWorker, run_worker, ru
 __all__ = [
     "ACTIVE", "AUDIT_RETENTION", "CANCELLED", "FAILED", "INGEST", "KINDS", "QUEUED", "QUOTES", "REEMBED", "RETENTION", "RUNNING", "STALLED_REASON",
     "STATUS_LABELS", "SUCCEEDED", "BackgroundWorker", "Job", "JobCancelled", "JobError", "JobFailed", "JobKind",
-    "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "format_duration", "get_job", "get_kind", "in_parts",
+    "JobNotFound", "JobRun", "Stage", "cancel", "find_job", "get_job", "get_kind", "in_parts",
     "list_jobs", "live_workers", "load_job_modules", "queue_audit_retention", "queue_conversation_retention", "queue_unwarmed_quotes",
     "quotes_read",    "register_kind", "remove_orphan_staged_files", "retry", "run_worker", "runs_jobs_here", "staged_path", "submit",
     "submit_ingest",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragcore.core import Settings, formatting
+from ragcore.core import Settings, count_of, format_duration
 from ragcore.jobs.store import Job
 from ragcore.store import Database
 
@@ -117,16 +117,11 @@ class JobKind:
             return "Başlıyor…" if job.status == "running" else job.status_label
         text = stage.label
         if job.total > 1:
-            text += ": " + formatting.count_of(job.done, job.total, stage.unit)
+            text += ": " + count_of(job.done, job.total, stage.unit)
         left = job.seconds_left()
         if left is not None:
-            text += f" · yaklaşık {formatting.duration(left)} kaldı"
+            text += f" · yaklaşık {format_duration(left)} kaldı"
         return text
-
-
-def format_duration(seconds: float) -> str:
-    """Kept for callers of the jobs package: `ragcore.core.formatting.duration`."""
-    return formatting.duration(seconds)
 
 
 KINDS: dict[str, JobKind] = {}

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ragcore.core import Settings, formatting, short_id
+from ragcore.core import Settings, format_duration, format_integer, short_id
 from ragcore.documents import (
     DISK_FULL,
     EXTENSIONS,
@@ -325,8 +325,8 @@ def _ingest_summary(result: dict[str, Any]) -> str:
     skipped = result.get("skipped_pages") or []
     pages = count_unit(result.get("file_format") or PDF)  # a Word file's sections, a workbook's sheets, slides
     version = f" (sürüm {result['version']}, önceki sürüm arşivde)" if (result.get("version") or 1) > 1 else ""
-    text = (f"“{result.get('title')}”{version} aranabilir: {formatting.integer(result.get('pages'))} {pages}, "
-            f"{formatting.integer(result.get('chunks'))} parça; {formatting.duration(result.get('seconds', 0))} sürdü")
+    text = (f"“{result.get('title')}”{version} aranabilir: {format_integer(result.get('pages'))} {pages}, "
+            f"{format_integer(result.get('chunks'))} parça; {format_duration(result.get('seconds', 0))} sürdü")
     scanned = result.get("ocr_pages") or []
     text += f"; OCR ile okunan sayfalar: {', '.join(map(str, scanned))}" if scanned else ""
     text += f"; metni okunamayan sayfalar: {', '.join(map(str, skipped))}" if skipped else ""
@@ -374,7 +374,7 @@ REEMBED_KIND = register_kind(JobKind(
     run=_run_reembed,
     stages=REEMBED_STAGES,
     # The model's id is for the status panel's technical details, not for this line.
-    summary=lambda result: f"{formatting.integer(result.get('chunks'))} parçanın vektörü yeni modelle yeniden hesaplandı",
+    summary=lambda result: f"{format_integer(result.get('chunks'))} parçanın vektörü yeni modelle yeniden hesaplandı",
     queueing_lock=REEMBED,
     already_queued="Sırada bekleyen bir yeniden gömme işi zaten var.",
 ))
@@ -400,7 +400,7 @@ def queue_unwarmed_quotes(db: Database, settings: Settings | None = None) -> Job
     if not document_ids:
         return None
     return service.submit_unless_queued(db, QUOTES, {"document_ids": document_ids},
-                                        label=f"{formatting.integer(len(document_ids))} dokümanın cümleleri")
+                                        label=f"{format_integer(len(document_ids))} dokümanın cümleleri")
 
 
 def _run_quotes(run: JobRun) -> dict[str, Any]:
@@ -422,10 +422,10 @@ def _run_quotes(run: JobRun) -> dict[str, Any]:
 
 
 def _quotes_summary(result: dict[str, Any]) -> str:
-    text = (f"{formatting.integer(result.get('documents'))} dokümanın "
-            f"{formatting.integer(result.get('quote_sentences'))} cümlesi alıntıya hazırlandı")
+    text = (f"{format_integer(result.get('documents'))} dokümanın "
+            f"{format_integer(result.get('quote_sentences'))} cümlesi alıntıya hazırlandı")
     others = result.get("left_to_other_jobs")
-    return text + (f"; {formatting.integer(others)} dokümanınkini o sırada başka bir iş hazırlıyordu" if others else "")
+    return text + (f"; {format_integer(others)} dokümanınkini o sırada başka bir iş hazırlıyordu" if others else "")
 
 
 QUOTES_KIND = register_kind(JobKind(
@@ -463,8 +463,8 @@ RETENTION_KIND = register_kind(JobKind(
     name=RETENTION,
     label="Eski sohbetlerin silinmesi",
     run=_run_retention,
-    summary=lambda result: (f"{formatting.integer(result.get('deleted'))} sohbet silindi "
-                            f"({formatting.integer(result.get('days'))} günden uzun süredir kullanılmayanlar)"),
+    summary=lambda result: (f"{format_integer(result.get('deleted'))} sohbet silindi "
+                            f"({format_integer(result.get('days'))} günden uzun süredir kullanılmayanlar)"),
     queueing_lock=RETENTION,
     already_queued="Sırada bekleyen bir eski sohbet silme işi zaten var.",
 ))
@@ -495,8 +495,8 @@ AUDIT_RETENTION_KIND = register_kind(JobKind(
     name=AUDIT_RETENTION,
     label="Eski denetim kayıtlarının silinmesi",
     run=_run_audit_retention,
-    summary=lambda result: (f"{formatting.integer(result.get('deleted'))} soru kaydı silindi "
-                            f"({formatting.integer(result.get('days'))} günden eski olanlar)"),
+    summary=lambda result: (f"{format_integer(result.get('deleted'))} soru kaydı silindi "
+                            f"({format_integer(result.get('days'))} günden eski olanlar)"),
     queueing_lock=AUDIT_RETENTION,
     already_queued="Sırada bekleyen bir eski denetim kaydı silme işi zaten var.",
 ))

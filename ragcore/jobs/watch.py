@@ -26,7 +26,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from ragcore.core import Settings, formatting
+from ragcore.core import Settings, format_integer
 from ragcore.documents import EXTENSIONS, DocumentNotFound, VersionError, make_current, retire
 from ragcore.jobs import service, store
 from ragcore.jobs.kinds import JobError, JobFailed, JobKind, JobRun, Stage, register_kind
@@ -325,11 +325,11 @@ def _run_scan(run: JobRun) -> dict[str, Any]:
 
 def summarize(result: dict[str, Any]) -> str:
     """The scan's result in one Turkish line."""
-    parts = [f"{formatting.integer(result.get('seen'))} dosya tarandı"]
+    parts = [f"{format_integer(result.get('seen'))} dosya tarandı"]
     for key, label in (("queued", "yükleniyor"), ("stored", "kaydedildi"), ("retired", "kaldırıldı"),
                        ("failed", "hatalı")):
         if result.get(key):
-            parts.append(f"{formatting.integer(len(result[key]))} {label}")
+            parts.append(f"{format_integer(len(result[key]))} {label}")
     if result.get("truncated"):
         parts.append("dosya sayısı sınırı aşıldı (WATCH_MAX_FILES)")
     return ", ".join(parts)

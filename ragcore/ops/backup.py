@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ragcore.core import Settings, disk_space, files, formatting
+from ragcore.core import PRIVATE_DIR_MODE, Settings, disk_space, format_megabytes, private_dir, sha256_file
 from ragcore.store import (
     Database,
     database_url,
@@ -82,7 +82,7 @@ def backup(settings: Settings, db: Database, target: Path) -> BackupResult:
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "postgres": db.info.postgres_version,
             "migrations": list(migrations),
-            "sha256": {name: files.sha256_file(partial / name) for name in (DUMP, FILES)},
+            "sha256": {name: sha256_file(partial / name) for name in (DUMP, FILES)},
         }
         (partial / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
         os.rename(partial, final)
@@ -111,8 +111,8 @@ def _check_room(settings: Settings, db: Database, target: Path) -> None:
     needed = database_bytes + kept + settings.min_free_disk_mb * 1024 * 1024
     free = disk_space("backup", target).free_bytes
     if free < needed:
-        raise BackupError(f"Yedek için yer yok: {target} klasöründe {formatting.megabytes(free)} boş, "
-                          f"en az {formatting.megabytes(needed)} gerekiyor. Başka bir klasör seçin ya da yer açın.")
+        raise BackupError(f"Yedek için yer yok: {target} klasöründe {format_megabytes(free)} boş, "
+                          f"en az {format_megabytes(needed)} gerekiyor. Başka bir klasör seçin ya da yer açın.")
 
 
 def _dump(settings: Settings, path: Path) -> None:
@@ -165,7 +165,7 @@ def read_manifest(source: Path) -> dict:
         raise BackupError(f"Yedeğin biçimi tanınmıyor ({manifest.get('format')!r}); bu sürüm {FORMAT} okur.")
     for name, expected in manifest.get("sha256", {}).items():
         path = source / name
-        if not path.is_file() or files.sha256_file(path) != expected:
+        if not path.is_file() or sha256_file(path) != expected:
             raise BackupError(f"Yedek bozuk ya da eksik: {name} yedeklendiği hâliyle değil. Başka bir yedek seçin.")
     return manifest
 
@@ -180,7 +180,7 @@ def _unpack_files(settings: Settings, archive_path: Path) -> None:
     failure half-way leaves the old folders. tarfile's 'data' filter refuses links out of the
     folder, devices and absolute names."""
     if not settings.data_dir.exists():  # an external database on a new machine: no DATA_DIR yet
-        files.private_dir(settings.data_dir)
+        private_dir(settings.data_dir)
     staging = Path(tempfile.mkdtemp(prefix=".restore-", dir=settings.data_dir))
     try:
         with tarfile.open(archive_path, "r:gz") as archive:
@@ -192,7 +192,7 @@ def _unpack_files(settings: Settings, archive_path: Path) -> None:
             if current.exists():
                 shutil.rmtree(current)
             os.rename(restored, current)
-            current.chmod(files.PRIVATE_DIR)
+            current.chmod(PRIVATE_DIR_MODE)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import psycopg
 
 from ragcore import store as dbmod
-from ragcore.core import DiskSpace, Settings, ollama
+from ragcore.core import DiskSpace, Settings, probe_ollama
 
 MB = 1024 * 1024
 
@@ -135,10 +135,16 @@ class HealthReport:
 
 def _measured_defaults(report: HealthReport, settings: Settings) -> None:
     """Retrieval mode and refusal threshold for the chosen embedder, and where each comes from."""
-    from ragcore.retrieval import RetrievalError, measurements, resolve_mode, threshold_for
+    from ragcore.retrieval import (
+        RetrievalError,
+        resolve_mode,
+        retrieval_default,
+        threshold_default,
+        threshold_for,
+    )
 
     name = report.embedding_name or ""
-    measured = measurements.retrieval_default(name)
+    measured = retrieval_default(name)
     try:
         report.retrieval_mode = resolve_mode(settings, SimpleNamespace(name=name))
     except RetrievalError as exc:
@@ -155,7 +161,7 @@ def _measured_defaults(report: HealthReport, settings: Settings) -> None:
         report.retrieval_reason += f"; dense weight {measured.weight:g}"
         report.retrieval_weight = measured.weight
     threshold = threshold_for(name, report.retrieval_mode, settings)
-    calibrated = measurements.threshold_default(name).calibrated
+    calibrated = threshold_default(name).calibrated
     source = ("REFUSAL_THRESHOLD" if settings.refusal_threshold is not None
               else f"calibrated for {name}" if calibrated else f"not calibrated for {name}: model-independent default")
     report.refusal_threshold = f"{threshold.signal} >= {threshold.value:g} ({source})"
@@ -205,7 +211,7 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
     ocr = ocr_status()
     report.ocr_available, report.ocr_version, report.ocr_problem = ocr.available, ocr.version, ocr.problem
     report.ollama_url = settings.ollama_base_url
-    status = ollama.probe(settings.ollama_base_url)
+    status = probe_ollama(settings.ollama_base_url)
     report.ollama_reachable = status.reachable
     report.ollama_models = list(status.models)
 

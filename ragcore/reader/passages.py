@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragcore.documents.windows import chunk_windows, heading_span
+from ragcore.documents import chunk_windows, heading_span
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ every statement), the retrieval modes and their measured defaults, the refusal g
 calibration, and the terms to highlight.
 """
 
-from ragcore.retrieval import abstention, bm25, calibration, hybrid, measurements
 from ragcore.retrieval.abstention import (
+    ABSTENTION_FILE,
     ANSWER,
     CLOSEST,
     QUOTE_FEATURE_NAMES,
@@ -18,11 +18,12 @@ from ragcore.retrieval.abstention import (
     quote_features,
     quote_held_back,
 )
-from ragcore.retrieval.calibration import (
-    SIGNALS,
-    Threshold,
-    threshold_for,
-)
+from ragcore.retrieval.abstention import FEATURE_NAMES as ABSTENTION_FEATURE_NAMES
+from ragcore.retrieval.abstention import features as abstention_features
+from ragcore.retrieval.bm25 import EPSILON as BM25_EPSILON
+from ragcore.retrieval.bm25 import K1 as BM25_K1
+from ragcore.retrieval.bm25 import B as BM25_B
+from ragcore.retrieval.calibration import SIGNALS, Threshold, should_refuse, threshold_for
 from ragcore.retrieval.expansions import (
     Expansion,
     ExpansionError,
@@ -32,20 +33,19 @@ from ragcore.retrieval.expansions import (
     save_expansion,
     term_tokens,
 )
-from ragcore.retrieval.highlighting import (
-    COMMON_WORDS,
-    MIN_TERM_CHARS,
-    highlight_terms,
-    question_terms,
-)
+from ragcore.retrieval.highlighting import COMMON_WORDS, MIN_TERM_CHARS, highlight_terms, question_terms
 from ragcore.retrieval.hybrid import (
     DENSE_CTE,
     DENSE_WINDOWS_CTE,
     FUSION,
+    LEXICAL_SQL,
+    MEAN_IDF_SQL,
     MIN_CANDIDATES,
     RETRIEVAL_SQL,
     RETRIEVAL_WINDOWS_SQL,
     RRF_K,
+    TERM_STATS_SQL,
+    THRESHOLD_SQL,
     Evidence,
     Fusion,
     Retrieval,
@@ -58,7 +58,11 @@ from ragcore.retrieval.hybrid import (
     search,
     statement_params,
 )
+from ragcore.retrieval.hybrid import default_weight as default_dense_weight
 from ragcore.retrieval.measurements import (
+    MEASURED_DIR,
+    RETRIEVAL_FILE,
+    THRESHOLDS_FILE,
     MeasuredDataError,
     retrieval_default,
     threshold_default,
@@ -76,65 +80,84 @@ from ragcore.retrieval.query import (
 )
 
 __all__ = [
+    # abstention: Three outcomes instead of a yes/no refusal
+    "ABSTENTION_FEATURE_NAMES",
+    "abstention_features",
+    "ABSTENTION_FILE",
+    "AbstentionModel",
     "ANSWER",
     "CLOSEST",
-    "QUOTE_FEATURE_NAMES",
-    "REFUSED",
-    "AbstentionModel",
-    "Decision",
-    "QuoteCheck",
-    "QuoteSignals",
-    "Expansion",
-    "ExpansionError",
-    "LexicalQuery",
-    "abstention",
     "decide",
-    "delete_expansion",
-    "build_query",
-    "fold_index",
-    "lexical_query",
-    "respell",
-    "respelling_candidates",
-    "lemma_tokens",
-    "list_expansions",
+    "Decision",
     "model_for",
+    "QUOTE_FEATURE_NAMES",
     "quote_features",
     "quote_held_back",
+    "QuoteCheck",
+    "QuoteSignals",
+    "REFUSED",
+    # bm25: BM25Okapi arithmetic and the exact pruning plan of the SQL lexical leg
+    "BM25_B",
+    "BM25_EPSILON",
+    "BM25_K1",
+    # calibration: Refusal thresholds
+    "should_refuse",
+    "SIGNALS",
+    "Threshold",
+    "threshold_for",
+    # expansions: The term-expansion table
+    "delete_expansion",
+    "Expansion",
+    "ExpansionError",
+    "lemma_tokens",
+    "list_expansions",
     "save_expansion",
     "term_tokens",
+    # highlighting: Which of a question's words to mark in the passages shown as its sources
     "COMMON_WORDS",
+    "highlight_terms",
+    "MIN_TERM_CHARS",
+    "question_terms",
+    # hybrid: Role-scoped hybrid retrieval
+    "default_dense_weight",
     "DENSE_CTE",
     "DENSE_WINDOWS_CTE",
     "Evidence",
     "FUSION",
     "Fusion",
-    "MIN_CANDIDATES",
-    "MIN_TERM_CHARS",
-    "MODES",
-    "MeasuredDataError",
-    "RETRIEVAL_SQL",
-    "RETRIEVAL_WINDOWS_SQL",
-    "RRF_K",
-    "Retrieval",
-    "RetrievalError",
-    "SIGNALS",
-    "Threshold",
-    "bm25",
-    "calibration",
-    "highlight_terms",
-    "hybrid",
     "lexical_leg",
-    "measurements",
-    "query_terms",
-    "question_terms",
+    "LEXICAL_SQL",
+    "MEAN_IDF_SQL",
+    "MIN_CANDIDATES",
     "read_snapshot",
     "resolve_mode",
-    "retrieval_default",
+    "Retrieval",
+    "RETRIEVAL_SQL",
     "retrieval_sql",
+    "RETRIEVAL_WINDOWS_SQL",
+    "RetrievalError",
     "retrieve",
+    "RRF_K",
     "search",
     "statement_params",
+    "TERM_STATS_SQL",
+    "THRESHOLD_SQL",
+    # measurements: Measured defaults as data
+    "MEASURED_DIR",
+    "MeasuredDataError",
+    "retrieval_default",
+    "RETRIEVAL_FILE",
     "threshold_default",
-    "threshold_for",
+    "THRESHOLDS_FILE",
     "write_measured",
+    # modes: The retrieval modes, named once
+    "MODES",
+    # query: The lexical query a question becomes
+    "build_query",
+    "fold_index",
+    "lexical_query",
+    "LexicalQuery",
+    "query_terms",
+    "respell",
+    "respelling_candidates",
 ]

@@ -6,15 +6,6 @@ graphs on chunks, posting lists) with the role predicate they share with retriev
 server would not start (`start_failure`: `EmbeddedStartError.kind`).
 """
 
-from ragcore.store import (
-    database,
-    embedding_space,
-    migrations,
-    redaction,
-    role_indexes,
-    server,
-    start_failure,
-)
 from ragcore.store.database import (
     Database,
     ServerInfo,
@@ -56,48 +47,48 @@ from ragcore.store.server import (
 )
 
 __all__ = [
+    # database: The connection pool on one namespace and its recovery when the server stops …
     "Database",
+    "database_url",
+    "drop_namespace",
+    "open_database",
+    "open_read_database",
+    "ServerInfo",
+    # embedding_space: The embedding space
+    "current_embedding_space",
+    "EmbeddingModelMismatch",
+    "EmbeddingSpace",
+    "ensure_embedding_space",
+    "lock_embedding_space",
+    "REEMBED_COMMAND",
+    "replace_embedding_space",
+    # errors: The store's errors
     "DatabaseError",
     "DatabaseUnavailable",
     "EmbeddedStartError",
-    "EmbeddingModelMismatch",
-    "EmbeddingSpace",
-    "PG_VERSION",
-    "REEMBED_COMMAND",
-    "ServerInfo",
+    # migrations: Numbered migrations
     "apply_migrations",
-    "create_role_indexes",
-    "current_embedding_space",
-    "database",
-    "database_url",
-    "drop_namespace",
-    "embedded_data_dir",
-    "embedded_running_url",
-    "embedded_url",
-    "embedding_indexes",
-    "embedding_space",
-    "ensure_embedding_space",
-    "lock_embedding_space",
     "migrate",
     "migration_files",
     "migration_status",
-    "migrations",
-    "open_database",
-    "open_read_database",
-    "pg_tool",
-    "posting_indexes",
+    # redaction: Connection strings in messages
     "redact_dsn",
     "redact_message",
-    "redaction",
-    "replace_embedding_space",
-    "restart_embedded",
+    # role_indexes: Per-reader partial indexes and the one role predicate they share with retrieval
+    "create_role_indexes",
+    "embedding_indexes",
+    "posting_indexes",
     "reader_bit",
     "reader_bits",
-    "role_indexes",
     "role_predicate",
-    "server",
-    "start_failure",
+    "window_embedding_indexes",
+    # server: The embedded PostgreSQL server's life cycle
+    "embedded_data_dir",
+    "embedded_running_url",
+    "embedded_url",
+    "pg_tool",
+    "PG_VERSION",
+    "restart_embedded",
     "stop_embedded",
     "storage_space",
-    "window_embedding_indexes",
 ]

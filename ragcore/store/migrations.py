@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import re
+from contextlib import AbstractContextManager
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import psycopg
 from psycopg import sql
@@ -19,10 +20,18 @@ from psycopg import sql
 from ragcore.store.errors import DatabaseError
 from ragcore.store.role_indexes import create_role_indexes
 
-if TYPE_CHECKING:
-    from ragcore.store.database import Database
-
 log = logging.getLogger(__name__)
+
+
+class Pool(Protocol):
+    """What the runner needs of a `ragcore.store.Database`: a connection and the namespace. Named
+    here so that migrations never import the database module, which imports them (`open_database`
+    migrates)."""
+
+    namespace: str
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection]: ...
+
 
 CORE_SQL = resources.files("ragcore.store") / "sql"
 
@@ -37,7 +46,7 @@ def migration_files(folder: Traversable = CORE_SQL) -> list[tuple[int, str, str]
     return sorted(found)
 
 
-def apply_migrations(db: Database, folder: Traversable, *, table: str = "schema_migrations",
+def apply_migrations(db: Pool, folder: Traversable, *, table: str = "schema_migrations",
                      lock_key: str = "dayanak-migrate") -> list[str]:
     """Apply the pending migrations of `folder` in order, each in its own transaction, recording
     them in `table` (in the namespace); return their names.
@@ -70,7 +79,7 @@ def _apply_pending(conn: psycopg.Connection, namespace: str, folder: Traversable
     return applied_now
 
 
-def migrate(db: Database) -> list[str]:
+def migrate(db: Pool) -> list[str]:
     """Apply pending numbered migrations in order, each in its own transaction; return their names.
 
     An advisory lock per namespace makes concurrent starts (two app processes) apply each once.
@@ -94,7 +103,7 @@ def migrate(db: Database) -> list[str]:
     return applied_now
 
 
-def migration_status(db: Database) -> tuple[list[int], list[int]]:
+def migration_status(db: Pool) -> tuple[list[int], list[int]]:
     """(applied, pending) migration versions."""
     known = [version for version, _, _ in migration_files()]
     with db.connection() as conn:

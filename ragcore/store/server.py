@@ -19,7 +19,7 @@ import fasteners
 import psutil
 import psycopg
 
-from ragcore.core import DiskSpace, Settings, disk_space, files
+from ragcore.core import DiskSpace, Settings, close_data_dir, disk_space, private_dir
 from ragcore.store.errors import DatabaseError, DatabaseUnavailable, EmbeddedStartError
 from ragcore.store.start_failure import start_error, starting, unready_error
 
@@ -80,7 +80,7 @@ def embedded_url(data_dir: Path) -> str:
     pgdata = _pgdata(data_dir)
     try:
         if not data_dir.exists():
-            files.private_dir(data_dir)
+            private_dir(data_dir)
         (data_dir / "pg").mkdir(parents=True, exist_ok=True)
         _private_runtime_dir(data_dir)
     except OSError as exc:  # a full disk or a folder of another user: said like a failed start
@@ -137,7 +137,7 @@ def _close_data_dir(pgdata: Path, server: object) -> None:
     """As root, pgserver opens DATA_DIR (and its parents) to everyone for its system user at every
     start; close it again for everyone but that user (`ragcore.core.files.close_data_dir`)."""
     process = server.get_postmaster_info().process  # type: ignore[attr-defined]
-    files.close_data_dir(pgdata.parent.parent, process.uids().effective, process.gids().effective)
+    close_data_dir(pgdata.parent.parent, process.uids().effective, process.gids().effective)
 
 
 def answers(url: str) -> bool:

@@ -32,7 +32,7 @@ from ragcore.api.deps import Context, CurrentUser, ModelServices
 from ragcore.api.routes.conversations import conversation_error
 from ragcore.api.schemas import ChatAnswer, ChatDone, ChatRequest, ErrorResponse, Understood
 from ragcore.core import Answer, User
-from ragcore.documents import CollectionError, CollectionNotFound, DocumentNotFound, Scope, collections
+from ragcore.documents import CollectionError, CollectionNotFound, DocumentNotFound, Scope, checked_scope
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["chat"])
@@ -53,11 +53,11 @@ def checked_question(question: str, max_chars: int) -> str:
                               f"(it has {len(question.strip())}).") from None
 
 
-def checked_scope(context: ApiContext, user: User, *, collection: str | None, document: str | None) -> Scope:
+def request_scope(context: ApiContext, user: User, *, collection: str | None, document: str | None) -> Scope:
     """The question's restriction, checked before anything is answered: a collection or a document
     that is missing and one the caller may not read get the same 404; both named, a 422."""
     try:
-        return collections.checked_scope(context.database(), user.roles, collection=collection, document=document)
+        return checked_scope(context.database(), user.roles, collection=collection, document=document)
     except CollectionError as exc:
         raise errors.ApiError(422, "scope_conflict", f"{exc} Birini kaldırın.",
                               "Restrict the question to a collection or to a document, not both.") from None
@@ -135,7 +135,7 @@ def _saver(answers: AnswerService, user: User, prepared: convs.PreparedTurn) -> 
 )
 def chat(body: ChatRequest, request: Request, user: CurrentUser, context: Context, models: ModelServices):
     question = checked_question(body.question, context.settings.max_question_chars)
-    scope = checked_scope(context, user, collection=body.collection, document=body.document)
+    scope = request_scope(context, user, collection=body.collection, document=body.document)
     prepared = _prepare(models.answers, user, body.conversation_id, question)
     stream = _start(models.answers, user, prepared.resolution.question, scope)
     save = _saver(models.answers, user, prepared)

@@ -25,6 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ragcore import documents as docs
 from ragcore import jobs
 from ragcore.access import role_names
 from ragcore.api import errors
@@ -75,7 +76,6 @@ from ragcore.documents import (
     list_versions,
     make_current,
 )
-from ragcore.documents import catalog as docs
 from ragcore.documents import page_image as page_image_of
 
 router = APIRouter(tags=["documents"])

@@ -16,9 +16,9 @@ from fastapi import APIRouter, Query
 
 from ragcore.access import role_names
 from ragcore.api.deps import Context, CurrentUser, ModelServices, search_role
-from ragcore.api.routes.chat import checked_question, checked_scope
+from ragcore.api.routes.chat import checked_question, request_scope
 from ragcore.api.schemas import ErrorResponse, EvidenceOut, SearchHit, SearchResult, SourceOut, ThresholdOut
-from ragcore.retrieval import calibration, resolve_mode, retrieve
+from ragcore.retrieval import resolve_mode, retrieve, should_refuse, threshold_for
 
 router = APIRouter(tags=["search"])
 MAX_K = 50  # as on the Kaynak arama page
@@ -41,12 +41,12 @@ def search(
 ) -> SearchResult:
     question = checked_question(q, context.settings.max_question_chars)
     as_role = search_role(user, role, role_names(context.database()))
-    scope = checked_scope(context, user, collection=collection, document=document)
+    scope = request_scope(context, user, collection=collection, document=document)
     concrete = resolve_mode(context.settings, models.embedder, None if mode == "auto" else mode)
     count = k or context.settings.top_k
     result = retrieve(context.retrieval_database(), models.embedder, question, as_role, k=count, mode=concrete,
                       windows=context.settings.dense_windows, scope=scope)
-    threshold = calibration.threshold_for(getattr(models.embedder, "name", ""), concrete, context.settings)
+    threshold = threshold_for(getattr(models.embedder, "name", ""), concrete, context.settings)
     evidence = result.evidence
     return SearchResult(
         question=question, role=as_role, mode=concrete, k=count,
@@ -54,6 +54,6 @@ def search(
                            lexical_score=h.lexical_score) for h in result.hits],
         evidence=EvidenceOut(**evidence.as_dict()),
         threshold=ThresholdOut(signal=threshold.signal, value=threshold.value, measured=threshold.measured,
-                               score=threshold.score(evidence), refuse=calibration.should_refuse(evidence, threshold)),
+                               score=threshold.score(evidence), refuse=should_refuse(evidence, threshold)),
         retrieval_ms=round(result.ms, 1),
     )
