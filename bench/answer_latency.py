@@ -47,12 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     base = Settings.from_env(dotenv=None)
     scratch = Path(tempfile.mkdtemp(prefix="dayanak-answer-latency-"))
-    settings = base.with_(database_url=None, data_dir=scratch, embed_backend="e5", llm_backend="extractive",
+    settings = base.replace(database_url=None, data_dir=scratch, embed_backend="e5", llm_backend="extractive",
                           ollama_base_url="http://127.0.0.1:9", answer_policy="reader")
     if args.candidates:
-        settings = settings.with_(reader_candidates=args.candidates)
+        settings = settings.replace(reader_candidates=args.candidates)
     try:
-        settings = settings.with_(database_url=database_url(settings))
+        settings = settings.replace(database_url=database_url(settings))
         db = open_database(settings)
         model = make_embedder(settings)
         ensure_embedding_space(db, model.name, model.dim)

@@ -150,12 +150,12 @@ def main() -> int:
     args = parser.parse_args()
     base_settings = Settings.from_env(dotenv=None)
     scratch = Path(tempfile.mkdtemp(prefix="dayanak-api-load-"))
-    settings = base_settings.with_(database_url=None, data_dir=scratch, embed_backend="use", llm_backend="extractive",
+    settings = base_settings.replace(database_url=None, data_dir=scratch, embed_backend="use", llm_backend="extractive",
                                    ollama_base_url="http://127.0.0.1:9")
     proc = None
     try:
         url = database_url(settings)
-        settings = settings.with_(database_url=url)
+        settings = settings.replace(database_url=url)
         people = prepare(settings, base_settings.documents_dir, args.clients)
         with Database(url) as db:
             secrets = [create_token(db, p.username, name="api_load").secret for p in people]

@@ -106,10 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     base = Settings.from_env(dotenv=None)
     scratch = Path(tempfile.mkdtemp(prefix="dayanak-conversations-"))
-    settings = base.with_(database_url=None, data_dir=scratch, embed_backend=args.backend, llm_backend="extractive",
+    settings = base.replace(database_url=None, data_dir=scratch, embed_backend=args.backend, llm_backend="extractive",
                           ollama_base_url="http://127.0.0.1:9")
     try:
-        settings = settings.with_(database_url=database_url(settings))
+        settings = settings.replace(database_url=database_url(settings))
         db = open_database(settings)
         embedder = CachedEmbedder(make_embedder(settings), db)
         ensure_embedding_space(db, embedder.name, embedder.dim)

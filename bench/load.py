@@ -260,11 +260,11 @@ def main() -> int:
     args = parser.parse_args()
     base_settings = Settings.from_env(dotenv=None)
     scratch = Path(tempfile.mkdtemp(prefix="dayanak-load-"))
-    settings = base_settings.with_(database_url=None, data_dir=scratch, embed_backend="use", llm_backend="extractive",
+    settings = base_settings.replace(database_url=None, data_dir=scratch, embed_backend="use", llm_backend="extractive",
                                    ollama_base_url="http://127.0.0.1:9")
     try:
         url = database_url(settings)
-        settings = settings.with_(database_url=url)
+        settings = settings.replace(database_url=url)
         people = prepare(settings, base_settings.documents_dir, args.sessions)
         lines = [
             "## Load (20 concurrent chat sessions, three laws, extractive answers)",

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     questions = [q.question for q in everyday_split()[DEV] if q.answerable][: args.questions]
     ctx = contexts(law_chunks(settings), questions)
-    rows = [timed(make_embedder(settings.with_(embed_backend=b)), questions, ctx) for b in args.backends.split(",")]
+    rows = [timed(make_embedder(settings.replace(embed_backend=b)), questions, ctx) for b in args.backends.split(",")]
     section = "\n".join([
         "## Quote ranking (the sentences of one context, embedded anew per question)",
         "",

@@ -430,7 +430,7 @@ def run(n_chunks: int, base, law, settings: Settings, url: str, n_questions: int
     from ragcore.embed import make_embedder
 
     texts, vectors, questions, qvectors = base
-    embedder = CachedQuestions(make_embedder(settings.with_(embed_backend="use")), questions, qvectors)
+    embedder = CachedQuestions(make_embedder(settings.replace(embed_backend="use")), questions, qvectors)
     questions = questions[:n_questions]
     namespace = f"bench_retrieval_{n_chunks}"
     db = dbmod.Database(url, namespace)
@@ -484,14 +484,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with dbmod.Database(url) as public:  # the vectors come through the shared embedding cache
             dbmod.migrate(public)
-            embedder = CachedEmbedder(make_embedder(settings.with_(embed_backend="use")), public,
+            embedder = CachedEmbedder(make_embedder(settings.replace(embed_backend="use")), public,
                                       cache_questions=True)  # the dev questions, embedded once
             base = base_corpus(settings, embedder)
             law = law_chunks(settings, embedder)
-        empty = empty_cost(settings.with_(data_dir=root / "data"), url, law, embedder)
+        empty = empty_cost(settings.replace(data_dir=root / "data"), url, law, embedder)
         results = {}
         for n in (int(x) for x in args.chunks.split(",")):
-            results[n] = run(n, base, law, settings.with_(data_dir=root / "data"), url, args.queries)
+            results[n] = run(n, base, law, settings.replace(data_dir=root / "data"), url, args.queries)
             results[n]["ingest_empty"] = empty
             print(f"{n} chunks done", file=sys.stderr, flush=True)
     finally:

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="use", choices=["use", "e5"], help="embedder of the dense legs")
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="dayanak-bench-cache-"))
-    settings = Settings.from_env().with_(embed_backend=args.backend,
+    settings = Settings.from_env().replace(embed_backend=args.backend,
                                          database_url=dbmod.embedded_url(root / "server"))
     try:
         cold_s, cold_t, _ = timed_run(settings)

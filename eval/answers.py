@@ -193,7 +193,7 @@ def service_settings(settings, config: AnswerConfig):
         changes["retrieval_mode"] = config.mode()
     if not config.gate:
         changes["refusal_threshold"] = float("-inf")
-    return settings.with_(**changes)
+    return settings.replace(**changes)
 
 
 def answer_service(db, settings, embedder, generator):

@@ -154,9 +154,9 @@ def default_embedder_factory(settings: Settings) -> EmbedderFactory:
         from ragcore.embed import make_embedder
 
         if spec in EMBEDDERS:
-            return make_embedder(settings.with_(embed_backend=spec))
+            return make_embedder(settings.replace(embed_backend=spec))
         if spec.startswith("ollama:"):
-            return make_embedder(settings.with_(embed_backend="ollama", embed_model=spec.partition(":")[2]))
+            return make_embedder(settings.replace(embed_backend="ollama", embed_model=spec.partition(":")[2]))
         raise GoldRunError(f"Bilinmeyen gömme modeli: {spec!r} (e5, use ya da ollama:<model>).")
 
     return make
@@ -483,9 +483,9 @@ def run_gold(db: Database, settings: Settings, run_id: int, progress: Progress |
 def configuration_context(c: Configuration, index: Index, embedder: object, documents: Sequence[CorpusDocument],
              make_generator: GeneratorFactory, policy: str = "rules") -> ConfigurationContext:
     """The services one configuration asks with, over a built index (also the conversation run's)."""
-    settings = index.settings.with_(top_k=c.k, retrieval_mode=c.mode, answer_policy=policy)
+    settings = index.settings.replace(top_k=c.k, retrieval_mode=c.mode, answer_policy=policy)
     generator = make_generator(settings, embedder)
     service = AnswerService(index.db, settings, embedder, generator)  # type: ignore[arg-type]
-    open_gate = AnswerService(index.db, settings.with_(refusal_threshold=OPEN_GATE), embedder, generator)  # type: ignore[arg-type]
+    open_gate = AnswerService(index.db, settings.replace(refusal_threshold=OPEN_GATE), embedder, generator)  # type: ignore[arg-type]
     return ConfigurationContext(c, index, embedder, service, open_gate, index_chunks(index),
                                 {d.sha256: d for d in documents}, dict(index.document_ids))

@@ -129,7 +129,7 @@ def open_index(settings: Settings, namespace: str, folder: Path, *, embedder_spe
     url = dbmod.database_url(settings)
     folder.mkdir(parents=True, exist_ok=True)
     overlap = overlap_for(settings, chunk_size)
-    local = settings.with_(database_url=url, data_dir=folder, chunk_size=chunk_size, chunk_overlap=overlap)
+    local = settings.replace(database_url=url, data_dir=folder, chunk_size=chunk_size, chunk_overlap=overlap)
     db = dbmod.open_database(local, namespace)
     return Index(namespace, embedder_spec, chunk_size, overlap, local, db)
 

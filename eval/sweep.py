@@ -95,8 +95,8 @@ def default_embedder_factory(settings) -> Callable[[str], object]:
         if spec == "default":
             return make_embedder(settings)
         if spec in ("e5", "use"):
-            return make_embedder(settings.with_(embed_backend=spec))
-        return make_embedder(settings.with_(embed_backend="ollama", embed_model=spec))
+            return make_embedder(settings.replace(embed_backend=spec))
+        return make_embedder(settings.replace(embed_backend="ollama", embed_model=spec))
 
     return make
 

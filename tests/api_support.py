@@ -59,7 +59,7 @@ def api_with_regulation(db: Database, settings: Settings, model: Any) -> Iterato
     from ragcore.documents import ingest_pdf
     from tests import pdfs
 
-    with api_app(db, settings.with_(refusal_threshold=0.0), model) as api:
+    with api_app(db, settings.replace(refusal_threshold=0.0), model) as api:
         ingest_pdf(api.db, api.settings, api.embedder, pdfs.law_pdf(), filename="yonetmelik.pdf",
                    roles=["isg", "personel"])
         yield api

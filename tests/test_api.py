@@ -207,7 +207,7 @@ def test_forwarded_for_from_an_untrusted_peer_is_ignored(api, peer) -> None:
 
 
 def test_forwarded_for_from_a_trusted_proxy_names_the_client(db, settings, model) -> None:
-    with api_app(db, settings.with_(trusted_proxies=("10.0.0.0/24",)), model) as api:
+    with api_app(db, settings.replace(trusted_proxies=("10.0.0.0/24",)), model) as api:
         proxy = api.as_address("10.0.0.7")
         good = person(api.db, "mehmet", "isg")
         throttle_address(api, proxy, {"X-Forwarded-For": "203.0.113.5"})
@@ -292,7 +292,7 @@ def test_chat_server_sent_events_end_with_sources_and_question_id(api, law) -> N
 
 @pytest.fixture()
 def llm_api(db, settings, model, fake_llm):
-    llm_settings = settings.with_(llm_backend="ollama", ollama_base_url=fake_llm.url)
+    llm_settings = settings.replace(llm_backend="ollama", ollama_base_url=fake_llm.url)
     with api_app(db, llm_settings, model) as api:
         api.generator = api.app.state.context.services().generator
         yield api, fake_llm
@@ -694,7 +694,7 @@ def test_an_upload_below_the_free_disk_floor_is_a_507_before_the_body_is_read(db
     """Refused while too little room is left (MIN_FREE_DISK_MB) with the Turkish sentence that says how
     much is free and what to do; the multipart body is never parsed, so nothing is spooled or staged."""
     floor = disk_space("data", settings.data_dir).free_mb + 1024 * 1024  # a terabyte above what is free
-    with api_app(db, settings.with_(min_free_disk_mb=floor), model) as full:
+    with api_app(db, settings.replace(min_free_disk_mb=floor), model) as full:
         admin = person(full.db, "yonetici", "admin")
         response = full.client.post("/v1/documents", headers=bearer(admin), data={"roles": "isg"},
                                     files={"file": ("yonetmelik.pdf", pdfs.law_pdf(), "application/pdf")})
@@ -815,7 +815,7 @@ def test_an_upload_body_is_not_read_before_the_caller_is_known_to_be_an_admin(ap
 
 
 def test_oversized_uploads_are_refused_while_they_stream(db, settings, model) -> None:
-    small = settings.with_(max_upload_mb=1)
+    small = settings.replace(max_upload_mb=1)
     with api_app(db, small, model) as api:
         admin = person(api.db, "yonetici", "admin")
         padded = pdfs.law_pdf()[:-6] + b" " * (1024 * 1024) + b"%%EOF\n"  # 1 MB + a little: over MAX_UPLOAD_MB
@@ -886,7 +886,7 @@ def test_models_unavailable_is_a_503_and_documents_still_work(db, settings, mode
 
     from ragcore.api import create_app
 
-    broken = settings.with_(embed_backend="ollama", ollama_base_url="http://127.0.0.1:9")
+    broken = settings.replace(embed_backend="ollama", ollama_base_url="http://127.0.0.1:9")
     with api_app(db, settings, model):
         pass  # the embedding space exists
     app = create_app(broken, db=db, generator=make_generator(settings, None))

@@ -80,7 +80,7 @@ def test_events_end_with_the_saved_conversation(api) -> None:
 
 
 def test_with_a_language_model_the_follow_up_is_condensed_by_it(db, settings, model, fake_llm) -> None:
-    llm = settings.with_(llm_backend="ollama", ollama_base_url=fake_llm.url, refusal_threshold=0.0)
+    llm = settings.replace(llm_backend="ollama", ollama_base_url=fake_llm.url, refusal_threshold=0.0)
     with api_app(db, llm, model) as api:
         ingest_pdf(api.db, api.settings, api.embedder, pdfs.law_pdf(), filename="yonetmelik.pdf", roles=["isg"])
         mehmet = bearer(person(api.db, "mehmet", "isg"))
@@ -142,7 +142,7 @@ def test_rename_delete_and_their_refusals(api) -> None:
 
 
 def test_a_full_conversation_refuses_the_next_question(db, settings, model) -> None:
-    with api_app(db, settings.with_(refusal_threshold=0.0, conversation_max_turns=1), model) as api:
+    with api_app(db, settings.replace(refusal_threshold=0.0, conversation_max_turns=1), model) as api:
         mehmet = bearer(person(api.db, "mehmet", "isg"))
         conversation = api.client.post("/v1/chat", json={"question": QUESTION}, headers=mehmet).json()["conversation_id"]
         full = api.client.post("/v1/chat", json={"question": FOLLOW_UP, "conversation_id": conversation}, headers=mehmet)

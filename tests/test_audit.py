@@ -199,10 +199,10 @@ def test_the_csv_has_turkish_headers_a_bom_and_every_shown_passage(db, world, se
 def test_the_csv_follows_the_filters_and_stops_at_its_row_cap(db, world, settings) -> None:
     _, rows = _csv(db, settings, world["admin"], audit.AuditFilter(username="ayse"))
     assert [r[3] for r in rows[1:]] == ["Doğum izni kaç hafta?", "Maaşım yatmadı mı?"]
-    _, rows = _csv(db, settings.with_(audit_export_max_rows=2), world["admin"])
+    _, rows = _csv(db, settings.replace(audit_export_max_rows=2), world["admin"])
     assert len(rows) == 1 + 2 + 1 and rows[-1] == [audit.cut_notice(2)]
     assert "ilk 2 satırda kesildi" in rows[-1][0]
-    _, rows = _csv(db, settings.with_(audit_export_max_rows=5), world["admin"])
+    _, rows = _csv(db, settings.replace(audit_export_max_rows=5), world["admin"])
     assert len(rows) == 1 + 5  # exactly the cap: nothing was cut
 
 
@@ -228,7 +228,7 @@ def test_usage_counts_days_outcomes_cited_documents_unanswered_and_feedback(db, 
 
 
 def test_retention_deletes_exactly_the_rows_past_it(db, world, settings) -> None:
-    week = settings.with_(audit_retention_days=7)
+    week = settings.replace(audit_retention_days=7)
     assert not audit.expired_audit_rows(db, settings.audit_retention_days)  # nothing is 365 days old
     assert jobs.queue_audit_retention(db, settings) is None
     job = jobs.queue_audit_retention(db, week)
@@ -244,7 +244,7 @@ def test_retention_deletes_exactly_the_rows_past_it(db, world, settings) -> None
 
 
 def test_zero_keeps_the_log_forever(db, world, settings) -> None:
-    forever = settings.with_(audit_retention_days=0)
+    forever = settings.replace(audit_retention_days=0)
     assert jobs.queue_audit_retention(db, forever) is None
     assert audit.expire_audit_rows(db, 0) == 0 and audit.audit_page(db, world["admin"]).total == 5
 

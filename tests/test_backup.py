@@ -72,7 +72,7 @@ def test_a_backup_folder_is_whole_or_absent(db, settings, stocked, tmp_path):
     assert manifest["migrations"] == list(result.migrations) and result.database_bytes > 0
     assert (result.folder / "files.tar.gz").stat().st_mode & 0o077 == 0  # it holds the secrets
 
-    unreachable = settings.with_(database_url="postgresql://nobody@127.0.0.1:9/none?connect_timeout=2")
+    unreachable = settings.replace(database_url="postgresql://nobody@127.0.0.1:9/none?connect_timeout=2")
     with pytest.raises(BackupError, match="Veritabanı yedeklenemedi"):
         backup(unreachable, db, target)
     assert [p.name for p in target.iterdir()] == [result.folder.name]  # no half-written folder

@@ -86,7 +86,7 @@ def test_lone_surrogates_in_title_and_file_name_are_replaced(db, settings, embed
 
 
 def test_a_question_with_nul_is_answered_and_logged(mehmet, db, settings, embedder) -> None:
-    service = AnswerService(db, settings.with_(refusal_threshold=0.0), embedder, ExtractiveGenerator(embedder))
+    service = AnswerService(db, settings.replace(refusal_threshold=0.0), embedder, ExtractiveGenerator(embedder))
     answer = service.ask(mehmet, "Bu Yonetmelik\x00 butun isyerlerine\udc80 uygulanir mi?")
     assert answer.status == STATUS_ANSWERED and answer.question_id is not None
     [logged] = logged_questions(db, "mehmet")
@@ -95,7 +95,7 @@ def test_a_question_with_nul_is_answered_and_logged(mehmet, db, settings, embedd
 
 
 def test_feedback_comment_with_nul_and_a_lone_surrogate_is_stored(mehmet, db, settings, embedder) -> None:
-    answer = AnswerService(db, settings.with_(refusal_threshold=0.0), embedder,
+    answer = AnswerService(db, settings.replace(refusal_threshold=0.0), embedder,
                            ExtractiveGenerator(embedder)).ask(mehmet, QUESTION)
     set_feedback(db, answer.question_id, "mehmet", -1, "eksik\x00 cevap \ud800")
     assert logged_questions(db, "mehmet")[0].feedback_comment == "eksik cevap \ufffd"
@@ -104,6 +104,6 @@ def test_feedback_comment_with_nul_and_a_lone_surrogate_is_stored(mehmet, db, se
 def test_model_output_with_nul_is_logged_without_it(mehmet, db, settings, embedder, fake_llm) -> None:
     fake_llm.behaviour.reply = "Evet\x00, Yönetmelik bütün işyerlerine uygulanır [1]."
     generator = OllamaGenerator(fake_llm.url, "qwen2.5:7b-instruct")
-    answer = AnswerService(db, settings.with_(refusal_threshold=0.0), embedder, generator).ask(mehmet, QUESTION)
+    answer = AnswerService(db, settings.replace(refusal_threshold=0.0), embedder, generator).ask(mehmet, QUESTION)
     assert answer.status == STATUS_ANSWERED
     assert logged_questions(db, "mehmet")[0].answer == "Evet, Yönetmelik bütün işyerlerine uygulanır [1]."

@@ -130,7 +130,7 @@ def test_refused_upload_through_the_upload_handler(db, settings, embedder, case)
     from ui.context import AppContext
 
     make, roles, message = UPLOAD_CASES[case]
-    limited = settings.with_(max_upload_mb=1) if case == "over the size limit" else settings
+    limited = settings.replace(max_upload_mb=1) if case == "over the size limit" else settings
     ctx = AppContext(settings=limited, db=db)
     _baseline(db, settings, embedder)
     admin = create_user(db, "yonetici", "admin", "yonetici-parola")
@@ -222,7 +222,7 @@ def test_bad_question_through_the_cli(small_world, cli_env, db, capsys, case) ->
 def test_question_at_the_limit_is_answered(small_world, db, settings, embedder) -> None:
     question = ("Bu Yonetmelik butun isyerlerine uygulanir mi " * 30)[: settings.max_question_chars - 1] + "?"
     assert len(question.strip()) == settings.max_question_chars
-    answer = AnswerService(db, settings.with_(refusal_threshold=0.0), embedder,
+    answer = AnswerService(db, settings.replace(refusal_threshold=0.0), embedder,
                            ExtractiveGenerator(embedder)).ask(small_world, question)
     assert answer.status == STATUS_ANSWERED and _logged(db) == 1
 
@@ -275,7 +275,7 @@ def _assert_quoted_and_grounded(answer, *, llm: bool) -> None:
 
 @pytest.mark.parametrize("question", ["Yangin tatbikati ne siklikla yapilir?", QUESTION_INJECTION])
 def test_extractive_answer_stays_quoted_and_cited(injected, db, settings, embedder, question) -> None:
-    service = AnswerService(db, settings.with_(refusal_threshold=0.0), embedder, ExtractiveGenerator(embedder))
+    service = AnswerService(db, settings.replace(refusal_threshold=0.0), embedder, ExtractiveGenerator(embedder))
     answer = service.ask(injected["isg"], question)
     _assert_quoted_and_grounded(answer, llm=False)
     if question != QUESTION_INJECTION:
@@ -298,7 +298,7 @@ def test_injected_question_cannot_reach_another_roles_document(injected, db, set
 
 def _ollama_service(db, settings, embedder, fake_llm) -> AnswerService:
     generator = OllamaGenerator(fake_llm.url, "qwen2.5:7b-instruct", read_timeout=10)
-    return AnswerService(db, settings.with_(refusal_threshold=0.0), embedder, generator)
+    return AnswerService(db, settings.replace(refusal_threshold=0.0), embedder, generator)
 
 
 def test_prompt_keeps_rules_in_system_and_document_text_in_numbered_blocks(injected, db, settings, embedder,

@@ -54,7 +54,7 @@ def test_a_conversation_run_resolves_follow_ups_and_reports_them_apart(db, setti
     path = tmp_path / LAW
     path.write_bytes(data)
     documents = [CorpusDocument(LAW, None, hashlib.sha256(data).hexdigest(), ("personel",), path)]
-    settings = settings.with_(chunk_size=300, chunk_overlap=30, retrieval_mode="lexical")
+    settings = settings.replace(chunk_size=300, chunk_overlap=30, retrieval_mode="lexical")
     stages: list[str] = []
     summary = run_conversations(db, settings, conversations, documents, HashEmbedder(), tmp_path / "run",
                                 lambda stage, done, total: stages.append(stage), split="test",

@@ -87,7 +87,7 @@ def db(session_db, corpus):
 
 @pytest.fixture()
 def service(db, settings, embedder) -> AnswerService:
-    return AnswerService(db, settings.with_(refusal_threshold=0.0), embedder, ExtractiveGenerator(embedder))
+    return AnswerService(db, settings.replace(refusal_threshold=0.0), embedder, ExtractiveGenerator(embedder))
 
 
 def person(db, name: str):
@@ -170,7 +170,7 @@ def test_a_long_first_question_makes_a_capped_title(db, service) -> None:
 
 
 def test_a_conversation_holds_at_most_its_cap_of_turns(db, service) -> None:
-    capped = AnswerService(db, service.settings.with_(conversation_max_turns=2), service.embedder, service.generator)
+    capped = AnswerService(db, service.settings.replace(conversation_max_turns=2), service.embedder, service.generator)
     ayse = person(db, "ayse")
     conversation, _, _ = ask_in_conversation(capped, ayse, None, FIRST_QUESTION)
     prepared = prepare_turn(capped, ayse, conversation.id, "Peki doğumdan sonra?")  # the 2nd fits
@@ -335,7 +335,7 @@ def test_the_retention_period_is_a_setting(db, service, settings) -> None:
     ayse = person(db, "ayse")
     conversation, _, _ = ask_in_conversation(service, ayse, None, FIRST_QUESTION)
     _age(db, conversation.id, 8)
-    week = settings.with_(conversation_retention_days=7)
+    week = settings.replace(conversation_retention_days=7)
     assert list_conversations(db, week, ayse) == [] and len(list_conversations(db, settings, ayse)) == 1
     assert jobs.queue_conversation_retention(db, settings) is None  # nothing is 180 days old
     job = jobs.queue_conversation_retention(db, week)
@@ -375,7 +375,7 @@ def test_a_running_worker_enforces_the_retention_again_and_again(db, service, se
     ayse = person(db, "ayse")
     first, _, _ = ask_in_conversation(service, ayse, None, FIRST_QUESTION)
     _age(db, first.id, settings.conversation_retention_days + 1)
-    running = jobs.BackgroundWorker(settings.with_(job_heartbeat_seconds=0.2), label="test",
+    running = jobs.BackgroundWorker(settings.replace(job_heartbeat_seconds=0.2), label="test",
                                     embedder_factory=lambda: service.embedder).start()
     try:
         _wait_for("the start's deletion", lambda: _count(db) == 0)

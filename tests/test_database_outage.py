@@ -99,7 +99,7 @@ def test_a_killed_embedded_server_is_restarted_and_the_next_question_answered(se
 def test_a_connection_that_breaks_on_its_first_statement_is_tried_once_more(db, settings, embedder,
                                                                             monkeypatch) -> None:
     """The race right after a crash: the pool's check passed on a backend that died just after it."""
-    service, mehmet = _world(db, settings.with_(refusal_threshold=0.0, llm_backend="extractive"), embedder)
+    service, mehmet = _world(db, settings.replace(refusal_threshold=0.0, llm_backend="extractive"), embedder)
     real_get_user, calls = get_user, []
 
     def breaks_once(database, username):

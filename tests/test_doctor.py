@@ -34,7 +34,7 @@ def test_doctor_reports_versions_and_backends(db, settings):
 
 
 def test_doctor_names_e5_without_ollama_and_its_measured_defaults(db, settings):
-    report = run_checks(settings.with_(embed_backend="auto"), db)  # the settings' Ollama port is closed
+    report = run_checks(settings.replace(embed_backend="auto"), db)  # the settings' Ollama port is closed
     assert (report.embedding_backend, report.embedding_model) == ("e5", "multilingual-e5-small")
     assert report.embedding_name == "e5-small-q4"
     assert "Ollama not reachable" in report.embedding_reason and "embedded e5" in report.embedding_reason
@@ -43,7 +43,7 @@ def test_doctor_names_e5_without_ollama_and_its_measured_defaults(db, settings):
     text = report.as_text()
     assert "embeddings:  e5 / multilingual-e5-small (auto: Ollama not reachable" in text
     assert "retrieval:   weighted (auto: measured for e5-small-q4" in text
-    overridden = run_checks(settings.with_(embed_backend="e5", retrieval_mode="lexical", refusal_threshold=0.2), db)
+    overridden = run_checks(settings.replace(embed_backend="e5", retrieval_mode="lexical", refusal_threshold=0.2), db)
     assert (overridden.retrieval_mode, overridden.retrieval_reason) == ("lexical", "RETRIEVAL_MODE=lexical")
     assert overridden.refusal_threshold == "cosine >= 0.2 (REFUSAL_THRESHOLD)"  # the measured signal, the set value
 
@@ -61,7 +61,7 @@ def test_doctor_cli_json_and_exit_codes(pg_url, tmp_path):
 
 
 def test_doctor_sees_ollama_through_the_fake_server(db, settings, fake_llm):
-    report = run_checks(settings.with_(ollama_base_url=fake_llm.url, embed_backend="auto", llm_backend="auto"), db)
+    report = run_checks(settings.replace(ollama_base_url=fake_llm.url, embed_backend="auto", llm_backend="auto"), db)
     assert report.ollama_reachable and "bge-m3:latest" in report.ollama_models
     assert report.embedding_backend == "ollama"
     assert report.generator_backend == "ollama"
@@ -125,7 +125,7 @@ def test_doctor_reports_free_disk_space_and_warns_below_the_floor(db, settings):
     its size is said instead); below MIN_FREE_DISK_MB a warning says uploads are refused."""
     from ragcore.core import disk_space
 
-    roomy = run_checks(settings.with_(min_free_disk_mb=0), db)
+    roomy = run_checks(settings.replace(min_free_disk_mb=0), db)
     assert [space.place for space in roomy.disk] == ["data"] and roomy.disk_low == []
     assert 0 < roomy.disk[0].free_bytes <= roomy.disk[0].total_bytes
     assert roomy.database_size_bytes > 0
@@ -135,7 +135,7 @@ def test_doctor_reports_free_disk_space_and_warns_below_the_floor(db, settings):
     assert "WARNING" not in text
 
     floor = disk_space("data", settings.data_dir).free_mb + 1024 * 1024  # a terabyte above what is free
-    full = run_checks(settings.with_(min_free_disk_mb=floor), db)
+    full = run_checks(settings.replace(min_free_disk_mb=floor), db)
     assert full.disk_low == ["data"] and full.database_ok  # a warning, not a failure
     assert f"WARNING:   less than MIN_FREE_DISK_MB={floor} MB free in DATA_DIR: uploads are refused" in full.as_text()
 
@@ -144,13 +144,13 @@ def test_the_status_panel_says_the_free_space_and_the_warning_in_turkish(db, set
     from ragcore.core import disk_space
     from ui import health
 
-    roomy = run_checks(settings.with_(min_free_disk_mb=0), db)
+    roomy = run_checks(settings.replace(min_free_disk_mb=0), db)
     disk = dict(health.panel_lines(roomy))["Disk"]
     assert disk.startswith("veri klasöründe ") and disk.endswith(" boş; veritabanı ayrı sunucuda, onun diski buradan "
                                                                  "ölçülemez"), disk
     assert health.disk_warning(roomy) is None
     floor = disk_space("data", settings.data_dir).free_mb + 1024 * 1024
-    warning = health.disk_warning(run_checks(settings.with_(min_free_disk_mb=floor), db))
+    warning = health.disk_warning(run_checks(settings.replace(min_free_disk_mb=floor), db))
     assert warning.startswith("Diskte yer az: veri klasöründe ")
     assert f"en az {format_integer(floor)} MB gerekir, yüklemeler geri çevriliyor" in warning
     assert "MIN_FREE_DISK_MB" not in warning  # the setting's name sits under "Teknik ayrıntılar"

@@ -122,7 +122,7 @@ LOW_DISK = re.compile(r"^Diskte yer az: veri klasöründe [\d.]+ MB boş, yükle
 
 def above_free_space(settings) -> Settings:
     """The settings with a floor a terabyte above what DATA_DIR's disk has free: every upload is refused."""
-    return settings.with_(min_free_disk_mb=disk_space("data", settings.data_dir).free_mb + 1024 * 1024)
+    return settings.replace(min_free_disk_mb=disk_space("data", settings.data_dir).free_mb + 1024 * 1024)
 
 
 def test_below_the_free_disk_floor_an_upload_is_refused_before_anything_is_written(db, settings, embedder):
@@ -143,7 +143,7 @@ def test_below_the_free_disk_floor_an_upload_is_refused_before_anything_is_writt
     assert after["counts"]["documents"] == 0 and after["files"] == []
     assert jobs.list_jobs(db) == [] and not settings.incoming_dir.exists()
 
-    assert ingest_pdf(db, settings.with_(min_free_disk_mb=0), embedder, pdfs.law_pdf(), filename="yonetmelik.pdf",
+    assert ingest_pdf(db, settings.replace(min_free_disk_mb=0), embedder, pdfs.law_pdf(), filename="yonetmelik.pdf",
                       roles=["isg"]).chunks > 0  # 0 turns the check off
 
 

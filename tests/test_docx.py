@@ -434,10 +434,10 @@ def test_forged_list_start_values_keep_labels_short() -> None:
 def test_word_caps_follow_the_settings(db, settings, embedder) -> None:
     before = state(db, settings)
     with pytest.raises(IngestError, match=r"en fazla 10 paragraf okunabiliyor.*DOCX_MAX_PARAGRAPHS"):
-        ingest_file(db, settings.with_(docx_max_paragraphs=10), embedder, docxs.regulation_docx(),
+        ingest_file(db, settings.replace(docx_max_paragraphs=10), embedder, docxs.regulation_docx(),
                     filename="yonetmelik.docx", roles=["isg"])
     assert state(db, settings) == before
-    assert ingest_file(db, settings.with_(docx_max_paragraphs=17), embedder, docxs.regulation_docx(),
+    assert ingest_file(db, settings.replace(docx_max_paragraphs=17), embedder, docxs.regulation_docx(),
                        filename="yonetmelik.docx", roles=["isg"]).pages == 5  # its 17 paragraphs
 
 

@@ -133,7 +133,7 @@ def test_default_prefixes_per_model(model, expected):
 
 
 def test_prefix_settings_override_the_model_default(settings, fake_llm):
-    tuned = settings.with_(embed_backend="ollama", ollama_base_url=fake_llm.url, embed_model="nomic-embed-text",
+    tuned = settings.replace(embed_backend="ollama", ollama_base_url=fake_llm.url, embed_model="nomic-embed-text",
                            embed_query_prefix="", embed_passage_prefix="belge: ")
     fake_llm.behaviour.models.append("nomic-embed-text:latest")
     fake_llm.behaviour.embed_dim = 768
@@ -160,7 +160,7 @@ def test_prefix_settings_override_the_model_default(settings, fake_llm):
     ],
 )
 def test_choose_embedding_backend(settings, backend, status, kind, why):
-    choice = choose_embedding_backend(settings.with_(embed_backend=backend), status)
+    choice = choose_embedding_backend(settings.replace(embed_backend=backend), status)
     assert choice.kind == kind and why in choice.reason
 
 
@@ -170,7 +170,7 @@ def test_a_cpu_without_avx2_gets_use_under_auto_and_a_clear_error_for_e5(setting
 
     monkeypatch.setattr(cpu, "_cpu_flags", lambda: frozenset({"sse4_2", "avx"}))
     monkeypatch.setattr(cpu.platform, "machine", lambda: "x86_64")
-    choice = choose_embedding_backend(settings.with_(embed_backend="auto"), OllamaStatus(False))
+    choice = choose_embedding_backend(settings.replace(embed_backend="auto"), OllamaStatus(False))
     assert choice.kind == "use" and "lacks AVX2, FMA" in choice.reason and "not reachable" in choice.reason
     e5._e5_model.cache_clear()
     try:
@@ -179,14 +179,14 @@ def test_a_cpu_without_avx2_gets_use_under_auto_and_a_clear_error_for_e5(setting
     finally:
         e5._e5_model.cache_clear()
     monkeypatch.setattr(cpu, "_cpu_flags", lambda: frozenset({"avx2", "fma", "sse4_2"}))
-    assert choose_embedding_backend(settings.with_(embed_backend="auto"), OllamaStatus(False)).kind == "e5"
+    assert choose_embedding_backend(settings.replace(embed_backend="auto"), OllamaStatus(False)).kind == "e5"
 
 
 def test_make_embedder_auto_uses_a_reachable_ollama_and_e5_without_it(settings, fake_llm):
-    embedder = make_embedder(settings.with_(embed_backend="auto", ollama_base_url=fake_llm.url))
+    embedder = make_embedder(settings.replace(embed_backend="auto", ollama_base_url=fake_llm.url))
     assert embedder.kind == "ollama" and embedder.embed_queries(["x"]).shape == (1, 1024)
     fake_llm.behaviour.models = ["qwen2.5:7b-instruct"]  # reachable, but without the embedding model
-    assert make_embedder(settings.with_(embed_backend="auto", ollama_base_url=fake_llm.url)).kind == "e5"
-    nothing = make_embedder(settings.with_(embed_backend="auto"))  # settings' Ollama URL is closed
+    assert make_embedder(settings.replace(embed_backend="auto", ollama_base_url=fake_llm.url)).kind == "e5"
+    nothing = make_embedder(settings.replace(embed_backend="auto"))  # settings' Ollama URL is closed
     assert (nothing.kind, nothing.name, nothing.dim) == ("e5", "e5-small-q4", 384)
     assert make_embedder(settings).kind == "use"

@@ -174,20 +174,20 @@ def test_choose_backend(fake_llm) -> None:
     no_model = OllamaStatus(True, ("bge-m3:latest",))
     choice = choose_generator_backend(base, no_model)
     assert choice.kind == "extractive" and "ollama pull" in choice.reason
-    with_openai = base.with_(openai_base_url=f"{fake_llm.url}/v1")
+    with_openai = base.replace(openai_base_url=f"{fake_llm.url}/v1")
     assert choose_generator_backend(with_openai, OllamaStatus(False)).kind == "openai"
-    dead_openai = base.with_(openai_base_url="http://127.0.0.1:9/v1")
+    dead_openai = base.replace(openai_base_url="http://127.0.0.1:9/v1")
     assert choose_generator_backend(dead_openai, OllamaStatus(False)).kind == "extractive"
-    assert choose_generator_backend(base.with_(llm_backend="extractive")).kind == "extractive"
-    assert choose_generator_backend(base.with_(llm_backend="openai")).kind == "openai"
+    assert choose_generator_backend(base.replace(llm_backend="extractive")).kind == "extractive"
+    assert choose_generator_backend(base.replace(llm_backend="openai")).kind == "openai"
 
 
 def test_make_generator(fake_llm) -> None:
     settings = Settings(ollama_base_url=fake_llm.url, llm_backend="auto")
     assert isinstance(make_generator(settings, None), OllamaGenerator)
-    assert isinstance(make_generator(settings.with_(llm_backend="extractive"), None), ExtractiveGenerator)
+    assert isinstance(make_generator(settings.replace(llm_backend="extractive"), None), ExtractiveGenerator)
     with pytest.raises(GeneratorError, match="OPENAI_BASE_URL"):
-        make_generator(settings.with_(llm_backend="openai"), None)
+        make_generator(settings.replace(llm_backend="openai"), None)
 
 
 # ----------------------------------------------------------------------------- after generation

@@ -165,7 +165,7 @@ def test_lab_answers_equal_the_app_asked_directly(db, settings, company, tmp_pat
     _run(db, settings, _spec(company, modes=(mode,)), tmp_path / "run")
     lab = {(c["qid"], c["role"]): c for c in gold_report.load_cases(tmp_path / "run")}
     assert len(lab) == CASES
-    app_settings = settings.with_(chunk_size=CHUNK_SIZE, chunk_overlap=45, retrieval_mode=mode, top_k=5,
+    app_settings = settings.replace(chunk_size=CHUNK_SIZE, chunk_overlap=45, retrieval_mode=mode, top_k=5,
                                   data_dir=tmp_path / "app")
     app_db = dbmod.open_database(app_settings, "test_lab_app")
     try:
@@ -369,7 +369,7 @@ def test_a_gold_run_as_a_background_job(db, settings, company, tmp_path) -> None
                        chunk_sizes=(CHUNK_SIZE,), ks=(3,))
     run, job = submit_gold_run(db, settings, spec, created_by="admin")
     assert job.kind == "lab_gold_run" and job.arguments == {"run_id": run.id} and run.job_id == job.id
-    jobs.run_worker(settings.with_(job_heartbeat_seconds=0.5), wait=False)
+    jobs.run_worker(settings.replace(job_heartbeat_seconds=0.5), wait=False)
     done = jobs.get_job(db, job.id)
     assert done.status == "succeeded", done.error
     assert done.result["run_id"] == run.id and done.result["leaks"] == 0 and done.result["configurations"] == 2

@@ -132,7 +132,7 @@ def test_bad_roles_are_refused_and_nothing_written(db, settings, embedder, roles
 
 
 def test_file_over_the_size_limit_is_refused(db, settings, embedder):
-    small = settings.with_(max_upload_mb=1)
+    small = settings.replace(max_upload_mb=1)
     before = state(db, small)
     with pytest.raises(IngestError, match="çok büyük"):
         ingest_pdf(db, small, embedder, pdfs.law_pdf() + b"\0" * (1024 * 1024), filename="x.pdf", roles=["isg"])

@@ -28,7 +28,7 @@ def use_embedder(pg_url: str) -> Any:
 
 @pytest.fixture()
 def fast(settings: Settings) -> Settings:
-    return settings.with_(job_heartbeat_seconds=0.5)
+    return settings.replace(job_heartbeat_seconds=0.5)
 
 
 def fresh_law_pdf() -> bytes:
@@ -131,7 +131,7 @@ def test_a_document_whose_upload_fills_its_quotes_gets_no_second_quotes_job(db, 
 def test_one_setting_decides_which_server_processes_run_jobs(settings) -> None:
     assert jobs.runs_jobs_here(settings, "app") and jobs.runs_jobs_here(settings, "api")
     assert not jobs.runs_jobs_here(settings, "api", opted_out=True)
-    separate = settings.with_(worker_in_app=False)
+    separate = settings.replace(worker_in_app=False)
     assert not jobs.runs_jobs_here(separate, "app") and not jobs.runs_jobs_here(separate, "api")
     with pytest.raises(ValueError, match="unknown server process"):
         jobs.runs_jobs_here(settings, "lab")

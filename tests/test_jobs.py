@@ -128,7 +128,7 @@ def real_embedder(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.fixture()
 def fast(settings):
-    return settings.with_(job_heartbeat_seconds=FAST_HEARTBEAT)
+    return settings.replace(job_heartbeat_seconds=FAST_HEARTBEAT)
 
 
 @contextmanager
@@ -462,7 +462,7 @@ def test_submit_refuses_cheap_problems_at_once(db, settings) -> None:
     with pytest.raises(jobs.JobError, match="Bilinmeyen rol"):
         jobs.submit_ingest(db, settings, pdfs.law_pdf(), filename="a.pdf", roles=["muhasebe"])
     with pytest.raises(jobs.JobError, match="çok büyük"):
-        jobs.submit_ingest(db, settings.with_(max_upload_mb=1), b"%PDF" + b"\0" * (1024 * 1024 + 1),
+        jobs.submit_ingest(db, settings.replace(max_upload_mb=1), b"%PDF" + b"\0" * (1024 * 1024 + 1),
                            filename="a.pdf", roles=["isg"])
     assert jobs.list_jobs(db) == []
     assert not settings.incoming_dir.exists() or list(settings.incoming_dir.iterdir()) == []

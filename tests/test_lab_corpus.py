@@ -29,7 +29,7 @@ def _namespace_exists(db, namespace: str) -> bool:
 
 def test_a_built_index_holds_the_documents_until_it_is_left(db, settings, tmp_path) -> None:
     documents = _documents(tmp_path)
-    settings = settings.with_(chunk_size=300, chunk_overlap=45)
+    settings = settings.replace(chunk_size=300, chunk_overlap=45)
     with built_index(settings, db, HashEmbedder(), "lab_fit_test", documents) as index:
         assert _namespace_exists(db, "lab_fit_test") and index.chunks > 0
         assert set(index.document_ids.values()) == {d.sha256 for d in documents}

@@ -61,7 +61,7 @@ def _run_from_the_form(at: AppTest, db, settings, embedders: list[str], modes: l
     run = lab_runs.get_run(db, at.session_state["lab_gold_current_run"])
     assert run is not None and run.job_id is not None
     assert any("Sırada" in p.proto.text for p in at.get("progress"))  # queued: no worker has taken it yet
-    jobs.run_worker(settings.with_(job_heartbeat_seconds=0.5), wait=False)
+    jobs.run_worker(settings.replace(job_heartbeat_seconds=0.5), wait=False)
     job = jobs.get_job(db, run.job_id)
     assert job.status == "succeeded", job.error
     at.run()  # the page drawn after the job: the results in place of the progress

@@ -34,7 +34,7 @@ def directory_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[slapd
 @pytest.fixture()
 def ldap_settings(settings: Settings, directory_server: slapd.Slapd) -> Settings:
     """Plain ldap:// on loopback, allowed here only; every request re-checks the directory."""
-    return settings.with_(
+    return settings.replace(
         ldap_url=directory_server.url, ldap_allow_plain=True, ldap_user_base_dn=slapd.PEOPLE,
         ldap_group_base_dn=slapd.GROUPS, ldap_bind_dn=slapd.SERVICE_DN, ldap_bind_password=slapd.SERVICE_PASSWORD,
         ldap_disabled_group="dayanak-kapali", ldap_recheck_seconds=0.0, ldap_timeout_seconds=5.0)
@@ -190,7 +190,7 @@ def test_removed_from_the_group_loses_access_at_the_next_request(
     _move(directory_server, "ali", ldap3.MODIFY_DELETE)
     try:
         # within the re-check interval the last answer stands; past it, the next request asks again
-        assert ldap.recheck(mapped, ldap_settings.with_(ldap_recheck_seconds=3600.0), user) == user
+        assert ldap.recheck(mapped, ldap_settings.replace(ldap_recheck_seconds=3600.0), user) == user
         assert ldap.recheck(mapped, ldap_settings, user) is None
         assert users.get_user(mapped, "ali").active is False
         assert not sessions.session_valid(sessions.epochs(mapped, "ali"), signed_in_at)
@@ -239,12 +239,12 @@ def test_plain_ldap_is_refused_unless_allowed(mapped: Database, ldap_settings: S
 
 def test_start_tls_and_ldaps_with_the_directorys_certificate(
         mapped: Database, ldap_settings: Settings, directory_server: slapd.Slapd):
-    tls = ldap_settings.with_(ldap_allow_plain=False, ldap_start_tls=True, ldap_ca_file=directory_server.ca_file)
+    tls = ldap_settings.replace(ldap_allow_plain=False, ldap_start_tls=True, ldap_ca_file=directory_server.ca_file)
     assert _login(mapped, tls, "ayse").user is not None
-    ldaps = ldap_settings.with_(ldap_allow_plain=False, ldap_url=directory_server.ldaps_url,
+    ldaps = ldap_settings.replace(ldap_allow_plain=False, ldap_url=directory_server.ldaps_url,
                                 ldap_ca_file=directory_server.ca_file)
     assert _login(mapped, ldaps, "mehmet").user is not None
-    untrusted = tls.with_(ldap_ca_file=None)  # the system CAs do not know the self-signed certificate
+    untrusted = tls.replace(ldap_ca_file=None)  # the system CAs do not know the self-signed certificate
     assert _login(mapped, untrusted, "zeynep").refusal == ldap.UNAVAILABLE
 
 
@@ -252,7 +252,7 @@ def test_a_directory_that_does_not_answer_refuses_sign_in_and_keeps_open_session
         mapped: Database, ldap_settings: Settings):
     user = _login(mapped, ldap_settings, "ayse").user
     assert user is not None
-    down = ldap_settings.with_(ldap_url="ldap://127.0.0.1:9", ldap_timeout_seconds=2.0)
+    down = ldap_settings.replace(ldap_url="ldap://127.0.0.1:9", ldap_timeout_seconds=2.0)
     assert _login(mapped, down, "ayse").refusal == ldap.UNAVAILABLE
     assert ldap.recheck(mapped, down, user) == user
 

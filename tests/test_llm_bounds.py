@@ -96,7 +96,7 @@ def test_the_watch_tells_loops_and_echoes_from_answers_that_repeat_or_quote() ->
 
 def _generator(fake, backend: str, **changes):
     settings = Settings(llm_backend=backend, llm_model=MODEL, ollama_base_url=fake.url,
-                        openai_base_url=f"{fake.url}/v1").with_(**changes)
+                        openai_base_url=f"{fake.url}/v1").replace(**changes)
     return make_generator(settings, None)
 
 
@@ -204,7 +204,7 @@ GOOD_REPLY = "Evet, Yönetmelik bütün işyerlerine uygulanır [1]."
 
 
 def _llm_settings(settings: Settings, fake, backend: str, **changes) -> Settings:
-    return settings.with_(llm_backend=backend, llm_model=MODEL, ollama_base_url=fake.url,
+    return settings.replace(llm_backend=backend, llm_model=MODEL, ollama_base_url=fake.url,
                           openai_base_url=f"{fake.url}/v1", refusal_threshold=0.0, **changes)
 
 

@@ -42,7 +42,7 @@ def test_resolve_mode_follows_the_file_unless_retrieval_mode_says_otherwise(sett
     assert resolve_mode(settings, SimpleNamespace(name="ollama:bge-m3")) == "rrf"
     assert resolve_mode(settings, SimpleNamespace(name="e5-small-q4")) == retrieval_default("e5-small-q4").mode
     assert resolve_mode(settings, SimpleNamespace(name="ollama:nomic-embed-text")) == "rrf"  # not tuned
-    assert resolve_mode(settings.with_(retrieval_mode="lexical"), SimpleNamespace(name="use-multilingual-v3")) == "lexical"
+    assert resolve_mode(settings.replace(retrieval_mode="lexical"), SimpleNamespace(name="use-multilingual-v3")) == "lexical"
     assert resolve_mode(settings, SimpleNamespace(name="e5-small-q4"), "dense") == "dense"
 
 
@@ -54,7 +54,7 @@ def test_thresholds_per_embedder_with_the_model_independent_default(settings):
     assert (e5.value, e5.signal) == (shipped["value"], shipped["signal"]) and threshold_default("e5-small-q4").calibrated
     other = threshold_for("ollama:nomic-embed-text", "rrf")
     assert (other.value, other.signal) == (0.45, "coverage") and not threshold_default("ollama:nomic-embed-text").calibrated
-    forced = threshold_for("ollama:nomic-embed-text", "rrf", settings.with_(refusal_threshold=0.3))
+    forced = threshold_for("ollama:nomic-embed-text", "rrf", settings.replace(refusal_threshold=0.3))
     assert (forced.value, forced.signal, forced.measured) == (0.3, "coverage", "REFUSAL_THRESHOLD")
 
 

@@ -169,7 +169,7 @@ def test_page_image_of_a_forbidden_document_is_never_served(both_copies) -> None
 def test_a_scan_over_the_pixel_budget_is_read_at_a_lower_dpi(law_scan, law_text_copy, settings) -> None:
     """Issue 36: with a budget of 4 megapixels an A4 page is drawn for Tesseract at 203 dpi
     instead of 300 (8.7 megapixels), and still read about as well (bench/ocr.py: 99.8 % at 200 dpi)."""
-    limits = OcrLimits.of(settings.with_(render_max_megapixels=4))
+    limits = OcrLimits.of(settings.replace(render_max_megapixels=4))
     page = read_pages(law_scan, [3], limits)[3]
     assert page.dpi == 203
     reference = {p.number: p.text for p in extract_pages(law_text_copy, use_ocr=False).pages}[3]

@@ -249,17 +249,17 @@ def test_a_macro_workbook_fails_its_job_for_good_and_stores_nothing(db, settings
 def test_caps_follow_the_settings(db, settings, embedder) -> None:
     before = state(db, settings)
     with pytest.raises(IngestError, match=r"en fazla 30 satır okunabiliyor.*XLSX_MAX_ROWS"):
-        ingest_file(db, settings.with_(xlsx_max_rows=30), embedder, officefiles.staff_xlsx(), filename="a.xlsx",
+        ingest_file(db, settings.replace(xlsx_max_rows=30), embedder, officefiles.staff_xlsx(), filename="a.xlsx",
                     roles=["ik"])
     with pytest.raises(IngestError, match=r"en fazla 100 hücre.*XLSX_MAX_CELLS"):
-        ingest_file(db, settings.with_(xlsx_max_cells=100), embedder, officefiles.staff_xlsx(), filename="a.xlsx",
+        ingest_file(db, settings.replace(xlsx_max_cells=100), embedder, officefiles.staff_xlsx(), filename="a.xlsx",
                     roles=["ik"])
     with pytest.raises(IngestError, match=r"en fazla 3 slayt.*PPTX_MAX_SLIDES"):
-        ingest_file(db, settings.with_(pptx_max_slides=3), embedder, officefiles.training_pptx(), filename="a.pptx",
+        ingest_file(db, settings.replace(pptx_max_slides=3), embedder, officefiles.training_pptx(), filename="a.pptx",
                     roles=["isg"])
     assert state(db, settings) == before
     # its 45 rows and 168 cells, the hidden sheet's 2 rows and 4 cells included (counted in the package)
-    assert ingest_file(db, settings.with_(xlsx_max_rows=45, xlsx_max_cells=168), embedder,
+    assert ingest_file(db, settings.replace(xlsx_max_rows=45, xlsx_max_cells=168), embedder,
                        officefiles.staff_xlsx(), filename="a.xlsx", roles=["ik"]).chunks > 0
 
 

@@ -35,7 +35,7 @@ def provider() -> Iterator[str]:
 
 @pytest.fixture()
 def oidc_settings(settings: Settings, provider: str) -> Settings:
-    return settings.with_(oidc_issuer_url=provider, oidc_client_id=CLIENT_ID, oidc_client_secret=CLIENT_SECRET,
+    return settings.replace(oidc_issuer_url=provider, oidc_client_id=CLIENT_ID, oidc_client_secret=CLIENT_SECRET,
                           oidc_redirect_url=REDIRECT)
 
 
@@ -120,7 +120,7 @@ def test_secrets_for_st_login_come_from_the_settings(oidc_settings: Settings):
         "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET,
         "server_metadata_url": f"{oidc_settings.oidc_issuer_url}/.well-known/openid-configuration",
         "client_kwargs": {"scope": "openid profile email"}}
-    quoted = oidc_settings.with_(oidc_client_secret='a"b\\c\nd')
+    quoted = oidc_settings.replace(oidc_client_secret='a"b\\c\nd')
     assert tomllib.loads(oidc.secrets_toml(quoted))["auth"][oidc.PROVIDER]["client_secret"] == 'a"b\\c\nd'
 
 
@@ -137,11 +137,11 @@ def test_st_login_secrets_are_written_private_and_a_foreign_file_is_left_alone(o
     assert write_secrets(oidc_settings, path)
     assert path.stat().st_mode & 0o777 == 0o600
     assert tomllib.loads(path.read_text())["auth"][oidc.PROVIDER]["client_id"] == CLIENT_ID
-    assert write_secrets(oidc_settings.with_(oidc_client_id="yeni"), path)  # ours: rewritten from the settings
+    assert write_secrets(oidc_settings.replace(oidc_client_id="yeni"), path)  # ours: rewritten from the settings
     assert tomllib.loads(path.read_text())["auth"][oidc.PROVIDER]["client_id"] == "yeni"
     path.write_text('[auth]\nredirect_uri = "operatorun"\n')
     assert not write_secrets(oidc_settings, path)
     assert path.read_text() == '[auth]\nredirect_uri = "operatorun"\n'
-    unset = oidc_settings.with_(oidc_issuer_url=None, oidc_client_id=None, oidc_client_secret=None, oidc_redirect_url=None)
+    unset = oidc_settings.replace(oidc_issuer_url=None, oidc_client_id=None, oidc_client_secret=None, oidc_redirect_url=None)
     assert not write_secrets(unset, tmp_path / "yok.toml")
     assert not (tmp_path / "yok.toml").exists()

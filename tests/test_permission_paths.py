@@ -161,7 +161,7 @@ def _check_answer(world: World, path: str, role: str, question: str, streamed: s
 def test_chat_sources_prompt_context_and_logs(world: World, caplog: pytest.LogCaptureFixture) -> None:
     before = len(world.ledger.leaks)
     recorder = RecordingGenerator()
-    calibrated = world.settings.with_(refusal_threshold=None)
+    calibrated = world.settings.replace(refusal_threshold=None)
     services = {
         "chat.recording": AnswerService(world.db, world.settings, world.embedder, recorder),
         "chat.extractive": AnswerService(world.db, world.settings, world.embedder, ExtractiveGenerator(world.embedder)),
@@ -199,7 +199,7 @@ def test_questions_table_and_review_queue(world: World) -> None:
     """What was logged for a user never carries a chunk of a document that user's role may not read:
     the whole table, and the review queue (the one place the app shows logged rows)."""
     before = len(world.ledger.leaks)
-    service = AnswerService(world.db, world.settings.with_(refusal_threshold=None), world.embedder,
+    service = AnswerService(world.db, world.settings.replace(refusal_threshold=None), world.embedder,
                             ExtractiveGenerator(world.embedder))
     rng = random.Random(f"{SEED}-log")
     for role in WORLD_READERS:

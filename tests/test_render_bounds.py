@@ -110,10 +110,10 @@ def test_the_page_image_follows_the_settings_and_a_refusal_caches_nothing(settin
     A4 page at 101 dpi instead of 120; with a floor of 110 dpi it is refused, nothing cached, and
     asking again is refused again the same way."""
     doc = stored_document(settings, pdfs.sized_pdf([A4]), 1)
-    small = settings.with_(render_max_megapixels=1)
+    small = settings.replace(render_max_megapixels=1)
     with Image.open(io.BytesIO(page_image(small, doc, 1, "isg", "").png)) as drawn:
         assert drawn.size == (835, 1182)  # 101 dpi: 0.99 megapixels
-    strict = small.with_(page_image_min_dpi=110, data_dir=settings.data_dir / "strict")
+    strict = small.replace(page_image_min_dpi=110, data_dir=settings.data_dir / "strict")
     strict_doc = stored_document(strict, pdfs.sized_pdf([A4, A4]), 2)
     for _ in range(2):
         with pytest.raises(PageTooLarge, match=r"^Sayfa 2 çok büyük \(21 × 30 cm\): en düşük çözünürlükte "
@@ -232,7 +232,7 @@ def test_ocr_of_the_probes_blank_page_stays_within_the_memory_bound(tmp_path) ->
 def test_more_scanned_pages_than_the_cap_refuse_the_upload_before_any_is_read(db, settings, embedder) -> None:
     before = state(db, settings)
     events: list[tuple[str, int, int]] = []
-    capped = settings.with_(ocr_max_pages=2)
+    capped = settings.replace(ocr_max_pages=2)
     with pytest.raises(IngestError) as refused:
         ingest_pdf(db, capped, embedder, pdfs.sized_pdf([A4] * 4, blank={2, 3, 4}), filename="tarama.pdf",
                    roles=["isg"], progress=lambda stage, done, total: events.append((stage, done, total)))
@@ -243,7 +243,7 @@ def test_more_scanned_pages_than_the_cap_refuse_the_upload_before_any_is_read(db
     assert not [e for e in events if e[0] == "ocr"]  # no page was drawn or read
     assert state(db, settings) == before
     # At the cap, the same file ingests.
-    result = ingest_pdf(db, settings.with_(ocr_max_pages=3), embedder, pdfs.sized_pdf([A4] * 4, blank={2, 3, 4}),
+    result = ingest_pdf(db, settings.replace(ocr_max_pages=3), embedder, pdfs.sized_pdf([A4] * 4, blank={2, 3, 4}),
                         filename="tarama.pdf", roles=["isg"])
     assert result.skipped_pages == [2, 3, 4]
 
@@ -253,7 +253,7 @@ def test_a_page_over_the_seconds_cap_fails_the_upload_naming_the_page(db, settin
     stopped, the upload fails naming page 2 and the setting, and nothing is stored."""
     before = state(db, settings)
     with pytest.raises(IngestError) as failed:
-        ingest_pdf(db, settings.with_(ocr_page_seconds=0.001), embedder, pdfs.sized_pdf([A4, A4], blank={2}),
+        ingest_pdf(db, settings.replace(ocr_page_seconds=0.001), embedder, pdfs.sized_pdf([A4, A4], blank={2}),
                    filename="tarama.pdf", roles=["isg"])
     assert str(failed.value).startswith("Sayfa 2 OCR ile 1 sn içinde okunamadı (sınır: OCR_PAGE_SECONDS); "
                                         "Tesseract durduruldu.")
@@ -263,7 +263,7 @@ def test_a_page_over_the_seconds_cap_fails_the_upload_naming_the_page(db, settin
 def test_a_scanned_page_too_large_for_ocr_is_skipped_and_said(db, settings, embedder) -> None:
     """With a budget of 1 megapixel an A4 page needs 2.2 at OCR_MIN_DPI: not read, listed as
     without text, and the upload's summary says why."""
-    small = settings.with_(render_max_megapixels=1)
+    small = settings.replace(render_max_megapixels=1)
     result = ingest_pdf(db, small, embedder, pdfs.sized_pdf([A4, A4], blank={2}), filename="karisik.pdf",
                         roles=["isg"])
     assert result.skipped_pages == [2] and result.ocr_pages == [] and result.too_large_for_ocr == [2]

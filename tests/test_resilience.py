@@ -85,7 +85,7 @@ def _failing_settings(settings: Settings, fake_llm, how: str, backend: str) -> S
     elif how == "malformed":
         behaviour.malformed_after_chunks = 2
     model = "yok-model:1b" if how == "missing" else MODEL
-    return settings.with_(llm_backend=backend, llm_model=model, ollama_base_url=url,
+    return settings.replace(llm_backend=backend, llm_model=model, ollama_base_url=url,
                           openai_base_url=f"{url}/v1" if backend == "openai" else None, refusal_threshold=0.0)
 
 
@@ -136,7 +136,7 @@ def test_model_failure_gives_a_message_logs_the_question_and_the_app_keeps_worki
 
 def test_auto_backend_without_ollama_quotes_instead(mehmet, db, settings, embedder) -> None:
     """Ollama not running at start-up: `auto` chooses the extractive quoter and chat answers."""
-    auto = settings.with_(llm_backend="auto", ollama_base_url=f"http://127.0.0.1:{closed_port()}",
+    auto = settings.replace(llm_backend="auto", ollama_base_url=f"http://127.0.0.1:{closed_port()}",
                           openai_base_url=None, refusal_threshold=0.0)
     status = probe_ollama(auto.ollama_base_url)
     assert not status.reachable

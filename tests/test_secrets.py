@@ -14,7 +14,7 @@ def _mode(path):
 
 
 def test_cookie_key_is_generated_once_with_private_modes(settings):
-    s = settings.with_(cookie_key=None)
+    s = settings.replace(cookie_key=None)
     key = cookie_key(s)
     assert len(key) >= 40 and cookie_key(s) == key
     assert _mode(s.secrets_dir / "cookie_key") == 0o600
@@ -22,7 +22,7 @@ def test_cookie_key_is_generated_once_with_private_modes(settings):
 
 
 def test_configured_cookie_key_is_used_and_nothing_written(settings):
-    assert cookie_key(settings.with_(cookie_key="from-env")) == "from-env"
+    assert cookie_key(settings.replace(cookie_key="from-env")) == "from-env"
     assert not (settings.secrets_dir / "cookie_key").exists()
 
 
@@ -36,7 +36,7 @@ def test_initial_admin_is_created_once_with_a_generated_password(db, settings):
 
 
 def test_initial_admin_uses_admin_password_when_given(db, settings):
-    s = settings.with_(admin_password="cok-gizli-parola")
+    s = settings.replace(admin_password="cok-gizli-parola")
     assert ensure_initial_admin(db, s) is None
     assert users.authenticate(db, "admin", "cok-gizli-parola") is not None
     assert not initial_admin_password_path(s).exists()
@@ -57,7 +57,7 @@ def _slow_generation(monkeypatch, seconds: float = 0.2) -> None:
 
 
 def test_concurrent_creators_all_read_the_one_key(settings, monkeypatch):
-    s = settings.with_(cookie_key=None)
+    s = settings.replace(cookie_key=None)
     _slow_generation(monkeypatch)
     start, keys = threading.Barrier(8), []
 
@@ -76,7 +76,7 @@ def test_concurrent_creators_all_read_the_one_key(settings, monkeypatch):
 
 
 def test_a_reader_finds_no_file_or_the_whole_key(settings, monkeypatch):
-    s = settings.with_(cookie_key=None)
+    s = settings.replace(cookie_key=None)
     path = s.secrets_dir / "cookie_key"
     _slow_generation(monkeypatch)
     seen, done = [], threading.Event()
@@ -101,8 +101,8 @@ def test_a_reader_finds_no_file_or_the_whole_key(settings, monkeypatch):
 
 @pytest.mark.parametrize("content", ["", " \n\n"], ids=["empty", "blank"])
 @pytest.mark.parametrize(("name", "read"), [
-    ("cookie_key", lambda s: cookie_key(s.with_(cookie_key=None))),
-    ("initial_admin_password", lambda s: initial_admin_password(s.with_(admin_password=None))),
+    ("cookie_key", lambda s: cookie_key(s.replace(cookie_key=None))),
+    ("initial_admin_password", lambda s: initial_admin_password(s.replace(admin_password=None))),
 ], ids=["cookie_key", "initial_admin_password"])
 def test_an_empty_secret_file_is_refused(settings, name, read, content):
     path = settings.secrets_dir / name

@@ -97,7 +97,7 @@ def test_document_titles_and_filenames_round_trip(corpus, db, embedder) -> None:
 @pytest.mark.parametrize("payload", PAYLOADS)
 def test_questions_and_feedback_round_trip(corpus, db, settings, embedder, payload) -> None:
     _, reader = corpus
-    service = AnswerService(db, settings.with_(refusal_threshold=0.0), embedder, ExtractiveGenerator(embedder))
+    service = AnswerService(db, settings.replace(refusal_threshold=0.0), embedder, ExtractiveGenerator(embedder))
     question = f"{payload} risk degerlendirmesi"
     answer = service.ask(reader, question)
     assert answer.question == question

@@ -79,7 +79,7 @@ def test_credentials_lists_active_users_with_hashes(db: Database) -> None:
 
 
 def test_initial_admin_generated_once_and_stored_0600(db: Database, settings: Settings) -> None:
-    settings = settings.with_(admin_password=None)
+    settings = settings.replace(admin_password=None)
     password = ensure_initial_admin(db, settings)
     assert password and len(password) >= 12
     path = initial_admin_password_path(settings)
@@ -89,6 +89,6 @@ def test_initial_admin_generated_once_and_stored_0600(db: Database, settings: Se
 
 
 def test_initial_admin_from_environment_is_not_printed(db: Database, settings: Settings) -> None:
-    settings = settings.with_(admin_password="verilen-parola-1")
+    settings = settings.replace(admin_password="verilen-parola-1")
     assert ensure_initial_admin(db, settings) is None
     assert users.authenticate(db, "admin", "verilen-parola-1")

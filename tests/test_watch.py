@@ -30,7 +30,7 @@ def share(tmp_path: Path) -> Path:
 
 @pytest.fixture()
 def watching(settings, share):
-    return settings.with_(watch_dir=share)
+    return settings.replace(watch_dir=share)
 
 
 def put(root: Path, relative: str, data: bytes) -> Path:
@@ -199,7 +199,7 @@ def test_a_walk_cut_by_the_file_limit_retires_nothing(db, watching, share, embed
         put(share, name, law(name))
     stored_by_a_scan(db, watching, embedder)
 
-    cut = jobs.scan(db, watching.with_(watch_max_files=1))
+    cut = jobs.scan(db, watching.replace(watch_max_files=1))
 
     assert cut.truncated and cut.seen == 1 and cut.retired == []
     assert len(list_documents(db, "admin")) == 3
@@ -239,7 +239,7 @@ def test_the_documents_page_lists_failed_files_first_with_their_reason(db, setti
     from tests.app_support import REPO, reset_app, set_app_env
 
     put(share, "bozuk.pdf", b"plain text, not a PDF at all")
-    jobs.scan(db, settings.with_(watch_dir=share))
+    jobs.scan(db, settings.replace(watch_dir=share))
     set_app_env(monkeypatch, DATABASE_URL=settings.database_url, DATA_DIR=str(settings.data_dir),
                 ADMIN_PASSWORD="yonetici-parola-1", WATCH_DIR=str(share), WORKER_IN_APP="false")
     reset_app(db)

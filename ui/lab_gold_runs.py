@@ -53,7 +53,7 @@ def app_configuration(settings: Settings) -> dict[str, object]:
 
     choice = choose_embedding_backend(settings)
     if choice.kind not in EMBEDDER_LABELS:
-        choice = choose_embedding_backend(settings.with_(embed_backend="e5"))
+        choice = choose_embedding_backend(settings.replace(embed_backend="e5"))
     embedder = SimpleNamespace(name=index_name(choice, settings))  # resolve_mode reads only its name
     return {"embedders": [choice.kind], "modes": [resolve_mode(settings, embedder)],
             "sizes": [settings.chunk_size] if settings.chunk_size in CHUNK_SIZES else [],

@@ -176,7 +176,7 @@ def expansions_database(folder: Path):
     """A fresh database (the default term-expansion table of migration 010) on a throwaway embedded server."""
     from ragcore import store as dbmod
 
-    return dbmod.open_database(Settings.from_env().with_(database_url="", data_dir=folder))
+    return dbmod.open_database(Settings.from_env().replace(database_url="", data_dir=folder))
 
 
 def main(argv: list[str] | None = None) -> int:

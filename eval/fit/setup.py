@@ -18,7 +18,7 @@ def cached_embedder(settings: Settings, db: dbmod.Database, backend: str | None 
     from eval.lab_corpus import LabCachedEmbedder
     from ragcore.embed import make_embedder
 
-    return LabCachedEmbedder(make_embedder(settings.with_(embed_backend=backend) if backend else settings), db)
+    return LabCachedEmbedder(make_embedder(settings.replace(embed_backend=backend) if backend else settings), db)
 
 
 @contextmanager

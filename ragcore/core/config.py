@@ -454,10 +454,6 @@ class Settings(BaseSettings):
         dataclasses.replace was for the dataclass this was."""
         return type(self)(**{**{name: getattr(self, name) for name in type(self).model_fields}, **changes})
 
-    def with_(self, **changes: Any) -> Settings:
-        """A copy with some fields changed (tests, the evaluation lab)."""
-        return self.replace(**changes)
-
     # Normalisations: idempotent, so a value from a copy passes through them unchanged.
     @field_validator("embed_backend", "llm_backend", "retrieval_mode", "answer_policy", mode="before")
     @classmethod
