@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import shutil
 import subprocess
 import sys
@@ -103,6 +104,27 @@ def test_faces_offer_names_not_submodules():
     modules = [f"{p.__name__}.{name}" for p in packages for name in getattr(p, "__all__", [])
                if isinstance(getattr(p, name, None), ModuleType)]
     assert modules == [], "import their names at the face and list those instead:\n" + "\n".join(modules)
+
+
+def _outside_sources(sub_package: str) -> str:
+    """Every Python source of the repository outside `ragcore/<sub_package>/`, as one text."""
+    folders = ("ragcore", "eval", "ui", "pages", "bench", "scripts", "tests")
+    inside = ROOT / "ragcore" / sub_package
+    return "\n".join(path.read_text(encoding="utf-8") for folder in folders for path in (ROOT / folder).rglob("*.py")
+                     if inside not in path.parents)
+
+
+def test_every_function_and_constant_a_face_offers_is_used_outside_it():
+    """Small faces: a face offers what others use. Classes may stay unused (an error to catch, a
+    record a function returns, named in type hints); a function or a constant nobody outside
+    uses is the package's own business and stays off the face."""
+    unused = []
+    for name in SUB_PACKAGES:
+        package = importlib.import_module(f"ragcore.{name}")
+        outside = _outside_sources(name)
+        unused += [f"ragcore.{name}.{item}" for item in package.__all__
+                   if not isinstance(getattr(package, item), type) and not re.search(rf"\b{re.escape(item)}\b", outside)]
+    assert unused == [], "nobody outside uses these; take them off the face:\n" + "\n".join(unused)
 
 
 def test_no_import_cycles():

@@ -5,7 +5,7 @@ choice among them, the bounds on a model's answer (time, length, loops, echoes o
 """
 
 from ragcore.answer.backends import Generator, choose_generator_backend, make_generator
-from ragcore.answer.bounds import CUT_ECHO, CUT_LENGTH, CUT_LOOP, CUT_TIME, CUTS, AnswerWatch, cut_note
+from ragcore.answer.bounds import CUT_ECHO, CUT_LENGTH, CUT_LOOP, CUT_TIME, AnswerWatch, cut_note
 from ragcore.answer.extractive import (
     EXTRACTIVE_NOTICE,
     ExtractiveGenerator,
@@ -64,7 +64,6 @@ from ragcore.answer.service import (
     CLOSEST_PASSAGES,
     DATABASE_DOWN,
     UNCITED_NOTICE,
-    UNRELIABLE_NOTICE,
     AnswerService,
     AnswerStream,
     QuestionError,
@@ -84,7 +83,6 @@ __all__ = [
     "CUT_LOOP",
     "cut_note",
     "CUT_TIME",
-    "CUTS",
     # extractive: The extractive answerer ("alıntı modu")
     "choose_quote",
     "EXTRACTIVE_NOTICE",
@@ -161,7 +159,6 @@ __all__ = [
     "DATABASE_DOWN",
     "QuestionError",
     "UNCITED_NOTICE",
-    "UNRELIABLE_NOTICE",
     "validate_question",
     # spool: Questions asked while the database was down
     "QuestionSpool",

@@ -4,6 +4,6 @@ The public face is `create_app(settings, *, db=None, embedder=None, generator=No
 package is imported only by the `api` command and the tests, so nothing else pays for FastAPI.
 """
 
-from ragcore.api.app import HEADER_READ_LIMIT, MAX_BODY_BYTES, MAX_HEADER_BYTES, create_app
+from ragcore.api.app import HEADER_READ_LIMIT, MAX_HEADER_BYTES, create_app
 
-__all__ = ["HEADER_READ_LIMIT", "MAX_BODY_BYTES", "MAX_HEADER_BYTES", "create_app"]
+__all__ = ["HEADER_READ_LIMIT", "MAX_HEADER_BYTES", "create_app"]

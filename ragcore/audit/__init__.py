@@ -8,16 +8,12 @@ deletes rows past AUDIT_RETENTION_DAYS (`expire_audit_rows`, run by the jobs pac
 expire_audit job). Every read checks the reader first (`can_read_audit`).
 """
 
-from ragcore.audit.export import BOM, HEADERS, csv_chunks, csv_filename, csv_values, cut_notice, role_names
+from ragcore.audit.export import BOM, HEADERS, csv_chunks, csv_filename, cut_notice, role_names
 from ragcore.audit.trail import (
-    AUDITOR_LABEL,
-    AUDITOR_ROLE,
     EVERY_ROW,
     MAX_PAGE_SIZE,
-    OUTCOME_ERROR,
     OUTCOME_LABELS,
     PAGE_SIZE,
-    USE_LABELS,
     AuditFilter,
     AuditFilterError,
     AuditForbidden,
@@ -29,7 +25,6 @@ from ragcore.audit.trail import (
     audit_page,
     audit_rows,
     can_read_audit,
-    count_rows,
     document_key,
     expire_audit_rows,
     expired_audit_rows,
@@ -40,16 +35,12 @@ from ragcore.audit.trail import (
 from ragcore.audit.usage import UnansweredGroup, Usage, usage
 
 __all__ = [
-    "AUDITOR_LABEL",
-    "AUDITOR_ROLE",
     "EVERY_ROW",
     "BOM",
     "HEADERS",
     "MAX_PAGE_SIZE",
-    "OUTCOME_ERROR",
     "OUTCOME_LABELS",
     "PAGE_SIZE",
-    "USE_LABELS",
     "AuditFilter",
     "AuditFilterError",
     "AuditForbidden",
@@ -63,10 +54,8 @@ __all__ = [
     "audit_page",
     "audit_rows",
     "can_read_audit",
-    "count_rows",
     "csv_chunks",
     "csv_filename",
-    "csv_values",
     "cut_notice",
     "document_key",
     "expire_audit_rows",

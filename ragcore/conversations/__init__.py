@@ -8,7 +8,7 @@ expire_conversations job). The answer itself is the answer service's: a conversa
 which question it is asked.
 """
 
-from ragcore.conversations.citations import citations_of, readable_history, turn_of
+from ragcore.conversations.citations import readable_history, turn_of
 from ragcore.conversations.export import FORMATS, MARKDOWN, PDF, ExportError, ExportFile
 from ragcore.conversations.models import (
     HIDDEN_ANSWER,
@@ -24,7 +24,7 @@ from ragcore.conversations.models import (
     Resolution,
     Turn,
 )
-from ragcore.conversations.resolver import CONDENSE_FAILED, is_language_model, resolve_follow_up
+from ragcore.conversations.resolver import CONDENSE_FAILED, resolve_follow_up
 from ragcore.conversations.rules import is_follow_up
 from ragcore.conversations.service import (
     LIST_LIMIT,
@@ -45,7 +45,6 @@ from ragcore.conversations.service import (
     prepare_turn,
     record_turn,
     rename_conversation,
-    title_of,
 )
 
 __all__ = [
@@ -75,7 +74,6 @@ __all__ = [
     "Resolution",
     "Turn",
     "ask_in_conversation",
-    "citations_of",
     "condenser",
     "delete_conversation",
     "expire_conversations",
@@ -83,13 +81,11 @@ __all__ = [
     "export_conversation",
     "get_conversation",
     "is_follow_up",
-    "is_language_model",
     "list_conversations",
     "prepare_turn",
     "readable_history",
     "record_turn",
     "rename_conversation",
     "resolve_follow_up",
-    "title_of",
     "turn_of",
 ]

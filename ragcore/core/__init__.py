@@ -33,7 +33,6 @@ from ragcore.core.models import (
     ADMIN_ROLE,
     CLOSEST_LEAD,
     FALLBACK_ANSWER,
-    LOCATOR_KINDS,
     LOCATOR_PAGE,
     LOCATOR_ROWS,
     LOCATOR_SECTION,
@@ -75,7 +74,6 @@ from ragcore.core.text import (
     respell_word_prefixes,
     sanitize,
     turkish_lower,
-    typed_without_turkish_letters,
     typed_words,
     words,
 )
@@ -117,7 +115,6 @@ __all__ = [
     "CLOSEST_LEAD",
     "Document",
     "FALLBACK_ANSWER",
-    "LOCATOR_KINDS",
     "LOCATOR_PAGE",
     "LOCATOR_ROWS",
     "LOCATOR_SECTION",
@@ -161,7 +158,6 @@ __all__ = [
     "STOPWORDS",
     "TOKENIZERS",
     "turkish_lower",
-    "typed_without_turkish_letters",
     "typed_words",
     "words",
 ]

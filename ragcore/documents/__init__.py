@@ -56,9 +56,7 @@ from ragcore.documents.formats import (
     KINDS_TEXT,
     MIME_TYPES,
     PDF,
-    PPTX,
     UPLOAD_EXTENSIONS,
-    XLSX,
     EncryptedExcel,
     EncryptedOffice,
     EncryptedPowerPoint,
@@ -86,7 +84,6 @@ from ragcore.documents.ingest import (
     check_upload,
     ingest_file,
     ingest_pdf,
-    low_disk_message,
     mark_ocr,
     read_upload,
     store_document,
@@ -105,7 +102,6 @@ from ragcore.documents.pdf import (
     NotAPdf,
     NoTextLayer,
     PdfError,
-    check_header,
     extract_pages,
     normalize_page_text,
 )
@@ -122,7 +118,6 @@ from ragcore.documents.sheets import (
     SheetText,
     chunk_sheets,
     extract_sheets,
-    rows_label,
 )
 from ragcore.documents.slides import (
     CorruptPowerPoint,
@@ -135,7 +130,6 @@ from ragcore.documents.slides import (
     SlideText,
     chunk_slides,
     extract_slides,
-    slide_label,
 )
 from ragcore.documents.source_pages import (
     WORD_HAS_NO_PAGES,
@@ -219,11 +213,9 @@ __all__ = [
     "OldOfficeFormat",
     "OldWordFormat",
     "PDF",
-    "PPTX",
     "UnsupportedFile",
     "UnusableFile",
     "UPLOAD_EXTENSIONS",
-    "XLSX",
     # ingest: Upload
     "check_free_space",
     "check_size",
@@ -235,7 +227,6 @@ __all__ = [
     "ingest_file",
     "ingest_pdf",
     "IngestError",
-    "low_disk_message",
     "mark_ocr",
     "read_upload",
     "store_document",
@@ -255,7 +246,6 @@ __all__ = [
     # page_images: The cited page as it looks, with the quoted passage marked
     "page_size_notes",
     # pdf: PDF bytes → normalised text per page
-    "check_header",
     "CorruptPdf",
     "EmptyFile",
     "extract_pages",
@@ -278,7 +268,6 @@ __all__ = [
     "ExcelWithDoctype",
     "extract_sheets",
     "MacroExcel",
-    "rows_label",
     "SheetLimits",
     "SheetText",
     # slides: PowerPoint
@@ -290,7 +279,6 @@ __all__ = [
     "PowerPointError",
     "PowerPointTooLarge",
     "PowerPointWithDoctype",
-    "slide_label",
     "SlideLimits",
     "SlideText",
     # source_pages: One page of a stored PDF, for the citation that points at it

@@ -8,7 +8,7 @@ vocabulary and the windows it reads.
 from ragcore.reader.model import MODEL_DIR, Reader, ReaderModelError, shipped_reader
 from ragcore.reader.passages import ReadWindow, chunk_passages
 from ragcore.reader.tokenizer import Batch, E5Tokenizer
-from ragcore.reader.weights import E5Weights, WeightsError, default_weights_path, load_weights
+from ragcore.reader.weights import E5Weights, WeightsError, load_weights
 
 __all__ = [
     "Batch",
@@ -20,7 +20,6 @@ __all__ = [
     "ReaderModelError",
     "WeightsError",
     "chunk_passages",
-    "default_weights_path",
     "load_weights",
     "shipped_reader",
 ]

@@ -36,7 +36,6 @@ from ragcore.retrieval.expansions import (
 from ragcore.retrieval.highlighting import COMMON_WORDS, MIN_TERM_CHARS, highlight_terms, question_terms
 from ragcore.retrieval.hybrid import (
     DENSE_CTE,
-    DENSE_WINDOWS_CTE,
     FUSION,
     LEXICAL_SQL,
     MEAN_IDF_SQL,
@@ -121,7 +120,6 @@ __all__ = [
     # hybrid: Role-scoped hybrid retrieval
     "default_dense_weight",
     "DENSE_CTE",
-    "DENSE_WINDOWS_CTE",
     "Evidence",
     "FUSION",
     "Fusion",
