@@ -160,13 +160,26 @@ def summarise(records: Sequence[dict]) -> dict[str, Any]:
             "follow_ups_typed": _group(follow_ups, "typed"),
             "follow_ups_standalone": _group(follow_ups, "standalone"),
             "subject_change_resolved": _group(by_kind[SUBJECT_CHANGE], "resolved"),
+            "subject_change_typed": _group(by_kind[SUBJECT_CHANGE], "typed"),
             "subject_change_standalone": _group(by_kind[SUBJECT_CHANGE], "standalone"),
         },
         "rewrites": {"follow_ups": len(follow_ups), "follow_ups_rewritten": sum(r["rewritten"] for r in follow_ups),
                      "subject_changes": len(by_kind[SUBJECT_CHANGE]),
                      "subject_changes_rewritten": sum(r["rewritten"] for r in by_kind[SUBJECT_CHANGE])},
         "target": target(follow_ups),
+        "subject_changes": subject_change_loss(by_kind[SUBJECT_CHANGE]),
     }
+
+
+def subject_change_loss(changes: Sequence[dict]) -> dict[str, Any]:
+    """What resolution costs a turn with its own subject: Recall@5 as resolved vs typed alone (the
+    right question for a turn that stands on its own), with the paired difference's bootstrap CI."""
+    resolved, typed = _recall(changes, "resolved"), _recall(changes, "typed")
+    if not resolved.size:
+        return {"metric": "recall@5", "n": 0}
+    lo, hi = metrics.bootstrap_ci(typed - resolved)
+    return {"metric": "recall@5", "resolved": float(resolved.mean()), "typed": float(typed.mean()),
+            "loss": float(typed.mean() - resolved.mean()), "loss_ci": [lo, hi], "n": int(resolved.size)}
 
 
 # --------------------------------------------------------------------------- the run
@@ -176,7 +189,7 @@ def run_conversations(db: Database, settings: Settings, conversations: Sequence[
                       documents: Sequence[CorpusDocument], embedder: object, out: Path,
                       progress: Progress | None = None, *, split: str = "",
                       make_generator: GeneratorFactory = default_generator_factory,
-                      namespace: str = NAMESPACE) -> dict[str, Any]:
+                      namespace: str = NAMESPACE, source: str = CONVERSATIONS_FILE.name) -> dict[str, Any]:
     """Index `documents`, walk every (conversation, role), write `out`/summary.json and
     cases.jsonl.gz; return the summary. `db` is the lab's (public) database; `embedder` the
     app's, behind the embedding cache."""
@@ -204,7 +217,7 @@ def run_conversations(db: Database, settings: Settings, conversations: Sequence[
     questions = [t.as_question() for c in conversations for t in c.turns]
     summary = {
         "kind": "conversations", "split": split,
-        "data": {"conversations_file": CONVERSATIONS_FILE.name, "sha256": fingerprint(conversations),
+        "data": {"conversations_file": source, "sha256": fingerprint(conversations),
                  "conversations": len(conversations), "cases": len(cases), "turns": len(records),
                  "documents": [d.as_dict() for d in documents]},
         "configuration": {"embedder": config.embedder, "mode": config.mode, "chunk_size": config.chunk_size,

@@ -67,10 +67,12 @@ def test_a_conversation_run_resolves_follow_ups_and_reports_them_apart(db, setti
     groups = summary["groups"]
     assert {name: g["turns"] for name, g in groups.items()} == {
         "first_turns": 2, "follow_ups_resolved": 1, "follow_ups_typed": 1, "follow_ups_standalone": 1,
-        "subject_change_resolved": 1, "subject_change_standalone": 1}
+        "subject_change_resolved": 1, "subject_change_typed": 1, "subject_change_standalone": 1}
     assert set(groups["first_turns"]["retrieval"]) >= {"recall@5", "ndcg@10"}
     assert groups["first_turns"]["first_read"]["n"] == 2
     assert summary["target"]["n"] == 1 and summary["target"]["limit"] == 0.05
+    # what resolution costs a turn with its own subject: resolved vs typed alone
+    assert summary["subject_changes"]["n"] == groups["subject_change_resolved"]["answerable"]
 
     records = {r["id"]: r for r in load_cases(tmp_path / "run")}
     assert [records[i]["kind"] for i in ("k1.1", "k1.2", "k2.1", "k2.2")] == [FIRST, FOLLOW_UP, FIRST,

@@ -122,6 +122,34 @@ def test_a_short_question_with_words_of_its_own_leans_on_the_conversation(questi
 
 
 @pytest.mark.parametrize("question", [
+    # a pointing word after the question's own context points into the question (round 17's topic
+    # switches: the rules of round 16 dragged the earlier subject into such everyday questions)
+    "Depoda raflar çöktü, bir işçi yaralandı. Bu olay iş kazası sayılır mı?",
+    "Vardiya amirim fazla mesai ücretimi ödemedi, bunun için nereye başvurabilirim?",
+    "Gece vardiyasında çalışan hamile işçiler için aynı kurallar geçerli mi?",
+    # a question particle typed glued to the last word is a question, not a fragment
+    "Şantiyede baret takmayan işçiye işveren ceza kesebilirmi",
+    "Deneme süresinde işten çıkarılan işçi ihbar tazminatı alabilirmiyim?",
+])
+def test_a_standalone_question_with_its_own_context_stays_as_typed(question) -> None:
+    assert not is_follow_up(question)
+    resolution = resolve_follow_up([FIRST], question)
+    assert not resolution.rewritten and resolution.question == question
+
+
+def test_a_pointing_word_up_front_or_a_fragment_still_leans_on_the_conversation() -> None:
+    """The other side of the case above: the same kinds of question with the pointing word before
+    any context of their own, or with no question word or particle, are follow-ups."""
+    leaning = ["bunu işverene kime bildirmem lazım?", "O sürede işçiye ücret ödenmesi gerekir mi, prim yatırılır mı?",
+               "Aynı durumda babaya da ücretsiz izin verilmesi zorunlu mudur?",
+               "işçi kendi isteğiyle ayrılırsa tazminat ödemesi yine"]
+    standing = ["Depoda raflar çöktü, bir işçi yaralandı. Bu olay iş kazası sayılır mı?",
+                "Şantiyede baret takmayan işçiye işveren ceza kesebilirmi"]
+    assert [is_follow_up(q) for q in leaning + standing] == [True] * len(leaning) + [False] * len(standing)
+    assert all("(hamileyim doğum izni hafta)" in _understood([FIRST], q) for q in leaning)
+
+
+@pytest.mark.parametrize("question", [
     "Alakasız ama, yıllık izin?",
     "Başka bir konuda: fazla mesai?",
     "baska bir konu, kidem tazminati?",
