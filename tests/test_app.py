@@ -446,6 +446,24 @@ def test_queued_upload_without_a_worker_can_be_cancelled_and_survives_restart(
     assert not jobs.staged_path(context._app_context().settings, job.id).exists()
 
 
+def test_review_queue_names_an_admin_made_role_by_its_label(app_env: Path, db: Database) -> None:
+    """The queue says who asked with the roles registry's labels, a role an admin made included."""
+    from ragcore.access import create_role
+    from ragcore.answer import questions
+    from ragcore.core import STATUS_NEEDS_REVIEW
+
+    create_role(db, "bakim", "Bakım ekibi")
+    asker = users.create_user(db, "ayse", ["bakim", "isg"], "ayse-parola-1")
+    questions.insert_question(db, questions.question_record(
+        asker, "Vardiya devri nasil yapilir?", answer=None, status=STATUS_NEEDS_REVIEW, generator=None, llm_called=False))
+    admin = login(new_app(), "admin", ADMIN_PASSWORD)
+    admin.switch_page("pages/review.py").run()
+    assert not admin.exception
+    shown = texts(admin)
+    assert "soran roller: Bakım ekibi + İş sağlığı ve güvenliği" in shown, shown  # not "bakim+isg"
+    assert "ayse (Bakım ekibi + İş sağlığı ve güvenliği)" in shown, shown
+
+
 def test_review_queue_upload_resolves_the_item_through_a_job(app_env: Path, db: Database) -> None:
     from ragcore.answer import questions
     from ragcore.core import STATUS_NEEDS_REVIEW

@@ -15,10 +15,11 @@ same background job as the Dokümanlar page; while it runs, the group says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import streamlit as st
 
+from ragcore.access import role_labels
 from ragcore.answer import GroupedQueue, ReviewGroup
 from ragcore.core import (
     OUTCOME_CLOSEST,
@@ -27,7 +28,6 @@ from ragcore.core import (
     User,
     format_date_time,
     format_integer,
-    reader_members,
 )
 from ragcore.documents import KINDS_TEXT, UPLOAD_EXTENSIONS
 from ui.context import AppContext
@@ -36,6 +36,7 @@ from ui.markdown import escape_answer, escape_markdown
 from ui.review_gold import render_gold_control
 from ui.upload import (
     confirm_wide_access,
+    reader_label,
     revision_elsewhere,
     role_picker,
     upload_document,
@@ -60,8 +61,9 @@ def review_reason(item) -> str:
     return "Cevap bulunamadı"
 
 
-def group_summary(group: ReviewGroup) -> str:
-    """"3 kez soruldu · 👎 1 · ilk 05.12.2026 10:02, son 05.12.2026 12:40 · soranlar: İSG, Tüm personel"."""
+def group_summary(group: ReviewGroup, labels: Mapping[str, str] = ROLE_LABELS) -> str:
+    """"3 kez soruldu · 👎 1 · ilk 05.12.2026 10:02, son 05.12.2026 12:40 · soranlar: İSG, Tüm personel"
+    (`labels`: the roles registry's names, so a role an admin made reads by its label)."""
     parts = [f"{format_integer(group.count)} kez soruldu" if group.count > 1 else "1 kez soruldu"]
     if group.rated_down:
         parts.append(f"👎 {format_integer(group.rated_down)}")
@@ -69,7 +71,7 @@ def group_summary(group: ReviewGroup) -> str:
         parts.append(f"ilk {format_date_time(group.first_at)}, son {format_date_time(group.last_at)}")
     else:
         parts.append(format_date_time(group.last_at))
-    parts.append("soran roller: " + ", ".join(ROLE_LABELS.get(r, r) for r in group.roles))
+    parts.append("soran roller: " + ", ".join(reader_label(reader, labels) for reader in group.roles))
     return " · ".join(parts)
 
 
@@ -122,15 +124,16 @@ def _group_card(ctx: AppContext, admin: User, group: ReviewGroup, pending: dict,
     item = group.newest  # the group's widgets are keyed by it
     with st.container(border=True):
         st.markdown(f"**{escape_markdown(group.question)}**")
-        st.caption(escape_markdown(group_summary(group)))
+        labels = role_labels(ctx.db)
+        st.caption(escape_markdown(group_summary(group, labels)))
         st.caption(escape_markdown(group_reasons(group)))
         if details:
             with st.expander(escape_markdown(f"Soruluşlar ({group.count})") if group.count > 1 else "Ayrıntılar"):
                 for asked in group.items:
-                    _asking(asked)
+                    _asking(asked, labels)
         else:
             for asked in group.items:
-                st.caption(escape_markdown(_asking_header(asked)))
+                st.caption(escape_markdown(_asking_header(asked, labels)))
         job = next((pending[i] for i in group.ids if i in pending), None)
         if job is not None:
             st.info(escape_markdown(f"Yüklenen doküman işleniyor (“{job_subject(job)}”); tamamlanınca bu soru "
@@ -144,14 +147,14 @@ def _group_card(ctx: AppContext, admin: User, group: ReviewGroup, pending: dict,
             _expansion_control(ctx, admin, group, _flash)
 
 
-def _asking_header(item) -> str:
-    return (f"{review_reason(item)} · {item.username} ({' + '.join(ROLE_LABELS.get(r, r) for r in reader_members(item.role))}) · "
+def _asking_header(item, labels: Mapping[str, str]) -> str:
+    return (f"{review_reason(item)} · {item.username} ({reader_label(item.role, labels)}) · "
             f"{format_date_time(item.created_at)}")
 
 
-def _asking(item) -> None:
+def _asking(item, labels: Mapping[str, str]) -> None:
     """One asking of the question: who, when, why, what they were shown, their comment."""
-    st.caption(escape_markdown(_asking_header(item)))
+    st.caption(escape_markdown(_asking_header(item, labels)))
     st.markdown(f"**Soru:** {escape_markdown(item.question)}")
     if item.outcome == OUTCOME_CLOSEST and item.sources:
         st.markdown("*Gösterilen en yakın parçalar:*")

@@ -23,6 +23,7 @@ from ui.context import AppContext, get_embedder
 from ui.markdown import escape_markdown
 from ui.sources import passage_text, render_source, source_label
 from ui.technical import technical_expander
+from ui.upload import reader_label
 
 log = logging.getLogger("dayanak.app")
 
@@ -61,10 +62,6 @@ class SearchView:
 
 
 
-def _reader_label(names: dict[str, str], reader: str) -> str:
-    """A role's Turkish name, or a user's several roles' names joined ("İSG + Üretim")."""
-    return " + ".join(names.get(role, role) for role in reader_members(reader))
-
 def render_search_page(ctx: AppContext, user: User) -> None:
     st.title("Kaynak arama")
     st.caption("Yalnızca arama: model çağrılmaz, soru kaydedilmez. Sohbetin bu soruya ne yapacağını ve hangi "
@@ -78,7 +75,7 @@ def render_search_page(ctx: AppContext, user: User) -> None:
         k = cols[1].number_input("Sonuç sayısı", min_value=1, max_value=50, value=10, key="search_k")
         names = role_labels(ctx.db)
         roles = tuple(names) if user.is_admin else (user.reader,)
-        role = cols[2].selectbox("Rol gözüyle", roles, format_func=lambda r: _reader_label(names, r),
+        role = cols[2].selectbox("Rol gözüyle", roles, format_func=lambda r: reader_label(r, names),
                                  key="search_role", help="Yönetici, başka bir rolün neleri göreceğini deneyebilir.")
         submitted = st.form_submit_button("Ara", type="primary", icon=":material/search:")
     if submitted:
@@ -152,7 +149,7 @@ def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
     from ragcore.retrieval import decide, model_for
 
     decision = decide(view.result, model_for(view.embedder_name), view.threshold)
-    render_decision(decision.outcome, [h.source for h in view.result.hits], view.role)
+    render_decision(decision.outcome, [h.source for h in view.result.hits], view.role, role_labels(ctx.db))
     render_query_repairs(view.result.extra)
     if view.result.hits:
         st.markdown("**Bulunan kaynaklar**")
@@ -163,14 +160,14 @@ def render_results(ctx: AppContext, user: User, view: SearchView) -> None:
     _technical(view, decision.probability)
 
 
-def render_decision(outcome: str, sources: list, role: str) -> None:
+def render_decision(outcome: str, sources: list, role: str, names: dict[str, str] = ROLE_LABELS) -> None:
     """"Sohbet bu soruyu cevaplar" with the source it would stand on and that passage's opening,
     or what it does instead (the closest passages, or "dokümanlarda yok")."""
     from ragcore.answer import CLOSEST_PASSAGES
     from ragcore.retrieval import ANSWER, CLOSEST
 
     several = len(reader_members(role)) > 1
-    eyes = f" ({_reader_label(ROLE_LABELS, role)} {'rollerinin' if several else 'rolünün'} gözüyle)"
+    eyes = f" ({reader_label(role, names)} {'rollerinin' if several else 'rolünün'} gözüyle)"
     if outcome == ANSWER and sources:
         top = sources[0]
         st.success(escape_markdown(f"Sohbet bu soruyu cevaplar{eyes}. Dayanağı: {source_label(top)}."),

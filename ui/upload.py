@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ragcore.core import ROLE_LABELS, ROLES, Document, User
+from ragcore.core import ROLE_LABELS, ROLES, Document, User, reader_members
 from ragcore.documents import KINDS_TEXT, UPLOAD_EXTENSIONS
 from ui.context import AppContext
 from ui.markdown import escape_markdown
@@ -147,6 +147,11 @@ def stored_roles(choice: Sequence[str], names: Sequence[str] = ROLES) -> list[st
 
 def role_label(role: str, labels: Mapping[str, str] = ROLE_LABELS) -> str:
     return EVERYONE_LABEL if role == EVERYONE else labels.get(role, role)
+
+
+def reader_label(reader: str, labels: Mapping[str, str] = ROLE_LABELS) -> str:
+    """A reader key's roles by their labels: "isg+uretim" → "İş sağlığı ve güvenliği + Üretim"."""
+    return " + ".join(labels.get(role, role) for role in reader_members(reader))
 
 
 def roles_text(roles: Sequence[str], labels: Mapping[str, str] = ROLE_LABELS) -> str:
