@@ -189,6 +189,8 @@ def test_doctor_settings_lists_every_setting_and_never_a_secret(tmp_path):
         assert f" {name} = " in text.stdout
     assert "* TOP_K = 7  (varsayılan: 5)\n      cevaba verilen kaynak sayısı" in text.stdout
     assert "  CHUNK_SIZE = 1000\n      hedef parça boyu (karakter)" in text.stdout
+    assert "  OPENAI_BASE_URL = (boş)\n" in text.stdout and "(unset)" not in text.stdout  # Turkish throughout
+    assert rows["OPENAI_BASE_URL"]["value"] == "(unset)"  # the JSON keeps the docs' words
 
 
 def test_doctor_settings_table_is_the_configuration_doc_table():

@@ -137,13 +137,21 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if report.database_ok and not report.reader_error else 1
 
 
+# The docs' words for a value that is not one, in the Turkish listing (the JSON keeps the docs' words).
+_SHOWN_IN_TURKISH = {"(unset)": "(boş)", "(generated)": "(ilk açılışta üretilir)", "(calibrated)": "(ayarlanmış)",
+                     "(model default)": "(modelin varsayılanı)", "(anonymous)": "(anonim)", "(system)": "(sistemin)"}
+
+
 def _settings_text(rows: list[dict], *, english: bool) -> str:
     """One setting per two lines: `NAME = value` (a * where it differs from the default), its help."""
+    def shown(text: str) -> str:
+        return text if english else _SHOWN_IN_TURKISH.get(text, text)
+
     lines = ["Ayarlar: ortam değişkeni = şimdiki değer (* varsayılandan farklı; gizli değerler *** ile)"
              if not english else "Settings: variable = current value (* differs from the default; secrets as ***)"]
     for row in rows:
-        default = f"  ({'default' if english else 'varsayılan'}: {row['default']})" if row["changed"] else ""
-        lines.append(f"{'*' if row['changed'] else ' '} {row['name']} = {row['value']}{default}")
+        default = f"  ({'default' if english else 'varsayılan'}: {shown(row['default'])})" if row["changed"] else ""
+        lines.append(f"{'*' if row['changed'] else ' '} {row['name']} = {shown(row['value'])}{default}")
         lines.append(f"      {row['help_en'] if english else row['help_tr']}")
     return "\n".join(lines)
 
