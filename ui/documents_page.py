@@ -18,7 +18,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ragcore.access import role_labels as role_labels
+from ragcore.access import role_labels
 from ragcore.core import Document, User, format_integer
 from ragcore.documents import (
     KINDS_TEXT,

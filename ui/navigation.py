@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 import streamlit as st
 import streamlit_authenticator as stauth
 
-from ragcore.access import role_labels as role_labels
+from ragcore.access import role_labels
 from ragcore.core import User, reader_members
 from ui import auth
 from ui.context import AppContext

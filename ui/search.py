@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from ragcore.access import role_labels as role_labels
+from ragcore.access import role_labels
 from ragcore.core import ROLE_LABELS, User, format_integer, format_milliseconds, format_number, reader_members
 from ragcore.retrieval import Retrieval, Threshold
 from ui import labels
