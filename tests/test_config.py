@@ -191,3 +191,15 @@ def test_direct_construction_ignores_the_environment(monkeypatch):
     """`Settings(...)` is the declared defaults (tests build isolated settings); only from_env reads."""
     monkeypatch.setenv("TOP_K", "9")
     assert Settings().top_k == 5 and Settings.from_env(dotenv=None).top_k == 9
+
+
+def test_every_shown_default_has_its_turkish_words():
+    """`doctor --settings` in Turkish says "(boş)" for the docs' "(unset)", and so for every "(…)"
+    a declaration shows as its default: a new one without Turkish words fails here."""
+    from ragcore.core import shown_in_turkish
+
+    declarations = Settings.declarations()
+    another_setting = {f"({s.name})" for s in declarations}  # "(LDAP_USER_BASE_DN)": a name, the same in Turkish
+    shown = {s.default for s in declarations if not s.literal and s.default.startswith("(")} | {"(unset)"}
+    untranslated = sorted(words for words in shown - another_setting if shown_in_turkish(words) == words)
+    assert len(shown - another_setting) >= 5 and untranslated == []

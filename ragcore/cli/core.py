@@ -21,7 +21,7 @@ from ragcore.access import (
     set_roles,
 )
 from ragcore.cli.common import CommandError, add_json_flag, emit, open_db
-from ragcore.core import Settings
+from ragcore.core import Settings, shown_in_turkish
 from ragcore.ops import quick_check, run_checks
 
 
@@ -137,15 +137,10 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if report.database_ok and not report.reader_error else 1
 
 
-# The docs' words for a value that is not one, in the Turkish listing (the JSON keeps the docs' words).
-_SHOWN_IN_TURKISH = {"(unset)": "(boş)", "(generated)": "(ilk açılışta üretilir)", "(calibrated)": "(ayarlanmış)",
-                     "(model default)": "(modelin varsayılanı)", "(anonymous)": "(anonim)", "(system)": "(sistemin)"}
-
-
 def _settings_text(rows: list[dict], *, english: bool) -> str:
     """One setting per two lines: `NAME = value` (a * where it differs from the default), its help."""
     def shown(text: str) -> str:
-        return text if english else _SHOWN_IN_TURKISH.get(text, text)
+        return text if english else shown_in_turkish(text)
 
     lines = ["Ayarlar: ortam değişkeni = şimdiki değer (* varsayılandan farklı; gizli değerler *** ile)"
              if not english else "Settings: variable = current value (* differs from the default; secrets as ***)"]

@@ -9,6 +9,7 @@ from ragcore.core.config import (
     SETTINGS_DOC,
     Settings,
     SettingsError,
+    shown_in_turkish,
 )
 from ragcore.core.disk import DiskSpace, disk_space
 from ragcore.core.files import PRIVATE_DIR as PRIVATE_DIR_MODE
@@ -84,6 +85,7 @@ __all__ = [
     "ROLE_LABELS",
     "ROLES",
     "Settings",
+    "shown_in_turkish",
     "SETTINGS_DOC",
     "SettingsError",
     # disk: Free disk space where Dayanak writes

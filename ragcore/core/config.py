@@ -108,6 +108,17 @@ def shown_value(value: Any, *, secret: bool) -> str:
     return _without_password(str(value))
 
 
+# The docs' words for a value that is not one ("(unset)", a declaration's `shown`), as the Turkish
+# listing of `doctor --settings` says them; a test checks every declared one has its Turkish.
+SHOWN_IN_TURKISH = {"(unset)": "(boş)", "(generated)": "(ilk açılışta üretilir)", "(calibrated)": "(ayarlanmış)",
+                    "(model default)": "(modelin varsayılanı)", "(anonymous)": "(anonim)", "(system)": "(sistemin)"}
+
+
+def shown_in_turkish(shown: str) -> str:
+    """A shown value or default in Turkish: the docs' "(…)" words translated, a value as it is."""
+    return SHOWN_IN_TURKISH.get(shown, shown)
+
+
 def _without_password(text: str) -> str:
     """A URL's password (`postgresql://user:pw@host/db`, or libpq's `password=pw`) as ***: a
     database URL is not declared secret, but the password inside it is one."""
