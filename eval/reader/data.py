@@ -16,9 +16,12 @@ without the asked fact, 0 elsewhere):
 A share of the everyday train half (`CALIBRATION_SHARE`, by question, fixed seed) is held back
 from training: the reader's holdout curve and its answer/closest/refuse cuts are read on it,
 questions the model never saw. The dev half and the paraphrase set are never read here.
-Hard negatives come from BM25 over the windows (rank-bm25), not from the app's
-retrieval, so building the pairs needs no database and no embedding; they are scored on the
-app's lexical tokens (five-letter prefixes).
+Hard negatives of the law questions are what the app's hybrid retrieval would put before the
+reader: BM25 over the windows (rank-bm25, on the app's lexical tokens, five-letter prefixes)
+fused by reciprocal rank with e5's cosine (the app's default embedder), so building the pairs
+needs no database. (Round 13's pairs took BM25 alone, `lexical_only=True`: the model then scored
+much like lexical overlap.) A gold article's windows without the asked fact are capped at
+`PARTIALS` per question, the ones retrieval puts first.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ TQUAD_QUESTIONS = 3500  # sampled from TQuAD train (of ~8,000): the laws should 
 TQUAD_HOLDOUT = 300
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 150  # the app's defaults: the reader reads the app's chunks
 HARD_NEGATIVES = 8
+PARTIALS = 4  # a gold article's windows without the fact, per question (the hybrid pairs only)
+RRF_K = 60  # reciprocal-rank fusion of the lexical and dense orders (as in retrieval's RRF mode)
 lexical_tokens = get_tokenizer("prefix5")  # the app's own lexical tokens (its BM25 leg)
 PARTIAL = 0.25
 
@@ -97,27 +102,58 @@ class _Lexical:
         return sorted(pool, key=lambda i: -scores[i])
 
 
+class _Hybrid:
+    """BM25 and e5's cosine over the same texts, fused by reciprocal rank: the order the app's
+    hybrid retrieval approximately gives, without a database."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        from ragcore.embed import E5Embedder  # the app's default embedder; only the pair builder needs it
+
+        self._lexical = _Lexical(texts)
+        self._embedder = E5Embedder()
+        self._vectors = self._embedder.embed_passages(list(texts))
+
+    def ranked(self, question: str, allowed: Sequence[int] | None = None) -> list[int]:
+        pool = list(range(len(self._vectors))) if allowed is None else list(allowed)
+        lexical = self._lexical.ranked(question, pool)
+        cosines = self._vectors[pool] @ self._embedder.embed_queries([question])[0]
+        dense = [pool[j] for j in sorted(range(len(pool)), key=lambda j: -cosines[j])]
+        fused: dict[int, float] = {}
+        for order in (lexical, dense):
+            for rank, i in enumerate(order):
+                fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank + 1)
+        return sorted(pool, key=lambda i: -fused[i])
+
+
 def _gold_windows(question: GoldQuestion, windows: Sequence[LawWindow]) -> list[int]:
     wanted = {(e.document, e.article) for e in question.expected}
     return [i for i, w in enumerate(windows) if (w.document, w.article) in wanted]
 
 
-def everyday_pairs(questions: Sequence[GoldQuestion], windows: Sequence[LawWindow], lexical: _Lexical,
-                   source: str) -> Iterator[Pair]:
+def everyday_pairs(questions: Sequence[GoldQuestion], windows: Sequence[LawWindow], lexical: _Lexical | _Hybrid,
+                   source: str, *, negatives: int = HARD_NEGATIVES, partials: int | None = None) -> Iterator[Pair]:
+    """`partials`: keep at most that many of a gold article's windows without the fact (None: all)."""
     for q in questions:
         readable = [i for i, w in enumerate(windows) if "admin" in q.roles or set(q.roles) & set(w.roles)]
         gold = set(_gold_windows(q, windows)) if q.answerable else set()
-        for i in sorted(gold):
+        ranked = lexical.ranked(q.question, readable)
+        position = {i: n for n, i in enumerate(ranked)}
+        kept_partials = 0
+        for i in sorted(gold, key=lambda i: (position.get(i, len(ranked)), i)) if partials is not None else sorted(gold):
             carries = bool(q.key_facts) and all(exact_match(f, windows[i].window.text) for f in q.key_facts)
+            if not carries and partials is not None:
+                if kept_partials >= partials:
+                    continue
+                kept_partials += 1
             yield Pair(q.question, windows[i].window.context, 1.0 if carries else PARTIAL, source, q.id)
         gold_articles = {(windows[i].document, windows[i].article) for i in gold}
-        negatives = [i for i in lexical.ranked(q.question, readable)
-                     if (windows[i].document, windows[i].article) not in gold_articles][:HARD_NEGATIVES]
-        for i in negatives:
+        negatives_of = [i for i in ranked if (windows[i].document, windows[i].article) not in gold_articles][:negatives]
+
+        for i in negatives_of:
             yield Pair(q.question, windows[i].window.context, 0.0, source, q.id)
 
 
-def heading_pairs(windows: Sequence[LawWindow], lexical: _Lexical, rng: random.Random, limit: int) -> Iterator[Pair]:
+def heading_pairs(windows: Sequence[LawWindow], lexical: _Lexical | _Hybrid, rng: random.Random, limit: int) -> Iterator[Pair]:
     """Each article's heading as a question (only chunks that print a heading)."""
     firsts: dict[tuple[str, str | None], list[int]] = {}
     for i, w in enumerate(windows):
@@ -199,16 +235,19 @@ class PairSets:
 
 
 def build_pairs(documents_dir: Path, tquad_dir: Path, *, tquad_questions: int = TQUAD_QUESTIONS,
-                headings: int = 400) -> PairSets:
+                headings: int = 400, lexical_only: bool = False) -> PairSets:
+    """`lexical_only`: round 13's pairs (BM25 negatives, every partial window)."""
     rng = random.Random(SEED)
     windows = law_windows(documents_dir)
-    lexical = _Lexical([w.window.context for w in windows])
+    texts = [w.window.context for w in windows]
+    ranker = _Lexical(texts) if lexical_only else _Hybrid(texts)
+    shape = {} if lexical_only else {"negatives": HARD_NEGATIVES + 2, "partials": PARTIALS}
     trained, held = calibration_split(everyday_split()[TRAIN])
-    train = list(everyday_pairs(trained, windows, lexical, "everyday"))
-    train += list(everyday_pairs(extra_questions(), windows, lexical, "extra"))
-    train += list(heading_pairs(windows, lexical, rng, headings))
+    train = list(everyday_pairs(trained, windows, ranker, "everyday", **shape))
+    train += list(everyday_pairs(extra_questions(), windows, ranker, "extra", **shape))
+    train += list(heading_pairs(windows, ranker, rng, headings))
     train += list(tquad_pairs(tquad_dir, random.Random(SEED), tquad_questions, skip=TQUAD_HOLDOUT))
-    holdout = list(everyday_pairs(held, windows, lexical, "everyday"))
+    holdout = list(everyday_pairs(held, windows, ranker, "everyday", **shape))
     holdout += list(tquad_pairs(tquad_dir, random.Random(SEED), TQUAD_HOLDOUT))
     return PairSets(train, holdout, [q.id for q in held])
 

@@ -40,6 +40,46 @@ class TrainConfig:
     eval_every: int = 250
     threads: int = 2
     bf16: bool = True
+    listwise: float = 0.0  # > 0: batches are whole questions, and a softmax over each question's pairs is added
+
+
+def question_batches(pairs: Sequence[Pair], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Pair indexes packed question by question (a question's pairs never split), in a shuffled
+    question order, each batch closed once it holds `batch_size` pairs or more. A question whose
+    pairs appear twice (upweighted) is packed as two copies."""
+    members: dict[str, list[int]] = defaultdict(list)
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    for i, p in enumerate(pairs):
+        copy = seen[(p.qid, p.context)]
+        seen[(p.qid, p.context)] += 1
+        members[f"{p.qid}#{copy}"].append(i)
+    order = sorted(members)
+    rng.shuffle(order)
+    batches, current = [], []
+    for key in order:
+        current += members[key]
+        if len(current) >= batch_size:
+            batches.append(current)
+            current = []
+    if current:
+        batches.append(current)
+    return batches
+
+
+def listwise_loss(logits: torch.Tensor, batch: Sequence[Pair]) -> torch.Tensor:
+    """Mean over the batch's questions that have an answering pair: the cross-entropy between the
+    softmax of the question's logits and its labels normalised to sum to one."""
+    rows: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(batch):
+        rows[p.qid].append(i)
+    losses = []
+    for members in rows.values():
+        labels = torch.tensor([batch[i].label for i in members], dtype=torch.float32)
+        if len(members) < 2 or not bool((labels == 1.0).any()):
+            continue
+        target = labels / labels.sum()
+        losses.append(-(target * torch.log_softmax(logits[members], dim=0)).sum())
+    return torch.stack(losses).mean() if losses else logits.sum() * 0.0
 
 
 def batch_tensors(weights: E5Weights, tokenizer: E5Tokenizer, pairs: Sequence[Pair],
@@ -90,9 +130,30 @@ def holdout_metrics(pairs: Sequence[Pair], logits: np.ndarray) -> dict[str, floa
     return metrics
 
 
+def _batches(pairs: Sequence[Pair], config: TrainConfig, rng: random.Random) -> list[list[int]]:
+    """Every step's pair indexes: shuffled pairs (round 13), or whole questions when the
+    listwise loss is on, for `config.epochs` passes."""
+    if config.listwise > 0:
+        passes = [question_batches(pairs, config.batch_size, rng) for _ in range(math.ceil(config.epochs))]
+        every = [batch for one in passes for batch in one]
+        return every[:math.ceil(config.epochs * len(passes[0]))]
+    steps = math.ceil(len(pairs) * config.epochs / config.batch_size)
+    order: list[int] = []
+    out = []
+    for _ in range(steps):
+        if len(order) < config.batch_size:
+            fresh = list(range(len(pairs)))
+            rng.shuffle(fresh)
+            order += fresh
+        out.append(order[:config.batch_size])
+        order = order[config.batch_size:]
+    return out
+
+
 def train(train_pairs: list[Pair], holdout: list[Pair], out: Path, config: TrainConfig,
-          data_card: dict, limit_steps: int | None = None) -> dict:
-    """Train, write `network.pt` and `train_card.json` into `out`, return the card."""
+          data_card: dict, limit_steps: int | None = None, init: Path | None = None) -> dict:
+    """Train, write `network.pt` and `train_card.json` into `out`, return the card. `init`: a
+    folder of an earlier run whose weights to continue from (default: e5's, with a fresh head)."""
     out.mkdir(parents=True, exist_ok=True)
     card = {"kind": "reader-train", "config": asdict(config), "data": data_card, **provenance(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
@@ -102,7 +163,10 @@ def train(train_pairs: list[Pair], holdout: list[Pair], out: Path, config: Train
     weights = load_weights()
     tokenizer = E5Tokenizer(weights)
     net = from_e5(weights, config.seed)
-    steps = math.ceil(len(train_pairs) * config.epochs / config.batch_size)
+    if init is not None:
+        net.load_state_dict(torch.load(init / "network.pt", weights_only=True))
+    batches = _batches(train_pairs, config, rng)
+    steps = len(batches)
     if limit_steps is not None:
         steps = min(steps, limit_steps)
     decay = [p for n, p in net.named_parameters() if p.ndim >= 2 and n != "position"]
@@ -114,22 +178,18 @@ def train(train_pairs: list[Pair], holdout: list[Pair], out: Path, config: Train
         optimizer, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
     loss_fn = torch.nn.BCEWithLogitsLoss()
     curve = [{"step": 0, **holdout_metrics(holdout, score(net, weights, tokenizer, holdout, config))}]
-    order: list[int] = []
     started = time.perf_counter()
     losses: list[float] = []
     bar = tqdm(range(steps), desc="reader train", unit="step")
     for step in bar:
-        if len(order) < config.batch_size:
-            fresh = list(range(len(train_pairs)))
-            rng.shuffle(fresh)
-            order += fresh
-        chunk, order = order[:config.batch_size], order[config.batch_size:]
-        batch = [train_pairs[i] for i in chunk]
+        batch = [train_pairs[i] for i in batches[step]]
         embeds, mask = batch_tensors(weights, tokenizer, batch, config.max_length)
         labels = torch.tensor([p.label for p in batch], dtype=torch.float32)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
             logits = net(embeds, mask)
         loss = loss_fn(logits.float(), labels)
+        if config.listwise > 0:
+            loss = loss + config.listwise * listwise_loss(logits.float(), batch)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
