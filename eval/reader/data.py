@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -200,6 +201,29 @@ def tquad_pairs(tquad_dir: Path, rng: random.Random, count: int, skip: int = 0) 
         yield Pair(q.question, windows[first].context, 1.0, "tquad", q.qid)
         for i in holding:
             yield Pair(q.question, windows[i].context, 0.0, "tquad", q.qid)
+
+
+def question_batches(pairs: Sequence[Pair], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Pair indexes packed question by question (a question's pairs never split), in a shuffled
+    question order, each batch closed once it holds `batch_size` pairs or more. A question whose
+    pairs appear twice (upweighted) is packed as two copies."""
+    members: dict[str, list[int]] = defaultdict(list)
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    for i, p in enumerate(pairs):
+        copy = seen[(p.qid, p.context)]
+        seen[(p.qid, p.context)] += 1
+        members[f"{p.qid}#{copy}"].append(i)
+    order = sorted(members)
+    rng.shuffle(order)
+    batches, current = [], []
+    for key in order:
+        current += members[key]
+        if len(current) >= batch_size:
+            batches.append(current)
+            current = []
+    if current:
+        batches.append(current)
+    return batches
 
 
 def calibration_split(questions: Sequence[GoldQuestion], share: float = CALIBRATION_SHARE,

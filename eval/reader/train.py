@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from eval.reader.data import Pair
+from eval.reader.data import Pair, question_batches
 from eval.reader.network import ReaderNetwork, from_e5
 from eval.report import provenance
 from ragcore.reader import E5Tokenizer, E5Weights, load_weights
@@ -41,29 +41,6 @@ class TrainConfig:
     threads: int = 2
     bf16: bool = True
     listwise: float = 0.0  # > 0: batches are whole questions, and a softmax over each question's pairs is added
-
-
-def question_batches(pairs: Sequence[Pair], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Pair indexes packed question by question (a question's pairs never split), in a shuffled
-    question order, each batch closed once it holds `batch_size` pairs or more. A question whose
-    pairs appear twice (upweighted) is packed as two copies."""
-    members: dict[str, list[int]] = defaultdict(list)
-    seen: dict[tuple[str, str], int] = defaultdict(int)
-    for i, p in enumerate(pairs):
-        copy = seen[(p.qid, p.context)]
-        seen[(p.qid, p.context)] += 1
-        members[f"{p.qid}#{copy}"].append(i)
-    order = sorted(members)
-    rng.shuffle(order)
-    batches, current = [], []
-    for key in order:
-        current += members[key]
-        if len(current) >= batch_size:
-            batches.append(current)
-            current = []
-    if current:
-        batches.append(current)
-    return batches
 
 
 def listwise_loss(logits: torch.Tensor, batch: Sequence[Pair]) -> torch.Tensor:
