@@ -940,3 +940,23 @@ def test_a_context_that_opens_its_own_pool_opens_the_replica_too(db, settings, p
         replica.close()
     injected = ApiContext(settings.replace(database_read_url=pg_url), db=db)  # tests: no pool of its own
     assert injected.retrieval_database() is db
+
+
+def test_roles_lists_every_role_for_an_admin_and_only_their_own_for_anyone_else(api) -> None:
+    """GET /v1/roles: what `roles` of an upload may name. An admin sees a role made after start
+    with its label; a user of two roles sees those two alone; no token is a 401."""
+    from ragcore.access import create_role
+
+    create_role(api.db, "bakim", "Bakım ekibi", "Bakım talimatları")
+    admin = person(api.db, "yonetici", "admin")
+    listed = api.client.get("/v1/roles", headers=bearer(admin)).json()["roles"]
+    names = [r["name"] for r in listed]
+    assert names[:6] == ["admin", "isg", "ik", "uretim", "personel", "denetci"] and "bakim" in names
+    assert next(r for r in listed if r["name"] == "bakim") == {
+        "name": "bakim", "label": "Bakım ekibi", "description": "Bakım talimatları", "builtin": False}
+    assert {r["name"] for r in listed if r["builtin"]} == {"admin", "denetci"}
+    both = person(api.db, "ayse", "isg")
+    users.set_roles(api.db, "ayse", ["isg", "bakim"])
+    mine = api.client.get("/v1/roles", headers=bearer(both)).json()["roles"]
+    assert sorted(r["name"] for r in mine) == ["bakim", "isg"]
+    assert api.client.get("/v1/roles").status_code == 401

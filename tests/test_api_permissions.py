@@ -319,6 +319,19 @@ def test_collections_and_restricted_questions_per_role(world: ApiWorld) -> None:
     world.assert_no_new_leaks(before)
 
 
+def test_roles_lists_only_the_callers_own_roles(world: ApiWorld) -> None:
+    """GET /v1/roles: each role's user gets their own role alone, the admin every role; nothing
+    in it names a document."""
+    before = len(world.ledger.leaks)
+    every = set(ROLES)
+    for role in ROLES:
+        response = world.get(role, "/v1/roles")
+        _scan_json(world, "api.roles", role, response)
+        listed = {r["name"] for r in response.json()["roles"]}
+        world.ledger.ok("api.roles", listed >= every if role == "admin" else listed == {role}, (role, listed))
+    world.assert_no_new_leaks(before)
+
+
 def test_feedback_only_on_ones_own_questions(world: ApiWorld) -> None:
     before = len(world.ledger.leaks)
     asked = {role: world.post(role, "/v1/chat", json={"question": "Yangin tatbikati ne siklikla yapilir?"}).json()

@@ -28,7 +28,17 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ragcore.api import errors
 from ragcore.api.context import ApiContext
-from ragcore.api.routes import audit, chat, collections, conversations, documents, health, questions, search
+from ragcore.api.routes import (
+    audit,
+    chat,
+    collections,
+    conversations,
+    documents,
+    health,
+    questions,
+    roles,
+    search,
+)
 from ragcore.core import Settings
 
 MAX_BODY_BYTES = 64 * 1024  # JSON bodies: a question is at most MAX_QUESTION_CHARS, a comment 2,000
@@ -127,7 +137,7 @@ def create_app(
     app = FastAPI(title="Dayanak API", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
     app.state.context = context
     errors.install(app)
-    for module in (chat, conversations, collections, search, documents, questions, audit, health):
+    for module in (chat, conversations, collections, search, documents, questions, roles, audit, health):
         app.include_router(module.router, max_body_size=MAX_BODY_BYTES)
     upload_limit = documents.upload_limit(settings)
     app.include_router(documents.upload_router, max_body_size=upload_limit)

@@ -237,6 +237,21 @@ class CollectionList(BaseModel):
                                                          "holding a document the caller may read (admin: every one)")
 
 
+# ----------------------------------------------------------------------------- roles
+
+
+class RoleOut(BaseModel):
+    name: str = Field(description="what `roles` of POST /v1/documents and an admin's `role=` take")
+    label: str = Field(description="the name people see in the app")
+    description: str
+    builtin: bool = Field(description="a role with powers of its own (admin, denetci): it cannot be deleted")
+
+
+class RoleList(BaseModel):
+    roles: list[RoleOut] = Field(description="admin: every role, admin first, then the built-in ones, then the "
+                                             "company's own in the order they were made; anyone else: their own")
+
+
 # ----------------------------------------------------------------------------- search
 
 
