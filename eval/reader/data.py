@@ -43,6 +43,7 @@ from eval.tquad import load_corpus
 from ragcore.core import Chunk, get_tokenizer
 from ragcore.documents import chunk_pages, chunk_text, default_title, extract_pages
 from ragcore.reader import ReadWindow, chunk_passages
+from ragcore.retrieval import RRF_K  # the k of retrieval's RRF mode, for the hybrid negatives
 
 EXTRA_FILE = Path(__file__).resolve().parent.parent / "gold" / "everyday_train_extra.jsonl"
 CORPUS_FILE = Path(__file__).resolve().parent.parent / "gold" / "paraphrase_laws.corpus.json"
@@ -53,7 +54,6 @@ TQUAD_HOLDOUT = 300
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 150  # the app's defaults: the reader reads the app's chunks
 HARD_NEGATIVES = 8
 PARTIALS = 4  # a gold article's windows without the fact, per question (the hybrid pairs only)
-RRF_K = 60  # reciprocal-rank fusion of the lexical and dense orders (as in retrieval's RRF mode)
 lexical_tokens = get_tokenizer("prefix5")  # the app's own lexical tokens (its BM25 leg)
 PARTIAL = 0.25
 
@@ -131,16 +131,18 @@ def _gold_windows(question: GoldQuestion, windows: Sequence[LawWindow]) -> list[
     return [i for i, w in enumerate(windows) if (w.document, w.article) in wanted]
 
 
-def everyday_pairs(questions: Sequence[GoldQuestion], windows: Sequence[LawWindow], lexical: _Lexical | _Hybrid,
+def everyday_pairs(questions: Sequence[GoldQuestion], windows: Sequence[LawWindow], ranker: _Lexical | _Hybrid,
                    source: str, *, negatives: int = HARD_NEGATIVES, partials: int | None = None) -> Iterator[Pair]:
-    """`partials`: keep at most that many of a gold article's windows without the fact (None: all)."""
+    """`partials`: keep at most that many of a gold article's windows without the fact, the ones
+    `ranker` puts first (None: all, in window order, as round 13 built them)."""
     for q in questions:
         readable = [i for i, w in enumerate(windows) if "admin" in q.roles or set(q.roles) & set(w.roles)]
         gold = set(_gold_windows(q, windows)) if q.answerable else set()
-        ranked = lexical.ranked(q.question, readable)
+        ranked = ranker.ranked(q.question, readable)
         position = {i: n for n, i in enumerate(ranked)}
+        gold_order = sorted(gold) if partials is None else sorted(gold, key=lambda i: (position.get(i, len(ranked)), i))
         kept_partials = 0
-        for i in sorted(gold, key=lambda i: (position.get(i, len(ranked)), i)) if partials is not None else sorted(gold):
+        for i in gold_order:
             carries = bool(q.key_facts) and all(exact_match(f, windows[i].window.text) for f in q.key_facts)
             if not carries and partials is not None:
                 if kept_partials >= partials:
@@ -149,12 +151,11 @@ def everyday_pairs(questions: Sequence[GoldQuestion], windows: Sequence[LawWindo
             yield Pair(q.question, windows[i].window.context, 1.0 if carries else PARTIAL, source, q.id)
         gold_articles = {(windows[i].document, windows[i].article) for i in gold}
         negatives_of = [i for i in ranked if (windows[i].document, windows[i].article) not in gold_articles][:negatives]
-
         for i in negatives_of:
             yield Pair(q.question, windows[i].window.context, 0.0, source, q.id)
 
 
-def heading_pairs(windows: Sequence[LawWindow], lexical: _Lexical | _Hybrid, rng: random.Random, limit: int) -> Iterator[Pair]:
+def heading_pairs(windows: Sequence[LawWindow], ranker: _Lexical | _Hybrid, rng: random.Random, limit: int) -> Iterator[Pair]:
     """Each article's heading as a question (only chunks that print a heading)."""
     firsts: dict[tuple[str, str | None], list[int]] = {}
     for i, w in enumerate(windows):
@@ -170,7 +171,7 @@ def heading_pairs(windows: Sequence[LawWindow], lexical: _Lexical | _Hybrid, rng
         for rank, i in enumerate(members):
             body = windows[i].window.context.replace(f"{heading}. ", "", 1)
             yield Pair(heading, body, 1.0 if rank == 0 else PARTIAL, "heading", f"h:{key[0]}:{key[1]}")
-        others = [i for i in lexical.ranked(heading) if (windows[i].document, windows[i].article) != key][:4]
+        others = [i for i in ranker.ranked(heading) if (windows[i].document, windows[i].article) != key][:4]
         for i in others:
             yield Pair(heading, windows[i].window.context, 0.0, "heading", f"h:{key[0]}:{key[1]}")
 
