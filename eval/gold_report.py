@@ -236,6 +236,14 @@ def fingerprint(version: Mapping[str, Any], documents: Sequence[Mapping[str, Any
     return digest.hexdigest()
 
 
+def reader_description(settings) -> dict:
+    """The reader model a reader-policy run read with: its file's hash names it even when it came
+    from READER_MODEL_DIR, outside the commit the card names."""
+    from ragcore.reader import loaded_reader
+
+    return loaded_reader(settings.reader_model_dir).describe()
+
+
 def build_summary(*, run, spec, version, gold, documents, configs, results, warnings, embedders, settings) -> dict:
     cases = cases_of(gold)
     n_answerable = sum(q.answerable for q, _ in cases)
@@ -265,6 +273,7 @@ def build_summary(*, run, spec, version, gold, documents, configs, results, warn
                           "seed": metrics.SEED, "depth": metrics.DEPTH},
         "embedders": {name: describe_model(e) for name, e in embedders.items()},
         "generator": first["answer"]["generator"] if first else None,
+        "reader": reader_description(settings) if spec.policy == "reader" else None,
         "code": git_commit(), "machine": machine(), "packages": package_versions(REPORT_PACKAGES),
     }
     return {"run": card, "configurations": blocks, "comparisons": comparisons,

@@ -1,5 +1,6 @@
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -198,3 +199,23 @@ def test_doctor_settings_table_is_the_configuration_doc_table():
     assert printed.returncode == 0, printed.stderr
     assert printed.stdout.strip() == Settings.docs_table()
     assert printed.stdout.strip() in (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+
+
+def test_doctor_names_the_reader_it_loads_shipped_or_from_reader_model_dir(db, settings, tmp_path):
+    """Under ANSWER_POLICY=reader, doctor says which model answers (the shipped one, or the folder
+    READER_MODEL_DIR names, with its file's hash) and, when that folder holds no model, why not."""
+    from ragcore.reader import MODEL_DIR, shipped_reader
+
+    shipped = run_checks(settings.replace(answer_policy="reader"), db)
+    assert shipped.reader_error is None and "(shipped, sha256 " in shipped.reader
+    assert shipped_reader().onnx_sha256[:12] in shipped.reader
+    own = tmp_path / "own-reader"
+    shutil.copytree(MODEL_DIR, own)
+    other = run_checks(settings.replace(answer_policy="reader", reader_model_dir=own), db)
+    assert f"(from {own}, sha256 " in other.reader
+    (own / "reader.onnx").unlink()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    missing = run_checks(settings.replace(answer_policy="reader", reader_model_dir=empty), db)
+    assert missing.reader is None and "Okuyucu model dosyası yok" in missing.reader_error
+    assert "reader FAILED" in missing.as_text()

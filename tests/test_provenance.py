@@ -17,6 +17,7 @@ A card passes when its run's code has a 40-digit commit that `git cat-file -e` f
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -119,7 +120,9 @@ def _load(path: Path) -> dict:
 
 @cache
 def commit_exists(commit: str) -> bool:
-    return subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=REPO,
+    """The commit is in HEAD's own history: a side branch's commit exists in this clone but not in
+    the clone of main that CI makes, so merely existing is not enough."""
+    return subprocess.run(["git", "merge-base", "--is-ancestor", commit, "HEAD"], cwd=REPO,
                           capture_output=True).returncode == 0
 
 
@@ -140,7 +143,7 @@ def card_problems(card: Path) -> list[str]:
     if not isinstance(commit, str) or not re.fullmatch(r"[0-9a-f]{40}", commit):
         problems.append(f"{name} names no commit (run.code.commit = {commit!r})")
     elif not commit_exists(commit):
-        problems.append(f"{name}: commit {commit} is not in this repository's history")
+        problems.append(f"{name}: commit {commit} is not in the history of HEAD")
     if code.get("dirty") is not False:
         problems.append(f"{name} was not produced on a clean tree (run.code.dirty = "
                         f"{code.get('dirty')!r})")
@@ -182,6 +185,10 @@ def test_links_are_relative_to_their_doc_and_code_blocks_are_not_citations() -> 
     assert [(c.target, c.line_no) for c in found] == [("docs/eval_runs/r2-use-sweep/summary.json", 1)]
 
 
+WHO = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITTER")
+       for part, value in (("NAME", "provenance test"), ("EMAIL", "test@example.invalid"))}
+
+
 def test_a_card_passes_only_clean_and_on_a_commit_of_this_repository(tmp_path: Path) -> None:
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
                           check=True).stdout.strip()
@@ -195,5 +202,9 @@ def test_a_card_passes_only_clean_and_on_a_commit_of_this_repository(tmp_path: P
     assert "clean tree" in " ".join(problems({"commit": head, "dirty": True}))
     assert "clean tree" in " ".join(problems({"commit": head}))
     assert "names no commit" in " ".join(problems({"commit": "unknown", "dirty": False}))
-    assert "not in this repository's history" in " ".join(problems({"commit": "0" * 40, "dirty": False}))
+    assert "not in the history of HEAD" in " ".join(problems({"commit": "0" * 40, "dirty": False}))
+    # a commit that exists here but is no ancestor of HEAD (a side branch's), as CI's clone of main lacks it
+    side = subprocess.run(["git", "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "side branch"], cwd=REPO,
+                          capture_output=True, text=True, check=True, env={**os.environ, **WHO}).stdout.strip()
+    assert "not in the history of HEAD" in " ".join(problems({"commit": side, "dirty": False}))
     assert "has no run card" in " ".join(problems(None))

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from ragcore.answer.reading import ANSWER, CLOSEST, REFUSED, ReaderCuts, read
-from ragcore.core import Source
-from ragcore.reader import MODEL_DIR, Reader, ReaderModelError, shipped_reader
+from ragcore.core import Settings, Source
+from ragcore.reader import MODEL_DIR, Reader, ReaderModelError, loaded_reader, shipped_reader
 
 LAW = "İş Kanunu (4857)"
 MATERNITY = ("MADDE 74 – (1) Kadın işçilerin doğumdan önce sekiz ve doğumdan sonra sekiz hafta olmak üzere "
@@ -108,3 +108,20 @@ def test_a_damaged_config_is_refused_at_load(tmp_path: Path) -> None:
     (model / "reader.json").write_text(json.dumps(config), encoding="utf-8")
     with pytest.raises(ReaderModelError, match="bozuk"):
         Reader(model)
+
+
+def test_reader_model_dir_loads_another_model_and_names_it(tmp_path: Path, reader: Reader) -> None:
+    """A company's own reader (or a lab run's) is loaded from READER_MODEL_DIR under the same hash
+    check, with its own cuts; `describe` names its folder and hash, so a run card measured with it
+    says which model it read with."""
+    model = copy_model(tmp_path)
+    config = json.loads((model / "reader.json").read_text(encoding="utf-8"))
+    config["cuts"] = {**config["cuts"], "answer": 0.97, "closest": 0.11}
+    (model / "reader.json").write_text(json.dumps(config), encoding="utf-8")
+    settings = Settings.from_env({"READER_MODEL_DIR": str(model), "ANSWER_POLICY": "reader"}, dotenv=None)
+    other = loaded_reader(settings.reader_model_dir)
+    assert other is not reader and loaded_reader(settings.reader_model_dir) is other
+    assert other.describe()["model"] == str(model) and reader.describe()["model"] == "shipped"
+    assert other.describe()["onnx_sha256"] == reader.describe()["onnx_sha256"] == config["onnx_sha256"]
+    assert ReaderCuts.of(other) == ReaderCuts(0.97, 0.11) != ReaderCuts.of(reader)
+    assert loaded_reader(None) is shipped_reader() is reader

@@ -70,7 +70,7 @@ from ragcore.core import (
 )
 from ragcore.documents import Scope
 from ragcore.embed import EmbeddingError
-from ragcore.reader import Reader, shipped_reader
+from ragcore.reader import Reader, loaded_reader
 from ragcore.retrieval import (
     CLOSEST,
     REFUSED,
@@ -228,7 +228,7 @@ class AnswerService:
         self.reader: Reader | None = None
         self.cuts: ReaderCuts | None = None
         if settings.answer_policy == "reader":
-            self.reader = reader or shipped_reader()
+            self.reader = reader or loaded_reader(settings.reader_model_dir)
             # REFUSAL_THRESHOLD, when set, is the reader's one cut (the lab's open gate sets it below every score).
             self.cuts = (ReaderCuts(settings.refusal_threshold, settings.refusal_threshold)
                          if settings.refusal_threshold is not None else ReaderCuts.of(self.reader))

@@ -105,10 +105,10 @@ def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
     """What `make run` does before the app starts, so the first admin password is printed at once, and
     a missing or damaged reader model stops the start with its message instead of failing each question."""
     if settings.answer_policy == "reader":
-        from ragcore.reader import ReaderModelError, shipped_reader
+        from ragcore.reader import ReaderModelError, loaded_reader
 
         try:
-            shipped_reader()
+            loaded_reader(settings.reader_model_dir)
         except ReaderModelError as exc:
             raise CommandError(str(exc)) from exc
     with open_db(settings) as db:

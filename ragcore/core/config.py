@@ -111,7 +111,8 @@ def shown_value(value: Any, *, secret: bool) -> str:
 # The docs' words for a value that is not one ("(unset)", a declaration's `shown`), as the Turkish
 # listing of `doctor --settings` says them; a test checks every declared one has its Turkish.
 SHOWN_IN_TURKISH = {"(unset)": "(boş)", "(generated)": "(ilk açılışta üretilir)", "(calibrated)": "(ayarlanmış)",
-                    "(model default)": "(modelin varsayılanı)", "(anonymous)": "(anonim)", "(system)": "(sistemin)"}
+                    "(model default)": "(modelin varsayılanı)", "(anonymous)": "(anonim)", "(system)": "(sistemin)",
+                    "(shipped)": "(kurulumla gelen)"}
 
 
 def shown_in_turkish(shown: str) -> str:
@@ -256,6 +257,11 @@ class Settings(BaseSettings):
         "of `ragcore/reader` orders the candidates, picks the quote and decides the outcome "
         "([docs/reader.md](reader.md); it loses to the rules on the everyday questions this round)",
         "cevaplama yolu: `rules` (kanıt eşiği, cümle alıntısı, alıntı denetimi) ya da `reader` (okuyucu model)")
+    reader_model_dir: Path | None = _setting(
+        None, "with `ANSWER_POLICY=reader`: a folder holding another reader's `reader.json` and `reader.onnx` "
+        "(one trained on the company's own questions, or a lab run's); its hash is checked as the shipped one's",
+        "ANSWER_POLICY=reader ile başka bir okuyucu modelin klasörü (`reader.json`, `reader.onnx`); boşsa "
+        "kurulumla gelen model", shown="(shipped)")
     reader_candidates: int = _setting(
         12, "with `ANSWER_POLICY=reader`: the retrieved chunks the reader reads per question (1–50)",
         "ANSWER_POLICY=reader ile okuyucunun soru başına okuduğu parça sayısı (1–50)",
@@ -492,7 +498,7 @@ class Settings(BaseSettings):
     def _absolute(cls, value: Path) -> Path:
         return value.expanduser().absolute()
 
-    @field_validator("tquad_dir", "documents_dir", "ldap_ca_file", "watch_dir")
+    @field_validator("tquad_dir", "documents_dir", "ldap_ca_file", "watch_dir", "reader_model_dir")
     @classmethod
     def _home(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None

@@ -269,20 +269,21 @@ def _disk_check(report: HealthReport, settings: Settings) -> None:
 
 
 def _reader_check(report: HealthReport, settings: Settings) -> None:
-    """Load the shipped reader as the answer service will, and say what it is."""
-    from ragcore.reader import ReaderModelError, shipped_reader
+    """Load the reader as the answer service will (READER_MODEL_DIR or the shipped one), and say what it is."""
+    from ragcore.reader import ReaderModelError, loaded_reader
 
     report.answer_policy = settings.answer_policy
     if settings.answer_policy != "reader":
         return
     try:
-        reader = shipped_reader()
+        reader = loaded_reader(settings.reader_model_dir)
     except ReaderModelError as exc:
         report.reader_error = str(exc)
         return
     training = reader.config.get("training", {})
     cuts = reader.config.get("cuts", {})
-    report.reader = (f"int8 ONNX, length {reader.max_length}, trained at {str(training.get('code', {}).get('commit', '?'))[:7]}"
+    source = "shipped" if settings.reader_model_dir is None else f"from {settings.reader_model_dir}"
+    report.reader = (f"int8 ONNX ({source}, sha256 {reader.onnx_sha256[:12]}), length {reader.max_length}, trained at {str(training.get('code', {}).get('commit', '?'))[:7]}"
                      f"; cuts answer {cuts.get('answer', '?')}, closest {cuts.get('closest', '?')}; "
                      f"reads {settings.reader_candidates} candidates")
 

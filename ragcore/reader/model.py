@@ -65,6 +65,7 @@ class Reader:
         except (OSError, ValueError) as exc:
             raise _refused(f"reader config {config_path} unreadable: {exc}", UNREADABLE) from exc
         digest = hashlib.sha256(model_path.read_bytes()).hexdigest()
+        self.model_dir, self.onnx_sha256 = model_dir, digest
         if digest != self.config.get("onnx_sha256"):
             raise _refused(f"reader model {model_path} has sha256 {digest}, its config records "
                            f"{self.config.get('onnx_sha256')}", DAMAGED)
@@ -82,6 +83,15 @@ class Reader:
         except Exception as exc:  # onnxruntime raises its own untyped errors for a bad graph
             raise _refused(f"onnxruntime could not load {model_path}: {exc}", UNREADABLE) from exc
         self._lock = threading.Lock()  # one session serves every thread; runs are serialised
+
+    def describe(self) -> dict:
+        """Which model this is, for run cards and `doctor`: a figure measured with a model from
+        READER_MODEL_DIR names that model's file by its hash, not only the code's commit."""
+        training = self.config.get("training", {})
+        return {"model": "shipped" if self.model_dir == MODEL_DIR else str(self.model_dir),
+                "onnx_sha256": self.onnx_sha256, "max_length": self.max_length,
+                "trained_at": training.get("code", {}).get("commit"),
+                "cuts": self.config.get("cuts"), "fusion_weight": self.fusion_weight}
 
     @property
     def fusion_weight(self) -> float:
@@ -106,7 +116,13 @@ class Reader:
         return _sigmoid(self.logits(pairs))
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=2)
+def loaded_reader(model_dir: Path | None = None) -> Reader:
+    """The reader in `model_dir` (READER_MODEL_DIR: a company's own or a lab run's), by default
+    the shipped one; loaded once per process and folder."""
+    return Reader(model_dir or MODEL_DIR)
+
+
 def shipped_reader() -> Reader:
     """The model in the package, loaded once per process."""
-    return Reader()
+    return loaded_reader(None)
