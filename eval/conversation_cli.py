@@ -1,7 +1,7 @@
 """`python -m eval conversations run --split dev|test --out DIR`: the conversation gold set through
 the app (eval/conversation_run.py), with a progress bar per stage and a table of the groups.
 
-    conversations run --split test [--out DIR] [--limit N] [--file F] [--topic-switches N] [--quiet]
+    conversations run --split test [--out DIR] [--limit N] [--file F ...] [--topic-switches N] [--quiet]
 
 `--topic-switches N` walks N two-turn topic switches (eval/topic_switches.py: an everyday question
 after an unrelated one, from the everyday set's half that matches the split) instead of the gold set.
@@ -20,7 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = conversations.add_subparsers(dest="conversations_command", required=True)
     p = c.add_parser("run", help="walk every conversation of a split: resolved, typed alone and standalone")
     p.add_argument("--split", choices=("dev", "test"), required=True, help="dev: tune here; test: report here")
-    p.add_argument("--file", type=Path, help="conversation gold file (default eval/gold/conversations_laws.jsonl)")
+    p.add_argument("--file", type=Path, action="append",
+                   help="a conversation gold file; give it again for more (default: both of eval/gold, "
+                        "conversations_laws.jsonl and conversations_unseen.jsonl)")
     p.add_argument("--limit", type=int, help="only the first N conversations (quick looks; not comparable)")
     p.add_argument("--topic-switches", type=int, metavar="N",
                    help="instead of the gold set: N everyday questions each asked after an unrelated one "
@@ -32,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     from eval.conversation_run import run_conversations, summary_rows
-    from eval.conversations import CONVERSATIONS_FILE, by_split, load_conversations
+    from eval.conversations import GOLD_FILES, by_split, load_gold_files
     from eval.gold_cli import markdown_table
     from eval.goldstore import SAMPLE_CORPUS
     from eval.lab_corpus import LabCachedEmbedder, sample_corpus
@@ -46,8 +48,9 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         conversations = topic_switches(args.split, args.topic_switches)
         source = f"everyday_laws.jsonl (topic switches, seed {SEED}, {len(conversations)} pairs)"
     else:
-        conversations = by_split(load_conversations(args.file or CONVERSATIONS_FILE))[args.split]
-        source = (args.file or CONVERSATIONS_FILE).name
+        files = args.file or GOLD_FILES
+        conversations = by_split(load_gold_files(files))[args.split]
+        source = " + ".join(path.name for path in files)
     if args.limit:
         conversations = conversations[: args.limit]
     name = "topic-switches" if args.topic_switches else "conversations"

@@ -23,6 +23,7 @@ from eval.conversations import (
     by_split,
     fingerprint,
     load_conversations,
+    load_gold_files,
     parse_conversations,
     to_jsonl,
 )
@@ -56,6 +57,15 @@ def test_the_shipped_files_load_and_are_in_their_own_canonical_form(path, conver
     assert [list(json.loads(line)) for line in text.splitlines()] == [list(conv.CONVERSATION_FIELDS)] * len(conversations)
     assert all(list(t) == list(conv.TURN_FIELDS) for line in text.splitlines() for t in json.loads(line)["turns"])
     assert len(fingerprint(conversations)) == 64
+
+
+def test_the_gold_set_is_both_files_and_an_id_in_two_files_is_refused(tmp_path):
+    assert [c.id for c in load_gold_files()] == [c.id for c in CONVERSATIONS + UNSEEN_CONVERSATIONS]
+    assert by_split(load_gold_files())["test"] == by_split(CONVERSATIONS)["test"] + UNSEEN_CONVERSATIONS
+    again = tmp_path / "again.jsonl"
+    again.write_text(to_jsonl(UNSEEN_CONVERSATIONS[:2]), encoding="utf-8")
+    with pytest.raises(ConversationFormatError, match="birden çok dosyada: u01, u02"):
+        load_gold_files([UNSEEN, again])
 
 
 def test_the_unseen_set_is_forty_test_conversations_of_its_own_over_all_three_laws():
