@@ -274,24 +274,32 @@ def heading_pages(name: str) -> dict[str, list[int]]:
     return found
 
 
+def assert_on_the_law_text(item_id: str, entry, key_facts) -> None:
+    """One gold entry against the law as ingest reads it: the article's heading occurs once, on or
+    before the first cited page; the cited pages lie in the article's chunks; every key fact is on
+    the cited pages and in a chunk of that article there. Also checks the reader's training
+    questions (tests/test_gold_train_extra.py)."""
+    pages, chunks = law(entry.document)
+    where = f"{item_id} {entry.document} {entry.article} pages {list(entry.pages)}"
+    headings = heading_pages(entry.document).get(entry.article, [])
+    assert len(headings) == 1, f"{where}: the heading is found on pages {headings}"
+    assert headings[0] <= entry.pages[0], f"{where}: the heading is on page {headings[0]}"
+    labelled = [c for c in chunks if c.article == entry.article]
+    span = {p for c in labelled for p in range(c.page_start, c.page_end + 1)}
+    assert set(entry.pages) <= span, f"{where}: the article spans pages {sorted(span)}"
+    cited = [c for c in labelled if c.page_start <= entry.pages[-1] and c.page_end >= entry.pages[0]]
+    cited_text = "\n".join(pages[p] for p in entry.pages)
+    for fact in key_facts:
+        assert occurs(fact, cited_text), f"{where}: {fact!r} is not on the cited pages"
+        assert any(occurs(fact, c.text) for c in cited), f"{where}: {fact!r} is in no chunk of the article there"
+
+
 @pytest.mark.slow
 @pytest.mark.needs_data("laws")
 @pytest.mark.parametrize("turn", ANSWERABLE, ids=[t.id for t in ANSWERABLE])
 def test_every_gold_page_is_under_its_article_heading_and_holds_every_key_fact(turn):
     for entry in turn.expected:
-        pages, chunks = law(entry.document)
-        where = f"{turn.id} {entry.document} {entry.article} pages {list(entry.pages)}"
-        headings = heading_pages(entry.document).get(entry.article, [])
-        assert len(headings) == 1, f"{where}: the heading is found on pages {headings}"
-        assert headings[0] <= entry.pages[0], f"{where}: the heading is on page {headings[0]}"
-        labelled = [c for c in chunks if c.article == entry.article]
-        span = {p for c in labelled for p in range(c.page_start, c.page_end + 1)}
-        assert set(entry.pages) <= span, f"{where}: the article spans pages {sorted(span)}"
-        cited = [c for c in labelled if c.page_start <= entry.pages[-1] and c.page_end >= entry.pages[0]]
-        cited_text = "\n".join(pages[p] for p in entry.pages)
-        for fact in turn.key_facts:
-            assert occurs(fact, cited_text), f"{where}: {fact!r} is not on the cited pages"
-            assert any(occurs(fact, c.text) for c in cited), f"{where}: {fact!r} is in no chunk of the article there"
+        assert_on_the_law_text(turn.id, entry, turn.key_facts)
 
 
 @pytest.mark.slow
