@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -225,8 +226,7 @@ def load_gold_files(paths: Sequence[Path] = GOLD_FILES) -> list[GoldConversation
     conversations: list[GoldConversation] = []
     for path in paths:
         conversations += load_conversations(path)
-    ids = [c.id for c in conversations]
-    twice = sorted({i for i in ids if ids.count(i) > 1})
+    twice = sorted(i for i, n in Counter(c.id for c in conversations).items() if n > 1)
     if twice:
         raise ConversationFormatError([f"sohbet kimliği birden çok dosyada: {', '.join(twice)}"])
     return conversations

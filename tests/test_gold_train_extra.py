@@ -1,10 +1,10 @@
 """The reader's extra training questions (eval/gold/everyday_train_extra.jsonl) against the law text.
 
 A training pair is only as right as its gold: a key fact that is not in the article, or an
-article name that is not the law's, teaches the reader the wrong window. This reads the three
-laws the way ingest does and checks every answerable question: its article's heading exists
-once (on or before the first cited page), the cited pages lie inside the article's chunks, and every key fact is on the cited pages
-and in a chunk of that article there (the conversation set's check, tests/test_eval_conversations.py).
+article name that is not the law's, teaches the reader the wrong window. Every answerable
+question goes through the conversation set's law-text check (`assert_on_the_law_text` in
+tests/test_eval_conversations.py): the heading once, on or before the first cited page; the
+cited pages inside the article's chunks; every key fact on them and in a chunk of the article.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ The two folders themselves are indexes and only need to exist. The card of what 
 - a JSON file: the file itself;
 - another file (a benchmark's markdown, a chart, a report): the summary.json of the run folder
   it sits in, else the card next to it whose run "outputs" name it (bench.publish writes those).
-A card passes when its run's code has a 40-digit commit that `git cat-file -e` finds and
-`dirty` is false (a card that does not say it was clean does not pass either).
+A card passes when its run's code has a 40-digit commit in HEAD's history (`git merge-base
+--is-ancestor`: CI clones main alone, so a side branch's commit is not enough) and `dirty` is false (a card that does not say it was clean does not pass either).
 """
 
 from __future__ import annotations

@@ -280,12 +280,12 @@ def _reader_check(report: HealthReport, settings: Settings) -> None:
     except ReaderModelError as exc:
         report.reader_error = str(exc)
         return
-    training = reader.config.get("training", {})
-    cuts = reader.config.get("cuts", {})
-    source = "shipped" if settings.reader_model_dir is None else f"from {settings.reader_model_dir}"
-    report.reader = (f"int8 ONNX ({source}, sha256 {reader.onnx_sha256[:12]}), length {reader.max_length}, trained at {str(training.get('code', {}).get('commit', '?'))[:7]}"
-                     f"; cuts answer {cuts.get('answer', '?')}, closest {cuts.get('closest', '?')}; "
-                     f"reads {settings.reader_candidates} candidates")
+    model = reader.describe()  # the same words a run card records for the model
+    source = model["model"] if model["model"] == "shipped" else f"from {model['model']}"
+    cuts = model["cuts"] or {}
+    report.reader = (f"int8 ONNX ({source}, sha256 {model['onnx_sha256'][:12]}), length {model['max_length']}, "
+                     f"trained at {str(model['trained_at'] or '?')[:7]}; cuts answer {cuts.get('answer', '?')}, "
+                     f"closest {cuts.get('closest', '?')}; reads {settings.reader_candidates} candidates")
 
 
 def _index_line(space: dbmod.EmbeddingSpace, dense_windows: bool) -> str:
