@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--run", type=Path, required=True, help="a gold run folder (train half, reader policy)")
     p.add_argument("--pairs", type=Path, required=True, help="the `reader data` folder (its held-back ids)")
     p.add_argument("--target", type=Path, default=None, help="default: ragcore/reader/model")
+    p.add_argument("--closest-recall", type=float, default=None,
+                   help="share of held-back answerable questions allowed below the closest cut (default 0: none)")
     p.set_defaults(func=cmd_cuts)
     p = r.add_parser("export", help="export a training run to int8 ONNX beside the app")
     p.add_argument("--run", type=Path, required=True, help="a folder written by `reader train`")
@@ -92,12 +94,20 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_cuts(args: argparse.Namespace, settings: Settings) -> int:
-    from eval.reader.cuts import calibration_cases, choose_cuts, choose_fusion, ranked_cases, write_cuts
+    from eval.reader.cuts import (
+        CLOSEST_RECALL,
+        calibration_cases,
+        choose_cuts,
+        choose_fusion,
+        ranked_cases,
+        write_cuts,
+    )
     from ragcore.reader import MODEL_DIR
 
     held = set(json.loads((args.pairs / "calibration_ids.json").read_text(encoding="utf-8")))
     summary = json.loads((args.run / "summary.json").read_text(encoding="utf-8"))
-    cuts = choose_cuts(calibration_cases(args.run / "cases.jsonl", held))
+    recall = CLOSEST_RECALL if args.closest_recall is None else args.closest_recall
+    cuts = choose_cuts(calibration_cases(args.run / "cases.jsonl", held), recall)
     weight, table = choose_fusion(ranked_cases(args.run / "cases.jsonl", held))
     write_cuts(args.target or MODEL_DIR, cuts, {"gold_run": summary["run"]["label"], "code": summary["run"]["code"],
                                                 "gold_set_sha256": summary["run"]["data"]["gold_set"]["sha256"]},
