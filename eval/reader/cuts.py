@@ -52,7 +52,7 @@ class Cuts:
     right_above: int
     wrong_above: int
     unanswerable_above: int
-    closest_recall: float = CLOSEST_RECALL
+    closest_recall: float
 
 
 def calibration_cases(cases_file: Path, held: set[str]) -> list[CalibrationCase]:
