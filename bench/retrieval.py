@@ -220,6 +220,7 @@ def latencies(db: dbmod.Database, embedder, questions: Sequence[str], roles: Seq
                 "ms": [r.ms for r in runs],
                 "cpu_ms": cpu,
                 "pruned": sum(not r.extra["lexical_exhaustive"] for r in runs),
+                "postings_read": [r.extra["lexical_postings_read"] for r in runs],
                 "rounds": dict(Counter(r.extra["lexical_rounds"] for r in runs)),
                 "slowest": max(runs, key=lambda r: r.ms).question,
             }
@@ -366,13 +367,13 @@ def section(n_chunks: int, result: dict, n_questions: int, version: str) -> str:
         server = f"{percentile(cpu, 0.5):.1f} / {percentile(cpu, 0.95):.1f}" if cpu else "n/a"
         lines.append(f"| {label} | {percentile(ms, 0.5):.1f} | {percentile(ms, 0.95):.1f} | {server} |")
     lines += ["", f"A user holding three roles ({', '.join(THREE_ROLES)}; their set's reader) against the one-role "
-              "users (isg, ik, uretim: every question of each), same run; target ≤ 1.3 (issue 38).", "",
-              "| mode | one role p95 ms | three roles p95 ms | ratio |", "|---|---:|---:|---:|"]
+              "users (isg, ik, uretim: every question of each), same run; target ≤ 1.3 (issue 38). Postings "
+              "read: what the lexical statement scans per question (`LexicalPlan.postings_read`, mean), the "
+              "part of the work that grows with the chunks the reader may read.", "",
+              "| mode | one role p95 ms | three roles p95 ms | ratio | server CPU p95 one / three ms | ratio "
+              "| postings read one / three | ratio |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for mode in MODES:
-        one = [x for role in THREE_ROLES for x in result["cells"][(mode, role)]["ms"]]
-        three = result["cells"][(mode, THREE_ROLE_READER)]["ms"]
-        lines.append(f"| {mode} | {percentile(one, 0.95):.1f} | {percentile(three, 0.95):.1f} | "
-                     f"{percentile(three, 0.95) / percentile(one, 0.95):.2f} |")
+        lines.append(_three_role_row(mode, result["cells"]))
     previous, current = result["fusion"]["previous"], result["fusion"]["current"]
     lines += ["", f"Candidates per leg: weighted mode, every role's questions, {PREVIOUS_FUSION.depth} (before issue "
               f"20's deeper pool) against {FUSION.depth} (now), alternating question by question.", "",
@@ -394,6 +395,22 @@ def section(n_chunks: int, result: dict, n_questions: int, version: str) -> str:
     lines += ["", f"Slowest query ({slow['mode']}, {slow['role']}, {slow['ms']:.1f} ms): {slow['question']!r}", "",
               "```", slow["plan"], "```"]
     return "\n".join(lines)
+
+
+def _three_role_row(mode: str, cells: dict) -> str:
+    """One mode's row of the three-role comparison: wall p95, server CPU p95 and postings read."""
+    def pooled(key: str) -> tuple[list[float], list[float]]:
+        return ([x for role in THREE_ROLES for x in cells[(mode, role)][key]], cells[(mode, THREE_ROLE_READER)][key])
+
+    (one_ms, three_ms), (one_cpu, three_cpu) = pooled("ms"), pooled("cpu_ms")
+    one_read, three_read = pooled("postings_read")
+    wall = f"{percentile(one_ms, 0.95):.1f} | {percentile(three_ms, 0.95):.1f} | " \
+           f"{percentile(three_ms, 0.95) / percentile(one_ms, 0.95):.2f}"
+    cpu = (f"{percentile(one_cpu, 0.95):.1f} / {percentile(three_cpu, 0.95):.1f} | "
+           f"{percentile(three_cpu, 0.95) / percentile(one_cpu, 0.95):.2f}") if one_cpu and three_cpu else "n/a | n/a"
+    mean_one, mean_three = statistics.fmean(one_read), statistics.fmean(three_read)
+    reads = f"{mean_one:,.0f} / {mean_three:,.0f} | " + (f"{mean_three / mean_one:.2f}" if mean_one else "n/a")
+    return f"| {mode} | {wall} | {cpu} | {reads} |"
 
 
 def chart(results: dict[int, dict], path: Path) -> None:

@@ -50,6 +50,11 @@ def test_build_latencies_and_explain_run_on_the_retrieval_code(bench_db) -> None
     cells = bench.latencies(bench_db, questions, QUESTIONS, askers)
     assert set(cells) == {(mode, role) for mode in MODES for role in askers}
     assert all(len(cell["ms"]) == len(QUESTIONS) and cell["slowest"] in QUESTIONS for cell in cells.values())
+    assert all(len(cell["postings_read"]) == len(QUESTIONS) for cell in cells.values())
+    for mode in MODES:  # the three-role row the section prints reads every cell it needs
+        cells.update({(mode, role): cells[(mode, "isg")] for role in bench.THREE_ROLES if role != "isg"})
+        row = bench._three_role_row(mode, cells)
+        assert row.startswith(f"| {mode} |") and row.count("|") == 9, row
     for mode in MODES:
         plan = bench.explain(bench_db, questions, QUESTIONS[0], "isg", mode)
         assert "-- dense leg, fusion, evidence" in plan and "Execution Time" in plan, plan

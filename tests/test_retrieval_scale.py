@@ -193,6 +193,16 @@ def test_pruned_lexical_leg_is_exactly_the_exhaustive_one(scale, always_prune, m
         assert later >= QUESTION_COUNT // 2, later
 
 
+def test_a_plan_counts_the_postings_its_statement_scans() -> None:
+    """What the benchmark reports as the lexical leg's work: a term read in full costs its list, one
+    read by its high-impact postings that part, a probed one nothing (its probes are per chunk)."""
+    terms = (bm25.TermStats("iş", 0.1, 1.0, 0.5, 900, 200), bm25.TermStats("izin", 1.0, 3.0, 1.0, 120, 40),
+             bm25.TermStats("yıllık", 2.0, 5.0, 2.0, 30, 10))
+    assert bm25.exhaustive_plan(terms).postings_read == 1050
+    plan = bm25.LexicalPlan(terms, (bm25.PROBE, bm25.HIGH, bm25.ALL), 4.0, 1.0)
+    assert plan.postings_read == 40 + 30
+
+
 @pytest.mark.parametrize("role", ["isg", "uretim"])
 def test_pruned_lexical_leg_equals_rank_bm25_over_the_roles_chunks(scale, always_prune, role: str) -> None:
     database, chunks, questions = scale

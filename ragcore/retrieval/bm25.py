@@ -109,6 +109,13 @@ class LexicalPlan:
     def exhaustive(self) -> bool:
         return all(read == ALL for read in self.reads)
 
+    @property
+    def postings_read(self) -> int:
+        """Postings the lexical statement scans under this plan (probes of single chunks aside): the
+        work that grows with the reader's corpus, which the benchmark reports beside the latency."""
+        return sum({ALL: t.postings, HIGH: t.high_postings, PROBE: 0}[read]
+                   for t, read in zip(self.terms, self.reads, strict=True))
+
     def params(self) -> dict:
         return {
             "lex_terms": [t.term for t in self.terms],

@@ -680,7 +680,8 @@ def retrieve(
     lexical: LexicalResult = params["lexical"]
     query: LexicalQuery = params["query"]
     extra = {"lexical_exhaustive": lexical.plan.exhaustive, "lexical_rounds": lexical.rounds,
-             "lexical_reads": dict(Counter(lexical.plan.reads)), "dense_windows": windows,
+             "lexical_reads": dict(Counter(lexical.plan.reads)), "lexical_postings_read": lexical.plan.postings_read,
+             "dense_windows": windows,
              **query.as_dict()}
     if restricted is not None:
         extra["scope"] = {"collection": scope.collection, "document": scope.document, "chunks": len(restricted)}
