@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=int, help="stop after N steps (a quick look; not shipped)")
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--init", type=Path, default=None,
-                   help="continue from an earlier `reader train` folder (its network.pt) instead of e5")
+                   help="continue from an earlier `reader train` folder (its network.pt) or a model "
+                        "folder (its reader.onnx, dequantized) instead of e5")
     p.add_argument("--listwise", type=float, default=0.0,
                    help="weight of a per-question softmax loss beside the binary one (0: round 13's loss)")
     p.set_defaults(func=cmd_train)
@@ -76,7 +77,10 @@ def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     data_card = {name: _file_sha256(args.pairs / name) for name in ("train.jsonl", "holdout.jsonl")}
     data_card.update({"pairs": len(pairs), "holdout_pairs": len(holdout), "upweighted": list(UPWEIGHT)})
     if args.init is not None:
-        data_card["init"] = {"run": str(args.init), "network_sha256": _file_sha256(args.init / "network.pt")}
+        from eval.reader.train import init_file
+
+        weights_file = init_file(args.init)
+        data_card["init"] = {"run": str(args.init), "file": weights_file.name, "network_sha256": _file_sha256(weights_file)}
     config = TrainConfig(epochs=args.epochs, listwise=args.listwise)
     card = train(pairs, holdout, args.out, config, data_card, limit_steps=args.steps, init=args.init)
     print(json.dumps(card["curve"][-1], indent=1))

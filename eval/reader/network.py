@@ -8,6 +8,7 @@ and are looked up outside (`ragcore.reader.E5Weights.word_rows`), in training as
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -90,3 +91,28 @@ def from_e5(weights: E5Weights, seed: int = 0) -> ReaderNetwork:
         net.head.weight.copy_(torch.randn(1, a.hidden, generator=generator) * 0.02)
         net.head.bias.zero_()
     return net
+
+
+def state_from_onnx(path: Path) -> dict[str, torch.Tensor]:
+    """A network state read back from an exported int8 `reader.onnx`, its weights dequantized.
+
+    Why: the shipped model is the only copy of a run that every clone has; continuing training
+    from it (`reader train --init <model folder>`) needs no torch checkpoint that lived on one
+    machine. Dynamic quantization keeps biases and norms in fp32 and stores each linear weight,
+    transposed, as int8 with one scale and zero point; the node names say which linear it is.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    state = {name: torch.from_numpy(array.astype(np.float32)) for name, array in tensors.items()
+             if array.dtype == np.float32 and not name.endswith("_scale")}
+    for node in graph.node:
+        if node.op_type != "MatMulInteger":
+            continue
+        linear = node.name.strip("/").rsplit("/", 1)[0].replace("/", ".")  # "/layers.0/q/MatMul_quant" → layers.0.q
+        base = node.input[1].removesuffix("_quantized")
+        weight = (tensors[node.input[1]].astype(np.float32) - tensors[f"{base}_zero_point"].astype(np.float32))
+        state[f"{linear}.weight"] = torch.from_numpy(np.ascontiguousarray((weight * tensors[f"{base}_scale"]).T))
+    return state

@@ -23,7 +23,7 @@ import torch
 from tqdm import tqdm
 
 from eval.reader.data import Pair, question_batches
-from eval.reader.network import ReaderNetwork, from_e5
+from eval.reader.network import ReaderNetwork, from_e5, state_from_onnx
 from eval.report import provenance
 from ragcore.reader import E5Tokenizer, E5Weights, load_weights
 
@@ -127,10 +127,24 @@ def _batches(pairs: Sequence[Pair], config: TrainConfig, rng: random.Random) -> 
     return out
 
 
+def init_file(init: Path) -> Path:
+    """The weights file a `--init` folder holds: a training run's checkpoint, else an exported model."""
+    for name in ("network.pt", "reader.onnx"):
+        if (init / name).is_file():
+            return init / name
+    raise FileNotFoundError(f"{init} holds neither network.pt (a `reader train` run) nor reader.onnx (a model)")
+
+
+def init_state(init: Path) -> dict[str, torch.Tensor]:
+    path = init_file(init)
+    return torch.load(path, weights_only=True) if path.suffix == ".pt" else state_from_onnx(path)
+
+
 def train(train_pairs: list[Pair], holdout: list[Pair], out: Path, config: TrainConfig,
           data_card: dict, limit_steps: int | None = None, init: Path | None = None) -> dict:
     """Train, write `network.pt` and `train_card.json` into `out`, return the card. `init`: a
-    folder of an earlier run whose weights to continue from (default: e5's, with a fresh head)."""
+    folder of an earlier run (its `network.pt`) or an exported model (its `reader.onnx`) whose
+    weights to continue from (default: e5's, with a fresh head)."""
     out.mkdir(parents=True, exist_ok=True)
     card = {"kind": "reader-train", "config": asdict(config), "data": data_card, **provenance(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
@@ -141,7 +155,7 @@ def train(train_pairs: list[Pair], holdout: list[Pair], out: Path, config: Train
     tokenizer = E5Tokenizer(weights)
     net = from_e5(weights, config.seed)
     if init is not None:
-        net.load_state_dict(torch.load(init / "network.pt", weights_only=True))
+        net.load_state_dict(init_state(init))
     batches = _batches(train_pairs, config, rng)
     steps = len(batches)
     if limit_steps is not None:
