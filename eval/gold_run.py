@@ -73,6 +73,8 @@ STAGES = ("index", "ask", "report")
 INGEST_STEPS = {"extract": "sayfalar", "chunk": "parçalar", "embed": "gömme", "store": "kayıt"}
 PROGRESS_WRITE_S = 1.0
 
+POLICY_LABELS = {"rules": "kurallar", "reader": "okuyucu", "rules-reader": "kurallar ve okuyucu"}  # in run labels
+
 
 class GoldRunError(ValueError):
     """A gold run that cannot start or go on; the message is Turkish."""
@@ -203,7 +205,7 @@ def create_gold_run(db: Database, settings: Settings, spec: GoldRunSpec, *, crea
     version, _ = questions(db, spec.gold_set_id, spec.gold_version)
     label = (f"{version.name} s{version.version} · {len(spec.configurations())} yapılandırma · "
              f"{'şirket dokümanları' if spec.corpus == 'company' else 'örnek kanunlar'} · "
-             f"{'okuyucu' if spec.policy == 'reader' else 'kurallar'}")
+             f"{POLICY_LABELS.get(spec.policy, spec.policy)}")
     return lab_runs.create_run(db, "gold", label=label, configuration=spec.as_dict(), folder=str(folder),
                                created_by=created_by, gold_set_id=spec.gold_set_id, gold_version=spec.gold_version)
 

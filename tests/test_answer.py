@@ -18,6 +18,7 @@ from ragcore.answer import (
 from ragcore.core import (
     CLOSEST_LEAD,
     FALLBACK_ANSWER,
+    OUTCOME_ANSWER,
     OUTCOME_CLOSEST,
     STATUS_ANSWERED,
     STATUS_ERROR,
@@ -119,6 +120,26 @@ def test_annual_leave_policy_is_not_in_law_6331(law_db, settings, embedder) -> N
     # speaks of leave elsewhere and shows the closest passages, labelled; the model is never called.
     assert answer.outcome == OUTCOME_CLOSEST and answer.status == STATUS_NEEDS_REVIEW, answer.text
     assert generator.calls == [] and answer.text.startswith(CLOSEST_LEAD)
+
+
+def test_rules_reader_answers_as_the_rules_and_shows_the_closest_passages_in_the_readers_order(
+        law_db, settings, embedder) -> None:
+    """ANSWER_POLICY=rules-reader: the rules decide and quote; only the closest passages change,
+    to the reader's order of its candidates with its best window of each marked."""
+    mehmet = users.get_user(law_db, "mehmet")
+    rules = _service(law_db, settings, embedder)
+    mixed = _service(law_db, settings.replace(answer_policy="rules-reader"), embedder)
+    answered = mixed.ask(mehmet, RISK_QUESTION)
+    assert answered.outcome == OUTCOME_ANSWER and answered.text == rules.ask(mehmet, RISK_QUESTION).text
+    assert "reading" not in answered.extra  # the reader was not asked
+    closest = mixed.ask(mehmet, LEAVE_QUESTION)
+    assert closest.outcome == OUTCOME_CLOSEST and closest.text.startswith(CLOSEST_LEAD)
+    reading = closest.extra["reading"]
+    assert [s.chunk_id for s in closest.sources] == reading["chunk_ids"][:len(closest.sources)]
+    assert len(closest.nearest) == len(closest.sources)
+    for source, mark in zip(closest.sources, closest.nearest, strict=True):
+        assert " ".join(mark.split()) in " ".join(source.text.split())  # verbatim from the passage it marks
+    assert rules.ask(mehmet, LEAVE_QUESTION).outcome == OUTCOME_CLOSEST  # the same outcome, decided by the rules
 
 
 def test_role_is_read_from_the_database_at_call_time(law_db, settings, embedder) -> None:

@@ -227,8 +227,10 @@ class AnswerService:
         self.abstention = None if settings.refusal_threshold is not None else model_for(getattr(embedder, "name", ""))
         self.reader: Reader | None = None
         self.cuts: ReaderCuts | None = None
-        if settings.answer_policy == "reader":
+        if settings.reads_with_reader:
             self.reader = reader or loaded_reader(settings.reader_model_dir)
+        if settings.answer_policy == "reader":
+            assert self.reader is not None
             # REFUSAL_THRESHOLD, when set, is the reader's one cut (the lab's open gate sets it below every score).
             self.cuts = (ReaderCuts(settings.refusal_threshold, settings.refusal_threshold)
                          if settings.refusal_threshold is not None else ReaderCuts.of(self.reader))
@@ -326,7 +328,7 @@ class AnswerService:
             log.warning("spooled questions not written yet: %s", exc)
 
     def _answer_pieces(self, stream: AnswerStream, answering: _AnswerInProgress) -> Iterator[str]:
-        if self.reader is not None:
+        if self.cuts is not None:  # the reader policy: the reader decides too
             yield from self._reader_pieces(stream, answering)
             return
         try:
@@ -447,10 +449,31 @@ class AnswerService:
     def _closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress,
                         choice: QuoteChoice | None = None) -> Iterator[str]:
         """`choice`: the quoter's ranking of this context when the quote check already made it."""
+        if self.reader is not None:  # rules-reader: the rules chose this outcome, the reader orders and marks
+            yield from self._read_closest_pieces(stream, answering)
+            return
         closest = answering.retrieval.sources[:CLOSEST_PASSAGES]
         text = closest_passages_text(closest)
         yield text
         stream.answer = self._closest(answering, closest, text, self._nearest(answering, closest, choice))
+
+    def _read_closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress) -> Iterator[str]:
+        """The closest passages as the reader orders its candidates, each with its best window marked.
+
+        The candidates are retrieved again at the reader's depth, so the rules' own decision and quote
+        read exactly the context they read under `rules` (one more retrieval, on this outcome only)."""
+        assert self.reader is not None
+        try:
+            candidates = self._retrieve(answering.user.role, answering.question, self.settings.reader_candidates,
+                                        answering.scope).sources
+        except DatabaseUnavailable as exc:
+            raise self._database_down(answering, exc) from exc
+        reading = read(self.reader, answering.question, candidates or answering.retrieval.sources)
+        answering.reading = reading
+        closest = list(reading.sources[:CLOSEST_PASSAGES])
+        text = closest_passages_text(closest)
+        yield text
+        stream.answer = self._closest(answering, closest, text, reading.windows[:CLOSEST_PASSAGES])
 
     def _nearest(self, answering: _AnswerInProgress, closest: list[Source],
                  choice: QuoteChoice | None) -> tuple[str, ...]:
@@ -478,7 +501,8 @@ class AnswerService:
                 "signals": None if decision is None else decision.signals,
                 "quote_confidence": None if answering.quote_signals is None else answering.quote_signals.best,
                 "quote_signals": None if answering.quote_signals is None else answering.quote_signals.as_dict(),
-                "quote_probability": answering.quote_probability}
+                "quote_probability": answering.quote_probability,
+                **({"reading": answering.reading.as_dict()} if answering.reading is not None else {})}
 
     def _refused(self, answering: _AnswerInProgress) -> Answer:
         """Nothing permitted is related: fallback, no sources, generator untouched, needs review."""

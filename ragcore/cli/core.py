@@ -104,7 +104,7 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
     """What `make run` does before the app starts, so the first admin password is printed at once, and
     a missing or damaged reader model stops the start with its message instead of failing each question."""
-    if settings.answer_policy == "reader":
+    if settings.reads_with_reader:
         from ragcore.reader import ReaderModelError, loaded_reader
 
         try:

@@ -48,7 +48,7 @@ RetrievalMode = Literal["auto", "rrf", "weighted", "dense", "lexical"]
 # How an answer is chosen: the rules (the evidence gate, the sentence quoter and its quote check)
 # or the reader (ragcore.reader: a cross-encoder reads the candidates). The rules stay the default
 # while the reader loses to them on the everyday questions (docs/reader.md, "Measured").
-AnswerPolicy = Literal["rules", "reader"]
+AnswerPolicy = Literal["rules", "reader", "rules-reader"]
 EMBED_BACKENDS: tuple[str, ...] = get_args(EmbedBackend)
 LLM_BACKENDS: tuple[str, ...] = get_args(LlmBackend)
 RETRIEVAL_MODES: tuple[str, ...] = get_args(RetrievalMode)
@@ -254,17 +254,19 @@ class Settings(BaseSettings):
         shown="(calibrated)")
     answer_policy: AnswerPolicy = _setting(
         "rules", "`rules`: the evidence gate, the sentence quoter and its quote check; `reader`: the cross-encoder "
-        "of `ragcore/reader` orders the candidates, picks the quote and decides the outcome "
-        "([docs/reader.md](reader.md); it loses to the rules on the everyday questions this round)",
-        "cevaplama yolu: `rules` (kanıt eşiği, cümle alıntısı, alıntı denetimi) ya da `reader` (okuyucu model)")
+        "of `ragcore/reader` orders the candidates, picks the quote and decides the outcome; `rules-reader`: the "
+        "rules decide the outcome and quote the answer, the reader orders the closest passages and marks them "
+        "([docs/reader.md](reader.md))",
+        "cevaplama yolu: `rules` (kanıt eşiği, cümle alıntısı, alıntı denetimi), `reader` (okuyucu model) ya da "
+        "`rules-reader` (kurallar karar verir, okuyucu en yakın parçaları sıralar ve işaretler)")
     reader_model_dir: Path | None = _setting(
-        None, "with `ANSWER_POLICY=reader`: a folder holding another reader's `reader.json` and `reader.onnx` "
+        None, "with `ANSWER_POLICY=reader` or `rules-reader`: a folder holding another reader's `reader.json` and `reader.onnx` "
         "(one trained on the company's own questions, or a lab run's); its hash is checked as the shipped one's",
         "ANSWER_POLICY=reader ile başka bir okuyucu modelin klasörü (`reader.json`, `reader.onnx`); boşsa "
         "kurulumla gelen model", shown="(shipped)")
     reader_candidates: int = _setting(
-        12, "with `ANSWER_POLICY=reader`: the retrieved chunks the reader reads per question (1–50)",
-        "ANSWER_POLICY=reader ile okuyucunun soru başına okuduğu parça sayısı (1–50)",
+        12, "with `ANSWER_POLICY=reader` or `rules-reader`: the retrieved chunks the reader reads per question (1–50)",
+        "ANSWER_POLICY=reader ya da rules-reader ile okuyucunun soru başına okuduğu parça sayısı (1–50)",
         ge=1, le=MAX_READER_CANDIDATES)
     max_upload_mb: int = _setting(
         50, "largest PDF, .docx, .xlsx or .pptx accepted for upload",
@@ -601,6 +603,16 @@ class Settings(BaseSettings):
         return [{"name": s.name, "value": shown_value(getattr(self, s.field), secret=s.secret),
                  "default": s.default, "changed": getattr(self, s.field) != getattr(defaults, s.field),
                  "secret": s.secret, "help_tr": s.tr, "help_en": s.en} for s in self.declarations()]
+
+    @property
+    def reads_with_reader(self) -> bool:
+        """Whether answers load the reader model (`reader`, and `rules-reader` for the closest passages)."""
+        return self.answer_policy in ("reader", "rules-reader")
+
+    @property
+    def quotes_with_rules(self) -> bool:
+        """Whether the rules' sentence quoter answers (`rules`, and `rules-reader`'s answers)."""
+        return self.answer_policy in ("rules", "rules-reader")
 
     @property
     def max_upload_bytes(self) -> int:

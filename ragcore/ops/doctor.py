@@ -273,7 +273,7 @@ def _reader_check(report: HealthReport, settings: Settings) -> None:
     from ragcore.reader import ReaderModelError, loaded_reader
 
     report.answer_policy = settings.answer_policy
-    if settings.answer_policy != "reader":
+    if not settings.reads_with_reader:
         return
     try:
         reader = loaded_reader(settings.reader_model_dir)
@@ -283,9 +283,11 @@ def _reader_check(report: HealthReport, settings: Settings) -> None:
     model = reader.describe()  # the same words a run card records for the model
     source = model["model"] if model["model"] == "shipped" else f"from {model['model']}"
     cuts = model["cuts"] or {}
+    role = (f"cuts answer {cuts.get('answer', '?')}, closest {cuts.get('closest', '?')}"
+            if settings.answer_policy == "reader" else "orders and marks the closest passages the rules show")
     report.reader = (f"int8 ONNX ({source}, sha256 {model['onnx_sha256'][:12]}), length {model['max_length']}, "
-                     f"trained at {str(model['trained_at'] or '?')[:7]}; cuts answer {cuts.get('answer', '?')}, "
-                     f"closest {cuts.get('closest', '?')}; reads {settings.reader_candidates} candidates")
+                     f"trained at {str(model['trained_at'] or '?')[:7]}; {role}; reads {settings.reader_candidates} "
+                     "candidates")
 
 
 def _index_line(space: dbmod.EmbeddingSpace, dense_windows: bool) -> str:
