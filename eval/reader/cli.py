@@ -6,7 +6,7 @@
     reader quantize --run DIR --pairs DIR           # each int8 export choice on the holdout pairs
     reader cuts --run GOLD_RUN --pairs DIR          # the answer/closest cuts, on held-back questions
 
-torch and onnx are imported only by `train` and `export`: the app and `make test` run without them.
+torch and onnx are imported only by `train`, `export` and `quantize`: the app and `make test` run without them.
 """
 
 from __future__ import annotations

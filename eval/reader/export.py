@@ -51,8 +51,9 @@ def excluded_nodes(fp32_linears: Sequence[str]) -> list[str]:
 
 
 def quantize(fp32: Path, model: Path, *, per_channel: bool = False, fp32_linears: Sequence[str] = ()) -> None:
-    """onnxruntime's dynamic int8 quantization; `fp32_linears` stay unquantized (why: the FFN output
-    projections read GELU outputs whose range one int8 scale per row serves badly, `reader quantize`)."""
+    """onnxruntime's dynamic int8 quantization; `fp32_linears` stay unquantized (why: r5 lost most of
+    its ranking in the FFN output projections, `reader quantize`; likely their GELU inputs, which
+    dynamic quantization maps to int8 with one scale for the whole tensor)."""
     quantize_dynamic(str(fp32), str(model), weight_type=QuantType.QInt8, per_channel=per_channel,
                      nodes_to_exclude=excluded_nodes(fp32_linears))
 
