@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 PORT   ?= 8501
 
-.PHONY: run test lint bench doctor worker api download-data clean-venv mutation-check train-deps
+.PHONY: run test lint bench doctor worker api download-data clean-venv mutation-check train-deps train-test
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ mutation-check: $(VENV)/.dev-installed
 # The reader's training and export dependencies (torch CPU, onnx): dev-only, never at run time.
 train-deps: $(VENV)/.dev-installed
 	$(PIP) install --quiet -r requirements-train.txt
+
+# The training side's tests (torch, onnx): not in `make test`, whose run time never needs them.
+train-test: train-deps
+	$(PY) -m pytest tests_train
 
 bench: $(VENV)/.dev-installed
 	$(PY) -m bench.run_all

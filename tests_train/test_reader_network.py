@@ -1,7 +1,8 @@
-"""Training continued from an exported model (eval/reader/network.py's `state_from_onnx`).
+"""Training continued from an exported model, and the export's choices (eval/reader/network.py,
+eval/reader/export.py).
 
-Needs torch and onnx (`make train-deps`); `make test` does not install them, so it is skipped
-there and run where the reader is trained.
+They need torch and onnx, which `make test` does not install (run time never needs them), so they
+live outside `tests/`: `make train-test` installs the training dependencies and runs them.
 """
 
 from __future__ import annotations
@@ -10,14 +11,12 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("onnx")
-
-from eval.reader.export import REFERENCE_PAIRS  # noqa: E402
-from eval.reader.network import from_e5, state_from_onnx  # noqa: E402
-from eval.reader.train import init_file  # noqa: E402
-from ragcore.reader import MODEL_DIR, E5Tokenizer, load_weights  # noqa: E402
+from eval.reader.export import REFERENCE_PAIRS
+from eval.reader.network import from_e5, state_from_onnx
+from eval.reader.train import init_file
+from ragcore.reader import MODEL_DIR, E5Tokenizer, load_weights
 
 
 def test_the_shipped_model_read_back_scores_the_reference_pairs_as_it_was_exported():
