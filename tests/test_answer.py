@@ -142,6 +142,19 @@ def test_rules_reader_answers_as_the_rules_and_shows_the_closest_passages_in_the
     assert rules.ask(mehmet, LEAVE_QUESTION).outcome == OUTCOME_CLOSEST  # the same outcome, decided by the rules
 
 
+def test_the_reader_policy_shows_its_closest_passages_in_its_order_with_its_windows_marked(
+        law_db, settings, embedder) -> None:
+    """ANSWER_POLICY=reader: the shipped cuts never answer (docs/reader.md), so a related question
+    gets the closest passages, ordered and marked by the reader as under rules-reader."""
+    service = _service(law_db, settings.replace(answer_policy="reader"), embedder)
+    answer = service.ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)
+    assert answer.outcome == OUTCOME_CLOSEST and answer.text.startswith(CLOSEST_LEAD), answer.text
+    assert [s.chunk_id for s in answer.sources] == answer.extra["reading"]["chunk_ids"][:len(answer.sources)]
+    assert len(answer.nearest) == len(answer.sources)
+    for source, mark in zip(answer.sources, answer.nearest, strict=True):
+        assert " ".join(mark.split()) in " ".join(source.text.split())
+
+
 def test_role_is_read_from_the_database_at_call_time(law_db, settings, embedder) -> None:
     stale = users.get_user(law_db, "ayse")
     users.set_role(law_db, "ayse", "isg")

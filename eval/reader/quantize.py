@@ -43,30 +43,37 @@ CHOICES = (
 )
 
 
-def logits(model: Path, pairs: Sequence[Pair], max_length: int, threads: int = 1) -> np.ndarray:
-    """The model's logit for every pair, batched as the app batches."""
+def model_inputs(pairs: Sequence[Pair], max_length: int) -> list[dict[str, np.ndarray]]:
+    """The pairs as the app feeds them, in batches: tokenized and looked up once for every choice."""
     weights = load_weights()
     tokenizer = E5Tokenizer(weights)
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-    out: list[np.ndarray] = []
+    feeds = []
     for start in range(0, len(pairs), BATCH):
         batch = tokenizer.encode_pairs([(p.question, p.context) for p in pairs[start:start + BATCH]],
                                        max_length=max_length)
-        out.append(session.run(["logits"], {"embeds": weights.word_rows(batch.ids), "mask": batch.mask})[0])
+        feeds.append({"embeds": weights.word_rows(batch.ids), "mask": batch.mask})
+    return feeds
+
+
+def logits(model: Path, feeds: Sequence[dict[str, np.ndarray]], threads: int = 1) -> np.ndarray:
+    """The model's logit for every pair."""
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    out = [session.run(["logits"], feed)[0] for feed in feeds]
     return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
 
 
 def compare(fp32: Path, pairs: Sequence[Pair], max_length: int, choices: Sequence[Choice] = CHOICES) -> dict:
     """Per choice: the holdout figures, the drift from fp32 and the file's size."""
-    reference = logits(fp32, pairs, max_length)
+    feeds = model_inputs(pairs, max_length)
+    reference = logits(fp32, feeds)
     rows = [{"choice": "fp32 (not shipped)", "bytes": fp32.stat().st_size, **holdout_metrics(pairs, reference)}]
     with tempfile.TemporaryDirectory() as folder:
         for choice in tqdm(choices, desc="reader quantize", unit="choice"):
             model = Path(folder) / "reader.onnx"
             quantize(fp32, model, per_channel=choice.per_channel, fp32_linears=choice.fp32_linears)
-            got = logits(model, pairs, max_length)
+            got = logits(model, feeds)
             drift = np.abs(got - reference)
             rows.append({"choice": choice.name, **asdict(choice), "bytes": model.stat().st_size,
                          "drift_mean": float(drift.mean()), "drift_p95": float(np.quantile(drift, 0.95)),

@@ -400,10 +400,7 @@ class AnswerService:
             stream.answer = self._refused(answering)
             return
         if outcome == READ_CLOSEST:
-            closest = list(reading.sources[:CLOSEST_PASSAGES])
-            text = closest_passages_text(closest)
-            yield text
-            stream.answer = self._closest(answering, closest, text, reading.windows[:CLOSEST_PASSAGES])
+            yield from self._reading_closest_pieces(stream, answering, reading)
             return
         assert outcome == READ_ANSWER
         sources = list(reading.sources[:self.settings.top_k])
@@ -468,8 +465,13 @@ class AnswerService:
                                         answering.scope).sources
         except DatabaseUnavailable as exc:
             raise self._database_down(answering, exc) from exc
-        reading = read(self.reader, answering.question, candidates or answering.retrieval.sources)
-        answering.reading = reading
+        # A document deleted between the two statements can leave the second one empty.
+        answering.reading = read(self.reader, answering.question, candidates or answering.retrieval.sources)
+        yield from self._reading_closest_pieces(stream, answering, answering.reading)
+
+    def _reading_closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress,
+                                reading: Reading) -> Iterator[str]:
+        """The closest passages in the reader's order, each with its best window marked (both policies)."""
         closest = list(reading.sources[:CLOSEST_PASSAGES])
         text = closest_passages_text(closest)
         yield text
