@@ -62,3 +62,34 @@ def test_an_export_keeps_the_named_linears_in_fp32_and_quantizes_the_rest(tmp_pa
     assert kinds["/layers.1/fo/MatMul"] == "MatMul"  # kept
     assert kinds.get("/layers.0/fo/MatMul_quant") == "MatMulInteger"  # the same linear one layer down: int8
     assert "/layers.1/fo/MatMul_quant" not in kinds
+
+
+def test_a_four_bit_export_replaces_every_linear_and_reads_back_near_the_trained_weights(tmp_path):
+    import onnx
+
+    from eval.reader.export import quantize
+    from eval.reader.network import ReaderNetwork
+
+    torch.manual_seed(0)
+    net = ReaderNetwork(hidden=64, layers=2, heads=2, intermediate=128, positions=16, eps=1e-12).eval()
+    with torch.no_grad():  # as after training: no norm left at its initial 1 and 0, which the export would fold
+        for tensor in net.state_dict().values():
+            tensor.add_(0.1 * torch.randn_like(tensor))
+    embeds, mask = torch.randn(2, 5, 64), torch.ones(2, 5, dtype=torch.int64)
+    fp32 = tmp_path / "fp32.onnx"
+    torch.onnx.export(net, (embeds, mask), str(fp32), input_names=["embeds", "mask"], output_names=["logits"],
+                      dynamic_axes={"embeds": {0: "rows", 1: "length"}, "mask": {0: "rows", 1: "length"}},
+                      opset_version=17, dynamo=False)  # as the export does: no slice of the positions folded
+    model = tmp_path / "nbits.onnx"
+    quantize(fp32, model, weight_bits=4, block_size=32)
+    kinds = [node.op_type for node in onnx.load(str(model)).graph.node]
+    assert kinds.count("MatMulNBits") == 2 * 6  # q, k, v, ao, fi, fo in each layer
+    state = state_from_onnx(model)
+    original = net.state_dict()
+    assert set(state) == set(original)
+    for name in ("layers.0.q.weight", "layers.1.fi.weight", "layers.1.fo.weight"):
+        error = (state[name] - original[name]).abs()
+        # 4 bits per weight over a block's range: about a 30th of it; a transposed or misplaced
+        # block would be off by the weights' own size.
+        assert error.max() <= 0.1 * original[name].abs().max()
+        assert error.mean() <= 0.2 * original[name].abs().mean()

@@ -2,8 +2,8 @@
 
     reader data  [--out DIR]                       # write the pairs (train, holdout) and their hashes
     reader train --pairs DIR --out DIR [--steps N]  # fine-tune (needs requirements-train.txt)
-    reader export --run DIR                         # int8 ONNX into ragcore/reader/model/
-    reader quantize --run DIR --pairs DIR           # each int8 export choice on the holdout pairs
+    reader export --run DIR [--weight-bits 4]       # int8 (or 4-bit) ONNX into ragcore/reader/model/
+    reader quantize --run DIR --pairs DIR           # each export choice on the holdout pairs
     reader cuts --run GOLD_RUN --pairs DIR          # the answer/closest cuts, on held-back questions
 
 torch and onnx are imported only by `train`, `export` and `quantize`: the app and `make test` run without them.
@@ -53,8 +53,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target", type=Path, default=None, help="default: ragcore/reader/model")
     p.add_argument("--per-channel", action="store_true", help="int8 weights with one scale per output channel")
     p.add_argument("--fp32-linears", default="", help="linears kept in fp32, comma-separated (e.g. layers.4.fo)")
+    p.add_argument("--weight-bits", type=int, choices=(8, 4), default=8,
+                   help="8: dynamic int8 (the default); 4: 4-bit weight blocks, fp32 activations")
+    p.add_argument("--block-size", type=int, default=32, help="input weights per 4-bit block (with --weight-bits 4)")
     p.set_defaults(func=cmd_export)
-    p = r.add_parser("quantize", help="score each int8 export choice on the holdout pairs (after `export`)")
+    p = r.add_parser("quantize", help="score each export choice on the holdout pairs (after `export`)")
     p.add_argument("--run", type=Path, required=True, help="a `reader train` folder that `export` wrote fp32 into")
     p.add_argument("--pairs", type=Path, required=True, help="the `reader data` folder (its holdout pairs)")
     p.set_defaults(func=cmd_quantize)
@@ -101,7 +104,8 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     card = json.loads((args.run / "train_card.json").read_text(encoding="utf-8"))
     linears = tuple(name.strip() for name in args.fp32_linears.split(",") if name.strip())
     config = export(args.run, args.target or MODEL_DIR, max_length=card["config"]["max_length"], card=card,
-                    per_channel=args.per_channel, fp32_linears=linears)
+                    per_channel=args.per_channel, fp32_linears=linears, weight_bits=args.weight_bits,
+                    block_size=args.block_size)
     print(json.dumps(config["reference"], indent=1, ensure_ascii=False))
     return 0
 

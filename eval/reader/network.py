@@ -94,12 +94,13 @@ def from_e5(weights: E5Weights, seed: int = 0) -> ReaderNetwork:
 
 
 def state_from_onnx(path: Path) -> dict[str, torch.Tensor]:
-    """A network state read back from an exported int8 `reader.onnx`, its weights dequantized.
+    """A network state read back from an exported `reader.onnx`, its weights dequantized.
 
     Why: the shipped model is the only copy of a run that every clone has; continuing training
     from it (`reader train --init <model folder>`) needs no torch checkpoint that lived on one
-    machine. Dynamic quantization keeps biases and norms in fp32 and stores each linear weight,
-    transposed, as int8 with one scale and zero point; the node names say which linear it is.
+    machine. Both exports keep biases and norms in fp32. Dynamic int8 stores each linear weight,
+    transposed, as int8 with one scale and zero point (`MatMulInteger`); the 4-bit export stores it
+    as `MatMulNBits` blocks. The node names say which linear it is.
     """
     import onnx
     from onnx import numpy_helper
@@ -107,12 +108,37 @@ def state_from_onnx(path: Path) -> dict[str, torch.Tensor]:
     graph = onnx.load(str(path)).graph
     tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     state = {name: torch.from_numpy(array.astype(np.float32)) for name, array in tensors.items()
-             if array.dtype == np.float32 and not name.endswith("_scale")}
+             if array.dtype == np.float32 and not name.endswith(("_scale", "_scales"))}
     for node in graph.node:
-        if node.op_type != "MatMulInteger":
+        if node.op_type == "MatMulInteger":
+            base = node.input[1].removesuffix("_quantized")
+            weight = (tensors[node.input[1]].astype(np.float32) - tensors[f"{base}_zero_point"].astype(np.float32))
+            weight = weight * tensors[f"{base}_scale"]
+        elif node.op_type == "MatMulNBits":
+            weight = _dequantized_blocks(node, tensors)
+        else:
             continue
         linear = node.name.strip("/").rsplit("/", 1)[0].replace("/", ".")  # "/layers.0/q/MatMul_quant" → layers.0.q
-        base = node.input[1].removesuffix("_quantized")
-        weight = (tensors[node.input[1]].astype(np.float32) - tensors[f"{base}_zero_point"].astype(np.float32))
-        state[f"{linear}.weight"] = torch.from_numpy(np.ascontiguousarray((weight * tensors[f"{base}_scale"]).T))
+        state[f"{linear}.weight"] = torch.from_numpy(np.ascontiguousarray(weight.T))
     return state
+
+
+def _unpack_nibbles(packed: np.ndarray) -> np.ndarray:
+    """Two 4-bit values per byte, the low nibble first (MatMulNBits' layout), as one int per value."""
+    return np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(*packed.shape[:-1], -1).astype(np.float32)
+
+
+def _dequantized_blocks(node, tensors: dict[str, np.ndarray]) -> np.ndarray:
+    """A `MatMulNBits` weight (4 bits, asymmetric) back to fp32, shaped (K, N) like the MatMul it replaced."""
+    attrs = {a.name: a.i for a in node.attribute}
+    k, n, block = attrs["K"], attrs["N"], attrs["block_size"]
+    if attrs["bits"] != 4:
+        raise ValueError(f"{node.name}: only 4-bit blocks are read back, not {attrs['bits']}")
+    blocks = -(-k // block)
+    values = _unpack_nibbles(tensors[node.input[1]]).reshape(n, blocks, block)
+    scales = tensors[node.input[2]].reshape(n, blocks, 1)
+    if len(node.input) > 3 and node.input[3]:
+        zeros = _unpack_nibbles(tensors[node.input[3]].reshape(n, -1))[:, :blocks].reshape(n, blocks, 1)
+    else:
+        zeros = np.full((n, blocks, 1), 8.0, dtype=np.float32)
+    return ((values - zeros) * scales).reshape(n, blocks * block)[:, :k].T

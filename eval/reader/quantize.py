@@ -1,4 +1,4 @@
-"""`python -m eval reader quantize`: what each int8 export choice keeps of a trained reader.
+"""`python -m eval reader quantize`: what each export choice (int8, 4-bit blocks) keeps of a trained reader.
 
 Why: r5's default export lost most of what training gained (docs/reader.md, round 22), while the
 same network in fp32 scored as r4 did. Each choice is scored on the run's holdout pairs (never
@@ -29,6 +29,8 @@ class Choice:
     name: str
     per_channel: bool = False
     fp32_linears: tuple[str, ...] = ()
+    weight_bits: int = 8
+    block_size: int = 32
 
 
 def ffn_outputs(layers: Sequence[int]) -> tuple[str, ...]:
@@ -40,6 +42,8 @@ CHOICES = (
     Choice("int8, per-channel weights", per_channel=True),
     Choice("int8, FFN outputs of layers 4-7 in fp32", fp32_linears=ffn_outputs(range(4, 8))),
     Choice("int8, every FFN output in fp32", fp32_linears=ffn_outputs(range(12))),
+    Choice("4-bit weights in blocks of 32, fp32 activations", weight_bits=4, block_size=32),
+    Choice("4-bit weights in blocks of 128, fp32 activations", weight_bits=4, block_size=128),
 )
 
 
@@ -72,7 +76,8 @@ def compare(fp32: Path, pairs: Sequence[Pair], max_length: int, choices: Sequenc
     with tempfile.TemporaryDirectory() as folder:
         for choice in tqdm(choices, desc="reader quantize", unit="choice"):
             model = Path(folder) / "reader.onnx"
-            quantize(fp32, model, per_channel=choice.per_channel, fp32_linears=choice.fp32_linears)
+            quantize(fp32, model, per_channel=choice.per_channel, fp32_linears=choice.fp32_linears,
+                     weight_bits=choice.weight_bits, block_size=choice.block_size)
             got = logits(model, feeds)
             drift = np.abs(got - reference)
             rows.append({"choice": choice.name, **asdict(choice), "bytes": model.stat().st_size,
