@@ -7,7 +7,10 @@ Reports the median and p95 of the whole answer (`total_ms`), of retrieval and of
 (`extra.reading.ms`), and how many windows the reader read per question. A benchmark, not a
 test: its figures are medians and percentiles of one run on this machine, with its run card.
 
-    python -m bench.answer_latency [--questions 60] [--candidates 12]
+    python -m bench.answer_latency [--questions 60] [--candidates 12] [--policy reader]
+
+READER_MODEL_DIR measures another model than the shipped one; the card names the model by its
+sha256 either way (`numbers.reader`).
 """
 
 from __future__ import annotations
@@ -44,11 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=60)
     parser.add_argument("--candidates", type=int, default=None, help="READER_CANDIDATES (default: the setting's)")
+    parser.add_argument("--policy", choices=("reader", "rules-reader"), default="reader",
+                        help="ANSWER_POLICY: the reader decides, or the rules decide and the reader orders the closest")
     args = parser.parse_args(argv)
     base = Settings.from_env(dotenv=None)
     scratch = Path(tempfile.mkdtemp(prefix="dayanak-answer-latency-"))
     settings = base.replace(database_url=None, data_dir=scratch, embed_backend="e5", llm_backend="extractive",
-                          ollama_base_url="http://127.0.0.1:9", answer_policy="reader")
+                          ollama_base_url="http://127.0.0.1:9", answer_policy=args.policy)
     if args.candidates:
         settings = settings.replace(reader_candidates=args.candidates)
     try:
@@ -66,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         for text in asked[:WARM_UP]:
             service.ask(user, text)
         answers = [service.ask(user, text) for text in asked[WARM_UP:]]
+        reader = service.reader.describe()
         db.close()
     finally:
         stop_embedded(scratch)
@@ -75,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     reading = [a.extra["reading"]["ms"] for a in answers if a.extra.get("reading")]
     windows = [len(a.extra["reading"]["scores"]) for a in answers if a.extra.get("reading")]
     outcomes = {o: sum(a.outcome == o for a in answers) for o in ("answer", "closest", "refused")}
-    numbers = {"questions": len(answers), "candidates": settings.reader_candidates,
+    numbers = {"questions": len(answers), "candidates": settings.reader_candidates, "policy": args.policy,
+               "reader": reader,
                "total_ms": {"p50": statistics.median(total), "p95": percentile(total, 0.95)},
                "retrieval_ms": {"p50": statistics.median(retrieval), "p95": percentile(retrieval, 0.95)},
                "reader_ms": {"p50": statistics.median(reading), "p95": percentile(reading, 0.95)},
@@ -85,8 +92,10 @@ def main(argv: list[str] | None = None) -> int:
              f"| whole answer | {numbers['total_ms']['p50']:.0f} | {numbers['total_ms']['p95']:.0f} |",
              f"| retrieval | {numbers['retrieval_ms']['p50']:.0f} | {numbers['retrieval_ms']['p95']:.0f} |",
              f"| reader | {numbers['reader_ms']['p50']:.0f} | {numbers['reader_ms']['p95']:.0f} |", "",
-             f"{len(answers)} everyday questions on Law 6331 (e5), {settings.reader_candidates} candidates read per "
-             f"question, after {WARM_UP} warm-up questions; outcomes {outcomes}."]
+             f"{len(answers)} everyday questions on Law 6331 (e5), ANSWER_POLICY={args.policy}, "
+             f"{settings.reader_candidates} candidates read per question (under rules-reader: on the closest "
+             f"outcome only), after {WARM_UP} warm-up questions; outcomes {outcomes}; the reader "
+             f"{reader['model']} (sha256 {reader['onnx_sha256'][:8]}…)."]
     publish("answer_latency", "\n".join(lines), numbers=numbers)
     return 0
 
