@@ -272,6 +272,32 @@ def slim_run(folder: Path) -> list[str]:
     return changed
 
 
+CURVES = ("abstention", "outcome_curve")  # per configuration: a chart's points beside its operating point
+
+
+def slim_summary(folder: Path) -> list[str]:
+    """Empty each configuration's curve points (`CURVES`), keep their operating points, cuts and
+    AUC, note what was dropped, and store the summary without indentation.
+
+    Why: a gold run's summary is mostly the points of two charts (about 80 of 85 kB), and
+    docs/ has a size bound; the figures the docs cite are the operating points and the outcome
+    counts, which stay. The lab's pages draw an emptied curve as an empty chart.
+    """
+    path = Path(folder) / SUMMARY
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    dropped = []
+    for config in summary.get("configurations", []):
+        for name in CURVES:
+            curve = config.get(name)
+            if isinstance(curve, dict) and curve.get("points"):
+                dropped.append(f"{config.get('key', '?')}: {name}, {len(curve['points'])} points")
+                curve["points"] = []
+    if dropped:
+        summary.setdefault("slimmed", []).extend(dropped)
+    path.write_text(json.dumps(summary, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    return dropped
+
+
 # --------------------------------------------------------------------------- earlier runs
 
 

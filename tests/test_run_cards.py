@@ -23,7 +23,7 @@ import pytest
 
 from eval import gold_report
 from eval.reader.cuts import calibration_cases
-from eval.report import load_run, read_text, slim_run, stored
+from eval.report import load_run, read_text, slim_run, slim_summary, stored
 
 REPO = Path(__file__).resolve().parent.parent
 EVAL_RUNS = REPO / "docs" / "eval_runs"
@@ -105,6 +105,25 @@ def test_a_slimmed_run_reads_as_it_did_and_packing_is_repeatable(tmp_path: Path)
     slim_run(tmp_path / "again")
     assert (tmp_path / "run" / "cases.jsonl.gz").read_bytes() == (tmp_path / "again" / "cases.jsonl.gz").read_bytes()
     assert gzip.decompress((tmp_path / "run" / "cases.jsonl.gz").read_bytes()).startswith(b'{"configuration"')
+
+
+def test_a_slimmed_summary_keeps_every_operating_point_and_says_what_it_dropped(tmp_path: Path) -> None:
+    curve = {"answer_at": 0.65, "closest_at": 0.19, "points": [{"answer_at": 0.1}, {"answer_at": 0.2}],
+             "operating_point": {"threshold": 0.65}}
+    config = {"key": "e5", "abstention": {"auc": 0.7, "points": [{"threshold": 0.1}], "operating_point": {"threshold": 0.3}},
+              "outcome_curve": curve, "first_read": {"count": 55, "n": 113}}
+    (tmp_path / "summary.json").write_text(json.dumps({"run": {"kind": "gold"}, "configurations": [config]}, indent=1),
+                                           encoding="utf-8")
+    assert slim_summary(tmp_path) == ["e5: abstention, 1 points", "e5: outcome_curve, 2 points"]
+    text = (tmp_path / "summary.json").read_text(encoding="utf-8")
+    assert "\n" not in text
+    kept = json.loads(text)
+    slim = kept["configurations"][0]
+    assert slim["abstention"] == {"auc": 0.7, "points": [], "operating_point": {"threshold": 0.3}}
+    assert slim["outcome_curve"]["operating_point"] == {"threshold": 0.65} and slim["outcome_curve"]["points"] == []
+    assert slim["first_read"] == {"count": 55, "n": 113} and kept["slimmed"] == ["e5: abstention, 1 points",
+                                                                                  "e5: outcome_curve, 2 points"]
+    assert slim_summary(tmp_path) == [] and json.loads((tmp_path / "summary.json").read_text(encoding="utf-8")) == kept
 
 
 def test_a_file_neither_plain_nor_packed_is_missing(tmp_path: Path) -> None:
