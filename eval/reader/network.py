@@ -100,17 +100,21 @@ def state_from_onnx(path: Path) -> dict[str, torch.Tensor]:
     from it (`reader train --init <model folder>`) needs no torch checkpoint that lived on one
     machine. Both exports keep biases and norms in fp32. Dynamic int8 stores each linear weight,
     transposed, as int8 with one scale and zero point (`MatMulInteger`); the 4-bit export stores it
-    as `MatMulNBits` blocks. The node names say which linear it is.
+    as `MatMulNBits` blocks; a linear kept in fp32 stays a `MatMul` with its transposed weight.
+    The node names say which linear it is.
     """
     import onnx
     from onnx import numpy_helper
 
     graph = onnx.load(str(path)).graph
     tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    fp32_weights = {node.input[1] for node in graph.node if node.op_type == "MatMul" and node.input[1] in tensors}
     state = {name: torch.from_numpy(array.astype(np.float32)) for name, array in tensors.items()
-             if array.dtype == np.float32 and not name.endswith(("_scale", "_scales"))}
+             if array.dtype == np.float32 and not name.endswith(("_scale", "_scales")) and name not in fp32_weights}
     for node in graph.node:
-        if node.op_type == "MatMulInteger":
+        if node.op_type == "MatMul" and node.input[1] in fp32_weights:  # a linear kept in fp32 (`--fp32-linears`)
+            weight = tensors[node.input[1]]
+        elif node.op_type == "MatMulInteger":
             base = node.input[1].removesuffix("_quantized")
             weight = (tensors[node.input[1]].astype(np.float32) - tensors[f"{base}_zero_point"].astype(np.float32))
             weight = weight * tensors[f"{base}_scale"]
