@@ -96,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
              f"{settings.reader_candidates} candidates read per question (under rules-reader: on the closest "
              f"outcome only), after {WARM_UP} warm-up questions; outcomes {outcomes}; the reader "
              f"{reader['model']} (sha256 {reader['onnx_sha256'][:8]}…)."]
-    publish("answer_latency", "\n".join(lines), numbers=numbers)
+    # One card per policy: the two are compared, neither replaces the other.
+    publish("answer_latency" if args.policy == "reader" else f"answer_latency-{args.policy}", "\n".join(lines),
+            numbers=numbers)
     return 0
 
 

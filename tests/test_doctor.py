@@ -207,7 +207,7 @@ def test_doctor_names_the_reader_it_loads_shipped_or_from_reader_model_dir(db, s
     from ragcore.reader import MODEL_DIR, shipped_reader
 
     shipped = run_checks(settings.replace(answer_policy="reader"), db)
-    assert shipped.reader_error is None and "(shipped, sha256 " in shipped.reader
+    assert shipped.reader_error is None and "4-bit ONNX (shipped, sha256 " in shipped.reader
     assert shipped_reader().onnx_sha256[:12] in shipped.reader
     own = tmp_path / "own-reader"
     shutil.copytree(MODEL_DIR, own)

