@@ -63,9 +63,9 @@ def test_a_wrong_first_passage_moves_down(reader: Reader) -> None:
 
 
 def test_the_outcomes_follow_the_shipped_cuts(reader: Reader) -> None:
-    """The model file's cut pair on the model's own scores. This round's cuts never answer (no
-    answer cut kept the held-back wrong answers within budget: docs/reader.md), so a window that
-    answers earns the closest passages and the refusal is below the closest cut."""
+    """The model file's cut pair on the model's own scores: a window that answers earns at least
+    the closest passages (an answer at or above the answer cut), and the refusal is below the
+    closest cut."""
     cuts = ReaderCuts.of(reader)
     leave = read(reader, "Yıllık izin kaç gün, 3 yıldır çalışıyorum?", [source(1, ANNUAL_LEAVE, "Madde 53")])
     assert leave.top >= cuts.closest and cuts.outcome(leave.top) == (ANSWER if leave.top >= cuts.answer else CLOSEST)
