@@ -95,3 +95,22 @@ def test_a_four_bit_export_replaces_every_linear_and_reads_back_near_the_trained
         # block would be off by the weights' own size.
         assert error.max() <= 0.1 * original[name].abs().max()
         assert error.mean() <= 0.2 * original[name].abs().mean()
+
+
+def test_int8_compute_asks_onnxruntime_to_multiply_the_blocks_in_int8(tmp_path):
+    import onnx
+
+    from eval.reader.export import quantize
+    from eval.reader.network import ReaderNetwork
+
+    net = ReaderNetwork(hidden=64, layers=1, heads=2, intermediate=128, positions=16, eps=1e-12).eval()
+    fp32 = tmp_path / "fp32.onnx"
+    torch.onnx.export(net, (torch.randn(1, 5, 64), torch.ones(1, 5, dtype=torch.int64)), str(fp32),
+                      input_names=["embeds", "mask"], output_names=["logits"], opset_version=17, dynamo=False)
+    levels = {}
+    for int8_compute in (False, True):
+        model = tmp_path / f"nbits-{int8_compute}.onnx"
+        quantize(fp32, model, weight_bits=4, int8_compute=int8_compute)
+        levels[int8_compute] = {attribute.i for node in onnx.load(str(model)).graph.node if node.op_type == "MatMulNBits"
+                                for attribute in node.attribute if attribute.name == "accuracy_level"}
+    assert levels == {False: set(), True: {4}}

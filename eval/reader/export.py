@@ -55,16 +55,18 @@ def excluded_nodes(fp32_linears: Sequence[str]) -> list[str]:
 
 
 def quantize(fp32: Path, model: Path, *, per_channel: bool = False, fp32_linears: Sequence[str] = (),
-             weight_bits: int = 8, block_size: int = 32) -> None:
+             weight_bits: int = 8, block_size: int = 32, int8_compute: bool = False) -> None:
     """onnxruntime's dynamic int8 quantization; `fp32_linears` stay unquantized (why: r5 lost most of
     its ranking in the FFN output projections, `reader quantize`; likely their GELU inputs, which
     dynamic quantization maps to int8 with one scale for the whole tensor).
 
     `weight_bits=4`: weight-only quantization instead, each block of `block_size` input weights
     with its own scale and zero point, the activations left in fp32 (why: it keeps what training
-    gained where dynamic int8 lost it, in a file about two thirds the size; `reader quantize`)."""
+    gained where dynamic int8 lost it, in a file about two thirds the size; `reader quantize`).
+    `int8_compute`: onnxruntime multiplies those blocks with int8-quantized activations
+    (`accuracy_level=4`), for speed: the fp32 multiplication made reading slower than int8's."""
     if weight_bits == 4:
-        _quantize_blocks(fp32, model, block_size, excluded_nodes(fp32_linears))
+        _quantize_blocks(fp32, model, block_size, excluded_nodes(fp32_linears), int8_compute)
         return
     if weight_bits != 8:
         raise ValueError(f"weight_bits must be 8 or 4, not {weight_bits}")
@@ -72,7 +74,7 @@ def quantize(fp32: Path, model: Path, *, per_channel: bool = False, fp32_linears
                      nodes_to_exclude=excluded_nodes(fp32_linears))
 
 
-def _quantize_blocks(fp32: Path, model: Path, block_size: int, excluded: Sequence[str]) -> None:
+def _quantize_blocks(fp32: Path, model: Path, block_size: int, excluded: Sequence[str], int8_compute: bool) -> None:
     """Every MatMul with a constant weight → `MatMulNBits` (4-bit, asymmetric, round to nearest)."""
     import onnx
     from onnxruntime.quantization.matmul_nbits_quantizer import (
@@ -80,7 +82,8 @@ def _quantize_blocks(fp32: Path, model: Path, block_size: int, excluded: Sequenc
         MatMulNBitsQuantizer,
     )
 
-    config = DefaultWeightOnlyQuantConfig(block_size=block_size, is_symmetric=False, bits=4)
+    config = DefaultWeightOnlyQuantConfig(block_size=block_size, is_symmetric=False, bits=4,
+                                          accuracy_level=4 if int8_compute else None)
     quantizer = MatMulNBitsQuantizer(onnx.load(str(fp32)), nodes_to_exclude=list(excluded), algo_config=config)
     logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer").setLevel(logging.WARNING)  # a line per node
     quantizer.process()
@@ -88,7 +91,8 @@ def _quantize_blocks(fp32: Path, model: Path, block_size: int, excluded: Sequenc
 
 
 def export(run_folder: Path, target: Path, *, max_length: int, card: dict, per_channel: bool = False,
-           fp32_linears: Sequence[str] = (), weight_bits: int = 8, block_size: int = 32) -> dict:
+           fp32_linears: Sequence[str] = (), weight_bits: int = 8, block_size: int = 32,
+           int8_compute: bool = False) -> dict:
     """Write `reader.onnx` and `reader.json` into `target` and return the config."""
     weights = load_weights()
     tokenizer = E5Tokenizer(weights)
@@ -105,7 +109,7 @@ def export(run_folder: Path, target: Path, *, max_length: int, card: dict, per_c
                                     "logits": {0: "rows"}}, opset_version=17, dynamo=False)
     model = target / "reader.onnx"
     quantize(fp32, model, per_channel=per_channel, fp32_linears=fp32_linears, weight_bits=weight_bits,
-             block_size=block_size)
+             block_size=block_size, int8_compute=int8_compute)
     with torch.no_grad():
         torch_logits = net(embeds, mask).numpy()
     session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
@@ -116,7 +120,7 @@ def export(run_folder: Path, target: Path, *, max_length: int, card: dict, per_c
         "onnx_sha256": _sha256(model),
         "max_length": max_length,
         "quantization": {"weight_bits": weight_bits, "per_channel": per_channel, "fp32_linears": list(fp32_linears),
-                         **({"block_size": block_size} if weight_bits == 4 else {})},
+                         **({"block_size": block_size, "int8_compute": int8_compute} if weight_bits == 4 else {})},
         "reference": {"pairs": [list(p) for p in REFERENCE_PAIRS], "logits": [float(x) for x in int8_logits],
                       "fp32_logits": [float(x) for x in torch_logits],
                       "max_int8_drift": float(np.max(np.abs(int8_logits - torch_logits)))},

@@ -31,6 +31,7 @@ class Choice:
     fp32_linears: tuple[str, ...] = ()
     weight_bits: int = 8
     block_size: int = 32
+    int8_compute: bool = False
 
 
 def ffn_outputs(layers: Sequence[int]) -> tuple[str, ...]:
@@ -44,6 +45,7 @@ CHOICES = (
     Choice("int8, every FFN output in fp32", fp32_linears=ffn_outputs(range(12))),
     Choice("4-bit weights in blocks of 32, fp32 activations", weight_bits=4, block_size=32),
     Choice("4-bit weights in blocks of 128, fp32 activations", weight_bits=4, block_size=128),
+    Choice("4-bit weights in blocks of 32, multiplied in int8", weight_bits=4, block_size=32, int8_compute=True),
 )
 
 
@@ -77,7 +79,7 @@ def compare(fp32: Path, pairs: Sequence[Pair], max_length: int, choices: Sequenc
         for choice in tqdm(choices, desc="reader quantize", unit="choice"):
             model = Path(folder) / "reader.onnx"
             quantize(fp32, model, per_channel=choice.per_channel, fp32_linears=choice.fp32_linears,
-                     weight_bits=choice.weight_bits, block_size=choice.block_size)
+                     weight_bits=choice.weight_bits, block_size=choice.block_size, int8_compute=choice.int8_compute)
             got = logits(model, feeds)
             drift = np.abs(got - reference)
             rows.append({"choice": choice.name, **asdict(choice), "bytes": model.stat().st_size,
