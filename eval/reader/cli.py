@@ -126,7 +126,8 @@ def cmd_quantize(args: argparse.Namespace, settings: Settings) -> int:
     (args.run / "quantize_card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False), encoding="utf-8")
     for row in result["rows"]:
         print(f"{row['choice']:42} {row['bytes'] / 1e6:5.1f} MB  everyday top-1 {row['everyday_top1']:.3f} "
-              f"MRR {row['everyday_mrr']:.3f} AUC {row['everyday_auc']:.3f}  drift mean {row.get('drift_mean', 0):.3f}")
+              f"MRR {row['everyday_mrr']:.3f} AUC {row['everyday_auc']:.3f}  drift mean {row.get('drift_mean', 0):.3f}  "
+              f"{row['seconds']:.0f} s")
     return 0
 
 

@@ -8,6 +8,7 @@ trained on) with onnxruntime, as the app runs it, against the fp32 graph the exp
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -71,18 +72,23 @@ def logits(model: Path, feeds: Sequence[dict[str, np.ndarray]], threads: int = 1
 
 
 def compare(fp32: Path, pairs: Sequence[Pair], max_length: int, choices: Sequence[Choice] = CHOICES) -> dict:
-    """Per choice: the holdout figures, the drift from fp32 and the file's size."""
+    """Per choice: the holdout figures, the drift from fp32, the file's size, and the seconds it takes
+    to score every pair on one thread (what the format costs at run time, relative to the others)."""
     feeds = model_inputs(pairs, max_length)
+    started = time.perf_counter()
     reference = logits(fp32, feeds)
-    rows = [{"choice": "fp32 (not shipped)", "bytes": fp32.stat().st_size, **holdout_metrics(pairs, reference)}]
+    rows = [{"choice": "fp32 (not shipped)", "bytes": fp32.stat().st_size,
+             "seconds": time.perf_counter() - started, **holdout_metrics(pairs, reference)}]
     with tempfile.TemporaryDirectory() as folder:
         for choice in tqdm(choices, desc="reader quantize", unit="choice"):
             model = Path(folder) / "reader.onnx"
             quantize(fp32, model, per_channel=choice.per_channel, fp32_linears=choice.fp32_linears,
                      weight_bits=choice.weight_bits, block_size=choice.block_size, int8_compute=choice.int8_compute)
-            got = logits(model, feeds)
+            started = time.perf_counter()
+            got = logits(model, feeds)  # one thread, every pair: the time is comparable between choices
+            seconds = time.perf_counter() - started
             drift = np.abs(got - reference)
-            rows.append({"choice": choice.name, **asdict(choice), "bytes": model.stat().st_size,
+            rows.append({"choice": choice.name, **asdict(choice), "bytes": model.stat().st_size, "seconds": seconds,
                          "drift_mean": float(drift.mean()), "drift_p95": float(np.quantile(drift, 0.95)),
                          "drift_max": float(drift.max()), **holdout_metrics(pairs, got)})
     return {"pairs": len(pairs), "max_length": max_length, "rows": rows}
