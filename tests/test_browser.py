@@ -257,8 +257,10 @@ def test_admin_uploads_law_6331(app_url: str, browser_page: object, db: Database
     ensure_user(db, "admin", "admin", ADMIN_PASSWORD)
     login(page, app_url, "admin", ADMIN_PASSWORD)
     _open_page(page, "Dokümanlar", "Doküman yükle")
-    assert not (foreign := _foreign_words(page)), foreign
     dropzone = page.get_by_test_id("stFileUploaderDropzone")
+    expect(dropzone).to_be_visible()
+    _uploaders_drawn(page)
+    assert not (foreign := _foreign_words(page)), foreign
     assert _drawn(dropzone.locator("button")) == UPLOAD_BUTTON_TEXT
     assert _drawn(page.get_by_test_id("stFileUploaderDropzoneInstructions").locator("div").first) == \
         uploader_limits_text(50)
@@ -321,6 +323,23 @@ def _drawn(element: object, where: str = "::after") -> str:
     """The text CSS draws in `element`'s pseudo-element (ui/upload.py's Turkish for the uploader)."""
     content = element.evaluate(f"el => getComputedStyle(el, '{where}').content")  # type: ignore[attr-defined]
     return content[1:-1] if content.startswith('"') else ""
+
+
+def _uploaders_drawn(page: object) -> None:
+    from ui.upload import UPLOAD_BUTTON_TEXT
+
+    _wait_drawn(page, '[data-testid="stFileUploaderDropzone"] > span > button', UPLOAD_BUTTON_TEXT)
+
+
+def _wait_drawn(page: object, selector: str, text: str) -> None:
+    """Wait until CSS draws `text` in the ::after of every element `selector` finds (none found:
+    no wait). The page's style element can reach the browser a moment after the uploader it
+    styles (a fresh-clone CI run once read Streamlit's English in that moment), so a word walk
+    starts from the page as a user sees it settled."""
+    page.wait_for_function(  # type: ignore[attr-defined]
+        """([selector, text]) => [...document.querySelectorAll(selector)]
+            .every(el => getComputedStyle(el, "::after").content === JSON.stringify(text))""",
+        arg=[selector, text], timeout=WAIT_MS)
 
 
 def _drag_over(page: object) -> None:
@@ -411,6 +430,7 @@ def _walk(page: object, where: object) -> None:
     from playwright.sync_api import expect
 
     _open_expanders(page)
+    _uploaders_drawn(page)
     assert not (foreign := _foreign_words(page)), (where, foreign)
     tabs = page.get_by_test_id("stMain").get_by_role("tab")  # type: ignore[attr-defined]
     for index in range(tabs.count()):
@@ -419,6 +439,7 @@ def _walk(page: object, where: object) -> None:
         expect(tab).to_have_attribute("aria-selected", "true")
         idle(page)
         _open_expanders(page)
+        _uploaders_drawn(page)
         assert not (foreign := _foreign_words(page)), (where, tab.inner_text(), foreign)
 
 
