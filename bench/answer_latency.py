@@ -96,10 +96,15 @@ def main(argv: list[str] | None = None) -> int:
              f"{settings.reader_candidates} candidates read per question (under rules-reader: on the closest "
              f"outcome only), after {WARM_UP} warm-up questions; outcomes {outcomes}; the reader "
              f"{reader['model']} (sha256 {reader['onnx_sha256'][:8]}…)."]
-    # One card per policy: the two are compared, neither replaces the other.
-    publish("answer_latency" if args.policy == "reader" else f"answer_latency-{args.policy}", "\n".join(lines),
+    publish(card_name(args.policy, settings.reader_candidates, base.reader_candidates), "\n".join(lines),
             numbers=numbers)
     return 0
+
+
+def card_name(policy: str, candidates: int, default_candidates: int) -> str:
+    """One card per policy and candidate count: they are compared, none replaces another."""
+    name = "answer_latency" if policy == "reader" else f"answer_latency-{policy}"
+    return name if candidates == default_candidates else f"{name}-{candidates}"
 
 
 if __name__ == "__main__":
