@@ -30,3 +30,15 @@ def test_the_answer_cut_keeps_unanswerable_and_wrong_answers_within_budget():
     cuts = choose_cuts(_cases())
     assert cuts.answer == 0.9  # 0.8 would answer an unanswerable question (1 of 4 is over the 4 % budget)
     assert (cuts.right_above, cuts.wrong_above, cuts.unanswerable_above) == (2, 0, 0)
+
+
+def test_reading_fewer_candidates_leaves_the_rest_in_retrievals_order():
+    from eval.reader.cuts import RankedCase, candidates_table, fusion_quality
+
+    # Retrieval put the relevant chunk fifth; the reader scores it highest.
+    case = RankedCase((0.2, 0.1, 0.3, 0.1, 0.9, 0.0), (False, False, False, False, True, False))
+    assert fusion_quality([case], 0.0)["recall@1"] == 1.0
+    read_four = fusion_quality([case], 0.0, read=4)  # the reader never sees it: it stays fifth
+    assert read_four == {"recall@1": 0.0, "recall@5": 1.0, "mrr@10": 0.2}
+    table = candidates_table([case], 0.0)
+    assert set(table) == {"4", "6"} and table["6"]["recall@1"] == 1.0  # 8 and more were never recorded

@@ -135,6 +135,7 @@ def cmd_cuts(args: argparse.Namespace, settings: Settings) -> int:
     from eval.reader.cuts import (
         CLOSEST_RECALL,
         calibration_cases,
+        candidates_table,
         choose_cuts,
         choose_fusion,
         ranked_cases,
@@ -146,9 +147,11 @@ def cmd_cuts(args: argparse.Namespace, settings: Settings) -> int:
     summary = json.loads((args.run / "summary.json").read_text(encoding="utf-8"))
     recall = CLOSEST_RECALL if args.closest_recall is None else args.closest_recall
     cuts = choose_cuts(calibration_cases(args.run / "cases.jsonl", held), recall)
-    weight, table = choose_fusion(ranked_cases(args.run / "cases.jsonl", held))
+    ranked = ranked_cases(args.run / "cases.jsonl", held)
+    weight, table = choose_fusion(ranked)
     write_cuts(args.target or MODEL_DIR, cuts, {"gold_run": summary["run"]["label"], "code": summary["run"]["code"],
                                                 "gold_set_sha256": summary["run"]["data"]["gold_set"]["sha256"]},
                fusion={"weight": weight, "chosen_from": table})
-    print(json.dumps({"cuts": dataclasses.asdict(cuts), "fusion_weight": weight, "fusion": table}, indent=1))
+    print(json.dumps({"cuts": dataclasses.asdict(cuts), "fusion_weight": weight, "fusion": table,
+                      "candidates_read": candidates_table(ranked, weight)}, indent=1))
     return 0

@@ -16,6 +16,9 @@ the pairs) count. Then:
 * the weight of retrieval's rank in the order (`reading.read`: the reader's score plus
   weight / retrieval rank) is the one of `FUSION_WEIGHTS` with the best Recall@1 + MRR@10 on the
   same held-back questions; 0 keeps the reader's order alone.
+* how the order holds when the reader reads fewer candidates (`READER_CANDIDATES`, the lever on
+  its time): the same measures with only retrieval's first n read and the rest kept in
+  retrieval's order after them, as `service.py` places them.
 The dev half and the paraphrase set are never read here; they are where the cuts are reported.
 """
 
@@ -132,10 +135,13 @@ def fused_order(scores: Sequence[float], weight: float) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: -(scores[i] + weight / (i + 1)))
 
 
-def fusion_quality(cases: Sequence[RankedCase], weight: float) -> dict[str, float]:
+def fusion_quality(cases: Sequence[RankedCase], weight: float, read: int | None = None) -> dict[str, float]:
+    """Recall@1/@5 and MRR@10 of the fused order when the reader reads retrieval's first `read`
+    candidates (None: every recorded one) and the others follow in retrieval's order."""
     r1, r5, rr = [], [], []
     for case in cases:
-        order = fused_order(case.scores, weight)
+        n = len(case.scores) if read is None else min(read, len(case.scores))
+        order = fused_order(case.scores[:n], weight) + list(range(n, len(case.scores)))
         first = next((n for n, i in enumerate(order, start=1) if case.relevant[i]), 0)
         r1.append(first == 1)
         r5.append(0 < first <= 5)
@@ -148,3 +154,12 @@ def choose_fusion(cases: Sequence[RankedCase]) -> tuple[float, dict[str, dict[st
     table = {str(w): fusion_quality(cases, w) for w in FUSION_WEIGHTS}
     best = max(FUSION_WEIGHTS, key=lambda w: (table[str(w)]["recall@1"] + table[str(w)]["mrr@10"], -w))
     return best, table
+
+
+CANDIDATE_COUNTS = (4, 6, 8, 10, 12)
+
+
+def candidates_table(cases: Sequence[RankedCase], weight: float) -> dict[str, dict[str, float]]:
+    """The order's quality at `weight` for each count of candidates read (up to those recorded)."""
+    recorded = max((len(c.scores) for c in cases), default=0)
+    return {str(n): fusion_quality(cases, weight, read=n) for n in CANDIDATE_COUNTS if n <= recorded}
