@@ -238,10 +238,11 @@ def fingerprint(version: Mapping[str, Any], documents: Sequence[Mapping[str, Any
 
 def reader_description(settings) -> dict:
     """The reader model a reader-policy run read with: its file's hash names it even when it came
-    from READER_MODEL_DIR, outside the commit the card names."""
+    from READER_MODEL_DIR, outside the commit the card names. How many candidates it read
+    (READER_CANDIDATES) is part of what was measured."""
     from ragcore.reader import loaded_reader
 
-    return loaded_reader(settings.reader_model_dir).describe()
+    return {**loaded_reader(settings.reader_model_dir).describe(), "candidates": settings.reader_candidates}
 
 
 def build_summary(*, run, spec, version, gold, documents, configs, results, warnings, embedders, settings) -> dict:

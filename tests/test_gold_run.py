@@ -395,3 +395,12 @@ def test_the_quote_behind_the_gate_is_checked_with_the_gated_retrieval() -> None
     assert gr._quote_probability(None, gated, behind) is None  # no model: nothing to check with
     assert gr._quote_probability(model, {"probability": None, "signals": None}, behind) is None  # nothing permitted
     assert gr._quote_probability(model, gated, {"quote_signals": None}) is None  # a language model's answer
+
+
+def test_a_reader_runs_card_names_its_model_and_how_many_candidates_it_read() -> None:
+    from ragcore.core import Settings
+
+    settings = Settings.from_env(dotenv=None).replace(reader_candidates=6)
+    described = gold_report.reader_description(settings)
+    assert described["candidates"] == 6 and described["model"] == "shipped"
+    assert len(described["onnx_sha256"]) == 64
