@@ -5,7 +5,7 @@ from bench.answer_latency import card_name
 
 
 def test_each_policy_and_candidate_count_has_its_own_card() -> None:
-    assert card_name("reader", 12, 12) == "answer_latency"
-    assert card_name("rules-reader", 12, 12) == "answer_latency-rules-reader"
-    assert card_name("reader", 8, 12) == "answer_latency-8"
-    assert card_name("rules-reader", 6, 12) == "answer_latency-rules-reader-6"
+    assert card_name("reader", 6, 6) == "answer_latency"
+    assert card_name("rules-reader", 6, 6) == "answer_latency-rules-reader"
+    assert card_name("reader", 12, 6) == "answer_latency-12"
+    assert card_name("rules-reader", 12, 6) == "answer_latency-rules-reader-12"

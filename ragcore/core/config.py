@@ -264,8 +264,10 @@ class Settings(BaseSettings):
         "(one trained on the company's own questions, or a lab run's); its hash is checked as the shipped one's",
         "ANSWER_POLICY=reader ile başka bir okuyucu modelin klasörü (`reader.json`, `reader.onnx`); boşsa "
         "kurulumla gelen model", shown="(shipped)")
+    # Six since round 24: the reader's p95 under 1.5 s (bench/results/answer_latency.json) with
+    # the held-back order as at twelve (docs/reader.md, "Round 24").
     reader_candidates: int = _setting(
-        12, "with `ANSWER_POLICY=reader` or `rules-reader`: the retrieved chunks the reader reads per question (1–50)",
+        6, "with `ANSWER_POLICY=reader` or `rules-reader`: the retrieved chunks the reader reads per question (1–50)",
         "ANSWER_POLICY=reader ya da rules-reader ile okuyucunun soru başına okuduğu parça sayısı (1–50)",
         ge=1, le=MAX_READER_CANDIDATES)
     max_upload_mb: int = _setting(
