@@ -20,6 +20,7 @@ from ragcore.core import (
     FALLBACK_ANSWER,
     OUTCOME_ANSWER,
     OUTCOME_CLOSEST,
+    OUTCOME_REFUSED,
     STATUS_ANSWERED,
     STATUS_ERROR,
     STATUS_FALLBACK,
@@ -153,6 +154,24 @@ def test_the_reader_policy_shows_its_closest_passages_in_its_order_with_its_wind
     assert len(answer.nearest) == len(answer.sources)
     for source, mark in zip(answer.sources, answer.nearest, strict=True):
         assert " ".join(mark.split()) in " ".join(source.text.split())
+
+
+def test_under_the_reader_the_evidence_gate_still_refuses_what_nothing_permitted_is_near(
+        law_db, settings, embedder) -> None:
+    """Round 24: the reader's own closest cut refuses almost nothing, so the gate's refusal stays.
+    With cuts that would show every question the closest passages, the canteen question is still
+    refused (the gate finds nothing near it in Law 6331) and says so in its record, while the
+    related risk question keeps the reader's closest passages."""
+    from ragcore.answer.reading import ReaderCuts
+
+    service = _service(law_db, settings.replace(answer_policy="reader"), embedder)
+    service.cuts = ReaderCuts(answer=1.01, closest=0.0)  # the reader alone: closest passages for all
+    mehmet = users.get_user(law_db, "mehmet")
+    canteen = service.ask(mehmet, "Yemekhane bugün saat kaçta açılıyor?")
+    assert (canteen.outcome, canteen.text, canteen.sources) == (OUTCOME_REFUSED, FALLBACK_ANSWER, ())
+    assert canteen.extra["evidence_refused"] is True and canteen.extra["reading"]["scores"]
+    related = service.ask(mehmet, RISK_QUESTION)
+    assert related.outcome == OUTCOME_CLOSEST and related.extra["evidence_refused"] is False
 
 
 def test_role_is_read_from_the_database_at_call_time(law_db, settings, embedder) -> None:

@@ -135,6 +135,7 @@ class _AnswerInProgress:
     quote_signals: QuoteSignals | None = None  # the extractive quoter's ranking (None: a language model)
     quote_probability: float | None = None  # the gate's quote check on them (None: no check)
     reading: Reading | None = None  # the reader's ordering and scores (the reader policy)
+    evidence_refused: bool = False  # the reader policy: the evidence gate found nothing related
     first_token_ms: float | None = None
 
 
@@ -394,6 +395,9 @@ class AnswerService:
         reading = read(self.reader, answering.question, answering.retrieval.sources)
         answering.reading = reading
         outcome = self.cuts.outcome(reading.top, llm=self._llm) if reading.sources else REFUSED
+        if outcome != REFUSED and self._nothing_related(answering.retrieval):
+            answering.evidence_refused = True
+            outcome = REFUSED
         answering.decision = Decision(outcome, reading.top, {})
         if outcome == REFUSED:
             yield FALLBACK_ANSWER
@@ -469,6 +473,14 @@ class AnswerService:
         answering.reading = read(self.reader, answering.question, candidates or answering.retrieval.sources)
         yield from self._reading_closest_pieces(stream, answering, answering.reading)
 
+    def _nothing_related(self, retrieval: Retrieval) -> bool:
+        """The evidence gate's refusal, kept under the reader (round 24): the reader's scores for
+        questions the documents do not answer sit just above its closest cut, so its one cut no
+        longer refuses them ("Ankara'dan İzmir'e uçakla kaç saat?" was shown law passages), while
+        the gate, on retrieval's own evidence, refuses such questions and almost no answerable one
+        (docs/reader.md, round 24)."""
+        return decide(retrieval, self.abstention, self.threshold, quoting=not self._llm).outcome == REFUSED
+
     def _reading_closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress,
                                 reading: Reading) -> Iterator[str]:
         """The closest passages in the reader's order, each with its best window marked (both policies)."""
@@ -495,6 +507,7 @@ class AnswerService:
     def _gate_extra(self, answering: _AnswerInProgress) -> dict:
         if answering.reading is not None and self.cuts is not None:
             return {"policy": "reader", "evidence": answering.retrieval.evidence.as_dict(),
+                    "evidence_refused": answering.evidence_refused,
                     "probability": answering.reading.top, "reading": answering.reading.as_dict(),
                     "cuts": {"answer": self.cuts.answer, "closest": self.cuts.closest}}
         decision = answering.decision
