@@ -326,20 +326,16 @@ def _drawn(element: object, where: str = "::after") -> str:
 
 
 def _uploaders_drawn(page: object) -> None:
+    """Wait until CSS draws ui/upload.py's Turkish on every uploader button of the page (none on
+    the page: no wait). The page's style element can reach the browser a moment after the uploader
+    it styles (a fresh-clone CI run once read Streamlit's English in that moment), so a word walk
+    starts from the page as a user sees it settled."""
     from ui.upload import UPLOAD_BUTTON_TEXT
 
-    _wait_drawn(page, '[data-testid="stFileUploaderDropzone"] > span > button', UPLOAD_BUTTON_TEXT)
-
-
-def _wait_drawn(page: object, selector: str, text: str) -> None:
-    """Wait until CSS draws `text` in the ::after of every element `selector` finds (none found:
-    no wait). The page's style element can reach the browser a moment after the uploader it
-    styles (a fresh-clone CI run once read Streamlit's English in that moment), so a word walk
-    starts from the page as a user sees it settled."""
     page.wait_for_function(  # type: ignore[attr-defined]
-        """([selector, text]) => [...document.querySelectorAll(selector)]
+        """(text) => [...document.querySelectorAll('[data-testid="stFileUploaderDropzone"] > span > button')]
             .every(el => getComputedStyle(el, "::after").content === JSON.stringify(text))""",
-        arg=[selector, text], timeout=WAIT_MS)
+        arg=UPLOAD_BUTTON_TEXT, timeout=WAIT_MS)
 
 
 def _drag_over(page: object) -> None:

@@ -140,8 +140,8 @@ def fusion_quality(cases: Sequence[RankedCase], weight: float, read: int | None 
     candidates (None: every recorded one) and the others follow in retrieval's order."""
     r1, r5, rr = [], [], []
     for case in cases:
-        n = len(case.scores) if read is None else min(read, len(case.scores))
-        order = fused_order(case.scores[:n], weight) + list(range(n, len(case.scores)))
+        head = len(case.scores) if read is None else min(read, len(case.scores))
+        order = fused_order(case.scores[:head], weight) + list(range(head, len(case.scores)))
         first = next((n for n, i in enumerate(order, start=1) if case.relevant[i]), 0)
         r1.append(first == 1)
         r5.append(0 < first <= 5)

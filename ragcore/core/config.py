@@ -254,7 +254,8 @@ class Settings(BaseSettings):
         shown="(calibrated)")
     answer_policy: AnswerPolicy = _setting(
         "rules", "`rules`: the evidence gate, the sentence quoter and its quote check; `reader`: the cross-encoder "
-        "of `ragcore/reader` orders the candidates, picks the quote and decides the outcome; `rules-reader`: the "
+        "of `ragcore/reader` orders the candidates, picks the quote and decides the outcome (the evidence gate still "
+        "refuses what nothing permitted is near); `rules-reader`: the "
         "rules decide the outcome and quote the answer, the reader orders the closest passages and marks them "
         "([docs/reader.md](reader.md))",
         "cevaplama yolu: `rules` (kanıt eşiği, cümle alıntısı, alıntı denetimi), `reader` (okuyucu model) ya da "
