@@ -7,7 +7,7 @@ Reports the median and p95 of the whole answer (`total_ms`), of retrieval and of
 (`extra.reading.ms`), and how many windows the reader read per question. A benchmark, not a
 test: its figures are medians and percentiles of one run on this machine, with its run card.
 
-    python -m bench.answer_latency [--questions 60] [--candidates 12] [--policy reader]
+    python -m bench.answer_latency [--questions 60] [--candidates 12]
 
 READER_MODEL_DIR measures another model than the shipped one; the card names the model by its
 sha256 either way (`numbers.reader`).
@@ -47,13 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=60)
     parser.add_argument("--candidates", type=int, default=None, help="READER_CANDIDATES (default: the setting's)")
-    parser.add_argument("--policy", choices=("reader", "rules-reader"), default="reader",
-                        help="ANSWER_POLICY: the reader decides, or the rules decide and the reader orders the closest")
     args = parser.parse_args(argv)
     base = Settings.from_env(dotenv=None)
     scratch = Path(tempfile.mkdtemp(prefix="dayanak-answer-latency-"))
     settings = base.replace(database_url=None, data_dir=scratch, embed_backend="e5", llm_backend="extractive",
-                          ollama_base_url="http://127.0.0.1:9", answer_policy=args.policy)
+                          ollama_base_url="http://127.0.0.1:9", answer_policy="reader")
     if args.candidates:
         settings = settings.replace(reader_candidates=args.candidates)
     try:
@@ -81,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     reading = [a.extra["reading"]["ms"] for a in answers if a.extra.get("reading")]
     windows = [len(a.extra["reading"]["scores"]) for a in answers if a.extra.get("reading")]
     outcomes = {o: sum(a.outcome == o for a in answers) for o in ("answer", "closest", "refused")}
-    numbers = {"questions": len(answers), "candidates": settings.reader_candidates, "policy": args.policy,
+    numbers = {"questions": len(answers), "candidates": settings.reader_candidates, "policy": settings.answer_policy,
                "reader": reader,
                "total_ms": {"p50": statistics.median(total), "p95": percentile(total, 0.95)},
                "retrieval_ms": {"p50": statistics.median(retrieval), "p95": percentile(retrieval, 0.95)},
@@ -92,19 +90,18 @@ def main(argv: list[str] | None = None) -> int:
              f"| whole answer | {numbers['total_ms']['p50']:.0f} | {numbers['total_ms']['p95']:.0f} |",
              f"| retrieval | {numbers['retrieval_ms']['p50']:.0f} | {numbers['retrieval_ms']['p95']:.0f} |",
              f"| reader | {numbers['reader_ms']['p50']:.0f} | {numbers['reader_ms']['p95']:.0f} |", "",
-             f"{len(answers)} everyday questions on Law 6331 (e5), ANSWER_POLICY={args.policy}, "
-             f"{settings.reader_candidates} candidates read per question (under rules-reader: on the closest "
-             f"outcome only), after {WARM_UP} warm-up questions; outcomes {outcomes}; the reader "
+             f"{len(answers)} everyday questions on Law 6331 (e5), ANSWER_POLICY=reader, "
+             f"{settings.reader_candidates} candidates read per question, after {WARM_UP} warm-up questions; outcomes {outcomes}; the reader "
              f"{reader['model']} (sha256 {reader['onnx_sha256'][:8]}…)."]
-    publish(card_name(args.policy, settings.reader_candidates, base.reader_candidates), "\n".join(lines),
+    publish(card_name(settings.reader_candidates, base.reader_candidates), "\n".join(lines),
             numbers=numbers)
     return 0
 
 
-def card_name(policy: str, candidates: int, default_candidates: int) -> str:
-    """One card per policy and candidate count: they are compared, none replaces another."""
-    name = "answer_latency" if policy == "reader" else f"answer_latency-{policy}"
-    return name if candidates == default_candidates else f"{name}-{candidates}"
+def card_name(candidates: int, default_candidates: int) -> str:
+    """One card per candidate count: they are compared, none replaces another. (The cards of the
+    `rules-reader` policy, measured until round 24, keep their names: answer_latency-rules-reader*.)"""
+    return "answer_latency" if candidates == default_candidates else f"answer_latency-{candidates}"
 
 
 if __name__ == "__main__":

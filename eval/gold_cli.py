@@ -69,8 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="company: the app's documents; sample: the three laws in DOCUMENTS_DIR")
     p.add_argument("--primary", default="ndcg@10", choices=("ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10"))
     p.add_argument("--limit", type=int, help="only the first N questions (quick looks; not comparable)")
-    p.add_argument("--policy", choices=ANSWER_POLICIES, default="rules",
-                   help="answering policy: the reader, or the earlier rules (gate and sentence quoter)")
+    p.add_argument("--policy", choices=ANSWER_POLICIES, default=None,
+                   help="answering policy (default: the app's own, ANSWER_POLICY): the reader, or the earlier rules "
+                        "(gate and sentence quoter)")
     p.add_argument("--out", type=Path, help="run folder (default DATA_DIR/eval_runs/<time>-gold-<id>)")
     p.add_argument("--background", action="store_true", help="queue it as a job for a worker and return")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -175,7 +176,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         set_id = goldstore.find_set(db, args.gold_set)
         version = goldstore.get_version(db, set_id, args.version)
         spec = GoldRunSpec(set_id, version.version, tuple(args.embedders), tuple(args.modes), tuple(args.chunk_sizes),
-                           tuple(args.k), args.corpus, args.primary, args.limit, args.policy)
+                           tuple(args.k), args.corpus, args.primary, args.limit, args.policy or settings.answer_policy)
         if args.background:
             from eval.jobs import submit_gold_run
             from ragcore import jobs

@@ -274,7 +274,7 @@ def build_summary(*, run, spec, version, gold, documents, configs, results, warn
                           "seed": metrics.SEED, "depth": metrics.DEPTH},
         "embedders": {name: describe_model(e) for name, e in embedders.items()},
         "generator": first["answer"]["generator"] if first else None,
-        "reader": reader_description(settings) if spec.policy in ("reader", "rules-reader") else None,
+        "reader": reader_description(settings) if spec.policy == "reader" else None,
         "code": git_commit(), "machine": machine(), "packages": package_versions(REPORT_PACKAGES),
     }
     return {"run": card, "configurations": blocks, "comparisons": comparisons,

@@ -73,7 +73,7 @@ STAGES = ("index", "ask", "report")
 INGEST_STEPS = {"extract": "sayfalar", "chunk": "parçalar", "embed": "gömme", "store": "kayıt"}
 PROGRESS_WRITE_S = 1.0
 
-POLICY_LABELS = {"rules": "kurallar", "reader": "okuyucu", "rules-reader": "kurallar ve okuyucu"}  # in run labels
+POLICY_LABELS = {"rules": "kurallar", "reader": "okuyucu"}  # in run labels
 
 
 class GoldRunError(ValueError):
@@ -117,7 +117,7 @@ class GoldRunSpec:
     corpus: str = "company"
     primary: str = "ndcg@10"
     limit: int | None = None  # only the first N questions (quick looks; not comparable)
-    policy: str = "rules"  # the answering policy asked with (Settings.answer_policy)
+    policy: str = "reader"  # the answering policy asked with (Settings.answer_policy; the app's default)
 
     def configurations(self) -> list[Configuration]:
         return [Configuration(e, m, s, k) for e, m, s, k in
@@ -128,6 +128,7 @@ class GoldRunSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GoldRunSpec:
+        data = {"policy": "rules", **data}  # a spec stored before it named its policy was asked with the rules
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
 
     def check(self) -> None:
@@ -483,7 +484,7 @@ def run_gold(db: Database, settings: Settings, run_id: int, progress: Progress |
 
 
 def configuration_context(c: Configuration, index: Index, embedder: object, documents: Sequence[CorpusDocument],
-             make_generator: GeneratorFactory, policy: str = "rules") -> ConfigurationContext:
+             make_generator: GeneratorFactory, policy: str = "reader") -> ConfigurationContext:
     """The services one configuration asks with, over a built index (also the conversation run's)."""
     settings = index.settings.replace(top_k=c.k, retrieval_mode=c.mode, answer_policy=policy)
     generator = make_generator(settings, embedder)

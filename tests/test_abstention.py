@@ -1,6 +1,7 @@
 """The three-outcome gate (ragcore.retrieval.abstention) and what each outcome does in the
 answer service: a cited answer, the closest passages (labelled, no quote, to review), or the
-fixed refusal without any model call."""
+fixed refusal without any model call. The gate decides under ANSWER_POLICY=rules, which these
+services ask for; under the reader, the default, it still refuses (tests/test_answer.py)."""
 
 from __future__ import annotations
 
@@ -134,7 +135,7 @@ class CountingGenerator(ExtractiveGenerator):
 
 def _service(law_db, embedder, model: AbstentionModel | None) -> tuple[AnswerService, CountingGenerator]:
     generator = CountingGenerator(embedder)
-    service = AnswerService(law_db, Settings(embed_backend="use"), embedder, generator)
+    service = AnswerService(law_db, Settings(embed_backend="use", answer_policy="rules"), embedder, generator)
     service.abstention = model
     return service, generator
 
@@ -257,7 +258,7 @@ def test_the_quote_checks_lower_answer_cut_is_for_quotes_only(law_db, embedder):
     quoting, _ = _service(law_db, embedder, checked)
     assert quoting.ask(_mehmet(law_db), RISK_QUESTION).outcome == OUTCOME_ANSWER
     llm = LanguageModelDouble()
-    service = AnswerService(law_db, Settings(embed_backend="use"), embedder, llm)
+    service = AnswerService(law_db, Settings(embed_backend="use", answer_policy="rules"), embedder, llm)
     service.abstention = checked
     answer = service.ask(_mehmet(law_db), RISK_QUESTION)
     assert answer.outcome == OUTCOME_CLOSEST and llm.calls == 0
@@ -308,7 +309,7 @@ def test_the_shipped_gate_model_gives_each_outcome(law_db, embedder, question, o
     """The model in ragcore/measured/abstention.json, as the app loads it (no cuts of the test's
     own): each outcome is reached by a question that should reach it, and the recorded probability
     sits on the side of the shipped cut that the outcome says."""
-    service = AnswerService(law_db, Settings(embed_backend="use"), embedder, CountingGenerator(embedder))
+    service = AnswerService(law_db, Settings(embed_backend="use", answer_policy="rules"), embedder, CountingGenerator(embedder))
     shipped = model_for(embedder.name)
     assert shipped is not None and service.abstention == shipped
     answer = service.ask(_mehmet(law_db), question)

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from ragcore.access import get_user
-from ragcore.core import Settings
+from ragcore.core import CLOSEST_LEAD, Settings
 from ragcore.store import Database
 from tests import browser_support
 from tests.browser_support import (
@@ -102,9 +102,10 @@ def _ask(page: object, question: str) -> None:
     expect(shown.first).to_be_visible()
 
 
-def _open_dialog(page: object, button: str, shows: str) -> object:
-    """Click `button` until the dialog it opens shows `shows` (a click that lands while a rerun
-    redraws the message is dropped by Streamlit; CI saw it once); the dialog."""
+def _open_dialog(page: object, button: str, shows: str, within: object | None = None) -> object:
+    """Click `button` (the first in `within`, default the page) until the dialog it opens shows
+    `shows` (a click that lands while a rerun redraws the message is dropped by Streamlit; CI saw
+    it once); the dialog."""
     from playwright.sync_api import expect
 
     dialog = page.get_by_role("dialog")  # type: ignore[attr-defined]
@@ -113,7 +114,7 @@ def _open_dialog(page: object, button: str, shows: str) -> object:
         idle(page)
         if wanted.count():
             break
-        page.get_by_role("button", name=button).first.click()  # type: ignore[attr-defined]
+        (within or page).get_by_role("button", name=button).first.click()  # type: ignore[attr-defined]
         try:
             expect(wanted).to_be_visible(timeout=WAIT_MS // 6)
         except AssertionError:
@@ -179,7 +180,8 @@ def _cookie_gone(page: object, deadline_s: float = 10) -> bool:
 
 @pytest.mark.needs_data("laws")
 def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: Settings) -> None:
-    """Log in, ask the risk-assessment question, see the answer citing page 7, log out."""
+    """Log in, ask the risk-assessment question, see the reader's closest passages with Article 10
+    on page 7 first (the reader scores it below its answer cut), log out."""
     from playwright.sync_api import expect
 
     from ragcore.documents import ingest_pdf
@@ -200,11 +202,14 @@ def test_chat_smoke(app_url: str, browser_page: object, db: Database, settings: 
     _ask(page, QUESTION)
     expect(page.get_by_text("s. 7").first).to_be_visible()
     TIMINGS["answer_visible_s"] = round(time.perf_counter() - started, 2)
-    expect(page.get_by_text("alıntı modu").first).to_be_visible()
-    expect(page.get_by_text("risk değerlendirmesi", exact=False).first).to_be_visible()
-    # The answer says where it comes from before any source is opened.
-    expect(page.get_by_text("6331 sayılı İş Sağlığı ve Güvenliği Kanunu, Madde 10'a göre:").first).to_be_visible()
-    page.locator("summary").filter(has_text="Madde 10").first.click()  # open the first source
+    expect(page.get_by_text(CLOSEST_LEAD).first).to_be_visible()
+    # The closest passages say where each comes from before any is opened, the reader's first first.
+    expect(page.get_by_text("Yakın parça 1: 6331 sayılı İş Sağlığı ve Güvenliği Kanunu, Madde 10, s. 7",
+                            exact=False).first).to_be_visible()
+    first = page.locator("summary").filter(has_text="Madde 10").first
+    expect(first).to_be_visible()
+    if first.locator("xpath=ancestor::details[1]").get_attribute("open") is None:  # closest passages come open
+        first.click()  # open the first source
     chunk_line = page.get_by_text("Belirli risklerden etkilenecek", exact=False).first
     expect(chunk_line).to_be_visible()
     chunk_line.scroll_into_view_if_needed()  # waits until the expander has stopped animating
@@ -492,8 +497,10 @@ def test_every_page_is_turkish_reload_keeps_it_and_a_citation_opens_its_page(
     _ask(page, QUESTION)
     label = page.locator("summary").filter(has_text="İş Sağlığı ve Güvenliği Kanunu (6331) · Madde 10 · s. 7").first  # type: ignore[attr-defined]
     expect(label).to_be_visible()
-    label.click()
-    dialog = _open_dialog(page, "Sayfayı aç · s. 7", "Sayfa 7 / 24")
+    source = label.locator("xpath=ancestor::details[1]")
+    if source.get_attribute("open") is None:  # the closest passages are shown open; an answer's sources closed
+        label.click()
+    dialog = _open_dialog(page, "Sayfayı aç · s. 7", "Sayfa 7 / 24", within=source)
     expect(dialog.get_by_text("risk değerlendirmesi", exact=False).first).to_be_visible()
     expect(dialog.get_by_role("button", name="s. 7 (PDF)")).to_be_visible()
     shot(page, "source_page", publish=True)

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ragcore import jobs
 from ragcore.cli.progress import ProgressLines
 from tests import pdfs
@@ -43,14 +45,17 @@ def test_one_line_per_interval_and_the_last_state_when_closed() -> None:
     ]
 
 
-def test_piped_ingest_prints_progress_lines_and_keeps_stdout_for_the_result(db, settings, tmp_path) -> None:
+@pytest.mark.parametrize("policy", ["reader", "rules"])
+def test_piped_ingest_prints_progress_lines_and_keeps_stdout_for_the_result(db, settings, tmp_path, policy) -> None:
+    """The last line is the last stage the policy runs: under the rules, filling the quoter's
+    sentences after the commit; under the reader (which never reads them), the database write."""
     upload = tmp_path / "yonetmelik.pdf"
     upload.write_bytes(pdfs.law_pdf())
     env = os.environ | {
         "DATABASE_URL": settings.database_url, "DATA_DIR": str(settings.data_dir), "EMBED_BACKEND": "use",
         "OLLAMA_BASE_URL": "http://127.0.0.1:9", "LLM_BACKEND": "extractive", "LOG_LEVEL": "WARNING",
         "PROGRESS_LINE_SECONDS": "3600",  # one line at the start, the last state at the end
-        "PYTHONPATH": str(REPO),
+        "PYTHONPATH": str(REPO), "ANSWER_POLICY": policy,
     }
     run = subprocess.run([sys.executable, "-m", "ragcore", "ingest", str(upload), "--roles", "isg", "--json"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)  # stdout, stderr: pipes
@@ -59,5 +64,10 @@ def test_piped_ingest_prints_progress_lines_and_keeps_stdout_for_the_result(db, 
     lines = [line for line in run.stderr.splitlines() if line.startswith("[")]
     assert re.fullmatch(r"\[\d+ sn\] PDF metni çıkarılıyor: 0/2 sayfa \(%0\)", lines[0]), lines
     assert len(lines) == 2, run.stderr
-    assert lines[1].endswith(f"Aranabilir; alıntı cümleleri hazırlanıyor: {result['quote_sentences']}/"
-                             f"{result['quote_sentences']} cümle (%100)")
+    if policy == "rules":
+        assert result["quote_sentences"] > 0
+        assert lines[1].endswith(f"Aranabilir; alıntı cümleleri hazırlanıyor: {result['quote_sentences']}/"
+                                 f"{result['quote_sentences']} cümle (%100)")
+    else:
+        assert result["quote_sentences"] == 0
+        assert re.search(r"Veritabanına yazılıyor: (\d+)/\1 \(%100\)$", lines[1]), lines

@@ -62,6 +62,18 @@ def test_search_bad_role_and_mode(cli_env, capsys) -> None:
 
 
 def test_ask_json(cli_env, capsys) -> None:
+    """The default policy, the reader: it scores this question's passage below its answer cut, so
+    the JSON carries the closest passages in its order, each with the window it marks."""
+    code, payload, _ = _run(capsys, "ask", RISK, "--user", "mehmet", "--json")
+    assert code == 0
+    assert payload["status"] == "needs_review" and payload["generator"] == "none" and payload["llm_called"] is False
+    assert payload["outcome"] == "closest" and payload["sources"][0]["article"] == "Madde 10"
+    assert len(payload["nearest_sentences"]) == len(payload["sources"]) == 2
+    assert "risk değerlendirmesi yapmak" in payload["nearest_sentences"][0]
+
+
+def test_ask_json_under_the_rules(cli_env, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("ANSWER_POLICY", "rules")
     code, payload, _ = _run(capsys, "ask", RISK, "--user", "mehmet", "--json")
     assert code == 0
     assert payload["status"] == "answered" and payload["generator"] == "extractive" and payload["llm_called"] is False

@@ -219,8 +219,4 @@ def test_doctor_names_the_reader_it_loads_shipped_or_from_reader_model_dir(db, s
     missing = run_checks(settings.replace(answer_policy="reader", reader_model_dir=empty), db)
     assert missing.reader is None and "Okuyucu model dosyası yok" in missing.reader_error
     assert "reader FAILED" in missing.as_text()
-    mixed = run_checks(settings.replace(answer_policy="rules-reader", reader_model_dir=empty), db)
-    assert mixed.reader is None and "Okuyucu model dosyası yok" in mixed.reader_error  # loaded under rules-reader too
-    shipped_mixed = run_checks(settings.replace(answer_policy="rules-reader"), db)
-    assert "orders and marks the closest passages" in shipped_mixed.reader and "cuts answer" not in shipped_mixed.reader
-    assert run_checks(settings, db).reader is None  # the rules never load it
+    assert run_checks(settings.replace(answer_policy="rules"), db).reader is None  # the rules never load it

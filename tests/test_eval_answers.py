@@ -223,10 +223,12 @@ def test_answer_run_is_the_answer_service_and_withdraws_the_article(settings, tm
                 answer = service.ask(user, q.question)
                 hits = retrieve(database, ws.embedder("default"), q.question, "admin", k=5, mode=service.mode,
                                 windows=service.settings.dense_windows)
-                ranked = [s.chunk_id for s in hits.sources]  # "cited" counts in the ranking, not the answer's order
+                # "cited" counts in the answer path's ranking (the reader's order, the default policy's)
+                ranked = [s.chunk_id for s in service.ranked_sources("admin", q.question, ans.RANKING_DEPTH)]
                 cited = [ranked.index(answer.sources[n - 1].chunk_id) + 1 for n in answer.cited]
                 assert (row["answer"], row["cited"], row["kind"]) == (answer.text, cited, ans.KINDS[answer.status])
-                assert row["ranking"] == [index[s.chunk_id] for s in hits.sources]
+                assert row["ranking"] == [index[c] for c in ranked[:5]]
+                assert row["retrieval_ranking"] == [index[s.chunk_id] for s in hits.sources]
                 assert row["evidence"] == hits.evidence.as_dict()
             else:
                 own = set(ws.chunks(config.chunk_size).by_article[q.article])

@@ -341,7 +341,7 @@ def laws(session_db, embedder, tmp_path_factory, pg_url):
     ingest_law(session_db, settings, embedder, LAW_6331, ["isg", "personel"])
     ingest_law(session_db, settings, embedder, LAW_4857, ["ik", "personel"])
     users.create_user(session_db, "zeynep", "personel", "parola-123", "Zeynep")
-    return session_db, settings
+    return session_db, settings.replace(answer_policy="rules")  # the quoter answers under the rules
 
 
 def _ask(laws, embedder, question: str):

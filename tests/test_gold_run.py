@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from eval import gold_report, goldstore, lab_runs
+from eval import gold_charts, gold_report, goldstore, lab_runs
 from eval import gold_run as gr
 from eval.gold_run import GoldRunSpec, create_gold_run, run_gold
 from ragcore import jobs
@@ -146,7 +146,9 @@ def test_the_html_report_is_self_contained(db, settings, company, tmp_path) -> N
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
     assert "url(" not in page and "@import" not in page
     images = re.findall(r'<img alt="grafik" src="data:image/svg\+xml;base64,', page)
-    assert len(images) == 8  # two metrics, Recall@k, abstention, outcomes of both groups, latency, leaks
+    # two metrics, Recall@k, the reader's three-outcome curve for both groups, outcomes of both groups,
+    # latency, leaks: every chart an image
+    assert len(images) == len(gold_charts.all_charts(summary)) == 9
     assert summary["run"]["data"]["fingerprint"] in page and summary["run"]["code"]["commit"][:12] in page
     assert "İzin sızıntısı: 0" in page and "Öneri." in page
     # the method's names only in the report's "Teknik ayrıntılar" block, as in the app

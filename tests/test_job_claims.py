@@ -21,6 +21,13 @@ from tests import pdfs
 from tests.jobs_support import DEADLINE_S, wait_for
 
 
+@pytest.fixture()
+def settings(settings: Settings) -> Settings:
+    """The quoter's sentences are filled where the rules answer (ANSWER_POLICY=rules); the reader,
+    the default, never reads them."""
+    return settings.replace(answer_policy="rules")
+
+
 @pytest.fixture(scope="module")
 def use_embedder(pg_url: str) -> Any:
     return make_embedder(Settings(database_url=pg_url, embed_backend="use", ollama_base_url="http://127.0.0.1:9"))

@@ -225,7 +225,7 @@ def test_a_cut_answer_is_replaced_by_quotes_under_a_note_and_logged(mehmet, db, 
     assert answer.status == STATUS_ERROR and answer.notice == note and answer.extra["cut"] == reason, answer
     message, lead, quotes = answer.text.split("\n\n", 2)  # the note, the quotes' source, the quotes
     assert message == f"⚠️ {note}" and lead.endswith("göre:") and quotes.startswith("> “"), answer.text
-    assert answer.sources and answer.cited and "[1]" in answer.text and answer.extra["fallback_generator"] == "extractive"
+    assert answer.sources and answer.cited and "[1]" in answer.text and answer.extra["fallback_generator"] == "reader"
     # What the model streamed was shown while it came, and is replaced.
     assert streamed_text in streamed and streamed_text not in answer.text and stream.replaced
     # The admin sees it in the questions log: an error, with the note.

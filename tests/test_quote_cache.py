@@ -13,7 +13,7 @@ import pytest
 from ragcore import jobs
 from ragcore.answer import choose_quote, split_sentences, unwarmed_documents, warm_quote_sentences
 from ragcore.answer.quote_cache import STAGE, quote_sentences
-from ragcore.core import Source
+from ragcore.core import Settings, Source
 from ragcore.documents import delete_document, document_chunks, ingest_pdf, list_documents
 from ragcore.embed import CachedEmbedder, EmbeddingError, make_embedder, uncached_passages
 from ragcore.jobs import JobCancelled
@@ -22,10 +22,15 @@ from tests import pdfs
 QUESTION = "İşveren risk değerlendirmesi yapmakla yükümlü müdür?"
 
 
+@pytest.fixture()
+def settings(settings: Settings) -> Settings:
+    """The quoter's sentences are filled where the rules answer (ANSWER_POLICY=rules); the reader,
+    the default, never reads them."""
+    return settings.replace(answer_policy="rules")
+
+
 @pytest.fixture(scope="module")
 def use_embedder(pg_url: str) -> Any:
-    from ragcore.core import Settings
-
     return make_embedder(Settings(database_url=pg_url, embed_backend="use", ollama_base_url="http://127.0.0.1:9"))
 
 

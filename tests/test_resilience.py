@@ -113,7 +113,7 @@ def test_model_failure_gives_a_message_logs_the_question_and_the_app_keeps_worki
     assert f"⚠️ {answer.notice}" in streamed and stream.replaced
     assert answer.sources and answer.cited and all(1 <= n <= len(answer.sources) for n in answer.cited)
     assert "[1]" in answer.text and answer.llm_called and answer.generator == generator.label
-    assert answer.extra.get("fallback_generator") == "extractive"
+    assert answer.extra.get("fallback_generator") == "reader"  # the default policy quotes the reader's best window
     if how in ("drop", "malformed"):  # the half-streamed model text is not kept as the answer
         assert "".join(fake_llm.pieces()[:2]) in streamed and GOOD_REPLY[:20] not in answer.text
     # The question is logged, as an error, with the message.

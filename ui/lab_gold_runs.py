@@ -116,7 +116,7 @@ def _submit(ctx: AppContext, admin: User, version, embedders, modes, sizes, ks, 
         st.warning("En az bir arama modeli, bir arama modu, bir parça boyutu ve bir kaynak sayısı seçin.")
         return
     spec = GoldRunSpec(version.set_id, version.version, tuple(embedders), tuple(modes), tuple(sorted(sizes)),
-                       tuple(sorted(ks)), corpus, primary)
+                       tuple(sorted(ks)), corpus, primary, policy=ctx.settings.answer_policy)  # the app's own path
     try:
         run, _ = submit_gold_run(ctx.db, ctx.settings, spec, created_by=admin.username)
     except (GoldRunError, JobError) as exc:

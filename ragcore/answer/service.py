@@ -207,8 +207,10 @@ READER_QUOTE_CHARS = 600  # a quoted window longer than this is clipped around t
 
 def reader_quote(reading: Reading, question: str, sources: Sequence[Source]) -> str:
     """The extractive answer under the reader: its best window of the first source, verbatim, led by
-    where it comes from and cited [1]."""
-    return quote([Passage(1, clip(reading.windows[0], question, READER_QUOTE_CHARS), reading.top)], sources)
+    where it comes from and cited [1]. Quoted on one line: a window can span the document's line
+    breaks, and a line of it opening with ">" or "#" would otherwise be drawn as Markdown."""
+    window = " ".join(reading.windows[0].split())
+    return quote([Passage(1, clip(window, question, READER_QUOTE_CHARS), reading.top)], sources)
 
 
 class AnswerService:
@@ -450,28 +452,10 @@ class AnswerService:
     def _closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress,
                         choice: QuoteChoice | None = None) -> Iterator[str]:
         """`choice`: the quoter's ranking of this context when the quote check already made it."""
-        if self.reader is not None:  # rules-reader: the rules chose this outcome, the reader orders and marks
-            yield from self._read_closest_pieces(stream, answering)
-            return
         closest = answering.retrieval.sources[:CLOSEST_PASSAGES]
         text = closest_passages_text(closest)
         yield text
         stream.answer = self._closest(answering, closest, text, self._nearest(answering, closest, choice))
-
-    def _read_closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress) -> Iterator[str]:
-        """The closest passages as the reader orders its candidates, each with its best window marked.
-
-        The candidates are retrieved again at the reader's depth, so the rules' own decision and quote
-        read exactly the context they read under `rules` (one more retrieval, on this outcome only)."""
-        assert self.reader is not None
-        try:
-            candidates = self._retrieve(answering.user.role, answering.question, self.settings.reader_candidates,
-                                        answering.scope).sources
-        except DatabaseUnavailable as exc:
-            raise self._database_down(answering, exc) from exc
-        # A document deleted between the two statements can leave the second one empty.
-        answering.reading = read(self.reader, answering.question, candidates or answering.retrieval.sources)
-        yield from self._reading_closest_pieces(stream, answering, answering.reading)
 
     def _nothing_related(self, retrieval: Retrieval) -> bool:
         """The evidence gate's refusal, kept under the reader (round 24): the reader's scores for
@@ -483,7 +467,7 @@ class AnswerService:
 
     def _reading_closest_pieces(self, stream: AnswerStream, answering: _AnswerInProgress,
                                 reading: Reading) -> Iterator[str]:
-        """The closest passages in the reader's order, each with its best window marked (both policies)."""
+        """The closest passages in the reader's order, each with its best window marked."""
         closest = list(reading.sources[:CLOSEST_PASSAGES])
         text = closest_passages_text(closest)
         yield text

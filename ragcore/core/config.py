@@ -48,7 +48,7 @@ RetrievalMode = Literal["auto", "rrf", "weighted", "dense", "lexical"]
 # How an answer is chosen: the rules (the evidence gate, the sentence quoter and its quote check)
 # or the reader (ragcore.reader: a cross-encoder reads the candidates). The rules stay the default
 # while the reader loses to them on the everyday questions (docs/reader.md, "Measured").
-AnswerPolicy = Literal["rules", "reader", "rules-reader"]
+AnswerPolicy = Literal["reader", "rules"]
 EMBED_BACKENDS: tuple[str, ...] = get_args(EmbedBackend)
 LLM_BACKENDS: tuple[str, ...] = get_args(LlmBackend)
 RETRIEVAL_MODES: tuple[str, ...] = get_args(RetrievalMode)
@@ -252,24 +252,24 @@ class Settings(BaseSettings):
         "instead of the three-outcome model (with `ANSWER_POLICY=reader`: the reader's one cut)",
         "ölçülmüş kanıt eşiğinin yerine geçen tek eşik (ANSWER_POLICY=reader ile okuyucunun eşiği)",
         shown="(calibrated)")
+    # `reader` since round 25: it reads the fact first more often than the rules and answers wrongly
+    # less, within 1.5 s at six candidates (docs/reader.md, "Round 25").
     answer_policy: AnswerPolicy = _setting(
-        "rules", "`rules`: the evidence gate, the sentence quoter and its quote check; `reader`: the cross-encoder "
-        "of `ragcore/reader` orders the candidates, picks the quote and decides the outcome (the evidence gate still "
-        "refuses what nothing permitted is near); `rules-reader`: the "
-        "rules decide the outcome and quote the answer, the reader orders the closest passages and marks them "
+        "reader", "`reader`: the cross-encoder of `ragcore/reader` orders the candidates, picks the quote and "
+        "decides the outcome (the evidence gate still refuses what nothing permitted is near); `rules`: the earlier "
+        "evidence gate, sentence quoter and quote check (more answers, more of them wrong) "
         "([docs/reader.md](reader.md))",
-        "cevaplama yolu: `rules` (kanıt eşiği, cümle alıntısı, alıntı denetimi), `reader` (okuyucu model) ya da "
-        "`rules-reader` (kurallar karar verir, okuyucu en yakın parçaları sıralar ve işaretler)")
+        "cevaplama yolu: `reader` (okuyucu model) ya da `rules` (kanıt eşiği, cümle alıntısı, alıntı denetimi)")
     reader_model_dir: Path | None = _setting(
-        None, "with `ANSWER_POLICY=reader` or `rules-reader`: a folder holding another reader's `reader.json` and `reader.onnx` "
+        None, "with `ANSWER_POLICY=reader`: a folder holding another reader's `reader.json` and `reader.onnx` "
         "(one trained on the company's own questions, or a lab run's); its hash is checked as the shipped one's",
         "ANSWER_POLICY=reader ile başka bir okuyucu modelin klasörü (`reader.json`, `reader.onnx`); boşsa "
         "kurulumla gelen model", shown="(shipped)")
     # Six since round 24: the reader's p95 under 1.5 s (bench/results/answer_latency.json) with
     # the held-back order as at twelve (docs/reader.md, "Round 24").
     reader_candidates: int = _setting(
-        6, "with `ANSWER_POLICY=reader` or `rules-reader`: the retrieved chunks the reader reads per question (1–50)",
-        "ANSWER_POLICY=reader ya da rules-reader ile okuyucunun soru başına okuduğu parça sayısı (1–50)",
+        6, "with `ANSWER_POLICY=reader`: the retrieved chunks the reader reads per question (1–50)",
+        "ANSWER_POLICY=reader ile okuyucunun soru başına okuduğu parça sayısı (1–50)",
         ge=1, le=MAX_READER_CANDIDATES)
     max_upload_mb: int = _setting(
         50, "largest PDF, .docx, .xlsx or .pptx accepted for upload",
@@ -609,13 +609,13 @@ class Settings(BaseSettings):
 
     @property
     def reads_with_reader(self) -> bool:
-        """Whether answers load the reader model (`reader`, and `rules-reader` for the closest passages)."""
-        return self.answer_policy in ("reader", "rules-reader")
+        """Whether answers load the reader model."""
+        return self.answer_policy == "reader"
 
     @property
     def quotes_with_rules(self) -> bool:
-        """Whether the rules' sentence quoter answers (`rules`, and `rules-reader`'s answers)."""
-        return self.answer_policy in ("rules", "rules-reader")
+        """Whether the rules' sentence quoter answers."""
+        return self.answer_policy == "rules"
 
     @property
     def max_upload_bytes(self) -> int:

@@ -267,8 +267,7 @@ def quotes_read(settings: Settings) -> bool:
     pays: the rules policy's quoter ranks a context's sentences for every quoted answer and every
     closest-passages mark (e5: a median 0.68 s each when they are not filled, `bench/quote_ranking.py`);
     the reader (ANSWER_POLICY=reader) reads its own windows and never ranks them, so there the
-    fill would be embedding work no answer reads (about 0.9 of a chunk's embedding per chunk).
-    `rules-reader` quotes with the rules, so it needs them."""
+    fill would be embedding work no answer reads (about 0.9 of a chunk's embedding per chunk)."""
     return settings.quotes_with_rules
 
 

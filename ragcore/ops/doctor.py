@@ -283,8 +283,7 @@ def _reader_check(report: HealthReport, settings: Settings) -> None:
     model = reader.describe()  # the same words a run card records for the model
     source = model["model"] if model["model"] == "shipped" else f"from {model['model']}"
     cuts = model["cuts"] or {}
-    role = (f"cuts answer {cuts.get('answer', '?')}, closest {cuts.get('closest', '?')}"
-            if settings.answer_policy == "reader" else "orders and marks the closest passages the rules show")
+    role = f"cuts answer {cuts.get('answer', '?')}, closest {cuts.get('closest', '?')}"
     report.reader = (f"{model['weights']} ONNX ({source}, sha256 {model['onnx_sha256'][:12]}), length {model['max_length']}, "
                      f"trained at {str(model['trained_at'] or '?')[:7]}; {role}; reads {settings.reader_candidates} "
                      "candidates")
