@@ -484,7 +484,7 @@ def run_gold(db: Database, settings: Settings, run_id: int, progress: Progress |
 
 
 def configuration_context(c: Configuration, index: Index, embedder: object, documents: Sequence[CorpusDocument],
-             make_generator: GeneratorFactory, policy: str = "reader") -> ConfigurationContext:
+             make_generator: GeneratorFactory, policy: str) -> ConfigurationContext:
     """The services one configuration asks with, over a built index (also the conversation run's)."""
     settings = index.settings.replace(top_k=c.k, retrieval_mode=c.mode, answer_policy=policy)
     generator = make_generator(settings, embedder)

@@ -232,8 +232,6 @@ class AnswerService:
         self.cuts: ReaderCuts | None = None
         if settings.reads_with_reader:
             self.reader = reader or loaded_reader(settings.reader_model_dir)
-        if settings.answer_policy == "reader":
-            assert self.reader is not None
             # REFUSAL_THRESHOLD, when set, is the reader's one cut (the lab's open gate sets it below every score).
             self.cuts = (ReaderCuts(settings.refusal_threshold, settings.refusal_threshold)
                          if settings.refusal_threshold is not None else ReaderCuts.of(self.reader))
@@ -500,8 +498,7 @@ class AnswerService:
                 "signals": None if decision is None else decision.signals,
                 "quote_confidence": None if answering.quote_signals is None else answering.quote_signals.best,
                 "quote_signals": None if answering.quote_signals is None else answering.quote_signals.as_dict(),
-                "quote_probability": answering.quote_probability,
-                **({"reading": answering.reading.as_dict()} if answering.reading is not None else {})}
+                "quote_probability": answering.quote_probability}
 
     def _refused(self, answering: _AnswerInProgress) -> Answer:
         """Nothing permitted is related: fallback, no sources, generator untouched, needs review."""

@@ -45,9 +45,9 @@ ROLE_LABELS: dict[str, str] = {
 EmbedBackend = Literal["auto", "e5", "ollama", "use"]
 LlmBackend = Literal["auto", "ollama", "openai", "extractive"]
 RetrievalMode = Literal["auto", "rrf", "weighted", "dense", "lexical"]
-# How an answer is chosen: the rules (the evidence gate, the sentence quoter and its quote check)
-# or the reader (ragcore.reader: a cross-encoder reads the candidates). The rules stay the default
-# while the reader loses to them on the everyday questions (docs/reader.md, "Measured").
+# How an answer is chosen: the reader (ragcore.reader: a cross-encoder reads the candidates), the
+# default since round 25, or the rules (the evidence gate, the sentence quoter and its quote check),
+# which answer more questions and more of them wrongly (docs/reader.md, "Round 25").
 AnswerPolicy = Literal["reader", "rules"]
 EMBED_BACKENDS: tuple[str, ...] = get_args(EmbedBackend)
 LLM_BACKENDS: tuple[str, ...] = get_args(LlmBackend)
