@@ -41,7 +41,17 @@ from bench import RESULTS, percentile, publish
 from ragcore import store as dbmod
 from ragcore.access import create_user
 from ragcore.core import ROLES, Settings
-from ragcore.retrieval import FUSION, MODES, Fusion, read_snapshot, retrieve, statement_params
+from ragcore.retrieval import (
+    FUSION,
+    MODES,
+    Fusion,
+    lexical_leg,
+    lexical_query,
+    read_snapshot,
+    retrieve,
+    statement_base,
+    statement_params,
+)
 
 DOC_CHUNKS = 50
 BATCH_DOCS = 40  # documents per load transaction
@@ -52,6 +62,7 @@ STAT_TABLES = ("lexicon", "lex_df_histogram", "lex_stats")
 THREE_ROLES = ("ik", "isg", "uretim")
 THREE_ROLE_READER = "+".join(THREE_ROLES)
 ASKERS = (*ROLES, THREE_ROLE_READER)
+THREE_ROLE_ASKERS = (*THREE_ROLES, THREE_ROLE_READER)
 PREVIOUS_FUSION = Fusion(depth=50, transitional_weight=1.0)  # before issue 20's deeper pool, timed in the same run
 
 
@@ -201,44 +212,76 @@ class ServerClock:
 
 
 def latencies(db: dbmod.Database, embedder, questions: Sequence[str], roles: Sequence[str],
-              modes: Sequence[str] = MODES) -> dict:
-    """Wall and server-CPU ms per question for every (mode, role); one warm-up pass first."""
+              modes: Sequence[str] = MODES, *, postings_budget: int) -> dict:
+    """Wall and server-CPU ms per question for every (mode, role); one warm-up pass first. Within a
+    mode the roles take turns question by question, so a slow spell of the machine falls on every
+    role alike (the three-role comparison divides one cell by others)."""
     clock = ServerClock(db)
     for q in questions:
-        retrieve(db, embedder, q, "admin", k=5, mode="rrf")
+        retrieve(db, embedder, q, "admin", k=5, mode="rrf", postings_budget=postings_budget)
     out: dict = {}
     for mode in modes:
-        for role in roles:
-            runs, cpu = [], []
-            for q in questions:
+        runs: dict[str, list] = {role: [] for role in roles}
+        cpu: dict[str, list[float]] = {role: [] for role in roles}
+        for q in questions:
+            for role in roles:
                 before = clock.ms()
-                runs.append(retrieve(db, embedder, q, role, k=5, mode=mode))
+                runs[role].append(retrieve(db, embedder, q, role, k=5, mode=mode, postings_budget=postings_budget))
                 after = clock.ms()
                 if before is not None and after is not None:
-                    cpu.append(after - before)
+                    cpu[role].append(after - before)
+        for role in roles:
             out[(mode, role)] = {
-                "ms": [r.ms for r in runs],
-                "cpu_ms": cpu,
-                "pruned": sum(not r.extra["lexical_exhaustive"] for r in runs),
-                "postings_read": [r.extra["lexical_postings_read"] for r in runs],
-                "rounds": dict(Counter(r.extra["lexical_rounds"] for r in runs)),
-                "slowest": max(runs, key=lambda r: r.ms).question,
+                "ms": [r.ms for r in runs[role]],
+                "cpu_ms": cpu[role],
+                "pruned": sum(not r.extra["lexical_exhaustive"] for r in runs[role]),
+                "capped": sum(r.extra["lexical_capped"] for r in runs[role]),
+                "postings_read": [r.extra["lexical_postings_read"] for r in runs[role]],
+                "rounds": dict(Counter(r.extra["lexical_rounds"] for r in runs[role])),
+                "slowest": max(runs[role], key=lambda r: r.ms).question,
             }
     return out
 
 
-def fusion_comparison(db: dbmod.Database, embedder, questions: Sequence[str], roles: Sequence[str]) -> dict:
+def budget_fidelity(db: dbmod.Database, questions: Sequence[str], roles: Sequence[str], postings_budget: int) -> dict:
+    """The lexical leg's candidates under the budget against exact BM25's, per role: how many
+    questions the budget bound, the same top 10 (in order), and the mean overlap of the top 10 and
+    of the whole candidate list (what fusion pools)."""
+    out = {}
+    for role in roles:
+        capped = same_top10 = 0
+        top10, pool = [], []
+        for q in questions:
+            with db.connection() as conn:
+                terms = lexical_query(conn, q, role).terms
+            with read_snapshot(db) as conn:
+                base = {**statement_base(conn, q, role), "postings_budget": postings_budget}
+                got, *_ = lexical_leg(conn, terms, base)
+                want, *_ = lexical_leg(conn, terms, {**base, "postings_budget": 0})
+            capped += got.plan.capped
+            same_top10 += got.ids[:10] == want.ids[:10]
+            top10.append(len(set(got.ids[:10]) & set(want.ids[:10])) / max(1, min(10, len(want.ids))))
+            pool.append(len(set(got.ids) & set(want.ids)) / max(1, len(want.ids)))
+        out[role] = {"questions": len(questions), "capped": capped, "same_top10": same_top10,
+                     "top10_overlap": statistics.fmean(top10), "pool_overlap": statistics.fmean(pool),
+                     "pool_overlap_min": min(pool)}
+    return out
+
+
+def fusion_comparison(db: dbmod.Database, embedder, questions: Sequence[str], roles: Sequence[str], *,
+                      postings_budget: int) -> dict:
     """Weighted retrieval with the previous fusion (50 candidates per leg) and with the app's, the
     two alternating question by question so that both meet the same load: the deeper pool's cost."""
     out: dict[str, list[float]] = {"previous": [], "current": []}
     for role in roles:
         for q in questions:
             for name, fusion in (("previous", PREVIOUS_FUSION), ("current", FUSION)):
-                out[name].append(retrieve(db, embedder, q, role, k=5, mode="weighted", fusion=fusion).ms)
+                out[name].append(retrieve(db, embedder, q, role, k=5, mode="weighted", fusion=fusion,
+                                          postings_budget=postings_budget).ms)
     return out
 
 
-def lexical_on_global_postings(db: dbmod.Database, embedder, questions: Sequence[str]) -> dict:
+def lexical_on_global_postings(db: dbmod.Database, embedder, questions: Sequence[str], *, postings_budget: int) -> dict:
     """The non-admin lexical cells again with the per-role posting indexes dropped (the global
     indexes and the role filter serve them, as before issue 21), then the indexes rebuilt: the
     latency effect of reading only the role's own postings."""
@@ -246,7 +289,7 @@ def lexical_on_global_postings(db: dbmod.Database, embedder, questions: Sequence
         for name in dbmod.posting_indexes(dbmod.reader_bits(conn)):
             conn.execute(f"DROP INDEX {name}")
     try:
-        cells = latencies(db, embedder, questions, ROLE_CHOICES, modes=("lexical",))
+        cells = latencies(db, embedder, questions, ROLE_CHOICES, modes=("lexical",), postings_budget=postings_budget)
     finally:
         with db.connection() as conn:
             conn.execute("SET LOCAL maintenance_work_mem = '1GB'")
@@ -267,7 +310,7 @@ class _Recorder:
         return self.conn.execute(query, params)
 
 
-def explain(db: dbmod.Database, embedder, question: str, role: str, mode: str) -> str:
+def explain(db: dbmod.Database, embedder, question: str, role: str, mode: str, *, postings_budget: int) -> str:
     """EXPLAIN (ANALYZE, BUFFERS) of every statement of one retrieval, planned as retrieve() plans it."""
     from ragcore.retrieval import (
         LEXICAL_SQL,
@@ -285,7 +328,8 @@ def explain(db: dbmod.Database, embedder, question: str, role: str, mode: str) -
     with read_snapshot(db) as conn:
         recorder = _Recorder(conn)
         params = statement_params(recorder, question, qvec, role, k=5, mode=mode,
-                                  weight=default_dense_weight(embedder))  # as retrieve() chooses it
+                                  weight=default_dense_weight(embedder),  # as retrieve() chooses it
+                                  postings_budget=postings_budget)
         recorder.statements.append((RETRIEVAL_SQL, params))
         parts = []
         for query, values in recorder.statements:
@@ -347,14 +391,15 @@ def section(n_chunks: int, result: dict, n_questions: int, version: str) -> str:
              f"vacuum {t['vacuum_load_s'] + t['vacuum_indexes_s']:.1f} s.", "",
              "Server CPU: the time the PostgreSQL backend spent on CPU for the question (independent "
              "of other load on the machine; wall time also includes the client and waiting for a core). "
-             "Pruned: questions whose lexical leg was pruned rather than exhaustive.", "",
-             "| mode | role | p50 ms | p95 ms | p99 ms | server CPU p50 / p95 ms | pruned |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "Pruned: questions whose lexical leg was pruned rather than exhaustive; capped: of those, whose "
+             "plan the postings budget cut.", "",
+             "| mode | role | p50 ms | p95 ms | p99 ms | server CPU p50 / p95 ms | pruned | capped |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     for (mode, role), cell in result["cells"].items():
         ms, cpu = cell["ms"], cell["cpu_ms"]
         server = f"{percentile(cpu, 0.5):.1f} / {percentile(cpu, 0.95):.1f}" if cpu else "n/a"
         lines.append(f"| {mode} | {role} | {percentile(ms, 0.5):.1f} | {percentile(ms, 0.95):.1f} | "
-                     f"{percentile(ms, 0.99):.1f} | {server} | {cell['pruned']}/{len(ms)} |")
+                     f"{percentile(ms, 0.99):.1f} | {server} | {cell['pruned']}/{len(ms)} | {cell.get('capped', 0)} |")
     lines += ["", "Non-admin lexical leg, every non-admin role's questions together: reading the role's own "
               "posting indexes (as built) against the global indexes with the role filter (the per-role "
               "posting indexes dropped; same plans from the role's statistics).", "",
@@ -366,14 +411,29 @@ def section(n_chunks: int, result: dict, n_questions: int, version: str) -> str:
         cpu = [x for cell in cells.values() for x in cell["cpu_ms"]]
         server = f"{percentile(cpu, 0.5):.1f} / {percentile(cpu, 0.95):.1f}" if cpu else "n/a"
         lines.append(f"| {label} | {percentile(ms, 0.5):.1f} | {percentile(ms, 0.95):.1f} | {server} |")
+    budget = result.get("postings_budget", 0)
     lines += ["", f"A user holding three roles ({', '.join(THREE_ROLES)}; their set's reader) against the one-role "
-              "users (isg, ik, uretim: every question of each), same run; target ≤ 1.3 (issue 38). Postings "
-              "read: what the lexical statement scans per question (`LexicalPlan.postings_read`, mean), the "
-              "part of the work that grows with the chunks the reader may read.", "",
+              "users (isg, ik, uretim: every question of each), same run, the roles taking turns question by "
+              "question; target ≤ 1.3 (issue 38). Postings read: what the lexical statement scans per question "
+              "(`LexicalPlan.postings_read`, mean), the part of the work that grows with the chunks the reader "
+              f"may read. The app's lexical postings budget: {budget:,} (`LEXICAL_POSTINGS_BUDGET`).", "",
               "| mode | one role p95 ms | three roles p95 ms | ratio | server CPU p95 one / three ms | ratio "
               "| postings read one / three | ratio |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for mode in MODES:
         lines.append(_three_role_row(mode, result["cells"]))
+    if "exact" in result:
+        lines += ["", "The same comparison with exact BM25 (budget 0), weighted mode, measured after the above:", "",
+                  "| mode | one role p95 ms | three roles p95 ms | ratio | server CPU p95 one / three ms | ratio "
+                  "| postings read one / three | ratio |", "|---|---:|---:|---:|---:|---:|---:|---:|",
+                  _three_role_row("weighted", result["exact"])]
+    if "budget_fidelity" in result:
+        lines += ["", f"The lexical leg's candidates under the budget against exact BM25's, the same questions: "
+                  "questions the budget bound, the same top 10 (in order), mean overlap of the top 10 and of the "
+                  f"whole list of {FUSION.depth} (what fusion pools; its lowest in brackets).", "",
+                  "| reader | budget bound | same top 10 | top-10 overlap | pool overlap |", "|---|---:|---:|---:|---:|"]
+        for role, f in result["budget_fidelity"].items():
+            lines.append(f"| {role} | {f['capped']}/{f['questions']} | {f['same_top10']}/{f['questions']} | "
+                         f"{f['top10_overlap']:.4f} | {f['pool_overlap']:.4f} [{f['pool_overlap_min']:.3f}] |")
     previous, current = result["fusion"]["previous"], result["fusion"]["current"]
     lines += ["", f"Candidates per leg: weighted mode, every role's questions, {PREVIOUS_FUSION.depth} (before issue "
               f"20's deeper pool) against {FUSION.depth} (now), alternating question by question.", "",
@@ -459,12 +519,16 @@ def run(n_chunks: int, base, law, settings: Settings, url: str, n_questions: int
         dbmod.ensure_embedding_space(db, embedder.name, embedder.dim)
         create_user(db, "bench-three-roles", THREE_ROLES, "bench-parola-1")  # its reader, before the load
         timings = build(db, n_chunks, texts, vectors)
-        cells = latencies(db, embedder, questions, ASKERS)
+        budget = settings.lexical_postings_budget
+        cells = latencies(db, embedder, questions, ASKERS, postings_budget=budget)
+        exact = latencies(db, embedder, questions, THREE_ROLE_ASKERS, ("weighted",), postings_budget=0)
         (mode, role), cell = max(cells.items(), key=lambda item: max(item[1]["ms"]))
-        plan = explain(db, embedder, cell["slowest"], role, mode)
-        lexical_global = lexical_on_global_postings(db, embedder, questions)
-        fusion = fusion_comparison(db, embedder, questions, ROLES)
-        return {"timings": timings, "cells": cells, "lexical_global": lexical_global, "fusion": fusion,
+        plan = explain(db, embedder, cell["slowest"], role, mode, postings_budget=budget)
+        lexical_global = lexical_on_global_postings(db, embedder, questions, postings_budget=budget)
+        fusion = fusion_comparison(db, embedder, questions, ROLES, postings_budget=budget)
+        return {"timings": timings, "cells": cells, "exact": exact, "postings_budget": budget,
+                "budget_fidelity": budget_fidelity(db, questions, THREE_ROLE_ASKERS, budget),
+                "lexical_global": lexical_global, "fusion": fusion,
                 "sizes": sizes(db), "ingest": ingest_cost(db, settings, law),
                 "slowest": {"mode": mode, "role": role, "question": cell["slowest"], "ms": max(cell["ms"]),
                             "plan": plan},
@@ -519,7 +583,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     chart(results, RESULTS / "retrieval_p95.png")
     publish("retrieval", "\n\n".join(sections), outputs=["retrieval_p95.png"], numbers={
         str(n): {**r, "cells": [{"mode": m, "role": ro, **c} for (m, ro), c in r["cells"].items()],
-                 "lexical_global": [{"mode": m, "role": ro, **c} for (m, ro), c in r["lexical_global"].items()]}
+                 "lexical_global": [{"mode": m, "role": ro, **c} for (m, ro), c in r["lexical_global"].items()],
+                 "exact": [{"mode": m, "role": ro, **c} for (m, ro), c in r["exact"].items()]}
         for n, r in results.items()})
     return 0
 

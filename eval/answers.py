@@ -299,7 +299,8 @@ def ask(service, user, db, question: str, index: dict[int, int]) -> dict:
     from ragcore.retrieval import retrieve
 
     retrieval = retrieve(service.read_db, service.embedder, question, user.role, k=service.settings.top_k,
-                         mode=service.mode, windows=service.settings.dense_windows)
+                         mode=service.mode, windows=service.settings.dense_windows,
+                         postings_budget=service.settings.lexical_postings_budget)
     ranked = service.ranked_sources(user.role, question, RANKING_DEPTH)
     answer = service.ask(user, question)
     # The service numbers citations by first use over its reordered sources; "cited" here stays

@@ -309,7 +309,8 @@ def ask_case_answer(ctx: ConfigurationContext, question: GoldQuestion, role: str
     names = {sha: doc.filename for sha, doc in ctx.documents.items()}
     relevant = relevant_chunks(ctx.chunks, question.expected, names, readable) if question.answerable else set()
     retrieval = retrieve(ctx.index.db, ctx.embedder, question.question, role, k=config.depth, mode=config.mode,
-                         windows=ctx.service.settings.dense_windows)
+                         windows=ctx.service.settings.dense_windows,
+                         postings_budget=ctx.service.settings.lexical_postings_budget)
 
     # The ranking measured is the answer path's own (the reader's order of its candidates under the
     # reader policy); retrieval's order alone is kept beside it, so one run shows what the reader adds.

@@ -47,7 +47,7 @@ def test_build_latencies_and_explain_run_on_the_retrieval_code(bench_db) -> None
         assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 120
     questions = bench.CachedQuestions(embedder, QUESTIONS, embedder.embed_queries(QUESTIONS))
     askers = ("admin", "isg", bench.THREE_ROLE_READER)
-    cells = bench.latencies(bench_db, questions, QUESTIONS, askers)
+    cells = bench.latencies(bench_db, questions, QUESTIONS, askers, postings_budget=25000)
     assert set(cells) == {(mode, role) for mode in MODES for role in askers}
     assert all(len(cell["ms"]) == len(QUESTIONS) and cell["slowest"] in QUESTIONS for cell in cells.values())
     assert all(len(cell["postings_read"]) == len(QUESTIONS) for cell in cells.values())
@@ -55,6 +55,10 @@ def test_build_latencies_and_explain_run_on_the_retrieval_code(bench_db) -> None
         cells.update({(mode, role): cells[(mode, "isg")] for role in bench.THREE_ROLES if role != "isg"})
         row = bench._three_role_row(mode, cells)
         assert row.startswith(f"| {mode} |") and row.count("|") == 9, row
+    fidelity = bench.budget_fidelity(bench_db, QUESTIONS, askers, 1)  # a budget that binds every plan it can
+    assert set(fidelity) == set(askers)
+    assert all(f["questions"] == len(QUESTIONS) and 0 <= f["same_top10"] <= f["questions"]
+               and 0 <= f["pool_overlap_min"] <= f["pool_overlap"] <= 1 for f in fidelity.values())
     for mode in MODES:
-        plan = bench.explain(bench_db, questions, QUESTIONS[0], "isg", mode)
+        plan = bench.explain(bench_db, questions, QUESTIONS[0], "isg", mode, postings_budget=25000)
         assert "-- dense leg, fusion, evidence" in plan and "Execution Time" in plan, plan

@@ -39,3 +39,24 @@ def test_every_retrieve_call_passes_windows():
 def test_the_check_sees_a_call_without_windows():
     tree = ast.parse("retrieve(db, e, q, 'isg', k=5, mode='rrf')\nhybrid.retrieve(db, e, q, r, k=5, mode=m, windows=w)")
     assert calls_without_windows(tree) == [1]
+
+
+# The app's own paths (chat, Kaynak arama, the API and CLI searches) and the lab's measurements of
+# them bound the lexical leg by `Settings.lexical_postings_budget`; `retrieve`'s own default is
+# exact BM25, which the fitting scripts and the retrieval tests keep.
+APP_PATHS = sorted(
+    [p for folder in ("ragcore", "ui") for p in (REPO / folder).rglob("*.py")
+     if "retrieval" not in p.relative_to(REPO).parts[:2]]
+    + [REPO / "eval" / "gold_run.py", REPO / "eval" / "answers.py"])
+
+
+def calls_without(tree: ast.AST, keyword: str) -> list[int]:
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and (node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)) == "retrieve"
+            and not any(k.arg == keyword for k in node.keywords)]
+
+
+def test_the_apps_paths_pass_the_postings_budget():
+    missing = [f"{p.relative_to(REPO)}:{line}" for p in APP_PATHS
+               for line in calls_without(ast.parse(p.read_text(encoding="utf-8")), "postings_budget")]
+    assert len(APP_PATHS) > 10 and not missing, f"retrieve() without postings_budget= on an app path: {missing}"

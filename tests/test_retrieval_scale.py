@@ -17,6 +17,7 @@ in a namespace of its own. Checked here:
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -201,6 +202,59 @@ def test_a_plan_counts_the_postings_its_statement_scans() -> None:
     assert bm25.exhaustive_plan(terms).postings_read == 1050
     plan = bm25.LexicalPlan(terms, (bm25.PROBE, bm25.HIGH, bm25.ALL), 4.0, 1.0)
     assert plan.postings_read == 40 + 30
+
+
+BUDGET_TERMS = (bm25.TermStats("iş", 0.1, 1.0, 0.5, 900, 200), bm25.TermStats("izin", 1.0, 3.0, 1.0, 120, 40),
+                bm25.TermStats("yıllık", 2.0, 5.0, 2.0, 30, 10))
+
+
+def test_a_budget_the_exact_plan_fits_leaves_it_unchanged() -> None:
+    exact = bm25.pruned_plan(BUDGET_TERMS, 6.0, 0.6)
+    assert not exact.capped and exact.postings_read > 0
+    assert bm25.pruned_plan(BUDGET_TERMS, 6.0, 0.6, budget=exact.postings_read) == exact
+
+
+def test_a_plan_over_the_budget_is_cut_to_the_reads_that_fit() -> None:
+    exact = bm25.pruned_plan(BUDGET_TERMS, 6.0, 0.6)
+    budget = exact.postings_read - 1
+    capped = bm25.pruned_plan(BUDGET_TERMS, 6.0, 0.6, budget=budget)
+    assert capped.capped and 0 < capped.postings_read <= budget
+    assert capped.threshold == exact.threshold  # still a lower bound of the candidates-th score
+    assert capped.rest_bound == pytest.approx(sum(bm25._unread(t, r) for t, r in zip(BUDGET_TERMS, capped.reads, strict=True)))
+
+
+def test_without_a_threshold_the_budget_still_bounds_the_reads() -> None:
+    plan = bm25.budget_plan(BUDGET_TERMS, 200)
+    assert plan.capped and plan.postings_read <= 200 and plan.threshold == -math.inf
+    assert plan.reads[2] == bm25.ALL  # the rarest, weightiest term is read first
+
+
+@pytest.mark.parametrize("role", ["admin", "isg"])
+def test_a_capped_leg_reads_within_its_budget_and_scores_what_it_returns_exactly(scale, role: str) -> None:
+    """Over the budget the leg is inexact by design, but bounded and honest: the plan reads at most
+    the budget, every chunk it returns is the role's, with its exact BM25 score (the same float the
+    exhaustive leg gives it), in score order; with a budget the exact plan fits, it is exact."""
+    database, chunks, questions = scale
+    permitted = {cid for cid, _, roles, _ in chunks if _permitted(role, roles)}
+    capped = 0
+    with read_snapshot(database) as conn:
+        for question in questions[:QUESTION_COUNT]:
+            base = _params(question, None, role, 5, "lexical", 0.0, role_bit=dbmod.reader_bit(conn, role))
+            terms = query_terms(question)
+            want, *_ = lexical_leg(conn, terms, base, exhaustive=True)
+            exact_scores = dict(zip(want.ids, want.scores, strict=True))
+            exact, *_ = lexical_leg(conn, terms, base)
+            roomy, *_ = lexical_leg(conn, terms, {**base, "postings_budget": max(1, exact.plan.postings_read)})
+            assert (roomy.ids, roomy.scores, roomy.plan.capped) == (want.ids, want.scores, False), question
+            budget = exact.plan.postings_read // 3
+            if budget < 1:
+                continue
+            got, *_ = lexical_leg(conn, terms, {**base, "postings_budget": budget})
+            assert got.plan.postings_read <= budget and set(got.ids) <= permitted, question
+            assert got.scores == sorted(got.scores, reverse=True)
+            assert all(exact_scores[c] == s for c, s in zip(got.ids, got.scores, strict=True) if c in exact_scores)
+            capped += got.plan.capped
+    assert capped >= QUESTION_COUNT // 4, capped  # the budget really bound these questions
 
 
 @pytest.mark.parametrize("role", ["isg", "uretim"])

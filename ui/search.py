@@ -119,7 +119,7 @@ def run_search(ctx: AppContext, user: User, question: str, mode: str, k: int, ro
     try:
         concrete = resolve_mode(ctx.settings, embedder, None if mode == "auto" else mode)
         result = retrieve(ctx.retrieval_db, embedder, question, role, k=k, mode=concrete,
-                          windows=ctx.settings.dense_windows)
+                          windows=ctx.settings.dense_windows, postings_budget=ctx.settings.lexical_postings_budget)
     except RetrievalError as exc:
         st.error(escape_markdown(str(exc)))
         return None

@@ -285,7 +285,8 @@ class AnswerService:
 
     def _retrieve(self, role: str, question: str, k: int, scope: Scope | None = None) -> Retrieval:
         return retrieve(self.read_db, self.embedder, question, role, k=k, mode=self.mode,
-                        windows=self.settings.dense_windows, scope=scope)
+                        windows=self.settings.dense_windows, scope=scope,
+                        postings_budget=self.settings.lexical_postings_budget)
 
     def ranked_sources(self, role: str, question: str, depth: int) -> list[Source]:
         """The first `depth` passages in the order the answer path puts them (the lab's ranking):

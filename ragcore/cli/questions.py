@@ -99,7 +99,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     try:
         mode = resolve_mode(settings, embedder, args.mode)
         result = retrieve(read_db or db, embedder, args.question, args.role, k=k, mode=mode,
-                          windows=settings.dense_windows, scope=_scope(db, args, reader_members(args.role)))
+                          windows=settings.dense_windows, scope=_scope(db, args, reader_members(args.role)),
+                          postings_budget=settings.lexical_postings_budget)
     except RetrievalError as exc:
         raise CommandError(str(exc)) from exc
     finally:

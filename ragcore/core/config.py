@@ -247,6 +247,12 @@ class Settings(BaseSettings):
         "record: docs/ingestion.md)",
         "vektör araması parçayı kendi benzerliği ile en iyi cümle penceresininkinin ortalamasıyla puanlar; "
         "dizin kurulurken (ilk başlangıç, `reembed`) geçerlidir")
+    lexical_postings_budget: int = _setting(
+        30000, "most postings the lexical leg reads for one question (0: exact BM25 whatever it reads); a question "
+        "whose exact plan reads more is scored over the reads that fit, its best 800 chunks by them scored exactly. "
+        "Bounds the leg's time for a reader of many roles or a very large corpus; a plan within it is exact "
+        "(docs/scaling.md)",
+        "sözcük aramasının bir soru için okuyabileceği en çok kayıt (0: her zaman tam BM25)", ge=0)
     refusal_threshold: float | None = _setting(
         None, "override the calibrated evidence threshold; when set, this single cut decides (answer or refuse) "
         "instead of the three-outcome model (with `ANSWER_POLICY=reader`: the reader's one cut)",

@@ -55,6 +55,7 @@ from ragcore.retrieval.hybrid import (
     retrieval_sql,
     retrieve,
     search,
+    statement_base,
     statement_params,
 )
 from ragcore.retrieval.hybrid import default_weight as default_dense_weight
@@ -137,6 +138,7 @@ __all__ = [
     "retrieve",
     "RRF_K",
     "search",
+    "statement_base",
     "statement_params",
     "TERM_STATS_SQL",
     "THRESHOLD_SQL",

@@ -23,6 +23,13 @@ Every chunk that can be in the top list survives, and every survivor's score is 
 in one fixed order, so the result equals exhaustive BM25 bit for bit (tests check it on a
 corpus where pruning happens). With a negative effective idf (a collection-wide epsilon floor
 can be ≤ 0 in tiny collections) bounds are not monotone and the plan is exhaustive.
+
+A postings budget bounds the work (issue 38, `LEXICAL_POSTINGS_BUDGET`): an exact plan that would
+read more postings than the budget is replaced by the greedy reads that fit in it (`capped`), the
+`BUDGET_COMPLETE` best chunks by what was read are scored exactly, and that list stands. Such a
+list is exact among the chunks it completes; a chunk outside them, or found in no list read, can
+be missed. A reader of several roles has longer lists than one role's reader, and without the
+budget its leg's work grows with them (docs/scaling.md). A plan within the budget is unchanged.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 K1 = 1.5
 B = 0.75
@@ -49,6 +56,10 @@ SEED_CHUNKS = 4  # × candidates: how many of the best chunks so found are score
 # candidates-th best exact score. Otherwise the next round raises the threshold to that score
 # and reads more; after the last round, the plan is exhaustive.
 ROUNDS = ((0.6, 2000), (0.4, 20000))  # (rest share, chunks completed) per round
+# A capped plan's chunks completed exactly (index probes of its unread terms): fewer than an exact
+# round's, since the capped list stands whatever it finds (chosen on held-out questions at 100k
+# chunks: docs/scaling.md).
+BUDGET_COMPLETE = 800
 # Floating-point slack: bounds are inflated and thresholds deflated by this factor, so that
 # rounding can never prune a chunk whose exact score reaches the threshold.
 SLACK = 1e-9
@@ -104,6 +115,7 @@ class LexicalPlan:
     reads: tuple[str, ...]  # ALL / HIGH / PROBE per term
     threshold: float  # -inf: no pruning
     rest_bound: float  # what the postings left unread can add to any chunk (inflated by SLACK)
+    capped: bool = False  # reads cut to the postings budget: the list stands as found (inexact)
 
     @property
     def exhaustive(self) -> bool:
@@ -180,32 +192,59 @@ def _unread(term: TermStats, read: str) -> float:
     return bound * (1 + SLACK)
 
 
-def pruned_plan(terms: Sequence[TermStats], threshold: float, share: float = 1.0) -> LexicalPlan:
+def pruned_plan(terms: Sequence[TermStats], threshold: float, share: float = 1.0,
+                budget: int = 0) -> LexicalPlan:
     """Reads chosen greedily (bound removed per posting read) until what stays unread can add
-    less than `share` × `threshold`, a lower bound of the candidates-th best score."""
+    less than `share` × `threshold`, a lower bound of the candidates-th best score. `budget` > 0:
+    a plan that would read more postings than that is cut to the greedy reads that fit (`capped`)."""
     if not threshold > 0:
         return exhaustive_plan(terms)
     limit = threshold * (1 - SLACK)
+    plan = _greedy_plan(terms, limit, share, budget=None)
+    if budget > 0 and plan.postings_read > budget:
+        return _greedy_plan(terms, limit, share, budget=budget)
+    return plan
+
+
+def budget_plan(terms: Sequence[TermStats], budget: int) -> LexicalPlan:
+    """The greedy reads that fit in `budget` postings when there is no threshold to prune by (too
+    few seed chunks): every chunk found stays a candidate, ranked by what was read."""
+    plan = _greedy_plan(terms, 0.0, 1.0, budget=budget)  # a zero limit: read while anything fits
+    return replace(plan, threshold=-math.inf, rest_bound=0.0)
+
+
+def _greedy_plan(terms: Sequence[TermStats], limit: float, share: float, *, budget: int | None) -> LexicalPlan:
+    """MaxScore's greedy reads, within `budget` postings when one is given (a read that does not fit
+    is passed over for one that does)."""
     reads = [PROBE] * len(terms)
+    spent = 0
     while sum(_unread(t, r) for t, r in zip(terms, reads, strict=True)) >= share * limit:
-        best: tuple[float, int, str] | None = None
+        best: tuple[float, int, str, int] | None = None
         for i, (term, read) in enumerate(zip(terms, reads, strict=True)):
-            options = []
-            if read == PROBE:
-                options.append((ALL, term.postings))
-                if term.low_bound < term.bound:
-                    options.append((HIGH, term.high_postings))
-            elif read == HIGH:
-                options.append((ALL, term.postings - term.high_postings))
-            for new, cost in options:
+            for new, cost in _read_options(term, read):
+                if budget is not None and spent + cost > budget:
+                    continue
                 value = (_unread(term, read) - _unread(term, new)) / (cost + 1)
                 if best is None or value > best[0]:
-                    best = (value, i, new)
-        if best is None:  # every term read in full
+                    best = (value, i, new, cost)
+        if best is None:  # every term read in full, or nothing more fits the budget
             break
         reads[best[1]] = best[2]
+        spent += best[3]
     rest = sum(_unread(t, r) for t, r in zip(terms, reads, strict=True))
-    return LexicalPlan(tuple(terms), tuple(reads), limit, rest)
+    return LexicalPlan(tuple(terms), tuple(reads), limit, rest, capped=budget is not None)
+
+
+def _read_options(term: TermStats, read: str) -> list[tuple[str, int]]:
+    """The next ways to read a term, each with the postings it adds."""
+    if read == PROBE:
+        options = [(ALL, term.postings)]
+        if term.low_bound < term.bound:
+            options.append((HIGH, term.high_postings))
+        return options
+    if read == HIGH:
+        return [(ALL, term.postings - term.high_postings)]
+    return []
 
 
 def settled(scores: Sequence[float], next_bound: float | None, candidates: int) -> bool:

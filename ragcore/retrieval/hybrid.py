@@ -512,7 +512,8 @@ class LexicalResult:
 
 def lexical_leg(conn: psycopg.Connection, terms: list[str], base: dict, *, exhaustive: bool = False) -> tuple[
         LexicalResult, int, dict[str, int], float]:
-    """Exact BM25 top candidates for the role, pruned where that pays (ragcore.retrieval.bm25).
+    """BM25 top candidates for the role: exact, pruned where that pays (ragcore.retrieval.bm25), or
+    within `base["postings_budget"]` postings when exact would read more (0: always exact).
 
     Returns the result, the role's chunk count, its df per query term, and avgdl (the
     evidence weights use them). `exhaustive=True` skips pruning (tests compare the two).
@@ -527,30 +528,53 @@ def lexical_leg(conn: psycopg.Connection, terms: list[str], base: dict, *, exhau
     stats = bm25.term_stats(terms, n, avgdl, found, mean_idf)
     df = {r.term: r.df for r in found}
     params = {**base, "avgdl": avgdl}
-    plan = bm25.exhaustive_plan(stats)
+    budget = 0 if exhaustive else base.get("postings_budget", 0)
     if not exhaustive and bm25.can_prune(stats):
-        seed = {t.term for t in bm25.seed_terms(stats)}
-        scores = sorted((row[0] for row in conn.execute(THRESHOLD_SQL, {
-            **params, **plan.params(), "champions": bm25.CHAMPIONS,
-            "seed_chunks": bm25.SEED_CHUNKS * base["candidates"],
-            "lex_seed": [t.term in seed for t in stats],
-        })), reverse=True)
-        if len(scores) >= base["candidates"]:
-            threshold = scores[base["candidates"] - 1]
-            for rounds, (share, complete) in enumerate(bm25.ROUNDS, start=1):
-                plan = bm25.pruned_plan(stats, threshold, share)
-                if plan.exhaustive:
-                    break
-                ids, scores, next_bound = conn.execute(LEXICAL_SQL, {
-                    **params, **plan.params(), "lex_complete": complete}).fetchone()
-                ids, scores = ids or [], scores or []
-                if bm25.settled(scores, next_bound, base["candidates"]):
-                    return LexicalResult(ids, scores, plan, rounds), n, df, avgdl
-                if len(scores) >= base["candidates"]:
-                    threshold = max(threshold, scores[base["candidates"] - 1])
+        result = _pruned_leg(conn, stats, params, budget)
+        if result is not None:
+            return result, n, df, avgdl
     plan = bm25.exhaustive_plan(stats)
-    ids, scores, _ = conn.execute(LEXICAL_SQL, {**params, **plan.params(), "lex_complete": None}).fetchone()
+    complete = None
+    if budget > 0 and plan.postings_read > budget and all(t.weight > 0 for t in stats):
+        plan, complete = bm25.budget_plan(stats, budget), bm25.BUDGET_COMPLETE  # no threshold to prune by
+    ids, scores, _ = conn.execute(LEXICAL_SQL, {**params, **plan.params(), "lex_complete": complete}).fetchone()
     return LexicalResult(ids or [], scores or [], plan, 0), n, df, avgdl
+
+
+def _pruned_leg(conn: psycopg.Connection, stats: tuple[bm25.TermStats, ...], params: dict,
+                budget: int) -> LexicalResult | None:
+    """The pruned rounds; None when they cannot settle (no threshold, or an exact round's plan
+    reads everything), and the caller reads exhaustively."""
+    candidates = params["candidates"]
+    seed = {t.term for t in bm25.seed_terms(stats)}
+    scores = sorted((row[0] for row in conn.execute(THRESHOLD_SQL, {
+        **params, **bm25.exhaustive_plan(stats).params(), "champions": bm25.CHAMPIONS,
+        "seed_chunks": bm25.SEED_CHUNKS * candidates,
+        "lex_seed": [t.term in seed for t in stats],
+    })), reverse=True)
+    if len(scores) < candidates:
+        return None
+    threshold = scores[candidates - 1]
+    for rounds, (share, complete) in enumerate(bm25.ROUNDS, start=1):
+        plan = bm25.pruned_plan(stats, threshold, share, budget)
+        if plan.exhaustive:
+            return None
+        if plan.capped:
+            complete = min(complete, bm25.BUDGET_COMPLETE)
+        ids, scores, next_bound = conn.execute(LEXICAL_SQL, {
+            **params, **plan.params(), "lex_complete": complete}).fetchone()
+        ids, scores = ids or [], scores or []
+        if plan.capped or bm25.settled(scores, next_bound, candidates):
+            return LexicalResult(ids, scores, plan, rounds)
+        if len(scores) >= candidates:
+            threshold = max(threshold, scores[candidates - 1])
+    return None
+
+
+def statement_base(conn: psycopg.Connection, question: str, role: str) -> dict:
+    """What `lexical_leg` needs of a retrieval's parameters for one role, without a question vector
+    (the benchmark compares the leg's plans; `retrieve` builds the whole set)."""
+    return {**_params(question, None, role, 5, "lexical", 0.0, role_bit=check_role(conn, role)), "scope_chunks": None}
 
 
 def _lexical_params(conn: psycopg.Connection, question: str, base: dict, query: LexicalQuery | None = None) -> dict:
@@ -575,13 +599,14 @@ def _lexical_params(conn: psycopg.Connection, question: str, base: dict, query: 
 def statement_params(
     conn: psycopg.Connection, question: str, qvec: np.ndarray, role: str, *, k: int, mode: str, weight: float,
     query: LexicalQuery | None = None, fusion: Fusion = FUSION, scope_chunks: list[int] | None = None,
+    postings_budget: int = 0,
 ) -> dict:
     """Parameters of RETRIEVAL_SQL, planned inside the caller's `read_snapshot` transaction
     (also what tests and the benchmark use to EXPLAIN the statement); `query`: the question's
     lexical query when the caller built it already (`retrieve`: before embedding the question);
     `scope_chunks`: the question's restriction (`scope_chunks()`), None for none."""
     base = {**_params(question, qvec, role, k, mode, weight, fusion, role_bit=check_role(conn, role)),
-            "scope_chunks": scope_chunks}
+            "scope_chunks": scope_chunks, "postings_budget": postings_budget}
     return {**base, **_lexical_params(conn, question, base, query)}
 
 
@@ -650,6 +675,7 @@ def retrieve(
     windows: bool = False,
     fusion: Fusion = FUSION,
     scope: Scope | None = None,
+    postings_budget: int = 0,
 ) -> Retrieval:
     """Ranked permitted chunks plus refusal evidence: one statement in one read transaction (after
     a short one that reads the role's respellings of the question, which the dense leg embeds).
@@ -659,7 +685,9 @@ def retrieve(
     window's (the app passes `Settings.dense_windows`); an index without windows gives the same
     result either way. `fusion`: the app's FUSION unless the lab or the benchmark compares another.
     `scope`: the question's restriction to one collection or one document (None: every document the
-    reader reads); inside the SQL of every leg (`scope_predicate`), so it only ever narrows."""
+    reader reads); inside the SQL of every leg (`scope_predicate`), so it only ever narrows.
+    `postings_budget`: the most postings the lexical leg reads (`Settings.lexical_postings_budget`;
+    0, the default here: exact BM25 whatever it costs)."""
     if weight is None:
         weight = default_weight(embedder)
     if mode not in MODES:
@@ -673,13 +701,14 @@ def retrieve(
     with read_snapshot(db) as conn:
         restricted = scope_chunks(conn, scope, role)
         params = statement_params(conn, question, qvec, role, k=k, mode=mode, weight=weight, query=query,
-                                  fusion=fusion, scope_chunks=restricted)
+                                  fusion=fusion, scope_chunks=restricted, postings_budget=postings_budget)
         rows = conn.execute(retrieval_sql(windows), params).fetchall()
     hits = [_row_to_hit(rank, row) for rank, row in enumerate((r for r in rows if r[0] is not None), start=1)]
     elapsed = (time.perf_counter() - started) * 1000
     lexical: LexicalResult = params["lexical"]
     query: LexicalQuery = params["query"]
     extra = {"lexical_exhaustive": lexical.plan.exhaustive, "lexical_rounds": lexical.rounds,
+             "lexical_capped": lexical.plan.capped,
              "lexical_reads": dict(Counter(lexical.plan.reads)), "lexical_postings_read": lexical.plan.postings_read,
              "dense_windows": windows,
              **query.as_dict()}
@@ -706,4 +735,5 @@ def search(
     settings = settings or Settings()
     concrete = resolve_mode(settings, embedder, mode)
     return retrieve(db, embedder, question, role, k=k, mode=concrete, weight=weight,
-                    windows=settings.dense_windows, scope=scope).sources
+                    windows=settings.dense_windows, scope=scope,
+                    postings_budget=settings.lexical_postings_budget).sources

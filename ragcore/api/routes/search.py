@@ -45,7 +45,8 @@ def search(
     concrete = resolve_mode(context.settings, models.embedder, None if mode == "auto" else mode)
     count = k or context.settings.top_k
     result = retrieve(context.retrieval_database(), models.embedder, question, as_role, k=count, mode=concrete,
-                      windows=context.settings.dense_windows, scope=scope)
+                      windows=context.settings.dense_windows, scope=scope,
+                      postings_budget=context.settings.lexical_postings_budget)
     threshold = threshold_for(getattr(models.embedder, "name", ""), concrete, context.settings)
     evidence = result.evidence
     return SearchResult(
