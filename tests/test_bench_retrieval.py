@@ -55,6 +55,10 @@ def test_build_latencies_and_explain_run_on_the_retrieval_code(bench_db) -> None
         cells.update({(mode, role): cells[(mode, "isg")] for role in bench.THREE_ROLES if role != "isg"})
         row = bench._three_role_row(mode, cells)
         assert row.startswith(f"| {mode} |") and row.count("|") == 9, row
+    against = bench.budget_against_exact(bench_db, questions, QUESTIONS, askers, 1)
+    assert set(against) == {"budget", "exact"} and all(set(c) == {("weighted", r) for r in askers} for c in against.values())
+    assert all(len(cell["ms"]) == len(QUESTIONS) for c in against.values() for cell in c.values())
+    assert not any(cell["capped"] for cell in against["exact"].values())
     fidelity = bench.budget_fidelity(bench_db, QUESTIONS, askers, 1)  # a budget that binds every plan it can
     assert set(fidelity) == set(askers)
     assert all(f["questions"] == len(QUESTIONS) and 0 <= f["same_top10"] <= f["questions"]

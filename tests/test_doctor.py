@@ -44,6 +44,8 @@ def test_doctor_names_e5_without_ollama_and_its_measured_defaults(db, settings):
     text = report.as_text()
     assert "embeddings:  e5 / multilingual-e5-small (auto: Ollama not reachable" in text
     assert "retrieval:   weighted (auto: measured for e5-small-q4" in text
+    assert f"  lexical:   BM25, at most {settings.lexical_postings_budget:,} postings read per question" in text
+    assert "exact BM25, no postings budget" in run_checks(settings.replace(lexical_postings_budget=0), db).as_text()
     overridden = run_checks(settings.replace(embed_backend="e5", retrieval_mode="lexical", refusal_threshold=0.2), db)
     assert (overridden.retrieval_mode, overridden.retrieval_reason) == ("lexical", "RETRIEVAL_MODE=lexical")
     assert overridden.refusal_threshold == "cosine >= 0.2 (REFUSAL_THRESHOLD)"  # the measured signal, the set value

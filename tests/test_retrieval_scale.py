@@ -353,9 +353,12 @@ def test_the_global_index_serves_a_selective_role_only_with_the_iterative_scan(s
 # ----------------------------------------------------------------------------- issue 11 at scale
 
 
-def test_statistics_property_holds_with_pruned_plans(scale, always_prune) -> None:
+@pytest.mark.parametrize("budget", [0, 300], ids=["exact", "budget"])
+def test_statistics_property_holds_with_pruned_plans(scale, always_prune, budget: int) -> None:
     """A 60-chunk ik document made of the most common text of the corpus, stored and deleted:
-    uretim's and isg's lexical and weighted results (pruned plans) stay bit-identical."""
+    uretim's and isg's lexical and weighted results (pruned plans) stay bit-identical; with a
+    postings budget that cuts most of their plans too (the budget is decided on the reader's own
+    statistics, so another role's document cannot move it)."""
     from ragcore.core import Chunk
     from ragcore.documents import store_document
 
@@ -366,12 +369,15 @@ def test_statistics_property_holds_with_pruned_plans(scale, always_prune) -> Non
         out = []
         for question in questions[:15]:
             for mode in ("lexical", "weighted"):
-                r = retrieve(database, book, question, role, k=5, mode=mode)
+                r = retrieve(database, book, question, role, k=5, mode=mode, postings_budget=budget)
+                capped.append(r.extra["lexical_capped"])
                 out.append(([(h.source.chunk_id, h.source.score.hex(), h.lexical_score, h.dense_score)
                              for h in r.hits], r.evidence))
         return out
 
+    capped: list[bool] = []
     before = {role: view(role) for role in ("uretim", "isg")}
+    assert (sum(capped) >= len(capped) // 4) if budget else not any(capped), sum(capped)
     texts = [text for _, text, _, _ in chunks[:60]]
     pieces = [Chunk(ordinal=i, text=t, page_start=1, page_end=1, article=None, char_start=0, char_end=len(t))
               for i, t in enumerate(texts)]

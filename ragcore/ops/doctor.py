@@ -74,6 +74,7 @@ class HealthReport:
     ocr_problem: str | None = None
     # The reader (ragcore.reader) under ANSWER_POLICY=reader: what is loaded, or why it cannot be.
     answer_policy: str = ""
+    lexical_postings_budget: int = 0
     reader: str | None = None
     reader_error: str | None = None
 
@@ -105,6 +106,9 @@ class HealthReport:
             f"embeddings:  {self.embedding_backend} / {self.embedding_model} ({self.embedding_reason})",
             f"  index as:  {self.embedding_name}",
             f"retrieval:   {self.retrieval_mode} ({self.retrieval_reason})",
+            "  lexical:   " + (f"BM25, at most {self.lexical_postings_budget:,} postings read per question "
+                             "(LEXICAL_POSTINGS_BUDGET; a plan within it is exact)" if self.lexical_postings_budget
+                             else "exact BM25, no postings budget (LEXICAL_POSTINGS_BUDGET=0)"),
             f"refusal:     {self.refusal_threshold}",
             f"generator:   {self.generator_backend} / {self.generator_model} ({self.generator_reason})",
             f"ollama:      {'reachable' if self.ollama_reachable else 'not reachable'} at {self.ollama_url}"
@@ -273,6 +277,7 @@ def _reader_check(report: HealthReport, settings: Settings) -> None:
     from ragcore.reader import ReaderModelError, loaded_reader
 
     report.answer_policy = settings.answer_policy
+    report.lexical_postings_budget = settings.lexical_postings_budget
     if not settings.reads_with_reader:
         return
     try:
