@@ -211,6 +211,28 @@ class ServerClock:
             return None
 
 
+def _timed(clock: ServerClock, db: dbmod.Database, embedder, question: str, role: str, **how):
+    """One retrieval and the server CPU ms it took (None when the server's clock cannot be read)."""
+    before = clock.ms()
+    run = retrieve(db, embedder, question, role, k=5, **how)
+    after = clock.ms()
+    return run, (after - before if before is not None and after is not None else None)
+
+
+def _cell(timed: Sequence[tuple]) -> dict:
+    """What a cell keeps of its questions' (retrieval, server CPU ms) pairs."""
+    runs = [run for run, _ in timed]
+    return {
+        "ms": [r.ms for r in runs],
+        "cpu_ms": [cpu for _, cpu in timed if cpu is not None],
+        "pruned": sum(not r.extra["lexical_exhaustive"] for r in runs),
+        "capped": sum(r.extra["lexical_capped"] for r in runs),
+        "postings_read": [r.extra["lexical_postings_read"] for r in runs],
+        "rounds": dict(Counter(r.extra["lexical_rounds"] for r in runs)),
+        "slowest": max(runs, key=lambda r: r.ms).question,
+    }
+
+
 def latencies(db: dbmod.Database, embedder, questions: Sequence[str], roles: Sequence[str],
               modes: Sequence[str] = MODES, *, postings_budget: int) -> dict:
     """Wall and server-CPU ms per question for every (mode, role); one warm-up pass first. Within a
@@ -221,25 +243,11 @@ def latencies(db: dbmod.Database, embedder, questions: Sequence[str], roles: Seq
         retrieve(db, embedder, q, "admin", k=5, mode="rrf", postings_budget=postings_budget)
     out: dict = {}
     for mode in modes:
-        runs: dict[str, list] = {role: [] for role in roles}
-        cpu: dict[str, list[float]] = {role: [] for role in roles}
+        timed: dict[str, list] = {role: [] for role in roles}
         for q in questions:
             for role in roles:
-                before = clock.ms()
-                runs[role].append(retrieve(db, embedder, q, role, k=5, mode=mode, postings_budget=postings_budget))
-                after = clock.ms()
-                if before is not None and after is not None:
-                    cpu[role].append(after - before)
-        for role in roles:
-            out[(mode, role)] = {
-                "ms": [r.ms for r in runs[role]],
-                "cpu_ms": cpu[role],
-                "pruned": sum(not r.extra["lexical_exhaustive"] for r in runs[role]),
-                "capped": sum(r.extra["lexical_capped"] for r in runs[role]),
-                "postings_read": [r.extra["lexical_postings_read"] for r in runs[role]],
-                "rounds": dict(Counter(r.extra["lexical_rounds"] for r in runs[role])),
-                "slowest": max(runs[role], key=lambda r: r.ms).question,
-            }
+                timed[role].append(_timed(clock, db, embedder, q, role, mode=mode, postings_budget=postings_budget))
+        out.update({(mode, role): _cell(timed[role]) for role in roles})
     return out
 
 
@@ -249,22 +257,13 @@ def budget_against_exact(db: dbmod.Database, embedder, questions: Sequence[str],
     turns question by question and role by role, so that both meet the same machine: what the
     budget changes in the three-role comparison."""
     clock = ServerClock(db)
-    cells: dict = {}
+    ways = (("budget", postings_budget), ("exact", 0))
+    timed: dict[str, dict[str, list]] = {name: {role: [] for role in roles} for name, _ in ways}
     for i, q in enumerate(questions):
         for role in roles:
-            ways = (("budget", postings_budget), ("exact", 0))
             for name, budget in ways if i % 2 == 0 else ways[::-1]:
-                before = clock.ms()
-                run = retrieve(db, embedder, q, role, k=5, mode="weighted", postings_budget=budget)
-                after = clock.ms()
-                cell = cells.setdefault(name, {}).setdefault(("weighted", role), {
-                    "ms": [], "cpu_ms": [], "postings_read": [], "capped": 0})
-                cell["ms"].append(run.ms)
-                cell["postings_read"].append(run.extra["lexical_postings_read"])
-                cell["capped"] += run.extra["lexical_capped"]
-                if before is not None and after is not None:
-                    cell["cpu_ms"].append(after - before)
-    return cells
+                timed[name][role].append(_timed(clock, db, embedder, q, role, mode="weighted", postings_budget=budget))
+    return {name: {("weighted", role): _cell(per_role[role]) for role in roles} for name, per_role in timed.items()}
 
 
 def budget_fidelity(db: dbmod.Database, questions: Sequence[str], roles: Sequence[str], postings_budget: int) -> dict:

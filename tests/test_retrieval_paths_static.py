@@ -20,25 +20,26 @@ SOURCES = sorted(
 )
 
 
-def calls_without_windows(tree: ast.AST) -> list[int]:
+def calls_without(tree: ast.AST, keyword: str) -> list[int]:
+    """Lines of the `retrieve(...)` calls in `tree` that do not pass `keyword=`."""
     lines = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
-            if name == "retrieve" and not any(k.arg == "windows" for k in node.keywords):
+            if name == "retrieve" and not any(k.arg == keyword for k in node.keywords):
                 lines.append(node.lineno)
     return lines
 
 
 def test_every_retrieve_call_passes_windows():
     missing = [f"{p.relative_to(REPO)}:{line}" for p in SOURCES
-               for line in calls_without_windows(ast.parse(p.read_text(encoding="utf-8")))]
+               for line in calls_without(ast.parse(p.read_text(encoding="utf-8")), "windows")]
     assert SOURCES and not missing, f"retrieve() without windows= (the chat passes Settings.dense_windows): {missing}"
 
 
 def test_the_check_sees_a_call_without_windows():
     tree = ast.parse("retrieve(db, e, q, 'isg', k=5, mode='rrf')\nhybrid.retrieve(db, e, q, r, k=5, mode=m, windows=w)")
-    assert calls_without_windows(tree) == [1]
+    assert calls_without(tree, "windows") == [1]
 
 
 # The app's own paths (chat, Kaynak arama, the API and CLI searches) and the lab's measurements of
@@ -48,12 +49,6 @@ APP_PATHS = sorted(
     [p for folder in ("ragcore", "ui") for p in (REPO / folder).rglob("*.py")
      if "retrieval" not in p.relative_to(REPO).parts[:2]]
     + [REPO / "eval" / "gold_run.py", REPO / "eval" / "answers.py"])
-
-
-def calls_without(tree: ast.AST, keyword: str) -> list[int]:
-    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
-            and (node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)) == "retrieve"
-            and not any(k.arg == keyword for k in node.keywords)]
 
 
 def test_the_apps_paths_pass_the_postings_budget():

@@ -60,6 +60,7 @@ class HealthReport:
     index_dim: int | None = None
     retrieval_origin: str | None = None  # "setting" | "measured" | "untuned" | "invalid"
     retrieval_weight: float | None = None  # the dense weight when the mode is weighted
+    lexical_postings_budget: int = 0  # LEXICAL_POSTINGS_BUDGET (0: exact BM25)
     threshold_signal: str | None = None
     threshold_value: float | None = None
     threshold_origin: str | None = None  # "setting" | "calibrated" | "default"
@@ -74,7 +75,6 @@ class HealthReport:
     ocr_problem: str | None = None
     # The reader (ragcore.reader) under ANSWER_POLICY=reader: what is loaded, or why it cannot be.
     answer_policy: str = ""
-    lexical_postings_budget: int = 0
     reader: str | None = None
     reader_error: str | None = None
 
@@ -224,6 +224,7 @@ def run_checks(settings: Settings, database: dbmod.Database | None = None) -> He
     report.embedding_causes = list(embed.causes)
     report.embedding_name = index_name(embed, settings)
     _measured_defaults(report, settings)
+    report.lexical_postings_budget = settings.lexical_postings_budget
     _reader_check(report, settings)
     gen = choose_generator_backend(settings, status)
     report.generator_backend, report.generator_model, report.generator_reason = gen.kind, gen.model, gen.reason
@@ -277,7 +278,6 @@ def _reader_check(report: HealthReport, settings: Settings) -> None:
     from ragcore.reader import ReaderModelError, loaded_reader
 
     report.answer_policy = settings.answer_policy
-    report.lexical_postings_budget = settings.lexical_postings_budget
     if not settings.reads_with_reader:
         return
     try:

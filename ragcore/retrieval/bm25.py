@@ -206,6 +206,16 @@ def pruned_plan(terms: Sequence[TermStats], threshold: float, share: float = 1.0
     return plan
 
 
+def fallback_plan(terms: Sequence[TermStats], budget: int = 0) -> LexicalPlan:
+    """The plan when pruning cannot settle (no threshold, or the rounds ran out): every posting, or
+    the reads that fit in `budget` when that is less and every term weighs above zero (bounds are
+    monotone only then)."""
+    plan = exhaustive_plan(terms)
+    if budget > 0 and plan.postings_read > budget and all(t.weight > 0 for t in terms):
+        return budget_plan(terms, budget)
+    return plan
+
+
 def budget_plan(terms: Sequence[TermStats], budget: int) -> LexicalPlan:
     """The greedy reads that fit in `budget` postings when there is no threshold to prune by (too
     few seed chunks): every chunk found stays a candidate, ranked by what was read."""

@@ -533,10 +533,8 @@ def lexical_leg(conn: psycopg.Connection, terms: list[str], base: dict, *, exhau
         result = _pruned_leg(conn, stats, params, budget)
         if result is not None:
             return result, n, df, avgdl
-    plan = bm25.exhaustive_plan(stats)
-    complete = None
-    if budget > 0 and plan.postings_read > budget and all(t.weight > 0 for t in stats):
-        plan, complete = bm25.budget_plan(stats, budget), bm25.BUDGET_COMPLETE  # no threshold to prune by
+    plan = bm25.fallback_plan(stats, budget)
+    complete = bm25.BUDGET_COMPLETE if plan.capped else None  # None: every chunk found is completed
     ids, scores, _ = conn.execute(LEXICAL_SQL, {**params, **plan.params(), "lex_complete": complete}).fetchone()
     return LexicalResult(ids or [], scores or [], plan, 0), n, df, avgdl
 
